@@ -1,0 +1,2 @@
+// Filled in with the test bed (databases, Redis prefixes).
+export default async function setup(): Promise<void> {}
