@@ -1,0 +1,65 @@
+/**
+ * Opening the database: Postgres when a URL is given, else PGlite (an embedded Postgres compiled to WASM)
+ * in a data directory (or in memory). Both behind knex, running the same migrations.
+ */
+import knexFactory, { type Knex } from 'knex';
+import pg from 'pg';
+import { PGlite } from '@electric-sql/pglite';
+import ClientPGLite from 'knex-pglite';
+import { migrateToLatest } from './migrate.js';
+
+export type Db = Knex;
+export type Tx = Knex.Transaction;
+/** Either a database handle or an open transaction: every query helper takes one. */
+export type Queryable = Knex | Knex.Transaction;
+
+// int8 (bigint) columns hold micro-units: read them as bigint, never as a lossy number or a string.
+pg.types.setTypeParser(pg.types.builtins.INT8, (v: string) => BigInt(v));
+
+export interface DatabaseOptions {
+  /** A postgres:// URL. When absent, PGlite is used. */
+  url?: string;
+  /** PGlite data directory; absent = in memory. */
+  dir?: string;
+  /** Run migrations on open (default true). */
+  migrate?: boolean;
+  /** Largest pool for Postgres (default 10). PGlite always has exactly one connection. */
+  poolMax?: number;
+}
+
+export interface Database {
+  knex: Db;
+  kind: 'postgres' | 'pglite';
+  close(): Promise<void>;
+}
+
+export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
+  let knex: Db;
+  let kind: Database['kind'];
+  if (options.url) {
+    kind = 'postgres';
+    knex = knexFactory({
+      client: 'pg',
+      connection: options.url,
+      pool: { min: 0, max: options.poolMax ?? 10 },
+      // a transaction waiting on a row lock must not wait forever for a pooled connection
+      acquireConnectionTimeout: 30_000,
+    });
+  } else {
+    kind = 'pglite';
+    const pglite = new PGlite(options.dir);
+    await pglite.waitReady;
+    knex = knexFactory({ client: ClientPGLite as unknown as typeof knexFactory.Client, connection: { pglite } as never });
+  }
+  if (options.migrate !== false) await migrateToLatest(knex);
+  return { knex, kind, close: () => knex.destroy() };
+}
+
+/** Read an int8/numeric value (bigint from drivers, string from sums) as bigint. */
+export function toBigInt(value: unknown): bigint {
+  if (typeof value === 'bigint') return value;
+  if (typeof value === 'string' && /^-?[0-9]+$/.test(value)) return BigInt(value);
+  if (typeof value === 'number' && Number.isSafeInteger(value)) return BigInt(value);
+  if (value === null || value === undefined) return 0n;
+  throw new TypeError(`not an integer amount: ${String(value)}`);
+}

@@ -1,0 +1,26 @@
+/**
+ * Forward-only knex migrations, listed here in order (no directory scanning, so they run the same
+ * under tsx, vitest and a bundled build).
+ */
+import type { Knex } from 'knex';
+import * as m001 from './migrations/001_ledger.js';
+import * as m002 from './migrations/002_calls.js';
+
+interface Migration {
+  name: string;
+  up(knex: Knex): Promise<void>;
+  down(knex: Knex): Promise<void>;
+}
+
+export const MIGRATIONS: readonly Migration[] = [m001, m002];
+
+const source: Knex.MigrationSource<Migration> = {
+  getMigrations: async () => [...MIGRATIONS],
+  getMigrationName: (m) => m.name,
+  getMigration: async (m) => m,
+};
+
+export async function migrateToLatest(knex: Knex): Promise<string[]> {
+  const [, applied] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
+  return applied;
+}

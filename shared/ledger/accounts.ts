@@ -1,0 +1,52 @@
+/**
+ * Accounts: who can hold money. `external:*` accounts are where money enters the platform
+ * (today only `external:demo-credit`); they alone may go negative, so the sum over all accounts stays zero.
+ */
+import type { Queryable } from '../db/connect.js';
+import { toBigInt } from '../db/connect.js';
+
+export type AccountKind = 'user' | 'platform' | 'external';
+
+export const PLATFORM_ACCOUNT = 'holon';
+export const DEMO_CREDIT_ACCOUNT = 'external:demo-credit';
+
+export function accountKindOf(handle: string): AccountKind {
+  if (handle.startsWith('external:')) return 'external';
+  if (handle === PLATFORM_ACCOUNT) return 'platform';
+  return 'user';
+}
+
+/** Create the account if it does not exist yet (idempotent). */
+export async function ensureAccount(db: Queryable, handle: string, kind: AccountKind = accountKindOf(handle)): Promise<void> {
+  await db.raw(`INSERT INTO accounts (handle, kind) VALUES (?, ?) ON CONFLICT (handle) DO NOTHING`, [handle, kind]);
+}
+
+export interface Balance {
+  account: string;
+  currency: string;
+  /** Sum of the account's journal lines (cached). */
+  balance: bigint;
+  /** Sum of its live holds. */
+  held: bigint;
+  /** balance − held: what a new reservation can still take. */
+  available: bigint;
+}
+
+export async function readBalances(db: Queryable, account?: string): Promise<Balance[]> {
+  const q = db('account_balances').select('account', 'currency', 'balance', 'held').orderBy([
+    { column: 'account' },
+    { column: 'currency' },
+  ]);
+  if (account !== undefined) q.where({ account });
+  const rows = (await q) as Array<{ account: string; currency: string; balance: unknown; held: unknown }>;
+  return rows.map((r) => {
+    const balance = toBigInt(r.balance);
+    const held = toBigInt(r.held);
+    return { account: r.account, currency: r.currency, balance, held, available: balance - held };
+  });
+}
+
+export async function readBalance(db: Queryable, account: string, currency: string): Promise<Balance> {
+  const [row] = (await readBalances(db, account)).filter((b) => b.currency === currency);
+  return row ?? { account, currency, balance: 0n, held: 0n, available: 0n };
+}

@@ -1,0 +1,193 @@
+/**
+ * Admission (spec/mandate.md §3): may this call happen under this mandate? Pure — `now` comes in the
+ * request. Every deny reason is collected, in the order of the spec's rules; approve rules apply only
+ * when nothing denies; inside a delegated run an approve becomes a deny.
+ *
+ * Decisions where the spec is silent:
+ * - A mandate expires AT `expires_at`: a call with `now >= expiresAt` is denied.
+ * - `deny.capabilities` is checked against the requested class AND every class the agent declares
+ *   (deny beats allow, whichever way the agent was named).
+ * - An agent that costs nothing (own worst case 0 and no passthrough cap) needs no fx rate; its
+ *   worst case counts as 0 even when the pricing module could not convert it.
+ * - A worst case that is null for any other reason than a missing fx rate or a per_run price above
+ *   max_cost is still a deny (fail closed: no call is admitted without a known worst case).
+ * - `require.license` lists and `require.data.region` compare case-insensitively.
+ */
+import { convert, formatAmount, type Micros, type Rate } from '../money.js';
+import { isOpenSource, type Manifest, type Retention } from '../manifest/types.js';
+import type { Admission, CallRequest, Mandate } from './types.js';
+import { matchesAgent, matchesCapability } from './patterns.js';
+
+/** Runs counted before `require.min_success_rate` applies. */
+export const MIN_RUNS_FOR_SUCCESS_RATE = 20;
+
+export function checkCall(mandate: Mandate, manifest: Manifest, request: CallRequest): Admission {
+  const agent = `${manifest.id}@${manifest.version}`;
+  const money = (m: Micros) => `${formatAmount(m)} ${mandate.budget.currency}`;
+  const deny: string[] = [];
+
+  // 1. expired or revoked
+  if (mandate.revoked) deny.push(`mandate ${mandate.id} has been revoked`);
+  if (mandate.expiresAt !== undefined && request.now >= mandate.expiresAt) {
+    deny.push(`mandate ${mandate.id} expired at ${new Date(mandate.expiresAt).toISOString()}`);
+  }
+
+  // 2. allowed
+  if (request.via.kind === 'id') {
+    if (!mandate.allow.agents.some((p) => matchesAgent(p, manifest.id, manifest.version))) {
+      deny.push(`agent ${agent} is not allowed: no allow.agents pattern matches it`);
+    }
+  } else {
+    const cls = request.via.capability;
+    if (!manifest.capabilities.includes(cls)) deny.push(`agent ${agent} does not implement capability ${cls}`);
+    if (!mandate.allow.capabilities.some((p) => matchesCapability(p, cls))) {
+      deny.push(`capability ${cls} is not allowed: no allow.capabilities pattern matches it`);
+    }
+    if (request.facts.origin === 'published' && !mandate.allow.published) {
+      deny.push(`agent ${agent} is published by a third party and the mandate does not set allow.published`);
+    }
+  }
+
+  // 3. deny patterns
+  for (const p of mandate.deny.agents) {
+    if (matchesAgent(p, manifest.id, manifest.version)) deny.push(`agent ${agent} is denied by deny.agents pattern ${p}`);
+  }
+  const classes = new Set(manifest.capabilities);
+  if (request.via.kind === 'capability') classes.add(request.via.capability);
+  for (const p of mandate.deny.capabilities) {
+    const hit = [...classes].filter((c) => matchesCapability(p, c));
+    if (hit.length) deny.push(`capability ${hit.join(', ')} of agent ${agent} is denied by deny.capabilities pattern ${p}`);
+  }
+
+  // 4. require
+  deny.push(...requireReasons(mandate, manifest, request, agent));
+
+  // 5. currency
+  const free = costsNothing(manifest);
+  const fx = fxRate(mandate, manifest.pricing.currency);
+  const noRate = fx === null && !free;
+  if (noRate) {
+    deny.push(`agent ${agent} is priced in ${manifest.pricing.currency} and the mandate has no fx rate from ${manifest.pricing.currency} into ${mandate.budget.currency}`);
+  }
+
+  // 6. per_run price above max_cost
+  let belowPrice = false;
+  const { pricing } = manifest;
+  if (pricing.model === 'per_run' && pricing.amount !== undefined && request.maxCost !== undefined && fx !== null) {
+    const price = convert(pricing.amount, fx);
+    if (price > request.maxCost) {
+      belowPrice = true;
+      deny.push(`agent ${agent} costs ${money(price)} per run, above the max_cost ${money(request.maxCost)}; a per_run price is never lowered`);
+    }
+  }
+
+  // 7. worst case within per_call and total
+  const worst = request.worstCase ?? (free ? 0n : null);
+  if (worst === null) {
+    if (!noRate && !belowPrice) deny.push(`the worst case of a call to ${agent} could not be determined in ${mandate.budget.currency}`);
+  } else {
+    const { perCall, total } = mandate.budget;
+    if (perCall !== undefined && worst > perCall) deny.push(`the worst case ${money(worst)} is above budget.per_call ${money(perCall)}`);
+    if (worst > total) deny.push(`the worst case ${money(worst)} is above budget.total ${money(total)}`);
+  }
+
+  // 8. depth
+  const deepest = mandate.depth + mandate.delegation.maxDepth;
+  if (request.depth > deepest) {
+    deny.push(`call depth ${request.depth} is deeper than the mandate allows (at most ${deepest}: depth ${mandate.depth}, delegation.max_depth ${mandate.delegation.maxDepth})`);
+  } else if (request.depth < mandate.depth) {
+    deny.push(`call depth ${request.depth} is above this sub-mandate's own depth ${mandate.depth}`);
+  }
+
+  if (deny.length) return { decision: 'deny', reasons: deny };
+
+  // approve
+  const approve: string[] = [];
+  const { above, agents, firstUse } = mandate.approval;
+  if (above !== undefined && worst! > above) approve.push(`the worst case ${money(worst!)} is above approval.above ${money(above)}`);
+  for (const p of agents) {
+    if (matchesAgent(p, manifest.id, manifest.version)) approve.push(`calls to agent ${agent} need approval (approval.agents pattern ${p})`);
+  }
+  if (firstUse && !request.usedBefore) approve.push(`first call of agent ${agent} under this mandate needs approval (approval.first_use)`);
+
+  if (!approve.length) return { decision: 'allow', reasons: [] };
+  if (request.delegated) {
+    return { decision: 'deny', reasons: [...approve, 'nobody can approve inside a delegated run, so the call is denied'] };
+  }
+  return { decision: 'approve', reasons: approve };
+}
+
+function requireReasons(mandate: Mandate, manifest: Manifest, request: CallRequest, agent: string): string[] {
+  const out: string[] = [];
+  const { license, data, evaluated, minSuccessRate } = mandate.require;
+
+  if (license === 'open-source' && !isOpenSource(manifest)) {
+    out.push(`agent ${agent} is proprietary and the mandate requires open source`);
+  } else if (Array.isArray(license) && !license.some((l) => l.toLowerCase() === manifest.license.toLowerCase())) {
+    out.push(`agent ${agent} is licensed ${manifest.license}, not one of ${license.join(', ')}`);
+  }
+
+  if (data) {
+    const declared = manifest.data ?? {};
+    if (data.retention && !retentionFits(declared.retention, data.retention)) {
+      out.push(`agent ${agent} declares ${describeRetention(declared.retention)}; the mandate requires ${describeRetention(data.retention)}`);
+    }
+    if (data.region) {
+      const allowed = new Set(data.region.map((r) => r.toLowerCase()));
+      const regions = declared.region ?? [];
+      if (regions.length === 0 || !regions.every((r) => allowed.has(r.toLowerCase()))) {
+        out.push(`agent ${agent} declares regions ${regions.length ? regions.join(', ') : 'none'}; the mandate requires only ${data.region.join(', ')}`);
+      }
+    }
+    if (data.training === false && declared.training !== false) {
+      out.push(`agent ${agent} does not declare training: false; the mandate requires that inputs are not used for training`);
+    }
+  }
+
+  if (evaluated && request.facts.evaluation !== 'passed' && request.facts.evaluation !== 'none') {
+    out.push(`agent ${agent} has not passed its evaluation (${request.facts.evaluation}) and the mandate requires evaluated versions`);
+  }
+
+  const record = request.facts.record;
+  if (minSuccessRate && record && record.runs >= MIN_RUNS_FOR_SUCCESS_RATE && !rateAtLeast(record, minSuccessRate)) {
+    out.push(`agent ${agent} succeeded in ${record.successes} of ${record.runs} runs, below the required success rate ${describeRate(minSuccessRate)}`);
+  }
+  return out;
+}
+
+function retentionFits(declared: Retention | undefined, required: Retention): boolean {
+  if (!declared) return false;
+  if (declared.kind === 'none') return true;
+  return required.kind === 'days' && declared.days <= required.days;
+}
+
+function describeRetention(r: Retention | undefined): string {
+  if (!r) return 'no retention';
+  return r.kind === 'none' ? 'retention none' : `retention ${r.days} days`;
+}
+
+/** successes / runs ≥ num / den, exactly. */
+function rateAtLeast(record: { runs: number; successes: number }, min: Rate): boolean {
+  return BigInt(record.successes) * min.den >= min.num * BigInt(record.runs);
+}
+
+function describeRate(r: Rate): string {
+  const pct = (r.num * 1_000_000n) / r.den; // in 1/10_000 of a percent
+  const whole = pct / 10_000n;
+  const frac = (pct % 10_000n).toString().padStart(4, '0').replace(/0+$/, '');
+  return `${whole}${frac ? `.${frac}` : ''}%`;
+}
+
+/** 1 agent-currency unit = rate mandate units; null when the mandate has no rate. */
+export function fxRate(mandate: Mandate, currency: string): Rate | null {
+  if (currency === mandate.budget.currency) return { num: 1n, den: 1n };
+  return Object.hasOwn(mandate.budget.fx, currency) ? mandate.budget.fx[currency]! : null;
+}
+
+/** Own worst case 0 and nothing passed through downstream: the agent can never cost the caller anything. */
+export function costsNothing(manifest: Manifest): boolean {
+  const { pricing, downstream } = manifest;
+  const own = pricing.model === 'free' ? 0n : pricing.model === 'per_run' ? pricing.amount : pricing.max;
+  const cap = downstream?.mode === 'passthrough' ? (downstream.cap ?? 0n) : 0n;
+  return own === 0n && cap === 0n;
+}

@@ -1,0 +1,68 @@
+/**
+ * Delegation rules (spec/manifest.md §7): `calls` entries and `downstream`.
+ */
+import semver from 'semver';
+import { formatAmount, type Micros } from '../../money.js';
+import { jsonPath } from '../../errors.js';
+import { ownWorstCase } from './pricing.js';
+import { amountField, has, isAgentId, isRecord, section, type Doc, type Report } from './util.js';
+
+/** Split `ns/name` or `ns/name@<range>`; null when it is neither. */
+export function parseAgentRef(ref: string): { id: string; range?: string } | null {
+  const at = ref.indexOf('@');
+  const id = at < 0 ? ref : ref.slice(0, at);
+  if (!isAgentId(id)) return null;
+  if (at < 0) return { id };
+  const range = ref.slice(at + 1);
+  if (range.trim() === '' || semver.validRange(range) === null) return null;
+  return { id, range };
+}
+
+export function checkCalls(doc: Doc, report: Report): void {
+  const calls = Array.isArray(doc.calls) ? doc.calls : [];
+  const costs: Array<{ index: number; cost: Micros }> = [];
+
+  calls.forEach((entry, i) => {
+    if (!isRecord(entry)) return;
+    const path = jsonPath('calls', i);
+    const byCapability = has(entry, 'capability');
+    const byAgent = has(entry, 'agent');
+    if (byCapability && byAgent) report(path, 'must name either a capability or an agent, not both');
+    if (!byCapability && !byAgent) report(path, 'must name a capability or an agent');
+    if (typeof entry.agent === 'string' && parseAgentRef(entry.agent) === null) {
+      report(`${path}.agent`, `"${entry.agent}" must be "<namespace>/<name>" or "<namespace>/<name>@<semver range>"`);
+    }
+    const cost = amountField(entry, 'max_cost', `${path}.max_cost`, report);
+    if (cost !== undefined) costs.push({ index: i, cost });
+  });
+
+  const downstream = section(doc, 'downstream');
+  if (calls.length > 0 && !has(doc, 'downstream')) {
+    report('$.downstream.mode', 'is required when calls are declared: "passthrough" or "included"');
+  }
+  if (!downstream) return;
+  const cap = amountField(downstream, 'cap', '$.downstream.cap', report);
+
+  if (downstream.mode === 'passthrough') {
+    if (calls.length > 0 && !has(downstream, 'cap')) {
+      report('$.downstream.cap', 'is required with passthrough when calls are declared: the most all downstream calls of one run may cost');
+    }
+    if (cap === undefined) return;
+    for (const { index, cost } of costs) {
+      if (cost > cap) {
+        report(jsonPath('calls', index, 'max_cost'), `${formatAmount(cost)} is more than downstream.cap (${formatAmount(cap)})`);
+      }
+    }
+  } else if (downstream.mode === 'included') {
+    const own = ownWorstCase(doc);
+    if (own === undefined) return;
+    for (const { index, cost } of costs) {
+      if (cost > own) {
+        report(
+          jsonPath('calls', index, 'max_cost'),
+          `${formatAmount(cost)} is more than the agent's own worst case (${formatAmount(own)}), which pays for its calls in included mode`,
+        );
+      }
+    }
+  }
+}

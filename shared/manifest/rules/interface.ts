@@ -1,0 +1,68 @@
+/**
+ * Interface rules (spec/manifest.md §3): the two JSON Schemas, declared errors, examples.
+ */
+import { jsonPath } from '../../errors.js';
+import { ajvProblems, type ValidateFunction } from '../../schema/ajv.js';
+import { RESERVED_ERROR_CODES } from '../types.js';
+import { ERROR_CODE_PATTERN, PATTERN_MESSAGES } from '../schema.js';
+import { checkAuthorSchema } from './author-schema.js';
+import { has, isRecord, section, type Doc, type Report } from './util.js';
+
+const RESERVED = new Set<string>(RESERVED_ERROR_CODES);
+const ERROR_CODE_RE = new RegExp(ERROR_CODE_PATTERN);
+
+export function checkInterface(doc: Doc, report: Report): void {
+  const iface = section(doc, 'interface');
+  if (!iface) return;
+
+  const validators: Partial<Record<'input' | 'output', ValidateFunction>> = {};
+  for (const side of ['input', 'output'] as const) {
+    const schema = iface[side];
+    if (!isRecord(schema)) continue; // wrong type or missing: reported by the schema stage
+    const path = jsonPath('interface', side);
+    const checked = checkAuthorSchema(schema, path);
+    for (const message of checked.messages) report(path, message);
+    if (checked.validate) validators[side] = checked.validate;
+  }
+
+  const errors = isRecord(iface.errors) ? iface.errors : undefined;
+  if (errors) {
+    for (const [code, declared] of Object.entries(errors)) {
+      const path = jsonPath('interface', 'errors', code);
+      if (!ERROR_CODE_RE.test(code)) report(path, PATTERN_MESSAGES[ERROR_CODE_PATTERN]!);
+      if (RESERVED.has(code)) report(path, `"${code}" is one of the gateway's own error codes and cannot be declared`);
+      if (code === 'over_budget' && isRecord(declared) && declared.billed === true) {
+        report(`${path}.billed`, 'must be false: over_budget refuses a run before any work is done, so it is never billed');
+      }
+      if (isRecord(declared) && typeof declared.description === 'string' && declared.description.trim() === '') {
+        report(`${path}.description`, 'must not be empty');
+      }
+    }
+  }
+
+  const examples = iface.examples;
+  if (!Array.isArray(examples)) return;
+  examples.forEach((example, i) => {
+    if (!isRecord(example)) return;
+    const path = jsonPath('interface', 'examples', i);
+    const hasOutput = has(example, 'output');
+    const hasError = has(example, 'error');
+    if (hasOutput && hasError) report(path, 'must have either an output or an error, not both');
+    if (!hasOutput && !hasError) report(path, 'must have an output or an error');
+    if (has(example, 'input')) validateExample(validators.input, example.input, `${path}.input`, report);
+    if (hasOutput) validateExample(validators.output, example.output, `${path}.output`, report);
+    if (hasError && typeof example.error === 'string' && !(errors && Object.hasOwn(errors, example.error))) {
+      report(`${path}.error`, `"${example.error}" is not an error code declared in interface.errors`);
+    }
+  });
+}
+
+function validateExample(validate: ValidateFunction | undefined, value: unknown, path: string, report: Report): void {
+  if (!validate) return; // the schema itself is invalid and already reported
+  try {
+    if (validate(value)) return;
+    for (const p of ajvProblems(validate.errors, path)) report(p.path, p.message);
+  } catch (e) {
+    report(path, `could not be validated: ${(e as Error).message}`);
+  }
+}

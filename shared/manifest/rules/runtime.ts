@@ -1,0 +1,44 @@
+/**
+ * Runtime rules (spec/manifest.md §5, and §4: webhook agents are per_run or free only).
+ * Publishing rules (https only, no user-info, public addresses) are checked when publishing, not here.
+ */
+import { pricingModel } from './pricing.js';
+import { has, section, type Doc, type Report } from './util.js';
+
+export const DEFAULT_TIMEOUT_S = 60;
+
+export function checkRuntime(doc: Doc, report: Report): void {
+  const runtime = section(doc, 'runtime');
+  if (!runtime) return;
+  const kind = runtime.kind;
+  const remote = kind === 'mcp' || kind === 'webhook';
+
+  if (has(runtime, 'endpoint')) {
+    if (kind === 'node') {
+      report('$.runtime.endpoint', 'does not belong to a node runtime (it runs agent.mjs next to holon.yaml)');
+    } else if (typeof runtime.endpoint === 'string' && !isHttpUrl(runtime.endpoint)) {
+      report('$.runtime.endpoint', 'must be an absolute http or https URL');
+    }
+  } else if (remote) {
+    report('$.runtime.endpoint', `is required for a ${kind} runtime`);
+  }
+
+  if (kind === 'mcp' && !has(runtime, 'tool')) report('$.runtime.tool', 'is required for an mcp runtime: the tool to call');
+  if ((kind === 'webhook' || kind === 'node') && has(runtime, 'tool')) {
+    report('$.runtime.tool', `does not belong to a ${kind} runtime (only mcp agents name a tool)`);
+  }
+
+  const model = pricingModel(doc);
+  if (kind === 'webhook' && (model === 'per_unit' || model === 'quote')) {
+    report('$.pricing.model', 'a webhook agent can only be priced per_run or free: its answer has no channel for units or a quote');
+  }
+}
+
+function isHttpUrl(value: string): boolean {
+  try {
+    const url = new URL(value);
+    return (url.protocol === 'http:' || url.protocol === 'https:') && url.hostname !== '';
+  } catch {
+    return false;
+  }
+}

@@ -1,0 +1,60 @@
+/**
+ * Small helpers shared by the manifest rules. Every rule receives the document as written (already known
+ * to be a JSON object) and reports problems; rules never assume a field has the right type, because the
+ * schema stage reports wrong types and the rules must still run (and not crash) on the rest.
+ */
+import semver from 'semver';
+import { jsonPath } from '../../errors.js';
+import { tryParseAmount, type Micros } from '../../money.js';
+import { ID_PATTERN } from '../schema.js';
+
+export type Doc = Record<string, unknown>;
+export type Report = (path: string, message: string) => void;
+
+export function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/** The field is present (own property, not undefined). */
+export function has(obj: Record<string, unknown>, key: string): boolean {
+  return Object.hasOwn(obj, key) && obj[key] !== undefined;
+}
+
+/** The object at `doc[key]`, or undefined when absent or not an object. */
+export function section(doc: Doc, key: string): Record<string, unknown> | undefined {
+  const v = Object.hasOwn(doc, key) ? doc[key] : undefined;
+  return isRecord(v) ? v : undefined;
+}
+
+const ID_RE = new RegExp(ID_PATTERN);
+
+export function isAgentId(value: string): boolean {
+  return ID_RE.test(value);
+}
+
+/** An exact SemVer 2.0 version as written: no leading "v" or "=", no spaces, no loose forms. */
+export function isExactVersion(value: string): boolean {
+  return /^[0-9]/.test(value) && value === value.trim() && semver.valid(value) !== null;
+}
+
+/** Parse an amount field when present; report the money module's message when it is not an amount. */
+export function amountField(
+  obj: Record<string, unknown>,
+  key: string,
+  path: string,
+  report: Report,
+  options: { allowZero?: boolean } = {},
+): Micros | undefined {
+  if (!has(obj, key)) return undefined;
+  const parsed = tryParseAmount(obj[key], { allowZero: options.allowZero ?? true });
+  if (!parsed.ok) {
+    report(path, parsed.message);
+    return undefined;
+  }
+  return parsed.value;
+}
+
+/** `base` followed by JSON path segments: childPath("$.a", "b", 0) = "$.a.b[0]". */
+export function childPath(base: string, ...segments: Array<string | number>): string {
+  return base + jsonPath(...segments).slice(1);
+}
