@@ -10,7 +10,9 @@ import RE2 from 're2';
 import type { Problem } from '../errors.js';
 
 // ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
-const addFormats = (addFormatsModule as unknown as { default?: typeof addFormatsModule }).default ?? addFormatsModule;
+type AddFormats = (ajv: Ajv2020) => Ajv2020;
+const addFormats: AddFormats =
+  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 
 type RegExpEngine = NonNullable<NonNullable<ConstructorParameters<typeof Ajv2020>[0]>['code']>['regExp'];
 

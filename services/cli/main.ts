@@ -1,0 +1,32 @@
+/**
+ * `holon <command>`: the one entry point of the gateway's command line.
+ */
+import { validateCommand } from './validate.js';
+import { serveCommand } from './serve.js';
+
+const HELP = `holon — the Holon gateway
+
+Usage:
+  holon serve [--port N] [--db DIR]     run the gateway (PGlite in DIR unless DATABASE_URL is set)
+  holon validate <file>… [--json]       check manifests (holon.yaml) and mandates; exit 1 when any is invalid
+  holon help                            this text
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  switch (command) {
+    case 'validate':
+      return validateCommand(rest);
+    case 'serve':
+      return serveCommand(rest);
+    case undefined:
+    case 'help':
+    case '--help':
+    case '-h':
+      process.stdout.write(HELP);
+      return command === undefined ? 2 : 0;
+    default:
+      process.stderr.write(`holon: unknown command "${command}"\n\n${HELP}`);
+      return 2;
+  }
+}
