@@ -96,7 +96,7 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
   if (request.depth > deepest) {
     deny.push(`call depth ${request.depth} is deeper than the mandate allows (at most ${deepest}: depth ${mandate.depth}, delegation.max_depth ${mandate.delegation.maxDepth})`);
   } else if (request.depth < mandate.depth) {
-    deny.push(`call depth ${request.depth} is above this sub-mandate's own depth ${mandate.depth}`);
+    deny.push(`call depth ${request.depth} is shallower than this sub-mandate's own depth ${mandate.depth}`);
   }
 
   if (deny.length) return { decision: 'deny', reasons: deny };
@@ -149,7 +149,9 @@ function requireReasons(mandate: Mandate, manifest: Manifest, request: CallReque
   }
 
   const record = request.facts.record;
-  if (minSuccessRate && record && record.runs >= MIN_RUNS_FOR_SUCCESS_RATE && !rateAtLeast(record, minSuccessRate)) {
+  if (minSuccessRate && record && !(isCount(record.runs) && isCount(record.successes) && record.successes <= record.runs)) {
+    out.push(`agent ${agent} has an unusable measured record (${record.successes} of ${record.runs} runs)`); // fail closed
+  } else if (minSuccessRate && record && record.runs >= MIN_RUNS_FOR_SUCCESS_RATE && !rateAtLeast(record, minSuccessRate)) {
     out.push(`agent ${agent} succeeded in ${record.successes} of ${record.runs} runs, below the required success rate ${describeRate(minSuccessRate)}`);
   }
   return out;
@@ -164,6 +166,10 @@ function retentionFits(declared: Retention | undefined, required: Retention): bo
 function describeRetention(r: Retention | undefined): string {
   if (!r) return 'no retention';
   return r.kind === 'none' ? 'retention none' : `retention ${r.days} days`;
+}
+
+function isCount(n: number): boolean {
+  return Number.isSafeInteger(n) && n >= 0;
 }
 
 /** successes / runs ≥ num / den, exactly. */

@@ -47,6 +47,7 @@ export function parseCapabilityPattern(pattern: string): CapabilityPattern | nul
 /** Why a capability pattern is invalid, or null when it is valid. */
 export function capabilityPatternProblem(pattern: string): string | null {
   if (parseCapabilityPattern(pattern)) return null;
+  if (pattern.length > MAX_PATTERN_LENGTH) return `is longer than ${MAX_PATTERN_LENGTH} characters`;
   if (pattern === '*') return '"*" alone is not a pattern: name a class or a "prefix.*"';
   return `"${short(pattern)}" is not a capability pattern: an exact class such as "text.summarize" or "prefix.*" such as "extraction.*"`;
 }
@@ -100,6 +101,7 @@ function validRange(range: string): boolean {
 /** Why an agent pattern is invalid, or null when it is valid. */
 export function agentPatternProblem(pattern: string): string | null {
   if (parseAgentPattern(pattern)) return null;
+  if (pattern.length > MAX_PATTERN_LENGTH) return `is longer than ${MAX_PATTERN_LENGTH} characters`;
   if (pattern === '*' || pattern === '*/*') return `"${pattern}" is not a pattern: name a namespace, as in "ns/*"`;
   const at = pattern.indexOf('@');
   if (at >= 0 && parseAgentPattern(pattern.slice(0, at))) {

@@ -81,7 +81,7 @@ export const arbAmount = fc.bigInt({ min: 0n, max: MAX_AMOUNT });
 export const arbRate = (maxDecimals: number, atMostOne = false): fc.Arbitrary<Rate> =>
   fc.integer({ min: 0, max: maxDecimals }).chain((k) => {
     const den = 10n ** BigInt(k);
-    return fc.bigInt({ min: atMostOne ? 0n : 1n, max: atMostOne ? den : 10n ** 15n }).map((num) => normalizeRate({ num, den }));
+    return fc.bigInt({ min: atMostOne ? 0n : 1n, max: atMostOne ? den : 10n ** 15n - 1n }).map((num) => normalizeRate({ num, den }));
   });
 
 const arbRetention: fc.Arbitrary<Retention> = fc.oneof(

@@ -154,6 +154,7 @@ describe('deny rules, one at a time', () => {
     denied(check(m, {}, facts(20, 17)), `agent ${AGENT} succeeded in 17 of 20 runs, below the required success rate 90%`);
     expect(check(m, {}, facts(20, 18)).decision).toBe('allow');
     expect(check(m, {}, { facts: { origin: 'shipped', evaluation: 'passed' } }).decision).toBe('allow');
+    denied(check(m, {}, facts(20.5, 20)), `agent ${AGENT} has an unusable measured record (20 of 20.5 runs)`);
   });
 
   it('5. a foreign price currency without an fx rate', () => {
@@ -196,7 +197,7 @@ describe('deny rules, one at a time', () => {
     denied(check({ delegation: { maxDepth: 1 } }, {}, { depth: 2 }),
       'call depth 2 is deeper than the mandate allows (at most 1: depth 0, delegation.max_depth 1)');
     expect(check({ delegation: { maxDepth: 1 } }, {}, { depth: 1 }).decision).toBe('allow');
-    denied(check({ depth: 2, delegation: { maxDepth: 0 } }, {}, { depth: 1 }), "call depth 1 is above this sub-mandate's own depth 2");
+    denied(check({ depth: 2, delegation: { maxDepth: 0 } }, {}, { depth: 1 }), "call depth 1 is shallower than this sub-mandate's own depth 2");
   });
 
   it('collects every reason of a call that breaks several rules, in rule order', () => {

@@ -36,6 +36,8 @@ export function checkCalls(doc: Doc, report: Report): void {
     if (cost !== undefined) costs.push({ index: i, cost });
   });
 
+  const currency = section(doc, 'pricing')?.currency;
+  const money = (m: Micros) => (typeof currency === 'string' ? `${formatAmount(m)} ${currency}` : formatAmount(m));
   const downstream = section(doc, 'downstream');
   if (calls.length > 0 && !has(doc, 'downstream')) {
     report('$.downstream.mode', 'is required when calls are declared: "passthrough" or "included"');
@@ -50,7 +52,7 @@ export function checkCalls(doc: Doc, report: Report): void {
     if (cap === undefined) return;
     for (const { index, cost } of costs) {
       if (cost > cap) {
-        report(jsonPath('calls', index, 'max_cost'), `${formatAmount(cost)} is more than downstream.cap (${formatAmount(cap)})`);
+        report(jsonPath('calls', index, 'max_cost'), `${money(cost)} is more than downstream.cap (${money(cap)})`);
       }
     }
   } else if (downstream.mode === 'included') {
@@ -60,7 +62,7 @@ export function checkCalls(doc: Doc, report: Report): void {
       if (cost > own) {
         report(
           jsonPath('calls', index, 'max_cost'),
-          `${formatAmount(cost)} is more than the agent's own worst case (${formatAmount(own)}), which pays for its calls in included mode`,
+          `${money(cost)} is more than the agent's own worst case (${money(own)}), which pays for its calls in included mode`,
         );
       }
     }

@@ -1,0 +1,68 @@
+import { execFile } from 'node:child_process';
+import { mkdtemp, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+
+const run = promisify(execFile);
+const ROOT = path.resolve(__dirname, '../..');
+const FIX = path.join(ROOT, 'tests/fixtures');
+
+async function holon(...args: string[]): Promise<{ code: number; stdout: string; stderr: string }> {
+  try {
+    const { stdout, stderr } = await run(process.execPath, [path.join(ROOT, 'bin/holon.mjs'), ...args], { cwd: ROOT });
+    return { code: 0, stdout, stderr };
+  } catch (e) {
+    const err = e as { code: number; stdout: string; stderr: string };
+    return { code: err.code, stdout: err.stdout, stderr: err.stderr };
+  }
+}
+
+describe('holon validate', () => {
+  it('accepts a valid manifest and a valid mandate, exit 0', async () => {
+    const r = await holon('validate', path.join(FIX, 'manifests/spec-example.yaml'), path.join(FIX, 'mandates/bookkeeping.yaml'));
+    expect(r.code).toBe(0);
+    expect(r.stdout).toContain('valid manifest lena/tables-fr@1.2.0');
+    expect(r.stdout).toContain('valid mandate alice/bookkeeping-q4');
+  });
+
+  it('lists every problem with its path and exits 1', async () => {
+    const r = await holon('validate', path.join(FIX, 'mandates/broken.yaml'));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/✗ .*broken\.yaml: invalid mandate, \d+ problems/);
+    for (const p of ['$.id', '$.grantee', '$.budget.total', '$.budget.currency', '$.budget.per_call', '$.delegation.max_depth', '$.surprise']) {
+      expect(r.stdout).toContain(`    ${p}`);
+    }
+  });
+
+  it('--json gives a machine-readable report', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-cli-'));
+    const file = path.join(dir, 'holon.yaml');
+    await writeFile(file, 'id: lena/x\nversion: 1.0\nsummary: s\ncapabilities: [a.b]\nlicense: MIT\ninterface: {input: {}, output: {}}\npricing: {model: per_run, currency: EUR, amount: 0.5}\nruntime: {kind: node}\n');
+    const r = await holon('validate', file, '--json');
+    expect(r.code).toBe(1);
+    const report = JSON.parse(r.stdout);
+    expect(report).toMatchObject({ file, kind: 'manifest', valid: false });
+    const paths = report.problems.map((p: { path: string }) => p.path);
+    expect(paths).toContain('$.version');
+    expect(paths).toContain('$.pricing.amount');
+  });
+
+  it('says what is wrong with unreadable, unparseable and unrecognisable files', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-cli-'));
+    await writeFile(path.join(dir, 'bad.yaml'), 'a: [1, 2\n');
+    await writeFile(path.join(dir, 'other.json'), '{"hello": "world"}');
+    const r = await holon('validate', path.join(dir, 'missing.yaml'), path.join(dir, 'bad.yaml'), path.join(dir, 'other.json'));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toContain('cannot read the file: ENOENT');
+    expect(r.stdout).toContain('not valid YAML');
+    expect(r.stdout).toContain('neither a manifest');
+  });
+
+  it('misuse exits 2', async () => {
+    expect((await holon('validate')).code).toBe(2);
+    expect((await holon('validate', '--nope', 'x')).code).toBe(2);
+    expect((await holon('frobnicate')).code).toBe(2);
+  });
+});

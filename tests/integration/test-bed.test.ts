@@ -1,0 +1,32 @@
+import { describe, expect } from 'vitest';
+import { Redis } from 'ioredis';
+import { dbTest } from '../support/db.js';
+import { redisTest } from '../support/redis.js';
+import { createTestDatabase } from '../support/db.js';
+
+describe('test bed', () => {
+  dbTest('postgres')('each test database is its own, migrated and empty', async ({ db }) => {
+    const other = await createTestDatabase('postgres');
+    try {
+      expect(db.url).not.toBe(other.url);
+      await db.knex('accounts').insert({ handle: 'only-here', kind: 'user' });
+      expect(await other.knex('accounts').where({ handle: 'only-here' }).first()).toBeUndefined();
+      const migrations = await other.knex('knex_migrations').select('name').orderBy('id');
+      expect(migrations.map((m) => m.name)).toEqual(['001_ledger', '002_calls']);
+    } finally {
+      await other.close();
+    }
+  });
+
+  redisTest('each test has its own Redis key prefix, cleaned afterwards', async ({ redis }) => {
+    await redis.client.set('k', 'v');
+    const raw = new Redis(redis.url);
+    try {
+      expect(await raw.get(`${redis.prefix}k`)).toBe('v');
+      expect(await raw.get('k')).not.toBe('v');
+    } finally {
+      raw.disconnect();
+    }
+    expect(redis.prefix).toMatch(/^holon-test:[0-9a-f]{8}:[0-9a-f]{10}:$/);
+  });
+});

@@ -1,0 +1,51 @@
+/**
+ * Each test gets its own Redis key prefix on the run's Redis, and its keys are deleted afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import { Redis } from 'ioredis';
+import { inject, test as base } from 'vitest';
+
+export interface TestRedis {
+  url: string;
+  /** e.g. `holon-test:1a2b3c4d:9f8e7d6c5b:` — pass as HOLON_REDIS_PREFIX / BullMQ prefix / ioredis keyPrefix. */
+  prefix: string;
+  /** A client whose keys are all under `prefix`. */
+  client: Redis;
+}
+
+export async function createTestRedis(): Promise<TestRedis & { cleanup(): Promise<void> }> {
+  const url = inject('redisUrl');
+  const prefix = `holon-test:${inject('testRunId')}:${randomBytes(5).toString('hex')}:`;
+  const client = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 2, lazyConnect: false });
+  return {
+    url,
+    prefix,
+    client,
+    cleanup: async () => {
+      const raw = new Redis(url);
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
+          if (keys.length) await raw.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      } finally {
+        raw.disconnect();
+        client.disconnect();
+      }
+    },
+  };
+}
+
+export const redisTest = base.extend<{ redis: TestRedis }>({
+  // eslint-disable-next-line no-empty-pattern
+  redis: async ({}, use) => {
+    const r = await createTestRedis();
+    try {
+      await use(r);
+    } finally {
+      await r.cleanup();
+    }
+  },
+});
