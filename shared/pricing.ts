@@ -62,6 +62,12 @@ export function ownWorstCase(pricing: Pricing): Micros {
   }
 }
 
+/** Own worst case 0 and nothing passed through downstream: the agent can never cost the caller anything. */
+export function costsNothing(manifest: Manifest): boolean {
+  const cap = manifest.downstream?.mode === 'passthrough' ? (manifest.downstream.cap ?? 0n) : 0n;
+  return ownWorstCase(manifest.pricing) === 0n && cap === 0n;
+}
+
 /** The rate from the agent's currency into the mandate's (1 agent unit = rate mandate units), or null. */
 export function fxRateFor(agentCurrency: string, mandate: MandateBudget): Rate | null {
   if (agentCurrency === mandate.currency) return ONE_RATE;
@@ -76,7 +82,7 @@ export function worstCase(manifest: Manifest, budget: MandateBudget, maxCost?: M
   const ownListed = ownWorstCase(pricing);
   const capListed = passthrough ? manifest.downstream?.cap ?? 0n : 0n;
   // An agent that can never cost anything needs no rate: 0 is 0 in every currency (as in checkCall).
-  const fx = fxRateFor(pricing.currency, budget) ?? (ownListed === 0n && capListed === 0n ? ONE_RATE : null);
+  const fx = fxRateFor(pricing.currency, budget) ?? (costsNothing(manifest) ? ONE_RATE : null);
   if (!fx) {
     return { ok: false, code: 'no_fx_rate', message: `the mandate has no fx rate from ${pricing.currency} to ${budget.currency}` };
   }

@@ -21,31 +21,10 @@ import semver from 'semver';
 import { divRound, formatAmount, type Micros } from './money.js';
 import type { Manifest } from './manifest/types.js';
 import type { Admission, AgentFacts, CallRequest, Mandate } from './mandate/types.js';
-import { isHandle } from './mandate/patterns.js';
 import { checkCall } from './mandate/check-call.js';
 import { worstCase } from './pricing.js';
 
-export interface AgentRef {
-  id: string;
-  namespace: string;
-  name: string;
-  range?: string;
-}
-
-/** `ns/name` or `ns/name@<semver range>`; null when malformed (bad handle, empty or invalid range). */
-export function parseAgentRef(ref: string): AgentRef | null {
-  if (ref.length > 200) return null;
-  const at = ref.indexOf('@');
-  const id = at < 0 ? ref : ref.slice(0, at);
-  const slash = id.indexOf('/');
-  const namespace = id.slice(0, slash);
-  const name = id.slice(slash + 1);
-  if (slash < 0 || !isHandle(namespace) || !isHandle(name)) return null;
-  if (at < 0) return { id, namespace, name };
-  const range = ref.slice(at + 1);
-  if (range.trim() === '' || range !== range.trim() || semver.validRange(range) === null) return null;
-  return { id, namespace, name, range };
-}
+export { parseAgentRef, type AgentRef } from './identifiers.js';
 
 /** The highest listed version satisfying `range` (default `*`), or null. */
 export function resolveVersion(versions: readonly string[], range?: string): string | null {

@@ -13,6 +13,7 @@
  *   max_cost is still a deny (fail closed: no call is admitted without a known worst case).
  * - `require.license` lists and `require.data.region` compare case-insensitively.
  */
+import { costsNothing, fxRateFor } from '../pricing.js';
 import { convert, formatAmount, type Micros, type Rate } from '../money.js';
 import { isOpenSource, type Manifest, type Retention } from '../manifest/types.js';
 import type { Admission, CallRequest, Mandate } from './types.js';
@@ -64,7 +65,7 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
 
   // 5. currency
   const free = costsNothing(manifest);
-  const fx = fxRate(mandate, manifest.pricing.currency);
+  const fx = fxRateFor(manifest.pricing.currency, mandate.budget);
   const noRate = fx === null && !free;
   if (noRate) {
     deny.push(`agent ${agent} is priced in ${manifest.pricing.currency} and the mandate has no fx rate from ${manifest.pricing.currency} into ${mandate.budget.currency}`);
@@ -184,16 +185,3 @@ function describeRate(r: Rate): string {
   return `${whole}${frac ? `.${frac}` : ''}%`;
 }
 
-/** 1 agent-currency unit = rate mandate units; null when the mandate has no rate. */
-export function fxRate(mandate: Mandate, currency: string): Rate | null {
-  if (currency === mandate.budget.currency) return { num: 1n, den: 1n };
-  return Object.hasOwn(mandate.budget.fx, currency) ? mandate.budget.fx[currency]! : null;
-}
-
-/** Own worst case 0 and nothing passed through downstream: the agent can never cost the caller anything. */
-export function costsNothing(manifest: Manifest): boolean {
-  const { pricing, downstream } = manifest;
-  const own = pricing.model === 'free' ? 0n : pricing.model === 'per_run' ? pricing.amount : pricing.max;
-  const cap = downstream?.mode === 'passthrough' ? (downstream.cap ?? 0n) : 0n;
-  return own === 0n && cap === 0n;
-}

@@ -11,6 +11,6 @@ export {
   mandateIdDepth, mandateToDoc, normalizeRate, parseMandate, parseRetention, validateMandate,
   MAX_DELEGATION_DEPTH, MAX_PATTERNS, RECEIPT_ID, type MandateValidation, type ValidateOptions,
 } from './validate.js';
-export { checkCall, costsNothing, fxRate, MIN_RUNS_FOR_SUCCESS_RATE } from './check-call.js';
+export { checkCall, MIN_RUNS_FOR_SUCCESS_RATE } from './check-call.js';
 export { checkAttenuation } from './attenuation.js';
 export { deriveSubMandate, type Derivation } from './derive.js';

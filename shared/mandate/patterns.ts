@@ -12,24 +12,13 @@
  */
 import semver from 'semver';
 
-/** GitHub-login rules, lower case: 2–39 of a-z 0-9 '-', not starting or ending with '-'. */
-export const HANDLE = /^[a-z0-9][a-z0-9-]{0,37}[a-z0-9]$/;
-/** One capability class: dot-separated lower-case words (a word may contain digits, '_' and '-'). */
-export const CAPABILITY_CLASS = /^[a-z][a-z0-9_-]*(?:\.[a-z][a-z0-9_-]*)*$/;
+import { CAPABILITY_CLASS, HANDLE, isAgentId, isHandle } from '../identifiers.js';
+
+export { CAPABILITY_CLASS, HANDLE, isAgentId, isHandle };
 /** The longest pattern accepted (a semver range is never longer than this in practice). */
 export const MAX_PATTERN_LENGTH = 200;
 
 const SEMVER_OPTIONS = { includePrerelease: false } as const;
-
-export function isHandle(value: string): boolean {
-  return HANDLE.test(value);
-}
-
-/** `<handle>/<name>`, both parts with handle rules: an agent id or a grantee. */
-export function isAgentId(value: string): boolean {
-  const slash = value.indexOf('/');
-  return slash > 0 && isHandle(value.slice(0, slash)) && isHandle(value.slice(slash + 1));
-}
 
 // ---------------------------------------------------------------- capabilities
 

@@ -15,4 +15,4 @@ export { parseManifest } from './parse.js';
 export { compileInterface, type InterfaceValidator } from './interface-validator.js';
 export { MAX_LINEAGE_LEVELS } from './rules/lineage.js';
 export { MAX_SCHEMA_BYTES } from './rules/author-schema.js';
-export { parseAgentRef } from './rules/calls.js';
+export { parseAgentRef } from '../identifiers.js';

@@ -8,15 +8,16 @@
  * Patterns here run on RE2 (see shared/schema/ajv.ts): no look-around, no back-references.
  */
 
+import { AGENT_ID_PATTERN, CAPABILITY_PATTERN } from '../identifiers.js';
+
 /** `<namespace>/<name>`: each part 2–39 characters of a-z, 0-9, '-', not starting or ending with '-'. */
-export const ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,37}[a-z0-9]/[a-z0-9][a-z0-9-]{0,37}[a-z0-9]$';
+export const ID_PATTERN = AGENT_ID_PATTERN;
+export { CAPABILITY_PATTERN };
 /** Semantic Versioning 2.0 (semver.org's regular expression, numbered groups; no leading "v"). */
 export const VERSION_PATTERN =
   '^(0|[1-9]\\d*)\\.(0|[1-9]\\d*)\\.(0|[1-9]\\d*)' +
   '(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?' +
   '(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
-/** A capability class: dot-separated lowercase words, a word may contain inner '-' ("data.csv-profile"). */
-export const CAPABILITY_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*(?:\\.[a-z0-9]+(?:-[a-z0-9]+)*)*$';
 /** `proprietary`, or an SPDX license id ("MIT", "Apache-2.0", "LicenseRef-x"). Expressions are not accepted. */
 export const LICENSE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9.+-]*$';
 /** ISO 4217 style currency code. */

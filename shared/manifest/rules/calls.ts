@@ -1,22 +1,11 @@
 /**
  * Delegation rules (spec/manifest.md §7): `calls` entries and `downstream`.
  */
-import semver from 'semver';
+import { parseAgentRef } from '../../identifiers.js';
 import { formatAmount, type Micros } from '../../money.js';
 import { jsonPath } from '../../errors.js';
 import { ownWorstCase } from './pricing.js';
 import { amountField, has, isAgentId, isRecord, section, type Doc, type Report } from './util.js';
-
-/** Split `ns/name` or `ns/name@<range>`; null when it is neither. */
-export function parseAgentRef(ref: string): { id: string; range?: string } | null {
-  const at = ref.indexOf('@');
-  const id = at < 0 ? ref : ref.slice(0, at);
-  if (!isAgentId(id)) return null;
-  if (at < 0) return { id };
-  const range = ref.slice(at + 1);
-  if (range.trim() === '' || semver.validRange(range) === null) return null;
-  return { id, range };
-}
 
 export function checkCalls(doc: Doc, report: Report): void {
   const calls = Array.isArray(doc.calls) ? doc.calls : [];

@@ -6,7 +6,7 @@
 import semver from 'semver';
 import { jsonPath } from '../../errors.js';
 import { tryParseAmount, type Micros } from '../../money.js';
-import { ID_PATTERN } from '../schema.js';
+export { isAgentId } from '../../identifiers.js';
 
 export type Doc = Record<string, unknown>;
 export type Report = (path: string, message: string) => void;
@@ -24,12 +24,6 @@ export function has(obj: Record<string, unknown>, key: string): boolean {
 export function section(doc: Doc, key: string): Record<string, unknown> | undefined {
   const v = Object.hasOwn(doc, key) ? doc[key] : undefined;
   return isRecord(v) ? v : undefined;
-}
-
-const ID_RE = new RegExp(ID_PATTERN);
-
-export function isAgentId(value: string): boolean {
-  return ID_RE.test(value);
 }
 
 /** An exact SemVer 2.0 version as written: no leading "v" or "=", no spaces, no loose forms. */
