@@ -4,10 +4,11 @@
  */
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
+import { PLATFORM_ACCOUNT } from '../splits.js';
 
 export type AccountKind = 'user' | 'platform' | 'external';
 
-export const PLATFORM_ACCOUNT = 'holon';
+export { PLATFORM_ACCOUNT };
 export const DEMO_CREDIT_ACCOUNT = 'external:demo-credit';
 
 export function accountKindOf(handle: string): AccountKind {

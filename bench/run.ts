@@ -1,0 +1,164 @@
+/**
+ * `npm run bench`: throughput figures, printed and written to bench/results.json.
+ * Real Postgres (DATABASE_URL, else 127.0.0.1:5432) in a throw-away database, and PGlite in memory.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync, writeFileSync } from 'node:fs';
+import net from 'node:net';
+import { performance } from 'node:perf_hooks';
+import pg from 'pg';
+import { openDatabase, type Database } from '../shared/db/connect.js';
+import { ensureAccount, DEMO_CREDIT_ACCOUNT, postEntry, placeHold, resolveHold } from '../shared/ledger/index.js';
+import { parseManifest, compileInterface } from '../shared/manifest/index.js';
+import { parseMandate, checkCall } from '../shared/mandate/index.js';
+import { split } from '../shared/splits.js';
+import { worstCase, charge } from '../shared/pricing.js';
+
+type Figures = Record<string, number | string>;
+const results: Record<string, Figures> = {};
+
+function record(section: string, name: string, value: number | string, unit = ''): void {
+  (results[section] ??= {})[name] = value;
+  console.log(`  ${name.padEnd(48)} ${typeof value === 'number' ? value.toLocaleString('en-US', { maximumFractionDigits: 2 }) : value} ${unit}`);
+}
+
+async function time(n: number, work: (i: number) => unknown): Promise<number> {
+  const start = performance.now();
+  for (let i = 0; i < n; i++) await work(i);
+  return performance.now() - start;
+}
+
+function perSecond(n: number, ms: number): number {
+  return (n * 1000) / ms;
+}
+
+async function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+}
+
+async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
+  const base = process.env.DATABASE_URL ?? ((await answers('127.0.0.1', 5432)) ? 'postgres://postgres@127.0.0.1:5432/postgres' : null);
+  if (!base) return null;
+  const name = `holon_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+async function ledgerBench(label: string, db: Database, concurrency: number): Promise<void> {
+  console.log(`\nledger on ${label}`);
+  const k = db.knex;
+  for (const a of [DEMO_CREDIT_ACCOUNT, 'bob', 'holon', 'lena', 'acme']) await ensureAccount(k, a);
+  await postEntry(k, { key: 'signup:bob', kind: 'signup', lines: [{ account: DEMO_CREDIT_ACCOUNT, currency: 'EUR', amount: -1_000_000_000n }, { account: 'bob', currency: 'EUR', amount: 1_000_000_000n }] });
+  const settle = (i: number) =>
+    postEntry(k, {
+      key: `settle:${label}:${i}`,
+      kind: 'settle',
+      lines: [
+        { account: 'bob', currency: 'EUR', amount: -35_000n },
+        { account: 'holon', currency: 'EUR', amount: 3_500n },
+        { account: 'lena', currency: 'EUR', amount: 26_775n },
+        { account: 'acme', currency: 'EUR', amount: 4_725n },
+      ],
+    });
+  const n = 500;
+  const seqMs = await time(n, settle);
+  record(label, 'settlement entries/s, sequential (4 lines)', perSecond(n, seqMs), '/s');
+  const holdMs = await time(n, (i) =>
+    k.transaction(async (trx) => {
+      await placeHold(trx, { id: `${label}-h${i}`, account: 'bob', currency: 'EUR', amount: 1_000n });
+      await resolveHold(trx, `${label}-h${i}`, 'released');
+    }),
+  );
+  record(label, 'hold placed + released (one transaction each)/s', perSecond(n, holdMs), '/s');
+  if (concurrency > 1) {
+    let next = n;
+    const total = 2000;
+    const start = performance.now();
+    await Promise.all(
+      Array.from({ length: concurrency }, async () => {
+        while (next < n + total) await settle(next++);
+      }),
+    );
+    record(label, `settlement entries/s, ${concurrency} concurrent, one payer`, perSecond(total, performance.now() - start), '/s');
+  }
+}
+
+async function rawPostgresCeiling(url: string): Promise<void> {
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  await client.query('CREATE TABLE bench_ceiling (id bigserial PRIMARY KEY, v bigint)');
+  const n = 2000;
+  const ms = await time(n, async (i) => {
+    await client.query('BEGIN');
+    await client.query('INSERT INTO bench_ceiling (v) VALUES ($1)', [i]);
+    await client.query('COMMIT');
+  });
+  record('postgres', 'raw write transactions/s, sequential (ceiling)', perSecond(n, ms), '/s');
+  await client.end();
+}
+
+async function coreBench(): Promise<void> {
+  console.log('\npure core');
+  const manifestText = readFileSync(new URL('../tests/fixtures/manifests/spec-example.yaml', import.meta.url), 'utf8');
+  const mandateText = readFileSync(new URL('../tests/fixtures/mandates/bookkeeping.yaml', import.meta.url), 'utf8');
+  let n = 200;
+  record('core', 'manifests validated/s (spec example, schemas compiled)', perSecond(n, await time(n, () => parseManifest(manifestText))), '/s');
+  const m = parseManifest(manifestText);
+  const md = parseMandate(mandateText);
+  if (!m.ok || !md.ok) throw new Error('fixtures must be valid');
+  const validator = compileInterface(m.manifest);
+  n = 20_000;
+  record('core', 'inputs validated/s (compiled schema)', perSecond(n, await time(n, () => validator.input({ file: 'holon://files/x' }))), '/s');
+  const hostile = { file: 'holon://files/' + 'a'.repeat(100_000) + '!' };
+  const hostileValidator = compileInterface({ ...m.manifest, version: '9.9.9', interface: { ...m.manifest.interface, input: { type: 'object', properties: { file: { type: 'string', pattern: '^holon://files/(a+)+$' } } } } });
+  n = 20;
+  record('core', 'ms per 100 KB input vs ^(a+)+$ (RE2)', (await time(n, () => hostileValidator.input(hostile))) / n, 'ms');
+  const request = { worstCase: 100_000n, depth: 0, delegated: false, via: { kind: 'capability' as const, capability: 'extraction.table' }, usedBefore: true, now: Date.parse('2026-06-01T00:00:00Z'), facts: { origin: 'shipped' as const, evaluation: 'passed' as const } };
+  n = 50_000;
+  record('core', 'checkCall/s', perSecond(n, await time(n, () => checkCall(md.mandate, m.manifest, request))), '/s');
+  record('core', 'worstCase + charge/s', perSecond(n, await time(n, () => { worstCase(m.manifest, md.mandate.budget, 200_000n); charge(m.manifest, { kind: 'success', units: 7 }, md.mandate.budget, 200_000n); })), '/s');
+  const chain = [{ account: 'lena', royalty: { num: 15n, den: 100n } }, { account: 'acme', royalty: { num: 1n, den: 10n } }, { account: 'zed' }];
+  record('core', 'splits/s (3-level chain)', perSecond(n, await time(n, (i) => split(35_000n + BigInt(i), chain))), '/s');
+}
+
+async function main(): Promise<void> {
+  console.log(`holon bench — node ${process.version}, ${new Date().toISOString()}`);
+  await coreBench();
+  const pglite = await openDatabase({});
+  await ledgerBench('pglite', pglite, 1);
+  await pglite.close();
+  const target = await postgresDatabase();
+  if (target) {
+    const db = await openDatabase({ url: target.url, poolMax: 16 });
+    try {
+      await ledgerBench('postgres', db, 16);
+      await rawPostgresCeiling(target.url);
+    } finally {
+      await db.close();
+      await target.drop();
+    }
+  } else {
+    console.log('\n(no Postgres reachable: set DATABASE_URL to measure the ledger on Postgres)');
+  }
+  writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2) + '\n');
+  console.log('\nwritten to bench/results.json');
+}
+
+await main();
