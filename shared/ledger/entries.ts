@@ -104,8 +104,8 @@ async function writeEntry(trx: Tx, entry: EntryInput, lines: LineInput[], hash: 
 }
 
 /**
- * Lock the balance rows (creating missing ones first), refuse an overdraw in plain words, then apply the deltas.
- * Postgres refuses an overdraw too (CHECK balance_covers_holds): the check here only gives the reason.
+ * Lock the balance rows (creating missing ones first), refuse an overdraw in plain words, then apply the deltas
+ * in one statement. Postgres refuses an overdraw too (CHECK balance_covers_holds): the check here gives the reason.
  */
 async function applyToBalances(trx: Tx, lines: readonly LineInput[]): Promise<void> {
   const rows = await lockBalances(trx, lines.map((l) => ({ account: l.account, currency: l.currency })));
@@ -119,12 +119,12 @@ async function applyToBalances(trx: Tx, lines: readonly LineInput[]): Promise<vo
       );
     }
   }
-  for (const l of lines) {
-    await trx.raw(
-      `UPDATE account_balances SET balance = balance + ?, version = version + 1 WHERE account = ? AND currency = ?`,
-      [l.amount.toString(), l.account, l.currency],
-    );
-  }
+  await trx.raw(
+    `UPDATE account_balances b SET balance = b.balance + d.delta, version = b.version + 1
+       FROM unnest(?::text[], ?::text[], ?::bigint[]) AS d(account, currency, delta)
+      WHERE b.account = d.account AND b.currency = d.currency`,
+    [lines.map((l) => l.account), lines.map((l) => l.currency), lines.map((l) => l.amount.toString())],
+  );
 }
 
 export interface BalanceRow {
@@ -144,31 +144,29 @@ export async function lockBalances(
   trx: Tx,
   keys: ReadonlyArray<{ account: string; currency: string }>,
 ): Promise<Map<string, BalanceRow>> {
-  const unique = [...new Map(keys.map((k) => [`${k.account}\u0000${k.currency}`, k])).values()].sort(
-    (a, b) => byteCompare(a.account, b.account) || byteCompare(a.currency, b.currency),
+  const unique = [...new Map(keys.map((k) => [`${k.account}\u0000${k.currency}`, k])).values()];
+  const accounts = unique.map((k) => k.account);
+  const currencies = unique.map((k) => k.currency);
+  // Create missing rows; an account that does not exist yields no row and is reported below.
+  await trx.raw(
+    `INSERT INTO account_balances (account, currency, overdraft)
+     SELECT a.handle, k.currency, a.kind = 'external'
+       FROM unnest(?::text[], ?::text[]) AS k(account, currency) JOIN accounts a ON a.handle = k.account
+     ON CONFLICT (account, currency) DO NOTHING`,
+    [accounts, currencies],
   );
-  for (const k of unique) {
-    const r = await trx.raw<{ rowCount: number; rows: unknown[] }>(
-      `INSERT INTO account_balances (account, currency, overdraft)
-       SELECT handle, ?, kind = 'external' FROM accounts WHERE handle = ?
-       ON CONFLICT (account, currency) DO NOTHING RETURNING account`,
-      [k.currency, k.account],
-    );
-    if (r.rows.length === 0) {
-      const exists = await trx('accounts').where({ handle: k.account }).first('handle');
-      if (!exists) throw new HolonError('unknown_account', 404, `there is no account ${k.account}`);
-    }
-  }
+  // Lock in the global order. The sort runs below the row-locking step, so rows are locked in this order.
+  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
+    `SELECT b.account, b.currency, b.balance, b.held, b.overdraft, b.version
+       FROM account_balances b JOIN unnest(?::text[], ?::text[]) AS k(account, currency)
+         ON b.account = k.account AND b.currency = k.currency
+      ORDER BY b.account COLLATE "C", b.currency COLLATE "C"
+        FOR UPDATE OF b`,
+    [accounts, currencies],
+  );
   const out = new Map<string, BalanceRow>();
-  for (const k of unique) {
-    // One row at a time, in the global order: the lock order is the code order, not a planner's choice.
-    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
-      `SELECT account, currency, balance, held, overdraft, version FROM account_balances
-       WHERE account = ? AND currency = ? FOR UPDATE`,
-      [k.account, k.currency],
-    );
-    const row = r.rows[0]!;
-    out.set(`${k.account}\u0000${k.currency}`, {
+  for (const row of r.rows) {
+    out.set(`${String(row.account)}\u0000${String(row.currency)}`, {
       account: String(row.account),
       currency: String(row.currency),
       balance: toBigInt(row.balance),
@@ -177,5 +175,7 @@ export async function lockBalances(
       version: toBigInt(row.version),
     });
   }
+  const missing = unique.find((k) => !out.has(`${k.account}\u0000${k.currency}`));
+  if (missing) throw new HolonError('unknown_account', 404, `there is no account ${missing.account}`);
   return out;
 }

@@ -49,21 +49,22 @@ export const statements = [
   // Zero-sum per currency, checked when the transaction commits.
   `CREATE FUNCTION journal_check_entry_balanced() RETURNS trigger LANGUAGE plpgsql AS $$
    DECLARE
-     bad record;
-     line_count integer;
      entry bigint;
+     line_count bigint;
+     bad_currency text;
+     bad_total numeric;
    BEGIN
      IF TG_TABLE_NAME = 'journal_entries' THEN entry := NEW.id; ELSE entry := NEW.entry_id; END IF;
-     SELECT count(*) INTO line_count FROM journal_lines WHERE entry_id = entry;
+     -- one pass: the number of lines, and the first currency whose lines do not sum to zero
+     SELECT coalesce(sum(n), 0), min(currency) FILTER (WHERE total <> 0), min(total) FILTER (WHERE total <> 0)
+       INTO line_count, bad_currency, bad_total
+       FROM (SELECT currency, sum(amount) AS total, count(*) AS n FROM journal_lines WHERE entry_id = entry GROUP BY currency) per_currency;
      IF line_count < 2 THEN
        RAISE EXCEPTION 'journal entry % has % line(s); an entry needs at least two', entry, line_count
          USING ERRCODE = 'check_violation';
      END IF;
-     SELECT currency, sum(amount) AS total INTO bad
-       FROM journal_lines WHERE entry_id = entry
-       GROUP BY currency HAVING sum(amount) <> 0 LIMIT 1;
-     IF FOUND THEN
-       RAISE EXCEPTION 'journal entry % does not balance: its % lines sum to % micro-units', entry, bad.currency, bad.total
+     IF bad_currency IS NOT NULL THEN
+       RAISE EXCEPTION 'journal entry % does not balance: its % lines sum to % micro-units', entry, bad_currency, bad_total
          USING ERRCODE = 'check_violation';
      END IF;
      RETURN NULL;
