@@ -1,7 +1,9 @@
 /**
  * Every environment variable the gateway reads, parsed and validated in one place at start-up.
+ * Command-line options override the environment.
  */
 import path from 'node:path';
+import { tryParseAmount } from './money.js';
 
 export interface Config {
   port: number;
@@ -11,6 +13,25 @@ export interface Config {
   dbDir: string;
   /** Redis URL; absent = the in-process queue. */
   redisUrl?: string;
+  /** Key prefix in Redis, so two gateways can share one Redis. */
+  redisPrefix: string;
+  /** Directories of the dev registry. */
+  registryDirs: string[];
+  /** True when the registry directories were named (HOLON_REGISTRY / --registry), not defaulted. */
+  registryExplicit: boolean;
+  /** Agent ids never listed (HOLON_EXCLUDE). */
+  exclude: string[];
+  /** Directory of mandate files loaded at start. */
+  mandatesDir?: string;
+  /** Demo credit for a new issuer, EUR micro-units. */
+  signupCredit: bigint;
+  /** How long a finished call's output waits for pickup. */
+  resultTtlS: number;
+  /** Longest synchronous wait before answering 202. */
+  syncWaitS: number;
+  bodyLimitBytes: number;
+  runnerConcurrency: number;
+  settlerConcurrency: number;
   production: boolean;
   logLevel: string;
 }
@@ -19,36 +40,69 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
+export const DEFAULT_REGISTRY = ['agents', 'examples'];
+export const DEFAULT_EXCLUDE = ['holon-labs/summarize', 'holon-labs/sec-company'];
+
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
-  const port = overrides.port ?? parsePort(env.PORT, problems);
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const v = nonEmpty(env[name]);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!/^[0-9]+$/.test(v) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(v)}`);
+      return fallback;
+    }
+    return n;
+  };
   const databaseUrl = overrides.databaseUrl ?? nonEmpty(env.DATABASE_URL);
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must be a postgres:// URL');
   const redisUrl = overrides.redisUrl ?? nonEmpty(env.REDIS_URL);
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// URL');
+  const redisPrefix = nonEmpty(env.HOLON_REDIS_PREFIX) ?? 'holon';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) problems.push('HOLON_REDIS_PREFIX must be 1 to 64 of letters, digits, "_", "." and "-"');
+  let signupCredit = 5_000_000n;
+  const creditRaw = nonEmpty(env.HOLON_SIGNUP_CREDIT);
+  if (creditRaw !== undefined) {
+    const r = tryParseAmount(creditRaw);
+    if (r.ok) signupCredit = r.value;
+    else problems.push(`HOLON_SIGNUP_CREDIT ${r.message}`);
+  }
+  const registryRaw = nonEmpty(env.HOLON_REGISTRY);
   const production = env.NODE_ENV === 'production';
-  if (production && !databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
-  if (problems.length) throw new ConfigError(`configuration problems:\n- ${problems.join('\n- ')}`);
-  return {
-    port,
+  const config: Config = {
+    port: int('PORT', 8080, 0, 65535),
     databaseUrl,
-    dbDir: overrides.dbDir ?? path.resolve(nonEmpty(env.HOLON_DB) ?? '.holon/db'),
+    dbDir: path.resolve(nonEmpty(env.HOLON_DB) ?? '.holon/db'),
     redisUrl,
+    redisPrefix,
+    registryDirs: registryRaw ? splitList(registryRaw) : DEFAULT_REGISTRY,
+    registryExplicit: registryRaw !== undefined,
+    exclude: env.HOLON_EXCLUDE === undefined ? DEFAULT_EXCLUDE : splitList(env.HOLON_EXCLUDE),
+    mandatesDir: nonEmpty(env.HOLON_MANDATES),
+    signupCredit,
+    resultTtlS: int('HOLON_RESULT_TTL_S', 600, 1, 86_400),
+    syncWaitS: int('HOLON_SYNC_WAIT_S', 60, 1, 600),
+    bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
+    runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
+    settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
     production,
-    logLevel: overrides.logLevel ?? nonEmpty(env.LOG_LEVEL) ?? 'info',
+    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    ...stripUndefined(overrides),
   };
+  if (production && !config.databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
+  if (problems.length) throw new ConfigError(`configuration problems:\n- ${problems.join('\n- ')}`);
+  return config;
+}
+
+export function splitList(v: string): string[] {
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
 }
 
 function nonEmpty(v: string | undefined): string | undefined {
   return v === undefined || v.trim() === '' ? undefined : v.trim();
 }
 
-function parsePort(v: string | undefined, problems: string[]): number {
-  if (v === undefined || v === '') return 8080;
-  const n = Number(v);
-  if (!Number.isInteger(n) || n < 0 || n > 65535) {
-    problems.push(`PORT must be a port number, not ${JSON.stringify(v)}`);
-    return 8080;
-  }
-  return n;
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }

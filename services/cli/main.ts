@@ -7,7 +7,10 @@ import { serveCommand } from './serve.js';
 const HELP = `holon — the Holon gateway
 
 Usage:
-  holon serve [--port N] [--db DIR]     run the gateway (PGlite in DIR unless DATABASE_URL is set)
+  holon serve [--port N] [--db DIR] [--registry DIR,…] [--mandates DIR]
+                                        run every service in one process (PGlite and an in-process
+                                        queue unless DATABASE_URL / REDIS_URL are set)
+  holon api | runner | settler [options] run one service (needs DATABASE_URL and REDIS_URL)
   holon validate <file>… [--json]       check manifests (holon.yaml) and mandates; exit 1 when any is invalid
   holon help                            this text
 `;
@@ -19,6 +22,10 @@ export async function main(argv: string[]): Promise<number> {
       return validateCommand(rest);
     case 'serve':
       return serveCommand(rest);
+    case 'api':
+    case 'runner':
+    case 'settler':
+      return serveCommand(rest, [command]);
     case undefined:
     case 'help':
     case '--help':

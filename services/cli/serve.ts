@@ -1,70 +1,41 @@
 /**
- * `holon serve`: every service in one process, on the embedded defaults (PGlite in --db DIR) unless
- * DATABASE_URL is set. Stops gracefully on SIGTERM / SIGINT.
+ * `holon serve | api | runner | settler`: run every service in one process, or one service each.
+ * Stops gracefully on SIGTERM / SIGINT: stop taking work, finish or hand back what runs, close connections.
  */
-import type { Server } from 'node:http';
 import { parseArgs } from 'node:util';
-import { ConfigError, loadConfig, type Config } from '../../shared/config.js';
-import { openDatabase, type Database } from '../../shared/db/connect.js';
-import { ensureAccount, PLATFORM_ACCOUNT } from '../../shared/ledger/accounts.js';
-import { createLogger } from '../../shared/log.js';
-import { createApp } from '../api/app.js';
+import { ConfigError, splitList, type Config } from '../../shared/config.js';
+import { ALL_ROLES, startGateway, type Role } from '../gateway.js';
 
-export interface RunningGateway {
-  config: Config;
-  db: Database;
-  server: Server;
-  port: number;
-  stop(): Promise<void>;
-}
-
-export async function startGateway(overrides: Partial<Config> = {}): Promise<RunningGateway> {
-  const config = loadConfig(process.env, overrides);
-  const log = createLogger('gateway', config.logLevel);
-  const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dir: config.dbDir });
-  await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
-  const app = createApp({ db: db.knex, log });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, () => resolve(s));
-    s.once('error', reject);
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  log.info({ port, database: db.kind, ...(db.kind === 'pglite' ? { dir: config.dbDir } : {}) }, 'holon gateway listening');
-  if (db.kind === 'pglite') log.warn('embedded database (PGlite): for trying Holon out, not for production');
-  return {
-    config,
-    db,
-    server,
-    port,
-    stop: async () => {
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-      await db.close();
-    },
-  };
-}
-
-export async function serveCommand(argv: string[]): Promise<number> {
+export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
   let values;
   try {
-    ({ values } = parseArgs({ args: argv, options: { port: { type: 'string' }, db: { type: 'string' } } }));
+    ({ values } = parseArgs({
+      args: argv,
+      options: { port: { type: 'string' }, db: { type: 'string' }, registry: { type: 'string' }, mandates: { type: 'string' } },
+    }));
   } catch (e) {
-    process.stderr.write(`holon serve: ${(e as Error).message}\n`);
+    process.stderr.write(`holon: ${(e as Error).message}\n`);
     return 2;
   }
   const overrides: Partial<Config> = {};
   if (values.port !== undefined) {
     const port = Number(values.port);
-    if (!Number.isInteger(port) || port < 0 || port > 65535) {
-      process.stderr.write(`holon serve: --port must be a port number\n`);
+    if (!/^[0-9]+$/.test(values.port) || port > 65535) {
+      process.stderr.write('holon: --port must be a port number\n');
       return 2;
     }
     overrides.port = port;
   }
   if (values.db) overrides.dbDir = values.db;
-  let gateway: RunningGateway;
+  if (values.registry) Object.assign(overrides, { registryDirs: splitList(values.registry), registryExplicit: true });
+  if (values.mandates) overrides.mandatesDir = values.mandates;
+  if (roles.length < ALL_ROLES.length && (!process.env.DATABASE_URL || !process.env.REDIS_URL)) {
+    process.stderr.write(`holon ${roles.join(' ')}: a single service needs DATABASE_URL and REDIS_URL (use \`holon serve\` for the embedded defaults)\n`);
+    return 2;
+  }
+  let gateway;
   try {
-    gateway = await startGateway(overrides);
+    gateway = await startGateway(roles, overrides);
   } catch (e) {
     if (e instanceof ConfigError) {
       process.stderr.write(`${e.message}\n`);
@@ -76,7 +47,10 @@ export async function serveCommand(argv: string[]): Promise<number> {
     const shutdown = () => {
       process.off('SIGTERM', shutdown);
       process.off('SIGINT', shutdown);
-      void gateway.stop().then(resolve);
+      void gateway.stop().then(resolve, (e) => {
+        process.stderr.write(`holon: shutdown failed: ${(e as Error).message}\n`);
+        resolve();
+      });
     };
     process.on('SIGTERM', shutdown);
     process.on('SIGINT', shutdown);

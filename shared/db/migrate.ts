@@ -5,6 +5,7 @@
 import type { Knex } from 'knex';
 import * as m001 from './migrations/001_ledger.js';
 import * as m002 from './migrations/002_calls.js';
+import * as m003 from './migrations/003_call_lifecycle.js';
 
 interface Migration {
   name: string;
@@ -12,7 +13,7 @@ interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -1,0 +1,110 @@
+/**
+ * POST /v0/calls and GET /v0/calls/{id} (gateway.md §5).
+ * 200 succeeded · 202 pending approval, async, or still running past the sync bound · 403 denied ·
+ * 404 unknown mandate or agent · 422 rejected input · 502 the agent failed (with its receipt).
+ */
+import { Router, type Request } from 'express';
+import { HolonError } from '../../../shared/errors.js';
+import { outputKey, type GatewayContext } from '../../../shared/gateway/context.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
+import { submitCall } from '../../../shared/gateway/submit.js';
+import type { CallWaiter } from '../call-waiter.js';
+import { BodyReader, requireObject } from '../requests.js';
+import { asyncRoute } from '../route.js';
+
+export interface CallRoutesDeps {
+  gateway: GatewayContext;
+  waiter: CallWaiter;
+  /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
+  syncWaitMs: number;
+}
+
+const FIELDS = ['mandate', 'agent', 'capability', 'input', 'max_cost', 'callback_url'];
+
+function wantsAsync(req: Request): boolean {
+  return /\brespond-async\b/i.test(req.get('prefer') ?? '');
+}
+
+export function callRoutes(deps: CallRoutesDeps): Router {
+  const router = Router();
+
+  router.post('/v0/calls', asyncRoute(async (req, res) => {
+    const r = new BodyReader(requireObject(req.body), FIELDS);
+    const mandate = r.string('mandate', { required: true, max: 300 });
+    const agent = r.string('agent', { max: 300 });
+    const capability = r.string('capability', { max: 200 });
+    if ((agent === undefined) === (capability === undefined) && !r.problems.some((p) => p.path === '$.agent' || p.path === '$.capability')) {
+      r.problems.push({ path: '$', message: 'name exactly one of "agent" or "capability"' });
+    }
+    if (!Object.hasOwn(r.body, 'input')) r.problems.push({ path: '$.input', message: 'is required' });
+    const maxCost = r.amount('max_cost');
+    const callbackUrl = r.url('callback_url');
+    r.done();
+
+    const submitted = await submitCall(deps.gateway, {
+      mandateId: mandate!,
+      ...(agent ? { agent } : {}),
+      ...(capability ? { capability } : {}),
+      input: r.body.input,
+      ...(maxCost !== undefined ? { maxCost } : {}),
+      ...(callbackUrl ? { callbackUrl } : {}),
+    });
+    if (submitted.kind === 'refused') {
+      res.status(submitted.httpStatus).json({
+        ...(submitted.httpStatus === 202 ? { status: 'pending_approval' } : { error: { code: submitted.code, message: submitted.message, ...(submitted.problems ? { problems: submitted.problems } : {}) } }),
+        receipt: submitted.receipt,
+      });
+      return;
+    }
+    const { callId, timeoutMs } = submitted;
+    if (wantsAsync(req)) {
+      res.status(202).json({ call: { id: callId, status: 'queued' } });
+      return;
+    }
+    const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
+    if (!finished) {
+      const row = await deps.gateway.db('calls').where({ id: callId }).first('status');
+      res.status(202).json({ call: { id: callId, status: row?.status ?? 'queued' } });
+      return;
+    }
+    const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
+    await answerFinished(deps.gateway, res, receipt);
+  }));
+
+  router.get('/v0/calls/:id', asyncRoute(async (req, res) => {
+    const id = String(req.params.id);
+    const call = await deps.gateway.db('calls').where({ id }).first('id', 'status', 'error_code');
+    const receipt = await loadReceiptTree(deps.gateway.db, id);
+    if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id}`);
+    if (!receipt) {
+      res.json({ call: { id, status: call.status } });
+      return;
+    }
+    const output = receipt.status === 'succeeded' ? await takeOutput(deps.gateway, id) : undefined;
+    res.json({
+      call: { id, status: receipt.status },
+      receipt,
+      // The output is handed over once, then gone; null when already collected or expired.
+      ...(receipt.status === 'succeeded' ? { output: output ?? null } : {}),
+    });
+  }));
+
+  return router;
+}
+
+async function takeOutput(gateway: GatewayContext, id: string): Promise<unknown> {
+  const raw = await gateway.messaging.store.take(outputKey(id));
+  return raw === undefined ? undefined : JSON.parse(raw);
+}
+
+async function answerFinished(gateway: GatewayContext, res: import('express').Response, receipt: ReceiptView): Promise<void> {
+  if (receipt.status === 'succeeded') {
+    const output = await takeOutput(gateway, receipt.id);
+    res.status(200).json({ output: output ?? null, receipt });
+    return;
+  }
+  res.status(502).json({
+    error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}; nothing was charged` },
+    receipt,
+  });
+}

@@ -1,0 +1,129 @@
+/**
+ * Assembling the gateway's services from the configuration. `holon serve` runs them all in one process;
+ * `holon api`, `holon runner`, `holon settler` run one each against shared Postgres and Redis.
+ */
+import type { Server } from 'node:http';
+import { existsSync } from 'node:fs';
+import path from 'node:path';
+import { loadConfig, type Config } from '../shared/config.js';
+import { openDatabase, type Database } from '../shared/db/connect.js';
+import { CALLBACK_QUEUE, DEFAULT_SETTINGS, RUN_QUEUE, SETTLE_QUEUE, type CallJob, type GatewayContext } from '../shared/gateway/context.js';
+import { saveMandate, creditSignup } from '../shared/gateway/mandates.js';
+import { runCall } from '../shared/gateway/run.js';
+import { settleCall } from '../shared/gateway/settle.js';
+import { startSweeper } from '../shared/gateway/sweeper.js';
+import { deliverCallback } from '../shared/gateway/callbacks.js';
+import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
+import { createLogger, type Logger } from '../shared/log.js';
+import { createMessaging } from '../shared/queue/index.js';
+import type { Worker } from '../shared/queue/types.js';
+import { loadDevRegistry } from '../shared/registry/dev-registry.js';
+import { loadMandateFiles } from '../shared/registry/mandate-files.js';
+import { createRuntimes } from '../shared/runtime/index.js';
+import { createApp } from './api/app.js';
+import { createCallWaiter } from './api/call-waiter.js';
+
+export type Role = 'api' | 'runner' | 'settler';
+export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler'];
+
+export interface RunningGateway {
+  config: Config;
+  db: Database;
+  context: GatewayContext;
+  /** Set when the API runs. */
+  port?: number;
+  server?: Server;
+  stop(): Promise<void>;
+}
+
+export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
+  const config = loadConfig(process.env, overrides);
+  const log = createLogger(roles.length === ALL_ROLES.length ? 'gateway' : roles.join('+'), config.logLevel);
+  const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dir: config.dbDir });
+  const messaging = await createMessaging({
+    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+    prefix: config.redisPrefix,
+    logger: log,
+  });
+  const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
+  const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log });
+  log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
+  const context: GatewayContext = {
+    db: db.knex,
+    registry,
+    messaging,
+    log,
+    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS },
+    now: () => Date.now(),
+  };
+  await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
+  if (config.mandatesDir) await loadMandates(context, config, log);
+
+  const stops: Array<() => Promise<void>> = [];
+  const workers: Worker[] = [];
+  if (roles.includes('runner')) {
+    const runtimes = createRuntimes();
+    workers.push(messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall({ ...context, runtimes }, job.callId), { concurrency: config.runnerConcurrency }));
+  }
+  if (roles.includes('settler')) {
+    workers.push(messaging.queues.worker<CallJob>(SETTLE_QUEUE, async (job) => { await settleCall(context, job.callId); }, { concurrency: config.settlerConcurrency }));
+    workers.push(messaging.queues.worker<CallJob>(CALLBACK_QUEUE, (job) => deliverCallback(context, job.callId), { concurrency: 4 }));
+    const sweeper = startSweeper(context);
+    stops.push(() => sweeper.stop());
+  }
+  let server: Server | undefined;
+  let port: number | undefined;
+  if (roles.includes('api')) {
+    const waiter = await createCallWaiter(db.knex, messaging.notifier);
+    const app = createApp({
+      gateway: context,
+      waiter,
+      syncWaitMs: config.syncWaitS * 1000,
+      signupCredit: config.signupCredit,
+      bodyLimitBytes: config.bodyLimitBytes,
+    });
+    server = await new Promise<Server>((resolve, reject) => {
+      const s = app.listen(config.port, '0.0.0.0', () => resolve(s));
+      s.once('error', reject);
+    });
+    const address = server.address();
+    port = typeof address === 'object' && address ? address.port : config.port;
+    const s = server;
+    stops.unshift(async () => {
+      // Stop taking requests first; in-flight requests finish.
+      await new Promise<void>((resolve) => s.close(() => resolve()));
+      await waiter.close();
+    });
+    log.info({ port, database: db.kind, queue: messaging.kind }, 'holon api listening');
+  }
+  if (db.kind === 'pglite' || messaging.kind === 'memory') {
+    log.warn('embedded database or in-process queue: for trying Holon out, not for production');
+  }
+  return {
+    config,
+    db,
+    context,
+    ...(port !== undefined ? { port } : {}),
+    ...(server ? { server } : {}),
+    stop: async () => {
+      for (const stop of stops) await stop();
+      // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.
+      await Promise.all(workers.map((w) => w.close()));
+      await messaging.close();
+      await db.close();
+    },
+  };
+}
+
+async function loadMandates(ctx: GatewayContext, config: Config, log: Logger): Promise<void> {
+  const { mandates, problems } = await loadMandateFiles(config.mandatesDir!, { log });
+  for (const m of mandates) {
+    try {
+      await saveMandate(ctx.db, m);
+      await creditSignup(ctx.db, m.issuer, config.signupCredit, 'EUR');
+    } catch (e) {
+      log.warn({ mandate: m.id, err: { message: (e as Error).message } }, 'mandate not loaded');
+    }
+  }
+  log.info({ mandates: mandates.length, invalid: problems.length }, 'mandates loaded');
+}

@@ -1,0 +1,99 @@
+/**
+ * Mandates in Postgres: the wire document plus the counters the gateway keeps (`spent`, `reserved`).
+ */
+import type { Queryable, Tx } from '../db/connect.js';
+import { toBigInt } from '../db/connect.js';
+import { HolonError } from '../errors.js';
+import { ensureAccount, DEMO_CREDIT_ACCOUNT } from '../ledger/accounts.js';
+import { postEntry } from '../ledger/entries.js';
+import { mandateToDoc, validateMandate } from '../mandate/validate.js';
+import type { Mandate } from '../mandate/types.js';
+import { formatAmount } from '../money.js';
+
+export interface StoredMandate {
+  mandate: Mandate;
+  spent: bigint;
+  reserved: bigint;
+  remaining: bigint;
+}
+
+function fromRow(row: Record<string, unknown>): StoredMandate {
+  const v = validateMandate(typeof row.doc === 'string' ? JSON.parse(row.doc) : row.doc);
+  if (!v.ok) throw new HolonError('gateway_error', 500, `stored mandate ${String(row.id)} no longer validates`);
+  const mandate = { ...v.mandate, revoked: v.mandate.revoked || row.revoked_at != null };
+  const total = toBigInt(row.total);
+  const spent = toBigInt(row.spent);
+  const reserved = toBigInt(row.reserved);
+  return { mandate, spent, reserved, remaining: total - spent - reserved };
+}
+
+export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
+  const row = await db('mandates').where({ id }).first();
+  return row ? fromRow(row) : null;
+}
+
+/** Lock the mandate row (first in the global lock order: mandate, then accounts). */
+export async function lockMandate(trx: Tx, id: string): Promise<StoredMandate | null> {
+  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM mandates WHERE id = ? FOR UPDATE`, [id]);
+  return r.rows[0] ? fromRow(r.rows[0]) : null;
+}
+
+/**
+ * Store a mandate. The same document stored twice is fine (`created: false`); another document under an
+ * existing id is a conflict. The issuer's account is created if needed.
+ */
+export async function saveMandate(db: Queryable, mandate: Mandate): Promise<{ created: boolean }> {
+  const doc = mandateToDoc(mandate);
+  await ensureAccount(db, mandate.issuer);
+  const inserted = await db.raw<{ rows: unknown[] }>(
+    `INSERT INTO mandates (id, issuer, grantee, parent_id, depth, doc, currency, total, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [
+      mandate.id,
+      mandate.issuer,
+      mandate.grantee,
+      mandate.parent ?? null,
+      mandate.depth,
+      JSON.stringify(doc),
+      mandate.budget.currency,
+      mandate.budget.total.toString(),
+      mandate.expiresAt === undefined ? null : new Date(mandate.expiresAt).toISOString(),
+    ],
+  );
+  if (inserted.rows.length) return { created: true };
+  const existing = await db('mandates').where({ id: mandate.id }).first('doc');
+  const stored = typeof existing.doc === 'string' ? JSON.parse(existing.doc) : existing.doc;
+  if (JSON.stringify(sortKeys(stored)) !== JSON.stringify(sortKeys(doc))) {
+    throw new HolonError('mandate_exists', 409, `mandate ${mandate.id} already exists with other terms`);
+  }
+  return { created: false };
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}
+
+/** Demo credit for an issuer, once: journal entry `signup:<handle>` from `external:demo-credit`. */
+export async function creditSignup(db: Queryable, handle: string, amount: bigint, currency: string): Promise<boolean> {
+  if (amount <= 0n) return false;
+  await ensureAccount(db, DEMO_CREDIT_ACCOUNT);
+  await ensureAccount(db, handle);
+  const posted = await postEntry(db, {
+    key: `signup:${handle}`,
+    kind: 'signup',
+    lines: [
+      { account: DEMO_CREDIT_ACCOUNT, currency, amount: -amount },
+      { account: handle, currency, amount },
+    ],
+  });
+  return posted.created;
+}
+
+export function describeBudget(m: StoredMandate): string {
+  const c = m.mandate.budget.currency;
+  return `mandate ${m.mandate.id} has ${formatAmount(m.remaining)} ${c} left of its ${formatAmount(m.mandate.budget.total)} ${c} (spent ${formatAmount(m.spent)}, reserved ${formatAmount(m.reserved)})`;
+}

@@ -1,0 +1,131 @@
+/**
+ * The runner's job (gateway.md §1 steps 5–6): claim the call row, invoke the agent at most once under its
+ * hard timeout, check the output, compute the charge, and hand the outcome to the settler.
+ *
+ * BullMQ delivers at least once. The call row decides: only the delivery that moves it from `queued` to
+ * `running` invokes the agent. A delivery that finds it already `running` means the runner that claimed it
+ * died: the call is closed `failed / gateway_restarted`, unbilled, and its hold released by the settler.
+ */
+import { compileInterface } from '../manifest/interface-validator.js';
+import { charge, fxRateFor, type Outcome } from '../pricing.js';
+import { divRound, formatAmount } from '../money.js';
+import type { RunResult } from '../runtime/types.js';
+import { loadMandate } from './mandates.js';
+import { inputKey, outputKey, SETTLE_QUEUE, type CallJob, type GatewayContext, type RuntimeRunner } from './context.js';
+
+/** What the runner decided, stored on the call row (never the output). */
+export interface CallOutcome {
+  kind: 'success' | 'declared_error' | 'failure';
+  code?: string;
+  billed: boolean;
+  /** Charged for the agent's own work, micro-units of the mandate currency, as a string. */
+  own: string;
+  duration_ms: number;
+}
+
+export interface RunnerContext extends GatewayContext {
+  runtimes: RuntimeRunner;
+}
+
+export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
+  const claimed = await ctx.db.raw<{ rows: Array<Record<string, unknown>> }>(
+    `UPDATE calls SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => timeout_ms / 1000.0)
+      WHERE id = ? AND status = 'queued' RETURNING *`,
+    [callId],
+  );
+  const call = claimed.rows[0];
+  if (!call) {
+    const row = await ctx.db('calls').where({ id: callId }).first('status');
+    if (row?.status === 'running') await closeCall(ctx, callId, 'running', failure('gateway_restarted'));
+    else if (row?.status === 'settling') await enqueueSettle(ctx, callId);
+    return;
+  }
+  const log = ctx.log.child({ call: callId });
+  const started = Date.now();
+  const finish = (o: Omit<CallOutcome, 'duration_ms'>) => closeCall(ctx, callId, 'running', { ...o, duration_ms: Date.now() - started });
+
+  const rawInput = await ctx.messaging.store.take(inputKey(callId));
+  const agent = ctx.registry.get(String(call.agent_id), String(call.agent_version));
+  const stored = await loadMandate(ctx.db, String(call.mandate_id));
+  if (rawInput === undefined || !agent || !stored) {
+    log.warn({ input: rawInput !== undefined, agent: Boolean(agent), mandate: Boolean(stored) }, 'call cannot run: input, agent or mandate missing');
+    await finish(failure('gateway_error'));
+    return;
+  }
+  const { manifest } = agent;
+  const budget = stored.mandate.budget;
+  const maxCost = call.max_cost === null || call.max_cost === undefined ? undefined : BigInt(String(call.max_cost));
+  const fx = fxRateFor(manifest.pricing.currency, budget);
+  // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
+  const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
+
+  let result: RunResult;
+  try {
+    result = await ctx.runtimes.run(agent, JSON.parse(rawInput), {
+      callId,
+      signal: AbortSignal.timeout(Number(call.timeout_ms)),
+      timeoutMs: Number(call.timeout_ms),
+      ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
+    });
+  } catch (e) {
+    log.error({ err: { name: (e as Error).name, message: (e as Error).message } }, 'runtime threw');
+    result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
+  }
+
+  let outcome: Outcome;
+  let output: unknown;
+  if (result.kind === 'output') {
+    const problems = compileInterface(manifest).output(result.output);
+    if (problems.length) outcome = { kind: 'failure', code: 'invalid_output' };
+    else {
+      outcome = { kind: 'success', ...(result.units !== undefined ? { units: result.units } : {}), ...(result.quote !== undefined ? { quote: result.quote } : {}) };
+      output = result.output;
+    }
+  } else if (result.kind === 'error') {
+    outcome = { kind: 'declared_error', code: result.code, ...(result.units !== undefined ? { units: result.units } : {}), ...(result.quote !== undefined ? { quote: result.quote } : {}) };
+  } else {
+    outcome = { kind: 'failure', code: result.code };
+  }
+
+  let billed = false;
+  let own = 0n;
+  try {
+    const c = charge(manifest, outcome, budget, maxCost);
+    billed = c.billed;
+    own = c.own;
+  } catch (e) {
+    log.warn({ err: { message: (e as Error).message } }, 'charge refused the reported usage');
+    outcome = { kind: 'failure', code: 'agent_error' };
+    output = undefined;
+  }
+  const code = outcome.kind === 'declared_error' || outcome.kind === 'failure' ? outcome.code : undefined;
+  if (output !== undefined) {
+    // The output waits outside Postgres for its pickup (sync answer, GET /v0/calls/{id}, or the callback).
+    await ctx.messaging.store.put(outputKey(callId), JSON.stringify(output), ctx.settings.resultTtlS);
+  }
+  await finish({ kind: outcome.kind as CallOutcome['kind'], ...(code ? { code } : {}), billed, own: own.toString() });
+}
+
+function failure(code: string): CallOutcome {
+  return { kind: 'failure', code, billed: false, own: '0', duration_ms: 0 };
+}
+
+/**
+ * Move the call from `from` to `settling` with its outcome, then hand it to the settler. A call that is no
+ * longer in `from` (someone else closed it) is left alone.
+ */
+export async function closeCall(ctx: GatewayContext, callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
+  const r = await ctx.db.raw<{ rows: unknown[] }>(
+    `UPDATE calls SET status = 'settling', outcome = ?::jsonb, finished_at = now(), error_code = ?
+      WHERE id = ? AND status = ? RETURNING id`,
+    [JSON.stringify(outcome), outcome.code ?? null, callId, from],
+  );
+  if (r.rows.length === 0) return false;
+  await enqueueSettle(ctx, callId);
+  return true;
+}
+
+export async function enqueueSettle(ctx: GatewayContext, callId: string): Promise<void> {
+  await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId: `settle-${callId}`, attempts: 10, backoffMs: 500 });
+  await ctx.db('calls').where({ id: callId }).update({ settle_enqueued_at: new Date(ctx.now()) });
+}

@@ -1,0 +1,106 @@
+/**
+ * The settler's job (gateway.md §1 step 7, DESIGN.md §1): ONE transaction writes the journal entry
+ * `settle:<receipt id>`, the receipt, the resolved hold, the mandate's `spent`/`reserved`, the `call_events`
+ * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
+ */
+import { ensureAccount } from '../ledger/accounts.js';
+import { lockBalances, postEntry } from '../ledger/entries.js';
+import { resolveHold } from '../ledger/holds.js';
+import type { Manifest } from '../manifest/types.js';
+import { journalLinesForSettlement, split, type ChainLink } from '../splits.js';
+import type { Registry } from '../registry/registry.js';
+import { lockMandate } from './mandates.js';
+import { insertReceipt } from './receipts.js';
+import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob, type GatewayContext } from './context.js';
+import type { CallOutcome } from './run.js';
+
+/** The author and the upstream authors of forks, each with the royalty it pays upstream. */
+export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
+  const chain: ChainLink[] = [];
+  let current: Manifest | undefined = manifest;
+  const seen = new Set<string>();
+  while (current && chain.length < 9 && !seen.has(current.id)) {
+    seen.add(current.id);
+    const upstream: Manifest | undefined = current.lineage
+      ? registry.get(current.lineage.forkedFrom.id, current.lineage.forkedFrom.version)?.manifest
+      : undefined;
+    // A fork whose upstream is no longer listed keeps everything: its royalty has nobody to go to.
+    chain.push(upstream && current.lineage ? { account: current.namespace, royalty: current.lineage.royalty } : { account: current.namespace });
+    current = upstream;
+  }
+  return chain;
+}
+
+export async function settleCall(ctx: GatewayContext, callId: string): Promise<'settled' | 'noop'> {
+  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer');
+  if (!pre || pre.status !== 'settling') return 'noop';
+  const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
+  const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
+  // Accounts are created before the transaction, so the transaction only takes row locks in the global order.
+  for (const link of chain) await ensureAccount(ctx.db, link.account);
+
+  const done = await ctx.db.transaction(async (trx) => {
+    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
+    const call = r.rows[0];
+    if (!call || call.status !== 'settling') return null;
+    const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
+    const mandate = await lockMandate(trx, String(call.mandate_id));
+    if (!mandate) throw new Error(`call ${callId} names a missing mandate`);
+    const currency = String(call.currency);
+    const payer = String(call.payer);
+    const own = outcome.billed ? BigInt(outcome.own) : 0n;
+    const lines = journalLinesForSettlement(payer, own, chain);
+    await lockBalances(trx, [{ account: payer, currency }, ...lines.map((l) => ({ account: l.account, currency }))]);
+    const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released');
+    const entry = own > 0n
+      ? await postEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) })
+      : null;
+    await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [
+      hold.changed ? hold.amount.toString() : '0',
+      own.toString(),
+      mandate.mandate.id,
+    ]);
+    const succeeded = outcome.kind === 'success';
+    const durationMs = outcome.duration_ms;
+    await insertReceipt(trx, {
+      id: callId,
+      parentId: (call.parent_id as string | null) ?? null,
+      mandateId: mandate.mandate.id,
+      subMandateId: (call.sub_mandate_id as string | null) ?? null,
+      caller: String(call.caller),
+      agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
+      status: succeeded ? 'succeeded' : 'failed',
+      errorCode: outcome.code ?? null,
+      reasons: [],
+      worstCase: BigInt(String(call.worst_case)),
+      currency,
+      payer,
+      billed: own > 0n,
+      costOwn: own,
+      costDownstream: 0n,
+      splits: own > 0n ? split(own, chain) : [],
+      approvalId: (call.approval_id as string | null) ?? null,
+      durationMs,
+      entryId: entry?.id ?? null,
+    });
+    await trx('call_events').insert({
+      call_id: callId,
+      agent_id: call.agent_id,
+      agent_version: call.agent_version,
+      status: succeeded ? 'succeeded' : 'failed',
+      error_code: outcome.code ?? null,
+      latency_ms: Math.max(0, Math.round(durationMs)),
+      cost: own.toString(),
+      currency,
+      delegated: Boolean(call.delegated),
+    });
+    await trx('calls').where({ id: callId }).update({ status: succeeded ? 'succeeded' : 'failed' });
+    return { callbackUrl: (call.callback_url as string | null) ?? null };
+  });
+  if (!done) return 'noop';
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callId);
+  if (done.callbackUrl) {
+    await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });
+  }
+  return 'settled';
+}

@@ -1,0 +1,239 @@
+/**
+ * Admission: resolve → admit (checkCall) → check input → reserve → enqueue (gateway.md §1, steps 1–4).
+ * Every request that names a mandate gets a receipt, denied and rejected ones included.
+ */
+import { compileInterface } from '../manifest/interface-validator.js';
+import type { Manifest } from '../manifest/types.js';
+import { checkCall } from '../mandate/check-call.js';
+import type { AgentFacts, CallRequest } from '../mandate/types.js';
+import { formatAmount } from '../money.js';
+import { worstCase } from '../pricing.js';
+import { rankCapability, type Candidate } from '../resolution.js';
+import type { Problem } from '../errors.js';
+import { HolonError } from '../errors.js';
+import { lockBalances } from '../ledger/entries.js';
+import { placeHold } from '../ledger/holds.js';
+import type { AgentVersion } from '../runtime/types.js';
+import { newReceiptId } from './ids.js';
+import { describeBudget, loadMandate, lockMandate, type StoredMandate } from './mandates.js';
+import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } from './receipts.js';
+import { EMPTY_RECORD, loadRecords, recordKey } from './records.js';
+import { inputKey, RUN_QUEUE, type CallJob, type GatewayContext } from './context.js';
+
+export interface CallSubmission {
+  mandateId: string;
+  /** `ns/name[@range]` — exactly one of agent / capability. */
+  agent?: string;
+  capability?: string;
+  input: unknown;
+  /** The caller's cap, in the mandate's currency. */
+  maxCost?: bigint;
+  callbackUrl?: string;
+}
+
+export type Submitted =
+  | { kind: 'queued'; callId: string; timeoutMs: number }
+  | { kind: 'refused'; httpStatus: number; code: string; message: string; receipt: ReceiptView; problems?: Problem[] };
+
+interface Refusal {
+  httpStatus: number;
+  code: string;
+  status: ReceiptStatus;
+  reasons: string[];
+  problems?: Problem[];
+}
+
+const label = (m: Manifest) => `${m.id}@${m.version}`;
+
+export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Promise<Submitted> {
+  const id = newReceiptId(ctx.now());
+  const stored = await loadMandate(ctx.db, sub.mandateId);
+  if (!stored) {
+    return refuse(ctx, id, null, sub.agent ?? sub.capability ?? null, null, {
+      httpStatus: 404, code: 'unknown_mandate', status: 'denied', reasons: [`there is no mandate ${sub.mandateId}`],
+    });
+  }
+  const { mandate } = stored;
+  const resolved = await resolveAgent(ctx, stored, sub);
+  if (!resolved.ok) return refuse(ctx, id, stored, sub.agent ?? sub.capability ?? null, null, resolved.refusal);
+  const agent = resolved.agent;
+  const { manifest } = agent;
+
+  const wc = worstCase(manifest, mandate.budget, sub.maxCost);
+  const request: CallRequest = {
+    worstCase: wc.ok ? wc.total : null,
+    ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+    depth: mandate.depth,
+    delegated: false,
+    via: sub.capability ? { kind: 'capability', capability: sub.capability } : { kind: 'id' },
+    usedBefore: await usedBefore(ctx, mandate.id, manifest, mandate.approval.firstUse),
+    now: ctx.now(),
+    facts: await factsOf(ctx, agent, mandate.require.minSuccessRate !== undefined),
+  };
+  const admission = checkCall(mandate, manifest, request);
+  const worst = wc.ok ? wc.total : null;
+  if (admission.decision === 'deny') {
+    return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons });
+  }
+  if (admission.decision === 'approve') {
+    // Approval records (bound to mandate, version, input hash, max_cost) arrive with delegation & approvals.
+    return refuse(ctx, id, stored, label(manifest), worst, {
+      httpStatus: 202, code: 'pending_approval', status: 'pending_approval', reasons: admission.reasons,
+    });
+  }
+  const problems = compileInterface(manifest).input(sub.input);
+  if (problems.length) {
+    return refuse(ctx, id, stored, label(manifest), worst, {
+      httpStatus: 422, code: 'rejected_input', status: 'rejected_input',
+      reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
+      problems,
+    });
+  }
+  const timeoutMs = manifest.runtime.timeoutS * 1000;
+  const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs);
+  if (reserved) return refuse(ctx, id, stored, label(manifest), worst, reserved);
+
+  await ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS);
+  await ctx.messaging.queues.queue<CallJob>(RUN_QUEUE).add({ callId: id }, { jobId: id });
+  return { kind: 'queued', callId: id, timeoutMs };
+}
+
+type Resolution = { ok: true; agent: AgentVersion } | { ok: false; refusal: Refusal };
+
+async function resolveAgent(ctx: GatewayContext, stored: StoredMandate, sub: CallSubmission): Promise<Resolution> {
+  if (sub.agent !== undefined) {
+    const r = ctx.registry.resolve(sub.agent);
+    if (r.ok) return r;
+    return { ok: false, refusal: { httpStatus: r.code === 'invalid_ref' ? 400 : 404, code: r.code, status: 'denied', reasons: [r.message] } };
+  }
+  const capability = sub.capability!;
+  const versions = ctx.registry.implementers(capability);
+  if (versions.length === 0) {
+    return { ok: false, refusal: { httpStatus: 404, code: 'unknown_capability', status: 'denied', reasons: [`no listed agent implements ${capability}`] } };
+  }
+  const records = await loadRecords(ctx.db, versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })));
+  const candidates: Candidate[] = [];
+  for (const v of versions) {
+    const record = records.get(recordKey(v.manifest.id, v.manifest.version)) ?? EMPTY_RECORD;
+    candidates.push({
+      manifest: v.manifest,
+      facts: { origin: v.origin, evaluation: 'none', record },
+      record,
+      usedBefore: await usedBefore(ctx, stored.mandate.id, v.manifest, stored.mandate.approval.firstUse),
+    });
+  }
+  const ranking = rankCapability(capability, candidates, stored.mandate, {
+    ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+    depth: stored.mandate.depth,
+    delegated: false,
+    usedBefore: false,
+    now: ctx.now(),
+  });
+  const best = ranking.ranked[0];
+  if (!best) {
+    const reasons = ranking.denied.flatMap((d) => d.reasons.map((r) => `${label(d.manifest)}: ${r}`));
+    return { ok: false, refusal: { httpStatus: 403, code: 'denied', status: 'denied', reasons } };
+  }
+  return { ok: true, agent: versions.find((v) => v.manifest === best.manifest)! };
+}
+
+async function usedBefore(ctx: GatewayContext, mandateId: string, manifest: Manifest, needed: boolean): Promise<boolean> {
+  if (!needed) return true;
+  const row = await ctx.db('calls').where({ mandate_id: mandateId, agent_id: manifest.id, agent_version: manifest.version }).first('id');
+  return row !== undefined;
+}
+
+async function factsOf(ctx: GatewayContext, agent: AgentVersion, withRecord: boolean): Promise<AgentFacts> {
+  const facts: AgentFacts = { origin: agent.origin, evaluation: 'none' };
+  if (withRecord) {
+    const records = await loadRecords(ctx.db, [{ id: agent.manifest.id, version: agent.manifest.version }]);
+    const r = records.get(recordKey(agent.manifest.id, agent.manifest.version)) ?? EMPTY_RECORD;
+    facts.record = { runs: r.runs, successes: r.successes };
+  }
+  return facts;
+}
+
+/**
+ * Reserve the worst case: one transaction, row locks in the global order (mandate, then the payer's balance).
+ * Both the mandate's remaining budget and the payer's available balance must cover it. Returns a refusal
+ * saying what was short, or null once the call row, the hold and the mandate's `reserved` are written.
+ */
+async function reserve(
+  ctx: GatewayContext,
+  id: string,
+  stored: StoredMandate,
+  manifest: Manifest,
+  worst: bigint,
+  sub: CallSubmission,
+  timeoutMs: number,
+): Promise<Refusal | null> {
+  const currency = stored.mandate.budget.currency;
+  const payer = stored.mandate.issuer;
+  return ctx.db.transaction(async (trx) => {
+    const locked = await lockMandate(trx, stored.mandate.id);
+    if (!locked) return { httpStatus: 404, code: 'unknown_mandate', status: 'denied' as const, reasons: [`there is no mandate ${stored.mandate.id}`] };
+    if (worst > locked.remaining) {
+      return {
+        httpStatus: 403, code: 'denied', status: 'denied' as const,
+        reasons: [`${describeBudget(locked)}; the call's worst case is ${formatAmount(worst)} ${currency}`],
+      };
+    }
+    const balances = await lockBalances(trx, [{ account: payer, currency }]);
+    const b = balances.values().next().value!;
+    if (!b.overdraft && worst > b.balance - b.held) {
+      return {
+        httpStatus: 403, code: 'denied', status: 'denied' as const,
+        reasons: [`account ${payer} has ${formatAmount(b.balance - b.held)} ${currency} available; the call's worst case is ${formatAmount(worst)} ${currency}`],
+      };
+    }
+    const queuedDeadline = new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000);
+    await trx('calls').insert({
+      id,
+      root_id: id,
+      mandate_id: stored.mandate.id,
+      caller: stored.mandate.grantee,
+      agent_id: manifest.id,
+      agent_version: manifest.version,
+      payer,
+      currency,
+      worst_case: worst.toString(),
+      max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
+      depth: stored.mandate.depth,
+      delegated: false,
+      status: 'queued',
+      timeout_ms: timeoutMs,
+      deadline_at: queuedDeadline,
+      callback_url: sub.callbackUrl ?? null,
+    });
+    await placeHold(trx, { id, account: payer, currency, amount: worst, mandateId: stored.mandate.id, callId: id });
+    await trx.raw(`UPDATE mandates SET reserved = reserved + ? WHERE id = ?`, [worst.toString(), stored.mandate.id]);
+    return null;
+  });
+}
+
+async function refuse(
+  ctx: GatewayContext,
+  id: string,
+  stored: StoredMandate | null,
+  agent: string | null,
+  worst: bigint | null,
+  r: Refusal,
+): Promise<Submitted> {
+  await insertReceipt(ctx.db, {
+    id,
+    mandateId: stored?.mandate.id ?? null,
+    caller: stored?.mandate.grantee ?? null,
+    agent,
+    status: r.status,
+    reasons: r.reasons,
+    worstCase: worst,
+    currency: stored?.mandate.budget.currency ?? null,
+    payer: stored?.mandate.issuer ?? null,
+  });
+  const receipt = await loadReceiptTree(ctx.db, id);
+  if (!receipt) throw new HolonError('gateway_error', 500, 'a receipt could not be read back');
+  return {
+    kind: 'refused', httpStatus: r.httpStatus, code: r.code, message: r.reasons[0] ?? r.code, receipt,
+    ...(r.problems ? { problems: r.problems } : {}),
+  };
+}

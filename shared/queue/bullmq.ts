@@ -1,0 +1,271 @@
+/**
+ * The Redis implementation of QueueBackend, on BullMQ. This is the ONLY file in the project that imports
+ * `bullmq`; everything else sees the interfaces of ./types.ts.
+ *
+ * Keys: every queue lives under `<prefix>:q:<queue name>:…` (prefix from HOLON_REDIS_PREFIX, default `holon`),
+ * so two gateways with different prefixes on one Redis never see each other's jobs.
+ *
+ * Connections: one shared ioredis connection for all producers (Queue instances), one shared connection for
+ * the workers' ordinary commands (BullMQ requires `maxRetriesPerRequest: null` there so a Redis blip makes a
+ * worker wait rather than fail a job mid-flight), and one blocking connection per worker, which BullMQ
+ * duplicates from the shared one and owns. All are opened lazily: a process that only produces never opens
+ * the worker connection.
+ *
+ * Delivery is at least once. A worker killed with `kill -9` leaves its job `active` with a lock that stops
+ * being renewed; once the lock expires (lockDuration) another worker's stalled checker (every
+ * stalledInterval) moves the job back to `wait` and it is delivered again — `attemptsMade` then counts the
+ * lost delivery. A job that stalls more than `maxStalledCount` times is failed: Postgres is the truth and a
+ * sweeper closes whatever is left.
+ */
+import { Queue as BullQueue, Worker as BullWorker, type Job, type JobsOptions } from 'bullmq';
+import { Redis } from 'ioredis';
+import { namespaceOf } from './ephemeral.js';
+import type { JobHandler, JobInfo, JobOptions, Queue, QueueBackend, Worker } from './types.js';
+
+/** Enough of a pino logger for the queue adapters. */
+export interface QueueLogger {
+  warn(obj: object, msg?: string): void;
+  error(obj: object, msg?: string): void;
+}
+
+export const silentLogger: QueueLogger = { warn: () => {}, error: () => {} };
+
+export interface StallSettings {
+  /** How often a worker looks for jobs whose lock has expired (ms). */
+  stalledIntervalMs: number;
+  /** How long a job's lock lives without renewal (ms). Renewed every lockDuration/2 while the handler runs. */
+  lockDurationMs: number;
+  /** How many times a job may be recovered from a stall; one more stall fails it. */
+  maxStalledCount: number;
+}
+
+/** At-least-once with fast recovery after a `kill -9`: a dead worker's job is redelivered within ~10–20 s. */
+export const DEFAULT_STALL_SETTINGS: Readonly<StallSettings> = Object.freeze({
+  stalledIntervalMs: 5_000,
+  lockDurationMs: 10_000,
+  maxStalledCount: 1,
+});
+
+export interface BullBackendOptions {
+  /** Redis URL (`redis://…` or `rediss://…`). */
+  connection: string;
+  /** Key prefix (HOLON_REDIS_PREFIX); default `holon`. */
+  prefix?: string;
+  /** Stall/lock settings for every worker of this backend (per-worker options override them). */
+  worker?: Partial<StallSettings>;
+  logger?: QueueLogger;
+}
+
+export interface BullWorkerOptions extends Partial<StallSettings> {
+  concurrency: number;
+}
+
+export type BullJobState = 'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized' | 'waiting-children' | 'unknown';
+
+export interface BullBackend extends QueueBackend {
+  readonly kind: 'redis';
+  /** The BullMQ key prefix actually used (`<prefix>:q`). */
+  readonly keyPrefix: string;
+  worker<T>(name: string, handler: JobHandler<T>, options: BullWorkerOptions): Worker;
+  /** Where a job is (for operations and tests); `unknown` once it is gone. */
+  jobState(name: string, jobId: string): Promise<BullJobState>;
+}
+
+/** The BullMQ `prefix` option for a Holon prefix: keys become `<prefix>:q:<queue>:…`. */
+export function bullPrefixOf(prefix: string | undefined): string {
+  return `${namespaceOf(prefix)}q`;
+}
+
+/*
+ * BullMQ refuses custom job ids that look like integers or contain ':' (it uses both itself). Callers may use
+ * any non-empty string (e.g. `settle:rcpt_…`), so custom ids are stored encoded: `j-` + the id with '%' and ':'
+ * percent-encoded. Auto-generated ids are integers and never start with `j-`, so decoding is unambiguous.
+ */
+const CUSTOM_ID = 'j-';
+
+export function encodeJobId(id: string): string {
+  if (typeof id !== 'string' || id.length === 0) throw new TypeError('jobId must be a non-empty string');
+  return CUSTOM_ID + id.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
+}
+
+export function decodeJobId(id: string): string {
+  if (!id.startsWith(CUSTOM_ID)) return id;
+  return id.slice(CUSTOM_ID.length).replace(/%(25|3A)/g, (_m, code: string) => (code === '25' ? '%' : ':'));
+}
+
+function assertQueueName(name: string): void {
+  if (!/^[A-Za-z0-9_.-]+$/.test(name)) throw new TypeError(`invalid queue name ${JSON.stringify(name)}: letters, digits, _ . - only`);
+}
+
+function assertPositiveInt(value: number, what: string): void {
+  if (!Number.isInteger(value) || value < 1) throw new TypeError(`${what} must be an integer ≥ 1, got ${value}`);
+}
+
+/** Maps the interface's JobOptions to BullMQ's. Shared semantics with the memory twin. */
+export function toBullJobOptions(options: JobOptions = {}): JobsOptions {
+  const opts: JobsOptions = { removeOnComplete: true, removeOnFail: { age: 3600 } };
+  if (options.jobId !== undefined) opts.jobId = encodeJobId(options.jobId);
+  if (options.delayMs !== undefined && options.delayMs > 0) opts.delay = Math.round(options.delayMs);
+  const attempts = options.attempts ?? 1;
+  assertPositiveInt(attempts, 'attempts');
+  if (attempts > 1) {
+    opts.attempts = attempts;
+    opts.backoff = { type: 'exponential', delay: Math.max(0, Math.round(options.backoffMs ?? 1000)) };
+  }
+  return opts;
+}
+
+/**
+ * Deliveries before this one. BullMQ's `attemptsMade` counts failures only; a delivery lost to a crash shows in
+ * `attemptsStarted` (incremented each time the job becomes active), so the larger of the two is reported.
+ */
+function jobInfo(job: Job): JobInfo {
+  const started = typeof job.attemptsStarted === 'number' ? job.attemptsStarted : 1;
+  return { id: decodeJobId(String(job.id)), attemptsMade: Math.max(job.attemptsMade ?? 0, started - 1) };
+}
+
+function errorMessage(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}
+
+async function closeRedis(client: Redis | undefined): Promise<void> {
+  if (!client || client.status === 'end') return;
+  if (client.status !== 'ready') {
+    client.disconnect();
+    return;
+  }
+  try {
+    await client.quit();
+  } catch {
+    client.disconnect();
+  }
+}
+
+export function createBullBackend(options: BullBackendOptions): BullBackend {
+  const url = options.connection;
+  const keyPrefix = bullPrefixOf(options.prefix);
+  const logger = options.logger ?? silentLogger;
+  const stallDefaults: StallSettings = { ...DEFAULT_STALL_SETTINGS, ...definedOnly(options.worker ?? {}) };
+
+  let producer: Redis | undefined;
+  let consumer: Redis | undefined;
+  const queues = new Map<string, BullQueue>();
+  const workers = new Set<BullWorker>();
+  let closing: Promise<void> | undefined;
+
+  const producerConnection = (): Redis => {
+    if (!producer) {
+      // Producers fail a command after ioredis' default retries rather than hang an API request forever.
+      producer = new Redis(url, { connectionName: `${keyPrefix}:producer` });
+      producer.on('error', (err) => logger.error({ err: errorMessage(err) }, 'queue producer connection error'));
+    }
+    return producer;
+  };
+  const consumerConnection = (): Redis => {
+    if (!consumer) {
+      consumer = new Redis(url, { maxRetriesPerRequest: null, connectionName: `${keyPrefix}:worker` });
+      consumer.on('error', (err) => logger.error({ err: errorMessage(err) }, 'queue worker connection error'));
+    }
+    return consumer;
+  };
+  const assertOpen = () => {
+    if (closing) throw new Error('queue backend is closed');
+  };
+
+  const bullQueue = (name: string): BullQueue => {
+    let q = queues.get(name);
+    if (!q) {
+      q = new BullQueue(name, { connection: producerConnection(), prefix: keyPrefix });
+      q.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue error'));
+      queues.set(name, q);
+    }
+    return q;
+  };
+
+  const backend: BullBackend = {
+    kind: 'redis',
+    keyPrefix,
+
+    queue<T>(name: string): Queue<T> {
+      assertOpen();
+      assertQueueName(name);
+      return {
+        add: async (data: T, jobOptions?: JobOptions) => {
+          assertOpen();
+          const opts = toBullJobOptions(jobOptions);
+          await bullQueue(name).add(name, data, opts);
+        },
+      };
+    },
+
+    worker<T>(name: string, handler: JobHandler<T>, workerOptions: BullWorkerOptions): Worker {
+      assertOpen();
+      assertQueueName(name);
+      assertPositiveInt(workerOptions.concurrency, 'concurrency');
+      const { concurrency: _concurrency, ...overrides } = workerOptions;
+      const stall: StallSettings = { ...stallDefaults, ...definedOnly(overrides) };
+      assertPositiveInt(stall.stalledIntervalMs, 'stalledIntervalMs');
+      assertPositiveInt(stall.lockDurationMs, 'lockDurationMs');
+      if (!Number.isInteger(stall.maxStalledCount) || stall.maxStalledCount < 0) throw new TypeError('maxStalledCount must be an integer ≥ 0');
+
+      const worker = new BullWorker(
+        name,
+        async (job: Job) => {
+          await handler(job.data as T, jobInfo(job));
+        },
+        {
+          connection: consumerConnection(),
+          prefix: keyPrefix,
+          concurrency: workerOptions.concurrency,
+          stalledInterval: stall.stalledIntervalMs,
+          lockDuration: stall.lockDurationMs,
+          maxStalledCount: stall.maxStalledCount,
+        },
+      );
+      worker.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue worker error'));
+      worker.on('failed', (job, err) => {
+        logger.warn(
+          { queue: name, jobId: job?.id === undefined ? undefined : decodeJobId(String(job.id)), attemptsMade: job?.attemptsMade, err: errorMessage(err) },
+          'job failed',
+        );
+      });
+      worker.on('stalled', (jobId) => logger.warn({ queue: name, jobId: decodeJobId(jobId) }, 'job stalled; redelivering'));
+      workers.add(worker);
+
+      let closed: Promise<void> | undefined;
+      return {
+        close: () => {
+          // BullMQ's close() stops fetching, waits for the running handlers, then closes the blocking connection.
+          closed ??= worker.close().finally(() => workers.delete(worker));
+          return closed;
+        },
+      };
+    },
+
+    async jobState(name: string, jobId: string): Promise<BullJobState> {
+      assertOpen();
+      return (await bullQueue(name).getJobState(encodeJobId(jobId))) as BullJobState;
+    },
+
+    close(): Promise<void> {
+      closing ??= (async () => {
+        const errors: unknown[] = [];
+        const settle = async (ps: Promise<unknown>[]) => {
+          for (const r of await Promise.allSettled(ps)) if (r.status === 'rejected') errors.push(r.reason);
+        };
+        await settle([...workers].map((w) => w.close()));
+        await settle([...queues.values()].map((q) => q.close()));
+        await settle([closeRedis(producer), closeRedis(consumer)]);
+        workers.clear();
+        queues.clear();
+        if (errors.length) throw errors[0];
+      })();
+      return closing;
+    },
+  };
+  return backend;
+}
+
+function definedOnly<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}

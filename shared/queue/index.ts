@@ -1,0 +1,63 @@
+/**
+ * The messaging bundle every service gets: queues, notifier, ephemeral store. Redis (BullMQ / ioredis) when a
+ * Redis URL is configured; in-process twins otherwise (the embedded default, not for production).
+ */
+import type { QueueLogger, StallSettings } from './bullmq.js';
+import { createMemoryStore, createRedisStore, DEFAULT_REDIS_PREFIX } from './ephemeral.js';
+import { createMemoryBackend } from './memory.js';
+import { createMemoryNotifier, createRedisNotifier } from './notifier.js';
+import type { EphemeralStore, Messaging, Notifier, QueueBackend } from './types.js';
+
+export type * from './types.js';
+export type { QueueLogger, StallSettings } from './bullmq.js';
+
+export interface MessagingOptions {
+  /** REDIS_URL; absent = in-process implementations. */
+  redisUrl?: string;
+  /** HOLON_REDIS_PREFIX; default `holon`. Ignored without Redis. */
+  prefix?: string;
+  /** Stall/lock settings for BullMQ workers (defaults: DEFAULT_STALL_SETTINGS in ./bullmq.ts). */
+  worker?: Partial<StallSettings>;
+  /** Where job failures and connection errors are reported; default: nowhere. */
+  logger?: QueueLogger;
+}
+
+export async function createMessaging(options: MessagingOptions = {}): Promise<Messaging> {
+  if (!options.redisUrl) {
+    return bundle('memory', createMemoryBackend({ logger: options.logger }), createMemoryNotifier({ logger: options.logger }), createMemoryStore());
+  }
+  const prefix = options.prefix || DEFAULT_REDIS_PREFIX;
+  // Loaded only when Redis is configured: the embedded default never loads BullMQ.
+  const { createBullBackend } = await import('./bullmq.js');
+  const store = createRedisStore(options.redisUrl, prefix);
+  const queues = createBullBackend({ connection: options.redisUrl, prefix, worker: options.worker, logger: options.logger });
+  const notifier = createRedisNotifier(options.redisUrl, prefix, { logger: options.logger });
+  const messaging = bundle('redis', queues, notifier, store);
+  try {
+    // Fail at start-up, in plain words, rather than on the first call.
+    await store.ready();
+  } catch (err) {
+    await messaging.close().catch(() => {});
+    throw err;
+  }
+  return messaging;
+}
+
+function bundle(kind: Messaging['kind'], queues: QueueBackend, notifier: Notifier, store: EphemeralStore): Messaging {
+  let closing: Promise<void> | undefined;
+  return {
+    kind,
+    queues,
+    notifier,
+    store,
+    close: () => {
+      // Workers first (they may still publish or touch the store while finishing), then the rest.
+      closing ??= (async () => {
+        const results = [await Promise.allSettled([queues.close()]), await Promise.allSettled([notifier.close(), store.close()])].flat();
+        const failed = results.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+        if (failed) throw failed.reason;
+      })();
+      return closing;
+    },
+  };
+}

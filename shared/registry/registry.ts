@@ -1,0 +1,161 @@
+/**
+ * The registry: every listed agent version, looked up by id, by ref (`ns/name[@range]`, gateway.md §1.1)
+ * or by capability. This is the read-only interface the gateway uses, plus an in-memory implementation
+ * (the dev registry fills it from holon.yaml files; see dev-registry.ts).
+ *
+ * "Latest" follows the resolution rule of shared/resolution.ts: the highest *release* (a pre-release is
+ * only ever chosen when a range names one). So:
+ *   - `resolve('ns/name')` never lands on a pre-release; `resolve('ns/name@1.0.0-beta.1')` can;
+ *   - `implementers(cap)` gives, per agent id, the highest release that lists the capability (agents that
+ *     list it only in pre-releases are left out: a capability call never picks a pre-release);
+ *   - `search()` is for discovery, so an agent that only has pre-releases still shows up, with its highest
+ *     pre-release.
+ */
+import semver from 'semver';
+import { parseAgentRef, resolveVersion } from '../resolution.js';
+import { matchesCapability } from '../mandate/patterns.js';
+import type { AgentVersion } from '../runtime/types.js';
+
+export type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invalid_ref';
+
+export type ResolveResult =
+  | { ok: true; agent: AgentVersion }
+  | { ok: false; code: ResolveErrorCode; message: string };
+
+export interface SearchQuery {
+  /** Case-insensitive substring of the id, the summary or one of the capabilities. Blank: no filter. */
+  q?: string;
+  /** An exact capability class, or a `prefix.*` pattern (mandate pattern syntax). */
+  capability?: string;
+}
+
+export interface Registry {
+  /** One exact version, or undefined. */
+  get(id: string, version: string): AgentVersion | undefined;
+  /** Every listed version of an agent, newest first (semver order); [] for an unknown id. */
+  versions(id: string): AgentVersion[];
+  /** `ns/name[@range]` → the highest listed version in range (gateway.md §1.1). */
+  resolve(ref: string): ResolveResult;
+  /** Per agent id, the highest release listing `capability` (exact class); sorted by id. */
+  implementers(capability: string): AgentVersion[];
+  /** Every listed version, sorted by id, then newest first. */
+  list(): AgentVersion[];
+  /** Matching agents, one version each (the latest matching one), sorted by id. */
+  search(query?: SearchQuery): AgentVersion[];
+}
+
+/** Newest first; versions the manifest validator accepted are always valid semver. */
+function compareNewestFirst(a: AgentVersion, b: AgentVersion): number {
+  const va = a.manifest.version;
+  const vb = b.manifest.version;
+  if (semver.valid(va) && semver.valid(vb)) {
+    const c = semver.rcompare(va, vb);
+    if (c !== 0) return c;
+  }
+  return va < vb ? 1 : va > vb ? -1 : 0;
+}
+
+/** The highest release of `list` (sorted newest first), or null when it only holds pre-releases. */
+function latestRelease(list: readonly AgentVersion[]): AgentVersion | null {
+  const v = resolveVersion(list.map((a) => a.manifest.version));
+  return v === null ? null : (list.find((a) => a.manifest.version === v) ?? null);
+}
+
+/**
+ * An immutable in-memory registry. Throws when the same `id@version` is given twice: the caller decides
+ * which one wins (the dev registry keeps the first and reports the second).
+ */
+export function createRegistry(versions: readonly AgentVersion[]): Registry {
+  const byId = new Map<string, AgentVersion[]>();
+  for (const agent of versions) {
+    const { id, version } = agent.manifest;
+    const list = byId.get(id) ?? [];
+    if (list.some((a) => a.manifest.version === version)) {
+      throw new Error(`duplicate agent version ${id}@${version}`);
+    }
+    list.push(agent);
+    byId.set(id, list);
+  }
+  for (const list of byId.values()) list.sort(compareNewestFirst);
+  const ids = [...byId.keys()].sort();
+
+  const registry: Registry = {
+    get(id, version) {
+      return byId.get(id)?.find((a) => a.manifest.version === version);
+    },
+
+    versions(id) {
+      return [...(byId.get(id) ?? [])];
+    },
+
+    resolve(ref) {
+      const parsed = parseAgentRef(ref);
+      if (!parsed) {
+        return {
+          ok: false,
+          code: 'invalid_ref',
+          message: `"${ref.length > 80 ? `${ref.slice(0, 80)}…` : ref}" is not an agent reference: expected "<namespace>/<name>" or "<namespace>/<name>@<semver range>"`,
+        };
+      }
+      const list = byId.get(parsed.id);
+      if (!list || list.length === 0) {
+        return { ok: false, code: 'unknown_agent', message: `no agent ${parsed.id} is listed` };
+      }
+      const version = resolveVersion(
+        list.map((a) => a.manifest.version),
+        parsed.range,
+      );
+      const agent = version === null ? undefined : list.find((a) => a.manifest.version === version);
+      if (!agent) {
+        const listed = list.map((a) => a.manifest.version).join(', ');
+        const what = parsed.range === undefined ? 'no released version' : `no version matching "${parsed.range}"`;
+        return { ok: false, code: 'no_matching_version', message: `${parsed.id} has ${what} (listed: ${listed})` };
+      }
+      return { ok: true, agent };
+    },
+
+    implementers(capability) {
+      const out: AgentVersion[] = [];
+      for (const id of ids) {
+        const listing = byId.get(id)!.filter((a) => a.manifest.capabilities.includes(capability));
+        const best = latestRelease(listing);
+        if (best) out.push(best);
+      }
+      return out;
+    },
+
+    list() {
+      return ids.flatMap((id) => byId.get(id)!);
+    },
+
+    search(query = {}) {
+      const q = query.q?.trim().toLowerCase() ?? '';
+      const cap = query.capability?.trim() ?? '';
+      const out: AgentVersion[] = [];
+      for (const id of ids) {
+        let candidates = byId.get(id)!;
+        if (cap !== '') {
+          candidates = candidates.filter((a) =>
+            a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)),
+          );
+        }
+        if (candidates.length === 0) continue;
+        // Newest release, else (pre-release-only agents stay discoverable) the newest pre-release.
+        const agent = latestRelease(candidates) ?? candidates[0]!;
+        if (q !== '' && !matchesText(agent, q)) continue;
+        out.push(agent);
+      }
+      return out;
+    },
+  };
+  return registry;
+}
+
+function matchesText(agent: AgentVersion, q: string): boolean {
+  const m = agent.manifest;
+  return (
+    m.id.toLowerCase().includes(q) ||
+    m.summary.toLowerCase().includes(q) ||
+    m.capabilities.some((c) => c.toLowerCase().includes(q))
+  );
+}

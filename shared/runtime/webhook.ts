@@ -1,0 +1,231 @@
+/**
+ * Webhook agents (gateway.md §6 "Webhook agents"): `POST runtime.endpoint` with the input as JSON.
+ *
+ *   request   body = the input as JSON; headers content-type, x-holon-agent: <id>@<version>, x-holon-call: <call id>,
+ *             plus the `headers` option's (the hosted gateway adds `Authorization: Bearer <token>` there)
+ *   answer    2xx + JSON                                  → output
+ *             {"error": {"code": "<string>", ...}}, any status → the agent's error code (billing decides)
+ *             3xx (redirects are never followed), other non-2xx, not JSON, larger than the limit → agent_error
+ *             connection refused / DNS failure / unreachable → runtime_unavailable
+ *             the signal fires (while waiting or while reading) → timeout, or cancelled
+ *
+ * Webhook agents are `per_run` or `free`: a webhook result never carries units or a quote.
+ * Published webhooks must go through the guarded client: pass it as `dispatcher`.
+ */
+import { request, type Dispatcher } from 'undici';
+import { abortedResult, raceSignal, truncate } from './node.js';
+import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
+
+export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+
+export interface WebhookRuntimeOptions {
+  /** The largest answer read, in bytes. Default 10 MB. */
+  maxResponseBytes?: number;
+  /** The undici dispatcher to send through (the guarded client for published agents). Default: undici's global one. */
+  dispatcher?: Dispatcher;
+  /** Extra request headers for an agent, e.g. `{ authorization: 'Bearer …' }`. They never replace the contract's own headers. */
+  headers?: (agent: AgentVersion) => Record<string, string> | Promise<Record<string, string>>;
+}
+
+const MAX_FAILURE_MESSAGE = 200;
+const MAX_DECLARED_MESSAGE = 1000;
+/** undici's own timers are only a safety net behind the signal. */
+const UNDICI_TIMER_MARGIN_MS = 5_000;
+
+/** Network errors that mean the endpoint could not be reached at all. */
+const UNREACHABLE_CODES = new Set([
+  'ECONNREFUSED',
+  'ENOTFOUND',
+  'EAI_AGAIN',
+  'EAI_FAIL',
+  'EAI_NODATA',
+  'EAI_NONAME',
+  'EHOSTUNREACH',
+  'EHOSTDOWN',
+  'ENETUNREACH',
+  'ENETDOWN',
+  'EADDRNOTAVAIL',
+  'ETIMEDOUT',
+  'UND_ERR_CONNECT_TIMEOUT',
+]);
+
+/** Errors after the endpoint was reached: it closed the connection or spoke something that is not HTTP. */
+const BROKEN_ANSWER_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH']);
+
+const TIMER_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
+
+function errorCodes(err: unknown): string[] {
+  const codes: string[] = [];
+  const visit = (e: unknown, depth: number): void => {
+    if (depth > 3 || typeof e !== 'object' || e === null) return;
+    const { code, cause, errors } = e as { code?: unknown; cause?: unknown; errors?: unknown };
+    if (typeof code === 'string') codes.push(code);
+    visit(cause, depth + 1);
+    if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
+  };
+  visit(err, 0);
+  return codes;
+}
+
+function networkFailure(err: unknown, timeoutMs: number): RunResult {
+  const codes = errorCodes(err);
+  if (codes.some((c) => TIMER_CODES.has(c))) return abortedResult(undefined, timeoutMs);
+  const unreachable = codes.find((c) => UNREACHABLE_CODES.has(c));
+  if (unreachable) return { kind: 'failure', code: 'runtime_unavailable', message: `the endpoint is unreachable (${unreachable})` };
+  const broken = codes.find((c) => BROKEN_ANSWER_CODES.has(c) || c.startsWith('HPE_'));
+  if (broken) {
+    return { kind: 'failure', code: 'agent_error', message: `the endpoint closed the connection or sent an invalid HTTP answer (${broken})` };
+  }
+  const what = err instanceof Error ? `${codes[0] ?? err.name}: ${err.message}` : String(err);
+  return { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the endpoint could not be called (${what})`, MAX_FAILURE_MESSAGE) };
+}
+
+function agentError(message: string): RunResult {
+  return { kind: 'failure', code: 'agent_error', message };
+}
+
+function describeLimit(bytes: number): string {
+  const mb = bytes / (1024 * 1024);
+  return Number.isInteger(mb) ? `${mb} MB` : `${bytes} bytes`;
+}
+
+/** The `{"error": {"code": "<string>", "message"?}}` shape, if the answer has it. */
+function declaredError(body: unknown): { code: string; message?: string } | undefined {
+  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
+  const error = (body as { error?: unknown }).error;
+  if (typeof error !== 'object' || error === null || Array.isArray(error)) return undefined;
+  const { code, message } = error as { code?: unknown; message?: unknown };
+  if (typeof code !== 'string') return undefined;
+  return { code, ...(typeof message === 'string' ? { message: truncate(message, MAX_DECLARED_MESSAGE) } : {}) };
+}
+
+type Body = Dispatcher.ResponseData['body'];
+
+/** Read at most `limit` bytes; past it, destroy the stream (closing the connection) and say so. */
+async function readLimited(body: Body, limit: number): Promise<{ ok: true; bytes: Buffer } | { ok: false }> {
+  const chunks: Buffer[] = [];
+  let total = 0;
+  for await (const chunk of body as AsyncIterable<Buffer>) {
+    total += chunk.length;
+    if (total > limit) {
+      body.destroy();
+      return { ok: false };
+    }
+    chunks.push(chunk);
+  }
+  return { ok: true, bytes: Buffer.concat(chunks, total) };
+}
+
+function discard(body: Body): void {
+  body.on('error', () => undefined);
+  body.destroy();
+}
+
+export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runtime {
+  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
+  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 0) {
+    throw new TypeError('maxResponseBytes must be a non-negative whole number of bytes');
+  }
+
+  async function call(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
+    const { manifest } = agent;
+    const endpoint = manifest.runtime.endpoint;
+    let url: URL;
+    try {
+      if (!endpoint) throw new Error('missing');
+      url = new URL(endpoint);
+      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
+    } catch {
+      return { kind: 'failure', code: 'runtime_unavailable', message: 'the agent has no valid http(s) runtime.endpoint' };
+    }
+
+    let body: string;
+    try {
+      body = JSON.stringify(input) ?? 'null';
+    } catch {
+      return agentError('the input could not be encoded as JSON');
+    }
+
+    const headers: Record<string, string> = {};
+    if (options.headers) {
+      let extra: Record<string, string>;
+      try {
+        extra = await options.headers(agent);
+      } catch (err) {
+        const what = err instanceof Error ? err.message : String(err);
+        return {
+          kind: 'failure',
+          code: 'runtime_unavailable',
+          message: truncate(`the request headers could not be prepared: ${what}`, MAX_FAILURE_MESSAGE),
+        };
+      }
+      for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
+    }
+    headers['content-type'] = 'application/json';
+    headers['x-holon-agent'] = `${manifest.id}@${manifest.version}`;
+    headers['x-holon-call'] = run.callId;
+
+    const timerMs = Math.max(run.timeoutMs, 0) + UNDICI_TIMER_MARGIN_MS;
+    let response: Dispatcher.ResponseData;
+    try {
+      // undici v7's request never follows redirects unless the dispatcher is composed with the redirect interceptor.
+      response = await request(url, {
+        method: 'POST',
+        headers,
+        body,
+        signal: run.signal,
+        headersTimeout: timerMs,
+        bodyTimeout: timerMs,
+        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+      });
+    } catch (err) {
+      if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
+      return networkFailure(err, run.timeoutMs);
+    }
+
+    const { statusCode } = response;
+    const answer = response.body;
+    try {
+      if (statusCode >= 300 && statusCode < 400) {
+        discard(answer);
+        return agentError(`the endpoint answered ${statusCode}: redirects are not followed`);
+      }
+      const length = Number(response.headers['content-length']);
+      if (Number.isFinite(length) && length > maxResponseBytes) {
+        discard(answer);
+        return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
+      }
+      const read = await readLimited(answer, maxResponseBytes);
+      if (!read.ok) return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
+
+      const ok = statusCode >= 200 && statusCode < 300;
+      let text: string;
+      try {
+        text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
+      } catch {
+        return agentError(ok ? 'the answer is not valid UTF-8 JSON' : `the endpoint answered ${statusCode} with a body that is not UTF-8`);
+      }
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        return agentError(ok ? `the answer is not JSON (status ${statusCode})` : `the endpoint answered ${statusCode} (not a JSON error)`);
+      }
+      const declared = declaredError(parsed);
+      if (declared) return { kind: 'error', ...declared };
+      if (!ok) return agentError(`the endpoint answered ${statusCode} without an error object`);
+      return { kind: 'output', output: parsed };
+    } catch (err) {
+      if (!answer.destroyed) discard(answer);
+      if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
+      return networkFailure(err, run.timeoutMs);
+    }
+  }
+
+  return {
+    run(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
+      if (run.signal.aborted) return Promise.resolve(abortedResult(run.signal.reason, run.timeoutMs));
+      return raceSignal(run.signal, call(agent, input, run), () => abortedResult(run.signal.reason, run.timeoutMs));
+    },
+  };
+}

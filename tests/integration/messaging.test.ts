@@ -1,0 +1,485 @@
+/**
+ * The messaging contract: one suite, run against the Redis implementations (BullMQ / ioredis, each test under
+ * its own key prefix) and the in-process twins. Timing assertions are lower bounds and "not yet" checks only.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { once } from 'node:events';
+import { createInterface } from 'node:readline';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { afterEach, describe, expect, test, vi } from 'vitest';
+import { createBullBackend, type BullBackend } from '../../shared/queue/bullmq.js';
+import { createMessaging } from '../../shared/queue/index.js';
+import { redisChannelName } from '../../shared/queue/notifier.js';
+import type { JobInfo, Messaging } from '../../shared/queue/types.js';
+import { createTestRedis, type TestRedis } from '../support/redis.js';
+
+const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+const until = (check: () => void, timeout = 10_000) => vi.waitFor(check, { timeout, interval: 20 });
+
+function gate() {
+  let open!: () => void;
+  const opened = new Promise<void>((resolve) => (open = resolve));
+  return { open, opened };
+}
+
+let cleanups: Array<() => Promise<void>> = [];
+afterEach(async () => {
+  const list = cleanups.reverse();
+  cleanups = [];
+  for (const c of list) await c();
+});
+
+async function testRedis(): Promise<TestRedis> {
+  const r = await createTestRedis();
+  cleanups.push(() => r.cleanup());
+  return r;
+}
+
+describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => {
+  async function messaging(): Promise<Messaging> {
+    const m =
+      kind === 'redis'
+        ? await (async () => {
+            const r = await testRedis();
+            return createMessaging({ redisUrl: r.url, prefix: r.prefix });
+          })()
+        : await createMessaging();
+    cleanups.push(() => m.close());
+    expect(m.kind).toBe(kind);
+    return m;
+  }
+
+  describe('queues', () => {
+    test('jobs are delivered with their data, asynchronously', async () => {
+      const m = await messaging();
+      const seen: Array<{ data: { callId: string; n: number }; job: JobInfo }> = [];
+      m.queues.worker<{ callId: string; n: number }>('run', async (data, job) => void seen.push({ data, job }), { concurrency: 2 });
+      const q = m.queues.queue<{ callId: string; n: number }>('run');
+
+      const adding = q.add({ callId: 'call_1', n: 1 });
+      expect(seen).toHaveLength(0); // never inside add
+      await adding;
+      await q.add({ callId: 'call_2', n: 2 });
+
+      await until(() => expect(seen).toHaveLength(2));
+      expect(seen.map((s) => s.data).sort((a, b) => a.n - b.n)).toEqual([
+        { callId: 'call_1', n: 1 },
+        { callId: 'call_2', n: 2 },
+      ]);
+      for (const s of seen) expect(s.job.attemptsMade).toBe(0);
+      expect(new Set(seen.map((s) => s.job.id)).size).toBe(2);
+    });
+
+    test('a worker never runs more than `concurrency` handlers at once', async () => {
+      const m = await messaging();
+      const release = gate();
+      let inFlight = 0;
+      let maxInFlight = 0;
+      let done = 0;
+      m.queues.worker<{ i: number }>(
+        'settle',
+        async () => {
+          inFlight += 1;
+          maxInFlight = Math.max(maxInFlight, inFlight);
+          await release.opened;
+          inFlight -= 1;
+          done += 1;
+        },
+        { concurrency: 3 },
+      );
+      const q = m.queues.queue<{ i: number }>('settle');
+      for (let i = 0; i < 8; i++) await q.add({ i });
+
+      await until(() => expect(inFlight).toBe(3));
+      await sleep(300); // room for a fourth, if the limit were broken
+      expect(inFlight).toBe(3);
+      expect(maxInFlight).toBe(3);
+      release.open();
+      await until(() => expect(done).toBe(8));
+      expect(maxInFlight).toBe(3);
+    });
+
+    test('a failing job is retried with backoff while attempts remain, and the attempt counter grows', async () => {
+      const m = await messaging();
+      const calls: Array<{ attemptsMade: number; at: number }> = [];
+      let succeeded = false;
+      m.queues.worker<{ x: number }>(
+        'flaky',
+        async (_data, job) => {
+          calls.push({ attemptsMade: job.attemptsMade, at: Date.now() });
+          if (calls.length < 3) throw new Error(`transient ${calls.length}`);
+          succeeded = true;
+        },
+        { concurrency: 1 },
+      );
+      await m.queues.queue<{ x: number }>('flaky').add({ x: 1 }, { attempts: 3, backoffMs: 100 });
+
+      await until(() => expect(succeeded).toBe(true));
+      expect(calls.map((c) => c.attemptsMade)).toEqual([0, 1, 2]);
+      // Exponential: ≥ 100 ms before the 2nd attempt, ≥ 200 ms before the 3rd (10 ms of timer slack).
+      expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(90);
+      expect(calls[2]!.at - calls[1]!.at).toBeGreaterThanOrEqual(190);
+      await sleep(300);
+      expect(calls).toHaveLength(3); // a success is not redelivered
+    });
+
+    test('a handler that always throws stops after `attempts`; without attempts a job runs once', async () => {
+      const m = await messaging();
+      const seen: number[] = [];
+      m.queues.worker<unknown>(
+        'doomed',
+        async (_data, job) => {
+          seen.push(job.attemptsMade);
+          throw new Error('permanent');
+        },
+        { concurrency: 1 },
+      );
+      let once = 0;
+      m.queues.worker<unknown>(
+        'single',
+        async () => {
+          once += 1;
+          throw new Error('permanent');
+        },
+        { concurrency: 1 },
+      );
+      await m.queues.queue('doomed').add({}, { attempts: 3, backoffMs: 50 });
+      await m.queues.queue('single').add({});
+
+      await until(() => expect(seen).toHaveLength(3));
+      await until(() => expect(once).toBe(1));
+      await sleep(600); // a 4th attempt would come after 200 ms; a retry of `single` after the default 1 s backoff
+      expect(seen).toEqual([0, 1, 2]);
+      expect(once).toBe(1);
+    });
+
+    test('jobId deduplicates while a job with that id is waiting, running or awaiting a retry', async () => {
+      const m = await messaging();
+      const q = m.queues.queue<{ v: string }>('dedup');
+      // Waiting (no worker yet). Ids may be any string: BullMQ's own rules (no ':', not an integer) are hidden.
+      await q.add({ v: 'first' }, { jobId: 'settle:rcpt_1' });
+      await q.add({ v: 'second' }, { jobId: 'settle:rcpt_1' });
+      await q.add({ v: 'third' }, { jobId: 'settle:rcpt_1' });
+      await q.add({ v: 'int' }, { jobId: '42' });
+      await q.add({ v: 'int again' }, { jobId: '42' });
+
+      const seen: Array<{ id: string; v: string }> = [];
+      let hold = gate();
+      let failOnce = true;
+      m.queues.worker<{ v: string }>(
+        'dedup',
+        async (data, job) => {
+          seen.push({ id: job.id, v: data.v });
+          if (job.id === 'run:1') await hold.opened;
+          if (job.id === 'retry:1' && failOnce) {
+            failOnce = false;
+            throw new Error('once');
+          }
+        },
+        { concurrency: 4 },
+      );
+      await until(() => expect(seen).toHaveLength(2));
+      expect(seen.sort((a, b) => a.id.localeCompare(b.id))).toEqual([
+        { id: '42', v: 'int' },
+        { id: 'settle:rcpt_1', v: 'first' },
+      ]);
+
+      // Running.
+      await q.add({ v: 'run a' }, { jobId: 'run:1' });
+      await until(() => expect(seen.filter((s) => s.id === 'run:1')).toHaveLength(1));
+      await q.add({ v: 'run b' }, { jobId: 'run:1' });
+      hold.open();
+
+      // Awaiting a retry.
+      await q.add({ v: 'retry a' }, { jobId: 'retry:1', attempts: 2, backoffMs: 400 });
+      await until(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(1));
+      await q.add({ v: 'retry b' }, { jobId: 'retry:1', attempts: 2, backoffMs: 400 });
+      await until(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(2));
+      await sleep(500);
+      expect(seen.filter((s) => s.id === 'run:1').map((s) => s.v)).toEqual(['run a']);
+      expect(seen.filter((s) => s.id === 'retry:1').map((s) => s.v)).toEqual(['retry a', 'retry a']);
+
+      // Once finished, the id may be used again.
+      hold = gate();
+      hold.open();
+      await q.add({ v: 'run c' }, { jobId: 'run:1' });
+      await until(() => expect(seen.filter((s) => s.id === 'run:1').map((s) => s.v)).toEqual(['run a', 'run c']));
+    });
+
+    test('a delayed job is not delivered before its delay', async () => {
+      const m = await messaging();
+      const order: string[] = [];
+      const at: Record<string, number> = {};
+      m.queues.worker<{ name: string }>(
+        'later',
+        async (data) => {
+          order.push(data.name);
+          at[data.name] = Date.now();
+        },
+        { concurrency: 2 },
+      );
+      const q = m.queues.queue<{ name: string }>('later');
+      const t0 = Date.now();
+      await q.add({ name: 'late' }, { delayMs: 1500 });
+      await q.add({ name: 'now' });
+
+      await until(() => expect(order).toContain('now'));
+      await sleep(Math.max(0, t0 + 1000 - Date.now()));
+      expect(order).toEqual(['now']); // 1 s in: not yet
+      await until(() => expect(order).toEqual(['now', 'late']));
+      expect(at.late! - t0).toBeGreaterThanOrEqual(1450);
+    });
+
+    test('closing a worker waits for its running handler; later jobs wait for another worker', async () => {
+      const m = await messaging();
+      let started = false;
+      let finished = false;
+      const w = m.queues.worker<unknown>(
+        'closing',
+        async () => {
+          started = true;
+          await sleep(700);
+          finished = true;
+        },
+        { concurrency: 1 },
+      );
+      const q = m.queues.queue('closing');
+      await q.add({});
+      await until(() => expect(started).toBe(true));
+      await w.close();
+      expect(finished).toBe(true);
+
+      await q.add({ after: true });
+      await sleep(300);
+      let second = 0;
+      m.queues.worker<unknown>('closing', async () => void (second += 1), { concurrency: 1 });
+      await until(() => expect(second).toBe(1));
+    });
+
+    test('jobs added before any worker exists are processed once one starts', async () => {
+      const m = await messaging();
+      const q = m.queues.queue<{ i: number }>('early');
+      for (let i = 0; i < 5; i++) await q.add({ i });
+      await sleep(200);
+      const seen: number[] = [];
+      m.queues.worker<{ i: number }>('early', async (data) => void seen.push(data.i), { concurrency: 2 });
+      await until(() => expect(seen).toHaveLength(5));
+      expect(seen.sort()).toEqual([0, 1, 2, 3, 4]);
+    });
+  });
+
+  describe('notifier', () => {
+    test('publish reaches every local subscriber of the channel and no other channel; unsubscribe stops delivery', async () => {
+      const m = await messaging();
+      const got: Record<string, string[]> = { a: [], b: [], c: [], other: [] };
+      const unA = await m.notifier.subscribe('call:1', (msg) => got.a!.push(msg));
+      const unB = await m.notifier.subscribe('call:1', (msg) => got.b!.push(msg));
+      const unC = await m.notifier.subscribe('call:1', (msg) => got.c!.push(msg));
+      await m.notifier.subscribe('call:2', (msg) => got.other!.push(msg));
+      await m.notifier.subscribe('call:1', () => {
+        throw new Error('a broken listener does not stop the others');
+      });
+
+      await m.notifier.publish('call:1', 'done');
+      await m.notifier.publish('call:2', 'marker');
+      await until(() => expect(got.other).toEqual(['marker']));
+      await until(() => expect([got.a, got.b, got.c]).toEqual([['done'], ['done'], ['done']]));
+
+      await unA();
+      await unA(); // idempotent
+      await m.notifier.publish('call:1', 'again');
+      await until(() => expect(got.b).toEqual(['done', 'again']));
+      expect(got.c).toEqual(['done', 'again']);
+      expect(got.a).toEqual(['done']);
+
+      await unB();
+      await unC();
+      await m.notifier.publish('call:1', 'unheard');
+      await m.notifier.publish('call:2', 'marker 2');
+      await until(() => expect(got.other).toEqual(['marker', 'marker 2']));
+      expect(got.b).toEqual(['done', 'again']);
+      expect(got.c).toEqual(['done', 'again']);
+
+      // A channel everyone left can be subscribed to again.
+      const back: string[] = [];
+      await m.notifier.subscribe('call:1', (msg) => back.push(msg));
+      await m.notifier.publish('call:1', 'back');
+      await until(() => expect(back).toEqual(['back']));
+    });
+
+    test('many listeners on one channel each get every message, in order', async () => {
+      const m = await messaging();
+      const lists = Array.from({ length: 200 }, () => [] as string[]);
+      const unsubscribes = await Promise.all(lists.map((l) => m.notifier.subscribe('busy', (msg) => l.push(msg))));
+      for (const msg of ['1', '2', '3']) await m.notifier.publish('busy', msg);
+      await until(() => {
+        for (const l of lists) expect(l).toEqual(['1', '2', '3']);
+      });
+      await Promise.all(unsubscribes.slice(0, 199).map((u) => u()));
+      await m.notifier.publish('busy', '4');
+      await until(() => expect(lists[199]).toEqual(['1', '2', '3', '4']));
+      expect(lists[0]).toEqual(['1', '2', '3']);
+    });
+  });
+
+  describe('ephemeral store', () => {
+    test('put, peek, take once, delete', async () => {
+      const m = await messaging();
+      await m.store.put('input:call_1', '{"q":"hello"}', 60);
+      expect(await m.store.peek('input:call_1')).toBe('{"q":"hello"}');
+      expect(await m.store.peek('input:call_1')).toBe('{"q":"hello"}');
+      expect(await m.store.take('input:call_1')).toBe('{"q":"hello"}');
+      expect(await m.store.take('input:call_1')).toBeUndefined();
+      expect(await m.store.peek('input:call_1')).toBeUndefined();
+      expect(await m.store.take('never-put')).toBeUndefined();
+
+      await m.store.put('result:call_2', 'v1', 60);
+      await m.store.put('result:call_2', 'v2', 60);
+      expect(await m.store.peek('result:call_2')).toBe('v2');
+      await m.store.delete('result:call_2');
+      expect(await m.store.peek('result:call_2')).toBeUndefined();
+      await m.store.delete('result:call_2'); // deleting nothing is fine
+    });
+
+    test('values expire after their TTL', async () => {
+      const m = await messaging();
+      await m.store.put('short', 'gone soon', 1);
+      await m.store.put('long', 'stays', 30);
+      expect(await m.store.peek('short')).toBe('gone soon');
+      await sleep(1500);
+      expect(await m.store.peek('short')).toBeUndefined();
+      expect(await m.store.take('short')).toBeUndefined();
+      expect(await m.store.take('long')).toBe('stays');
+    });
+  });
+});
+
+describe('messaging: Redis only', () => {
+  test('two gateways with different prefixes on one Redis never see each other', async () => {
+    const r = await testRedis();
+    const a = await createMessaging({ redisUrl: r.url, prefix: `${r.prefix}a` });
+    cleanups.push(() => a.close());
+    const b = await createMessaging({ redisUrl: r.url, prefix: `${r.prefix}b` });
+    cleanups.push(() => b.close());
+
+    const seenA: string[] = [];
+    const seenB: string[] = [];
+    b.queues.worker<{ from: string }>('run', async (data) => void seenB.push(data.from), { concurrency: 4 });
+    await a.queues.queue<{ from: string }>('run').add({ from: 'a' }, { jobId: 'same-id' });
+    await sleep(300);
+    a.queues.worker<{ from: string }>('run', async (data) => void seenA.push(data.from), { concurrency: 4 });
+    await b.queues.queue<{ from: string }>('run').add({ from: 'b' }, { jobId: 'same-id' });
+    await until(() => expect(seenA).toEqual(['a']));
+    await until(() => expect(seenB).toEqual(['b']));
+    await sleep(300);
+    expect(seenA).toEqual(['a']);
+    expect(seenB).toEqual(['b']);
+
+    const heardB: string[] = [];
+    await b.notifier.subscribe('call:1', (msg) => heardB.push(msg));
+    await a.notifier.publish('call:1', 'for a');
+    await b.notifier.publish('call:1', 'for b');
+    await until(() => expect(heardB).toEqual(['for b']));
+
+    await a.store.put('k', 'a', 60);
+    expect(await b.store.peek('k')).toBeUndefined();
+    expect(await a.store.take('k')).toBe('a');
+  });
+
+  test('one Redis subscription per channel however many local listeners; none once the last leaves', async () => {
+    const r = await testRedis();
+    const m = await createMessaging({ redisUrl: r.url, prefix: r.prefix });
+    cleanups.push(() => m.close());
+    const raw = new Redis(r.url);
+    cleanups.push(async () => void raw.disconnect());
+    const channel = redisChannelName(r.prefix, 'call:9');
+    const subscribers = async () => {
+      const reply = (await raw.pubsub('NUMSUB', channel)) as [string, number];
+      return Number(reply[1]);
+    };
+
+    const unsubscribes = await Promise.all(Array.from({ length: 50 }, () => m.notifier.subscribe('call:9', () => {})));
+    expect(await subscribers()).toBe(1);
+    await Promise.all(unsubscribes.slice(0, 49).map((u) => u()));
+    expect(await subscribers()).toBe(1);
+    await unsubscribes[49]!();
+    expect(await subscribers()).toBe(0);
+  });
+
+  describe('redelivery after a worker process is killed', () => {
+    const script = fileURLToPath(new URL('../support/stalling-worker.ts', import.meta.url));
+    // Short locks so the test is quick; production uses DEFAULT_STALL_SETTINGS (10 s lock, 5 s checks).
+    const LOCK_MS = 2000;
+    const STALLED_MS = 500;
+
+    /** Starts a worker in a child process and resolves once it has taken a job (then it hangs). */
+    async function stallingWorker(r: TestRedis, queue: string): Promise<{ child: ChildProcess; taken: Promise<{ id: string; attemptsMade: number }> }> {
+      const child = spawn(process.execPath, ['--import', 'tsx', script, r.url, r.prefix, queue, String(LOCK_MS), String(STALLED_MS)], {
+        stdio: ['pipe', 'pipe', 'inherit'],
+      });
+      cleanups.push(async () => {
+        if (child.exitCode === null && child.signalCode === null) {
+          child.kill('SIGKILL');
+          await once(child, 'exit');
+        }
+      });
+      const taken = new Promise<{ id: string; attemptsMade: number }>((resolve, reject) => {
+        const lines = createInterface({ input: child.stdout! });
+        lines.on('line', (line) => {
+          const msg = JSON.parse(line) as { event: string; id: string; attemptsMade: number };
+          if (msg.event === 'taken') resolve(msg);
+        });
+        child.once('exit', (code, signal) => reject(new Error(`stalling worker exited (${code ?? signal}) before taking a job`)));
+      });
+      taken.catch(() => {});
+      return { child, taken };
+    }
+
+    async function kill9(child: ChildProcess): Promise<void> {
+      child.kill('SIGKILL');
+      await once(child, 'exit');
+    }
+
+    function backend(r: TestRedis): BullBackend {
+      const b = createBullBackend({ connection: r.url, prefix: r.prefix, worker: { stalledIntervalMs: STALLED_MS } });
+      cleanups.push(() => b.close());
+      return b;
+    }
+
+    test('a job whose worker was killed with SIGKILL is delivered again, counted as an attempt', async () => {
+      const r = await testRedis();
+      const b = backend(r);
+      await b.queue<{ callId: string }>('crash').add({ callId: 'call_7' }, { jobId: 'run:call_7' });
+
+      const first = await stallingWorker(r, 'crash');
+      expect(await first.taken).toEqual(expect.objectContaining({ id: 'run:call_7', attemptsMade: 0 }));
+      await kill9(first.child);
+      expect(await b.jobState('crash', 'run:call_7')).toBe('active'); // still held by the dead worker
+
+      const redelivered: Array<{ data: { callId: string }; job: JobInfo }> = [];
+      b.worker<{ callId: string }>('crash', async (data, job) => void redelivered.push({ data, job }), { concurrency: 1 });
+      await until(() => expect(redelivered).toHaveLength(1), 20_000);
+      expect(redelivered[0]).toEqual({ data: { callId: 'call_7' }, job: { id: 'run:call_7', attemptsMade: 1 } });
+      await until(async () => expect(await b.jobState('crash', 'run:call_7')).toBe('unknown')); // completed and removed
+    });
+
+    test('a job that stalls twice is failed, not delivered a third time', async () => {
+      const r = await testRedis();
+      const b = backend(r);
+      await b.queue<{ callId: string }>('crash').add({ callId: 'call_8' }, { jobId: 'run:call_8' });
+
+      const first = await stallingWorker(r, 'crash');
+      expect((await first.taken).attemptsMade).toBe(0);
+      await kill9(first.child);
+      const second = await stallingWorker(r, 'crash'); // its stalled checker recovers the job, then it takes it
+      expect(await second.taken).toEqual(expect.objectContaining({ id: 'run:call_8', attemptsMade: 1 }));
+      await kill9(second.child);
+
+      let delivered = 0;
+      b.worker<unknown>('crash', async () => void (delivered += 1), { concurrency: 1 });
+      await until(async () => expect(await b.jobState('crash', 'run:call_8')).toBe('failed'), 20_000);
+      expect(delivered).toBe(0);
+    });
+  });
+});
