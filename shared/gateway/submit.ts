@@ -19,6 +19,18 @@ import { describeBudget, loadMandate, lockMandate, type StoredMandate } from './
 import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } from './receipts.js';
 import { EMPTY_RECORD, loadRecords, recordKey } from './records.js';
 import { inputKey, RUN_QUEUE, type CallJob, type GatewayContext } from './context.js';
+import { closeCall } from './run.js';
+import { settleCall } from './settle.js';
+
+/** Close a reserved call that never reached a runner: failed / gateway_error, unbilled, hold released. */
+async function abandonCall(ctx: GatewayContext, id: string): Promise<void> {
+  try {
+    await closeCall(ctx, id, 'queued', { kind: 'failure', code: 'gateway_error', billed: false, own: '0', duration_ms: 0 });
+  } catch {
+    // the settle queue is down too: the call row is `settling` (or still `queued` for the sweeper); settle here
+  }
+  await settleCall(ctx, id).catch((e) => ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'inline settlement failed; the sweeper will retry'));
+}
 
 export interface CallSubmission {
   mandateId: string;
@@ -93,8 +105,15 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
   const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs);
   if (reserved) return refuse(ctx, id, stored, label(manifest), worst, reserved);
 
-  await ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS);
-  await ctx.messaging.queues.queue<CallJob>(RUN_QUEUE).add({ callId: id }, { jobId: id });
+  try {
+    await ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS);
+    await ctx.messaging.queues.queue<CallJob>(RUN_QUEUE).add({ callId: id }, { jobId: id });
+  } catch (e) {
+    // Funds are held: never leave them stuck. Close the call unbilled, settling inline if the queue is down.
+    ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'could not queue a reserved call');
+    await abandonCall(ctx, id);
+    throw new HolonError('queue_unavailable', 503, 'the gateway could not queue the call; nothing was charged and the reservation was released');
+  }
   return { kind: 'queued', callId: id, timeoutMs };
 }
 

@@ -121,7 +121,7 @@ export function toBullJobOptions(options: JobOptions = {}): JobsOptions {
  */
 function jobInfo(job: Job): JobInfo {
   const started = typeof job.attemptsStarted === 'number' ? job.attemptsStarted : 1;
-  return { id: decodeJobId(String(job.id)), attemptsMade: job.attemptsMade ?? 0 + 0 * started };
+  return { id: decodeJobId(String(job.id)), attemptsMade: Math.max(job.attemptsMade ?? 0, started - 1) };
 }
 
 function errorMessage(err: unknown): string {

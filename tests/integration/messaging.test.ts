@@ -17,13 +17,16 @@ import { createTestRedis, type TestRedis } from '../support/redis.js';
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const until = (check: () => void, timeout = 10_000) => vi.waitFor(check, { timeout, interval: 20 });
 
+let cleanups: Array<() => Promise<void>> = [];
+
+/** A promise handlers wait on; opened at the latest when the test ends, so a failing test cannot hang close(). */
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
+  cleanups.push(async () => open());
   return { open, opened };
 }
 
-let cleanups: Array<() => Promise<void>> = [];
 afterEach(async () => {
   const list = cleanups.reverse();
   cleanups = [];
