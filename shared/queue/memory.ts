@@ -109,7 +109,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       let chosen: MemWorker | undefined;
       for (let i = 0; i < n; i++) {
         const w = s.workers[(s.nextWorker + i) % n]!;
-        if (!w.closing && w.running.size < w.concurrency + 1) {
+        if (!w.closing && w.running.size < w.concurrency) {
           chosen = w;
           s.nextWorker = (s.nextWorker + i + 1) % n;
           break;
