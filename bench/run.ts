@@ -1,10 +1,13 @@
 /**
  * `npm run bench`: throughput figures, printed and written to bench/results.json.
  * Real Postgres (DATABASE_URL, else 127.0.0.1:5432) in a throw-away database, and PGlite in memory.
+ * The gateway section (bench/gateway.ts) also needs Redis (REDIS_URL, else 127.0.0.1:6379), under a
+ * throw-away key prefix. Method and findings: docs/PERFORMANCE.md.
+ *
+ * BENCH_ONLY=gateway runs only the Postgres ceiling and the gateway section, and writes nothing
+ * (for tuning: BENCH_GATEWAY_RUNNERS, _SETTLERS, _CONCURRENCY, _DURATION_S, _DRIVER=inline|worker).
  */
-import { randomBytes } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
-import net from 'node:net';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openDatabase, type Database } from '../shared/db/connect.js';
@@ -13,6 +16,8 @@ import { parseManifest, compileInterface } from '../shared/manifest/index.js';
 import { parseMandate, checkCall } from '../shared/mandate/index.js';
 import { split } from '../shared/splits.js';
 import { worstCase, charge } from '../shared/pricing.js';
+import { gatewayBench } from './gateway.js';
+import { postgresDatabase, redisTarget } from './support.js';
 
 type Figures = Record<string, number | string>;
 const results: Record<string, Figures> = {};
@@ -30,35 +35,6 @@ async function time(n: number, work: (i: number) => unknown): Promise<number> {
 
 function perSecond(n: number, ms: number): number {
   return (n * 1000) / ms;
-}
-
-async function answers(host: string, port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = net.connect({ host, port });
-    s.once('connect', () => (s.destroy(), resolve(true)));
-    s.once('error', () => resolve(false));
-  });
-}
-
-async function postgresDatabase(): Promise<{ url: string; drop(): Promise<void> } | null> {
-  const base = process.env.DATABASE_URL ?? ((await answers('127.0.0.1', 5432)) ? 'postgres://postgres@127.0.0.1:5432/postgres' : null);
-  if (!base) return null;
-  const name = `holon_bench_${randomBytes(4).toString('hex')}`;
-  const admin = new pg.Client({ connectionString: base });
-  await admin.connect();
-  await admin.query(`CREATE DATABASE ${name}`);
-  await admin.end();
-  const u = new URL(base);
-  u.pathname = `/${name}`;
-  return {
-    url: u.toString(),
-    drop: async () => {
-      const c = new pg.Client({ connectionString: base });
-      await c.connect();
-      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
-      await c.end();
-    },
-  };
 }
 
 async function ledgerBench(label: string, db: Database, concurrency: number): Promise<void> {
@@ -100,7 +76,7 @@ async function ledgerBench(label: string, db: Database, concurrency: number): Pr
   }
 }
 
-async function rawPostgresCeiling(url: string): Promise<void> {
+async function rawPostgresCeiling(url: string): Promise<number> {
   const client = new pg.Client({ connectionString: url });
   await client.connect();
   await client.query('CREATE TABLE bench_ceiling (id bigserial PRIMARY KEY, v bigint)');
@@ -112,6 +88,7 @@ async function rawPostgresCeiling(url: string): Promise<void> {
   });
   record('postgres', 'raw write transactions/s, sequential (ceiling)', perSecond(n, ms), '/s');
   await client.end();
+  return perSecond(n, ms);
 }
 
 async function coreBench(): Promise<void> {
@@ -139,23 +116,47 @@ async function coreBench(): Promise<void> {
 }
 
 async function main(): Promise<void> {
-  console.log(`holon bench — node ${process.version}, ${new Date().toISOString()}`);
-  await coreBench();
-  const pglite = await openDatabase({});
-  await ledgerBench('pglite', pglite, 1);
-  await pglite.close();
+  const only = process.env.BENCH_ONLY;
+  console.log(`holon bench — node ${process.version}, ${new Date().toISOString()}${only ? ` (only ${only})` : ''}`);
+  const started = performance.now();
+  if (!only) {
+    await coreBench();
+    const pglite = await openDatabase({});
+    await ledgerBench('pglite', pglite, 1);
+    await pglite.close();
+  }
   const target = await postgresDatabase();
+  let rawTxPerS: number | undefined;
   if (target) {
     const db = await openDatabase({ url: target.url, poolMax: 16 });
     try {
-      await ledgerBench('postgres', db, 16);
-      await rawPostgresCeiling(target.url);
+      if (!only) await ledgerBench('postgres', db, 16);
+      else console.log('\npostgres');
+      rawTxPerS = await rawPostgresCeiling(target.url);
     } finally {
       await db.close();
       await target.drop();
     }
   } else {
     console.log('\n(no Postgres reachable: set DATABASE_URL to measure the ledger on Postgres)');
+  }
+  const redis = await redisTarget();
+  const gatewayDb = target && redis ? await postgresDatabase() : null;
+  if (gatewayDb && redis) {
+    console.log('\ngateway (api + runner + settler in process, Postgres + Redis, no-op webhook agent)');
+    try {
+      await gatewayBench({ database: gatewayDb, redis }, rawTxPerS, (name, value, unit) => record('gateway', name, value, unit));
+    } finally {
+      await gatewayDb.drop();
+      await redis.cleanup();
+    }
+  } else {
+    console.log('\n(the gateway bench needs Postgres and Redis: set DATABASE_URL and REDIS_URL)');
+  }
+  console.log(`\nbench took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+  if (only) {
+    console.log('(partial run: bench/results.json left as it was)');
+    return;
   }
   writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2) + '\n');
   console.log('\nwritten to bench/results.json');

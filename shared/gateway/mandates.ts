@@ -97,3 +97,17 @@ export function describeBudget(m: StoredMandate): string {
   const c = m.mandate.budget.currency;
   return `mandate ${m.mandate.id} has ${formatAmount(m.remaining)} ${c} left of its ${formatAmount(m.mandate.budget.total)} ${c} (spent ${formatAmount(m.spent)}, reserved ${formatAmount(m.reserved)})`;
 }
+
+/** The wire view of a stored mandate: its document and its budget (spent, reserved, remaining). */
+export function mandateView(m: StoredMandate): { mandate: Record<string, unknown>; budget: Record<string, string> } {
+  return {
+    mandate: mandateToDoc(m.mandate),
+    budget: {
+      currency: m.mandate.budget.currency,
+      total: formatAmount(m.mandate.budget.total),
+      spent: formatAmount(m.spent),
+      reserved: formatAmount(m.reserved),
+      remaining: formatAmount(m.remaining),
+    },
+  };
+}

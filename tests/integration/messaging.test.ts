@@ -195,9 +195,9 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       hold.open();
 
       // Awaiting a retry.
-      await q.add({ v: 'retry a' }, { jobId: 'retry:1', attempts: 2, backoffMs: 400 });
+      await q.add({ v: 'retry a' }, { jobId: 'retry:1', attempts: 2, backoffMs: 800 });
       await until(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(1));
-      await q.add({ v: 'retry b' }, { jobId: 'retry:1', attempts: 2, backoffMs: 400 });
+      await q.add({ v: 'retry b' }, { jobId: 'retry:1', attempts: 2, backoffMs: 800 });
       await until(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(2));
       await sleep(500);
       expect(seen.filter((s) => s.id === 'run:1').map((s) => s.v)).toEqual(['run a']);
@@ -224,14 +224,14 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       );
       const q = m.queues.queue<{ name: string }>('later');
       const t0 = Date.now();
-      await q.add({ name: 'late' }, { delayMs: 1500 });
+      await q.add({ name: 'late' }, { delayMs: 2000 });
       await q.add({ name: 'now' });
 
       await until(() => expect(order).toContain('now'));
       await sleep(Math.max(0, t0 + 1000 - Date.now()));
       expect(order).toEqual(['now']); // 1 s in: not yet
       await until(() => expect(order).toEqual(['now', 'late']));
-      expect(at.late! - t0).toBeGreaterThanOrEqual(1450);
+      expect(at.late! - t0).toBeGreaterThanOrEqual(1950);
     });
 
     test('closing a worker waits for its running handler; later jobs wait for another worker', async () => {

@@ -6,10 +6,10 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { HolonError } from '../../../shared/errors.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { creditSignup, loadMandate, saveMandate } from '../../../shared/gateway/mandates.js';
+import { creditSignup, loadMandate, mandateView, saveMandate } from '../../../shared/gateway/mandates.js';
 import { DEMO_CREDIT_ACCOUNT, ensureAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { postEntry } from '../../../shared/ledger/entries.js';
-import { mandateToDoc, validateMandate } from '../../../shared/mandate/validate.js';
+import { validateMandate } from '../../../shared/mandate/validate.js';
 import { formatAmount } from '../../../shared/money.js';
 import { BodyReader, findNul, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
@@ -33,16 +33,7 @@ export function manageRoutes(deps: ManageDeps): Router {
     const { created } = await saveMandate(gateway.db, v.mandate);
     await creditSignup(gateway.db, v.mandate.issuer, deps.signupCredit, 'EUR');
     const stored = (await loadMandate(gateway.db, v.mandate.id))!;
-    res.status(created ? 201 : 200).json({
-      mandate: mandateToDoc(stored.mandate),
-      budget: {
-        currency: stored.mandate.budget.currency,
-        total: formatAmount(stored.mandate.budget.total),
-        spent: formatAmount(stored.spent),
-        reserved: formatAmount(stored.reserved),
-        remaining: formatAmount(stored.remaining),
-      },
-    });
+    res.status(created ? 201 : 200).json(mandateView(stored));
   }));
 
   router.post('/v0/admin/credit', asyncRoute(async (req, res) => {

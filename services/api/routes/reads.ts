@@ -4,10 +4,9 @@
 import { Router } from 'express';
 import { HolonError } from '../../../shared/errors.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { loadMandate } from '../../../shared/gateway/mandates.js';
+import { loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
 import { listReceipts, loadReceiptTree } from '../../../shared/gateway/receipts.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
-import { mandateToDoc } from '../../../shared/mandate/validate.js';
 import { formatAmount } from '../../../shared/money.js';
 import { asyncRoute } from '../route.js';
 import { agentRoutes } from './agents.js';
@@ -34,16 +33,7 @@ export function readRoutes(gateway: GatewayContext): Router {
     const id = String((req.params as Record<string, string>)[0]);
     const stored = await loadMandate(gateway.db, id);
     if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id}`);
-    res.json({
-      mandate: mandateToDoc(stored.mandate),
-      budget: {
-        currency: stored.mandate.budget.currency,
-        total: formatAmount(stored.mandate.budget.total),
-        spent: formatAmount(stored.spent),
-        reserved: formatAmount(stored.reserved),
-        remaining: formatAmount(stored.remaining),
-      },
-    });
+    res.json(mandateView(stored));
   }));
 
   router.get('/v0/accounts', asyncRoute(async (_req, res) => {

@@ -1,0 +1,77 @@
+/**
+ * Throw-away infrastructure for the benches: a Postgres database created and dropped per run, and a Redis
+ * key prefix whose keys are deleted afterwards.
+ */
+import { randomBytes } from 'node:crypto';
+import net from 'node:net';
+import { Redis } from 'ioredis';
+import pg from 'pg';
+
+export async function answers(host: string, port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const s = net.connect({ host, port });
+    s.once('connect', () => (s.destroy(), resolve(true)));
+    s.once('error', () => resolve(false));
+  });
+}
+
+export interface ThrowAwayDatabase {
+  url: string;
+  drop(): Promise<void>;
+}
+
+/** A fresh database on DATABASE_URL's server (else 127.0.0.1:5432), or null when none answers. */
+export async function postgresDatabase(): Promise<ThrowAwayDatabase | null> {
+  const base = process.env.DATABASE_URL ?? ((await answers('127.0.0.1', 5432)) ? 'postgres://postgres@127.0.0.1:5432/postgres' : null);
+  if (!base) return null;
+  const name = `holon_bench_${randomBytes(4).toString('hex')}`;
+  const admin = new pg.Client({ connectionString: base });
+  await admin.connect();
+  await admin.query(`CREATE DATABASE ${name}`);
+  await admin.end();
+  const u = new URL(base);
+  u.pathname = `/${name}`;
+  return {
+    url: u.toString(),
+    drop: async () => {
+      const c = new pg.Client({ connectionString: base });
+      await c.connect();
+      await c.query(`DROP DATABASE IF EXISTS ${name} WITH (FORCE)`);
+      await c.end();
+    },
+  };
+}
+
+export interface ThrowAwayRedis {
+  url: string;
+  /** A HOLON_REDIS_PREFIX (no ':'); every key the gateway writes starts with `<prefix>:`. */
+  prefix: string;
+  /** Delete every key under the prefix; returns how many. */
+  cleanup(): Promise<number>;
+}
+
+/** REDIS_URL (else 127.0.0.1:6379) with a unique prefix, or null when no Redis answers. */
+export async function redisTarget(): Promise<ThrowAwayRedis | null> {
+  const url = process.env.REDIS_URL ?? ((await answers('127.0.0.1', 6379)) ? 'redis://127.0.0.1:6379' : null);
+  if (!url) return null;
+  const prefix = `holon-bench-${randomBytes(5).toString('hex')}`;
+  return {
+    url,
+    prefix,
+    cleanup: async () => {
+      const raw = new Redis(url, { maxRetriesPerRequest: 2 });
+      let deleted = 0;
+      try {
+        let cursor = '0';
+        do {
+          const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}:*`, 'COUNT', 1000);
+          if (keys.length) deleted += await raw.del(...keys);
+          cursor = next;
+        } while (cursor !== '0');
+      } finally {
+        raw.disconnect();
+      }
+      return deleted;
+    },
+  };
+}

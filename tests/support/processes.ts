@@ -1,0 +1,291 @@
+/**
+ * Gateway services as separate OS processes (`node bin/holon.mjs api|runner|settler`), sharing one test
+ * database and one Redis key prefix: what `holon serve` splits into when it scales out.
+ *
+ *   const cluster = createCluster({ databaseUrl, redisUrl, redisPrefix, env: { … } });
+ *   const settler = await cluster.start('settler');   // waits until its settle worker is connected
+ *   const api = await cluster.start('api');           // waits until GET /healthz answers
+ *   api.kill('SIGKILL'); await api.exit;              // a crash
+ *   await cluster.stopAll();                          // SIGTERM, then SIGKILL after a grace period
+ *
+ * A worker is ready when its BullMQ blocking connection shows in Redis' CLIENT LIST: BullMQ names it
+ * `<bull prefix>:<base64(queue name)>`, and the runner's and settler's workers are the only ones using it.
+ * Every process's stdout and stderr are kept (the tail) so a failing test can say what the services said.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import net from 'node:net';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Redis } from 'ioredis';
+import { bullPrefixOf } from '../../shared/queue/bullmq.js';
+import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/gateway/context.js';
+
+export type ServiceRole = 'api' | 'runner' | 'settler';
+
+export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const SCALE_REGISTRY = 'examples,tests/fixtures/registry,tests/fixtures/scale';
+
+const OUTPUT_TAIL = 64 * 1024;
+
+export interface ProcessExit {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+}
+
+export interface ServiceProcess {
+  readonly name: string;
+  readonly role: ServiceRole;
+  readonly pid: number;
+  /** API only: the port it listens on and its base URL. */
+  readonly port?: number;
+  readonly url?: string;
+  /** Resolves when the process has exited. */
+  readonly exit: Promise<ProcessExit>;
+  /** The exit, once it happened. */
+  exited(): ProcessExit | undefined;
+  /** What the process wrote to stdout and stderr (the last 64 KiB of each). */
+  output(): string;
+  kill(signal: NodeJS.Signals): void;
+  /** SIGTERM, then SIGKILL when it has not exited after `graceMs`. */
+  stop(graceMs?: number): Promise<ProcessExit>;
+}
+
+export interface ClusterOptions {
+  databaseUrl: string;
+  redisUrl: string;
+  /** HOLON_REDIS_PREFIX: letters, digits, '_', '.', '-' (no ':'); see `processRedisPrefix`. */
+  redisPrefix: string;
+  /** HOLON_REGISTRY (default SCALE_REGISTRY). */
+  registry?: string;
+  /** Extra environment for every process. */
+  env?: Record<string, string>;
+}
+
+export interface StartOptions {
+  /** A label for messages (default role + a counter). */
+  name?: string;
+  /** Extra environment for this process. */
+  env?: Record<string, string>;
+  /** Longest wait for readiness (default 45 s). */
+  readyTimeoutMs?: number;
+}
+
+export interface Cluster {
+  readonly processes: readonly ServiceProcess[];
+  start(role: ServiceRole, options?: StartOptions): Promise<ServiceProcess>;
+  /** How many BullMQ workers of this queue are connected to Redis now. */
+  connectedWorkers(queue: string): Promise<number>;
+  /** The output of every process started, for failure messages. */
+  describe(): string;
+  /** Stops every process still running (SIGTERM, SIGKILL after `graceMs`) and closes the Redis client. */
+  stopAll(graceMs?: number): Promise<void>;
+}
+
+/** The test bed's Redis prefix (`holon-test:<run>:<id>:`) made acceptable to HOLON_REDIS_PREFIX (no ':'). */
+export function processRedisPrefix(testPrefix: string): string {
+  return testPrefix.replace(/:$/, '').replace(/:/g, '.');
+}
+
+/** Deletes every key a gateway with this HOLON_REDIS_PREFIX wrote (`<prefix>:…`). */
+export async function deleteRedisKeys(redisUrl: string, holonPrefix: string): Promise<void> {
+  const raw = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
+  try {
+    let cursor = '0';
+    do {
+      const [next, keys] = await raw.scan(cursor, 'MATCH', `${holonPrefix}:*`, 'COUNT', 500);
+      if (keys.length) await raw.del(...keys);
+      cursor = next;
+    } while (cursor !== '0');
+  } finally {
+    raw.disconnect();
+  }
+}
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const server = net.createServer();
+    server.unref();
+    server.once('error', reject);
+    server.listen(0, '127.0.0.1', () => {
+      const address = server.address();
+      const port = typeof address === 'object' && address ? address.port : 0;
+      server.close(() => resolve(port));
+    });
+  });
+}
+
+export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Polls `probe` every `intervalMs` until it returns a value other than undefined/false; throws after `timeoutMs`. */
+export async function waitFor<T>(
+  what: string,
+  probe: () => Promise<T | undefined | false> | T | undefined | false,
+  { timeoutMs = 30_000, intervalMs = 100, context }: { timeoutMs?: number; intervalMs?: number; context?: () => string } = {},
+): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe();
+    if (value !== undefined && value !== false) return value as T;
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context ? `\n${context()}` : ''}`);
+    await sleep(intervalMs);
+  }
+}
+
+const live = new Set<ChildProcess>();
+let exitHookInstalled = false;
+function trackChild(child: ChildProcess): void {
+  live.add(child);
+  child.once('exit', () => live.delete(child));
+  if (!exitHookInstalled) {
+    exitHookInstalled = true;
+    // Never leave a service running when the test process itself goes away.
+    process.once('exit', () => {
+      for (const c of live) c.kill('SIGKILL');
+    });
+  }
+}
+
+function tail(buffer: string, chunk: string): string {
+  const next = buffer + chunk;
+  return next.length > OUTPUT_TAIL ? next.slice(next.length - OUTPUT_TAIL) : next;
+}
+
+export function createCluster(options: ClusterOptions): Cluster {
+  const processes: ServiceProcess[] = [];
+  const counters: Record<ServiceRole, number> = { api: 0, runner: 0, settler: 0 };
+  const bullPrefix = bullPrefixOf(options.redisPrefix);
+  let redis: Redis | undefined;
+  const client = () => (redis ??= new Redis(options.redisUrl, { maxRetriesPerRequest: 2 }));
+
+  const connectedWorkers = async (queue: string): Promise<number> => {
+    const name = `${bullPrefix}:${Buffer.from(queue).toString('base64')}`;
+    const list = String(await client().call('CLIENT', 'LIST'));
+    return list.split('\n').filter((line) => {
+      const m = / name=(\S*)/.exec(line);
+      return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
+    }).length;
+  };
+
+  const describe = () =>
+    processes
+      .map((p) => {
+        const exit = p.exited();
+        const state = exit ? `exited code=${exit.code} signal=${exit.signal}` : 'running';
+        const out = p.output().trim();
+        return `--- ${p.name} (pid ${p.pid}, ${state})${out ? `\n${out.slice(-4000)}` : ' (no output)'}`;
+      })
+      .join('\n');
+
+  const start = async (role: ServiceRole, startOptions: StartOptions = {}): Promise<ServiceProcess> => {
+    counters[role] += 1;
+    const name = startOptions.name ?? `${role}-${counters[role]}`;
+    const port = role === 'api' ? await freePort() : undefined;
+    // Workers of the same role already running and connected: the new one is ready when there is one more.
+    const queue = role === 'runner' ? RUN_QUEUE : role === 'settler' ? SETTLE_QUEUE : undefined;
+    const peers = processes.filter((p) => p.role === role && !p.exited()).length;
+
+    const child = spawn(process.execPath, ['bin/holon.mjs', role], {
+      cwd: REPO_ROOT,
+      stdio: ['ignore', 'pipe', 'pipe'],
+      env: {
+        ...process.env,
+        NODE_ENV: 'test',
+        DATABASE_URL: options.databaseUrl,
+        REDIS_URL: options.redisUrl,
+        HOLON_REDIS_PREFIX: options.redisPrefix,
+        HOLON_REGISTRY: options.registry ?? SCALE_REGISTRY,
+        HOLON_MANDATES: '',
+        LOG_LEVEL: 'warn',
+        PORT: String(port ?? 0),
+        ...options.env,
+        ...startOptions.env,
+      },
+    });
+    trackChild(child);
+    let stdout = '';
+    let stderr = '';
+    child.stdout!.setEncoding('utf8').on('data', (c: string) => (stdout = tail(stdout, c)));
+    child.stderr!.setEncoding('utf8').on('data', (c: string) => (stderr = tail(stderr, c)));
+    let exitState: ProcessExit | undefined;
+    const exit = new Promise<ProcessExit>((resolve) => {
+      child.once('exit', (code, signal) => {
+        exitState = { code, signal };
+        resolve(exitState);
+      });
+      child.once('error', (err) => {
+        stderr = tail(stderr, `spawn error: ${err.message}\n`);
+        exitState ??= { code: null, signal: null };
+        resolve(exitState);
+      });
+    });
+
+    const kill = (signal: NodeJS.Signals) => {
+      if (!exitState && child.exitCode === null && child.signalCode === null) child.kill(signal);
+    };
+    const proc: ServiceProcess = {
+      name,
+      role,
+      pid: child.pid ?? -1,
+      ...(port !== undefined ? { port, url: `http://127.0.0.1:${port}` } : {}),
+      exit,
+      exited: () => exitState,
+      output: () => [stderr && `[stderr]\n${stderr}`, stdout && `[stdout]\n${stdout}`].filter(Boolean).join('\n'),
+      kill,
+      stop: async (graceMs = 5_000) => {
+        if (exitState) return exitState;
+        kill('SIGTERM');
+        const timer = setTimeout(() => kill('SIGKILL'), graceMs);
+        try {
+          return await exit;
+        } finally {
+          clearTimeout(timer);
+        }
+      },
+    };
+    processes.push(proc);
+
+    const failIfExited = () => {
+      if (exitState) throw new Error(`${name} exited while starting (code ${exitState.code}, signal ${exitState.signal})\n${describe()}`);
+    };
+    const timeoutMs = startOptions.readyTimeoutMs ?? 45_000;
+    if (role === 'api') {
+      await waitFor(
+        `${name} to answer GET /healthz`,
+        async () => {
+          failIfExited();
+          try {
+            const res = await fetch(`${proc.url}/healthz`, { signal: AbortSignal.timeout(1_000) });
+            return res.ok;
+          } catch {
+            return false;
+          }
+        },
+        { timeoutMs, intervalMs: 100, context: describe },
+      );
+    } else {
+      await waitFor(
+        `${name}'s ${queue} worker to connect`,
+        async () => {
+          failIfExited();
+          return (await connectedWorkers(queue!)) >= peers + 1;
+        },
+        { timeoutMs, intervalMs: 100, context: describe },
+      );
+    }
+    return proc;
+  };
+
+  return {
+    get processes() {
+      return processes;
+    },
+    start,
+    connectedWorkers,
+    describe,
+    stopAll: async (graceMs = 5_000) => {
+      await Promise.all(processes.map((p) => p.stop(graceMs)));
+      redis?.disconnect();
+      redis = undefined;
+    },
+  };
+}
