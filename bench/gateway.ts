@@ -245,6 +245,8 @@ export async function gatewayBench(
 ): Promise<void> {
   const driver = createDriver(options.driver);
   let bench: BenchGateway | undefined;
+  // Anything else busy on this two-core machine (a test run, a compiler) shows here and skews every figure.
+  record('load average (1 min) before the section', os.loadavg()[0]!);
   try {
     bench = await startBenchGateway({ ...env, driver, runnerConcurrency: options.runnerConcurrency, settlerConcurrency: options.settlerConcurrency });
     record('setup', `runner ${options.runnerConcurrency}, settler ${options.settlerConcurrency}, ${options.concurrency} clients, agent+client in ${driver.kind === 'worker' ? 'a worker thread' : 'the gateway thread'}, Postgres pool 10 (fixed)`);
@@ -299,6 +301,7 @@ export async function gatewayBench(
     record('calls not in a final state after the load', Number(open[0]!.count));
     const report = await audit(db);
     record('ledger audit after the load', report.ok ? 'ok' : `FAILED: ${report.problems.slice(0, 3).join('; ')}`);
+    record('load average (1 min) after the load', os.loadavg()[0]!);
   } finally {
     await bench?.stop();
     await driver.close();

@@ -13,6 +13,10 @@ import type { RunResult } from '../runtime/types.js';
 import { loadMandate } from './mandates.js';
 import { inputKey, outputKey, SETTLE_QUEUE, type CallJob, type GatewayContext, type RuntimeRunner } from './context.js';
 
+/** The shape of an error code an agent may report (manifest.md §3: snake_case). */
+const ERROR_CODE = /^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$/;
+const MAX_ERROR_CODE = 64;
+
 /** What the runner decided, stored on the call row (never the output). */
 export interface CallOutcome {
   kind: 'success' | 'declared_error' | 'failure';
@@ -81,6 +85,9 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
       outcome = { kind: 'success', ...(result.units !== undefined ? { units: result.units } : {}), ...(result.quote !== undefined ? { quote: result.quote } : {}) };
       output = result.output;
     }
+  } else if (result.kind === 'error' && (result.code.length > MAX_ERROR_CODE || !ERROR_CODE.test(result.code))) {
+    // An agent's error code lands in receipts: one that is not a plain snake_case code is an agent error.
+    outcome = { kind: 'failure', code: 'agent_error' };
   } else if (result.kind === 'error') {
     outcome = { kind: 'declared_error', code: result.code, ...(result.units !== undefined ? { units: result.units } : {}), ...(result.quote !== undefined ? { quote: result.quote } : {}) };
   } else {
@@ -125,7 +132,12 @@ export async function closeCall(ctx: GatewayContext, callId: string, from: 'queu
   return true;
 }
 
-export async function enqueueSettle(ctx: GatewayContext, callId: string): Promise<void> {
-  await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId: `settle-${callId}`, attempts: 10, backoffMs: 500 });
+/**
+ * Hand a settling call to the settler. The job id deduplicates; a re-handout (sweeper) uses a fresh id, because
+ * a failed job's id stays taken in Redis for an hour and settling is idempotent anyway.
+ */
+export async function enqueueSettle(ctx: GatewayContext, callId: string, handout = 0): Promise<void> {
+  const jobId = handout ? `settle-${callId}-${handout}` : `settle-${callId}`;
+  await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId, attempts: 10, backoffMs: 500 });
   await ctx.db('calls').where({ id: callId }).update({ settle_enqueued_at: new Date(ctx.now()) });
 }

@@ -34,7 +34,7 @@ export async function sweep(ctx: GatewayContext, options: SweepOptions = {}): Pr
     .where((q) => q.whereNull('settle_enqueued_at').orWhere('settle_enqueued_at', '<', new Date(now.getTime() - (options.resettleAfterMs ?? 60_000))))
     .limit(batch)
     .select('id');
-  for (const c of stale) await enqueueSettle(ctx, c.id);
+  for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
   return { closed, resettled: stale.length };
 }
 

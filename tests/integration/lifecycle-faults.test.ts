@@ -124,12 +124,14 @@ describe('webhook agents that answer badly', () => {
       } else if (req.url === '/redirect') res.writeHead(302, { location: '/target' }).end();
       else if (req.url === '/target') { redirectTargetHit = true; res.writeHead(200).end('{"ok":true}'); }
       else if (req.url === '/error') res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":{"code":"no_table_found","message":"none"}}');
+      else if (req.url === '/nulcode') res.writeHead(200, { 'content-type': 'application/json' }).end('{"error":{"code":"bad\\u0000code"}}');
+      else if (req.url === '/longcode') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'x'.repeat(5000) } }));
       // /hang: never answers
     });
     await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
     const port = (server.address() as { port: number }).port;
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-webhooks-'));
-    for (const name of ['ok', 'html', 'huge', 'redirect', 'hang', 'error']) {
+    for (const name of ['ok', 'html', 'huge', 'redirect', 'hang', 'error', 'nulcode', 'longcode']) {
       await mkdir(path.join(dir, name));
       await writeFile(path.join(dir, name, 'holon.yaml'), [
         `id: hooks/${name}`, 'version: 1.0.0', `summary: webhook ${name}`, 'capabilities: [test.hook]', 'license: MIT',
@@ -144,7 +146,7 @@ describe('webhook agents that answer badly', () => {
       await g.mandate({ allow: { agents: ['hooks/*'] } });
       const call = (name: string) => g.post('/v0/calls', { mandate: 'alice/test', agent: `hooks/${name}`, input: {} });
       expect((await call('ok')).status).toBe(200);
-      for (const [name, code] of [['html', 'agent_error'], ['huge', 'agent_error'], ['redirect', 'agent_error'], ['hang', 'timeout'], ['error', 'no_table_found']] as const) {
+      for (const [name, code] of [['html', 'agent_error'], ['huge', 'agent_error'], ['redirect', 'agent_error'], ['hang', 'timeout'], ['error', 'no_table_found'], ['nulcode', 'agent_error'], ['longcode', 'agent_error']] as const) {
         const r = await call(name);
         expect(r.status, name).toBe(502);
         expect(r.body.receipt, name).toMatchObject({ status: 'failed', error: code, billed: false });

@@ -209,7 +209,7 @@ async function expectSettledBooks(b: Bed, mandateId: string): Promise<{ billed: 
 
 describe('scale-out: services as separate processes on shared Postgres and Redis', () => {
   test('2 APIs, 2 runners, 1 settler: 120 concurrent calls on a budget for 50 never overspend; each runs once, settles once', async () => {
-    const b = await setUp();
+    const t0 = Date.now(); const b = await setUp();
     // One process first (it opens the database and runs the migrations), then the rest at once.
     await b.cluster.start('settler');
     const [apiA, apiB, runnerA, runnerB] = await Promise.all([
@@ -218,6 +218,7 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
       b.cluster.start('runner'),
       b.cluster.start('runner'),
     ]);
+    console.info('TIMING started', Date.now()-t0);
     expect(await b.cluster.connectedWorkers('run')).toBe(2);
     const mandate = await createMandate(apiA, { budget: { total: '0.50', currency: 'EUR' } });
 
@@ -230,6 +231,7 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
       }),
     );
 
+    console.info('TIMING calls', Date.now()-t0, results.map(r=>r.status).join(','));
     const unexpected = results.filter((r) => ![200, 202, 403].includes(r.status));
     expect(unexpected, 'every answer is 200, 202 or 403').toEqual([]);
     const idOf = (r: Reply) => (r.status === 202 ? r.body.call.id : r.body.receipt.id) as string;
@@ -241,6 +243,7 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
       expect(['succeeded', 'failed']).toContain(receipt.status);
     }
     await quiescent(b);
+    console.info('TIMING quiescent', Date.now()-t0);
 
     const ok = results.filter((r) => r.status === 200);
     for (const r of ok) expect(r.body.receipt).toMatchObject({ status: 'succeeded', billed: true, cost: { own: '0.01' } });
