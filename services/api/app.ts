@@ -7,6 +7,7 @@ import { HolonError } from '../../shared/errors.js';
 import type { GatewayContext } from '../../shared/gateway/context.js';
 import type { Logger } from '../../shared/log.js';
 import type { CallWaiter } from './call-waiter.js';
+import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
 import { manageRoutes } from './routes/manage.js';
 import { readRoutes } from './routes/reads.js';
@@ -35,7 +36,9 @@ export function createApp(deps: ApiDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  app.use(callRoutes({ gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs }));
+  const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs };
+  app.use(callRoutes(calls));
+  app.use(approvalRoutes(calls));
   app.use(manageRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
   app.use(readRoutes(deps.gateway));
 

@@ -6,6 +6,7 @@ import type { Knex } from 'knex';
 import * as m001 from './migrations/001_ledger.js';
 import * as m002 from './migrations/002_calls.js';
 import * as m003 from './migrations/003_call_lifecycle.js';
+import * as m004 from './migrations/004_approvals.js';
 
 interface Migration {
   name: string;
@@ -13,7 +14,7 @@ interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -20,6 +20,7 @@ import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } 
 import { EMPTY_RECORD, loadRecords, recordKey } from './records.js';
 import { inputKey, RUN_QUEUE, type CallJob, type GatewayContext } from './context.js';
 import { closeCall } from './run.js';
+import { approvalView, createApproval, grantMismatch, loadApproval, newApprovalId } from './approvals.js';
 import { settleCall } from './settle.js';
 
 /** Close a reserved call that never reached a runner: failed / gateway_error, unbilled, hold released. */
@@ -41,11 +42,15 @@ export interface CallSubmission {
   /** The caller's cap, in the mandate's currency. */
   maxCost?: bigint;
   callbackUrl?: string;
+  /** A granted approval (`{"run": false}`) this call redeems: same mandate, version, input and max_cost. */
+  approval?: string;
+  /** Internal: an approval already moved to `used` by `POST /v0/approvals/{id}` with `{}`. */
+  preApproved?: string;
 }
 
 export type Submitted =
   | { kind: 'queued'; callId: string; timeoutMs: number }
-  | { kind: 'refused'; httpStatus: number; code: string; message: string; receipt: ReceiptView; problems?: Problem[] };
+  | { kind: 'refused'; httpStatus: number; code: string; message: string; receipt: ReceiptView; problems?: Problem[]; approval?: ReturnType<typeof approvalView> };
 
 interface Refusal {
   httpStatus: number;
@@ -53,6 +58,7 @@ interface Refusal {
   status: ReceiptStatus;
   reasons: string[];
   problems?: Problem[];
+  approvalId?: string;
 }
 
 const label = (m: Manifest) => `${m.id}@${m.version}`;
@@ -87,13 +93,28 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
   if (admission.decision === 'deny') {
     return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons });
   }
-  if (admission.decision === 'approve') {
-    // Approval records (bound to mandate, version, input hash, max_cost) arrive with delegation & approvals.
-    return refuse(ctx, id, stored, label(manifest), worst, {
-      httpStatus: 202, code: 'pending_approval', status: 'pending_approval', reasons: admission.reasons,
-    });
+  let approvalId = sub.preApproved;
+  if (sub.approval !== undefined && approvalId === undefined) {
+    const found = await loadApproval(ctx.db, sub.approval, ctx.now());
+    const mismatch = found
+      ? grantMismatch(found.approval, { mandateId: mandate.id, agentId: manifest.id, agentVersion: manifest.version, input: sub.input, ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}) }, ctx.now())
+      : [`there is no approval ${sub.approval}`];
+    if (mismatch.length) return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch });
+    approvalId = sub.approval;
   }
   const problems = compileInterface(manifest).input(sub.input);
+  if (admission.decision === 'approve' && approvalId === undefined && problems.length === 0) {
+    // Held for a human: the input is validated first, so nothing is kept for an input the agent would refuse.
+    const pending = newApprovalId();
+    await createApproval(ctx.db, {
+      id: pending, mandateId: mandate.id, agentId: manifest.id, agentVersion: manifest.version, input: sub.input,
+      ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}), worstCase: worst!, currency: mandate.budget.currency,
+      reasons: admission.reasons, receiptId: id, now: ctx.now(),
+    });
+    return refuse(ctx, id, stored, label(manifest), worst, {
+      httpStatus: 202, code: 'pending_approval', status: 'pending_approval', reasons: admission.reasons, approvalId: pending,
+    });
+  }
   if (problems.length) {
     return refuse(ctx, id, stored, label(manifest), worst, {
       httpStatus: 422, code: 'rejected_input', status: 'rejected_input',
@@ -102,7 +123,7 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
     });
   }
   const timeoutMs = manifest.runtime.timeoutS * 1000;
-  const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs);
+  const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs, approvalId);
   if (reserved) return refuse(ctx, id, stored, label(manifest), worst, reserved);
 
   try {
@@ -185,6 +206,7 @@ async function reserve(
   worst: bigint,
   sub: CallSubmission,
   timeoutMs: number,
+  approvalId: string | undefined,
 ): Promise<Refusal | null> {
   const currency = stored.mandate.budget.currency;
   const payer = stored.mandate.issuer;
@@ -205,6 +227,14 @@ async function reserve(
         reasons: [`account ${payer} has ${formatAmount(b.balance - b.held)} ${currency} available; the call's worst case is ${formatAmount(worst)} ${currency}`],
       };
     }
+    if (approvalId !== undefined) {
+      // A grant is redeemed once: the one transaction that reserves also marks it used.
+      const used = await trx.raw<{ rows: unknown[] }>(
+        `UPDATE approvals SET status = 'used', call_id = ? WHERE id = ? AND (status = 'approved' OR (status = 'used' AND call_id IS NULL AND ?)) RETURNING id`,
+        [id, approvalId, sub.preApproved === approvalId],
+      );
+      if (used.rows.length === 0) return { httpStatus: 409, code: 'approval_used', status: 'denied' as const, reasons: [`approval ${approvalId} was already used`] };
+    }
     const queuedDeadline = new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000);
     await trx('calls').insert({
       id,
@@ -223,6 +253,7 @@ async function reserve(
       timeout_ms: timeoutMs,
       deadline_at: queuedDeadline,
       callback_url: sub.callbackUrl ?? null,
+      approval_id: approvalId ?? null,
     });
     await placeHold(trx, { id, account: payer, currency, amount: worst, mandateId: stored.mandate.id, callId: id });
     await trx.raw(`UPDATE mandates SET reserved = reserved + ? WHERE id = ?`, [worst.toString(), stored.mandate.id]);
@@ -248,11 +279,14 @@ async function refuse(
     worstCase: worst,
     currency: stored?.mandate.budget.currency ?? null,
     payer: stored?.mandate.issuer ?? null,
+    approvalId: r.approvalId ?? null,
   });
   const receipt = await loadReceiptTree(ctx.db, id);
   if (!receipt) throw new HolonError('gateway_error', 500, 'a receipt could not be read back');
+  const approval = r.approvalId ? (await loadApproval(ctx.db, r.approvalId, ctx.now()))?.approval : undefined;
   return {
     kind: 'refused', httpStatus: r.httpStatus, code: r.code, message: r.reasons[0] ?? r.code, receipt,
     ...(r.problems ? { problems: r.problems } : {}),
+    ...(approval ? { approval: approvalView(approval) } : {}),
   };
 }

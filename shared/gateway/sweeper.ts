@@ -5,6 +5,7 @@
  * - A call `settling` whose settle job was handed out long ago is handed to the settler again (idempotent).
  */
 import { closeCall, enqueueSettle } from './run.js';
+import { expireApprovals } from './approvals.js';
 import type { GatewayContext } from './context.js';
 
 export interface SweepOptions {
@@ -35,6 +36,8 @@ export async function sweep(ctx: GatewayContext, options: SweepOptions = {}): Pr
     .limit(batch)
     .select('id');
   for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
+  // Pending approvals past 7 days expire, and their stored input is deleted with them.
+  await expireApprovals(ctx.db, ctx.now());
   return { closed, resettled: stale.length };
 }
 

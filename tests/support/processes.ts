@@ -75,6 +75,8 @@ export interface Cluster {
   start(role: ServiceRole, options?: StartOptions): Promise<ServiceProcess>;
   /** How many BullMQ workers of this queue are connected to Redis now. */
   connectedWorkers(queue: string): Promise<number>;
+  /** How many jobs of this queue are active (taken by a worker, not finished): what a killed worker leaves behind. */
+  activeJobs(queue: string): Promise<number>;
   /** The output of every process started, for failure messages. */
   describe(): string;
   /** Stops every process still running (SIGTERM, SIGKILL after `graceMs`) and closes the Redis client. */
@@ -165,6 +167,9 @@ export function createCluster(options: ClusterOptions): Cluster {
       return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
     }).length;
   };
+
+  // BullMQ keeps a queue's active job ids in the list `<bull prefix>:<queue>:active`.
+  const activeJobs = async (queue: string): Promise<number> => client().llen(`${bullPrefix}:${queue}:active`);
 
   const describe = () =>
     processes
@@ -281,6 +286,7 @@ export function createCluster(options: ClusterOptions): Cluster {
     },
     start,
     connectedWorkers,
+    activeJobs,
     describe,
     stopAll: async (graceMs = 5_000) => {
       await Promise.all(processes.map((p) => p.stop(graceMs)));

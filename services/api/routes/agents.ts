@@ -1,19 +1,44 @@
 /**
  * GET /v0/agents?q=&capability=&mandate= — the catalogue, ranked. With a mandate: costs converted into its
- *   currency, and the agents it does not allow listed apart with the reasons.
- * GET /v0/agents/{ns}/{name}[@range] — one agent: the resolved version's manifest, its measured record,
- *   and every listed version.
+ *   currency, and the agents it does not allow listed apart with the reasons. Each result carries the compact
+ *   all-time record of the version shown (`record`), all results measured with ONE query.
+ * GET /v0/agents/{ns}/{name}[@range] — one agent: the resolved version's manifest, its Agent Record, and every
+ *   listed version with its own record (ONE query for the whole view).
+ *
+ * The Agent Record (shared/gateway/records.ts: definitions, percentiles, currency) is what Holon measured,
+ * from `call_events`:
+ *   record   compact, all time, the version shown: {runs, successes, success_rate, latency_p50_ms,
+ *            cost_per_successful_run, currency}. Measured: cost per successful run is total billed ÷ successes
+ *            (null without successes), not the ranking estimate (that one is the top-level
+ *            `cost_per_successful_run` of a capability search under a mandate, in the mandate's currency).
+ *   records  one-agent view only: {version: {last_30_days, all_time}, agent: {last_30_days, all_time}}, each
+ *            window {runs, successes, success_rate, latency_ms: {p50, p95}, currency, billed_total,
+ *            cost_per_successful_run, errors: {code: count}[, by_currency]}.
+ * What the author declared is shown as declared, never as measured (gateway.md §6, manifest.md §6):
+ *   data     {attested: true, retention, region, training, subprocessors, note}; a field the manifest does not
+ *            declare is null.
+ *   runtime  {kind, attested}: `mcp` and `webhook` run on the author's server (attested: true, with a note);
+ *            `node` runs in the gateway's own runtime (attested: false).
  */
 import { Router } from 'express';
 import { HolonError } from '../../../shared/errors.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
 import { loadMandate } from '../../../shared/gateway/mandates.js';
-import { EMPTY_RECORD, loadRecords, recordKey, type MeasuredRecord } from '../../../shared/gateway/records.js';
+import {
+  EMPTY_RECORD,
+  EMPTY_SUMMARY,
+  loadAgentRecords,
+  loadRecordSummaries,
+  recordKey,
+  summarize,
+  type MeasuredRecord,
+  type RecordSummary,
+} from '../../../shared/gateway/records.js';
 import { checkCall } from '../../../shared/mandate/check-call.js';
 import type { Manifest } from '../../../shared/manifest/types.js';
 import { formatAmount } from '../../../shared/money.js';
-import { ownWorstCase, worstCase } from '../../../shared/pricing.js';
-import { costPerSuccess, rankCapability } from '../../../shared/resolution.js';
+import { worstCase } from '../../../shared/pricing.js';
+import { rankCapability } from '../../../shared/resolution.js';
 import type { AgentVersion } from '../../../shared/runtime/types.js';
 import { asyncRoute } from '../route.js';
 
@@ -29,17 +54,30 @@ function pricingView(m: Manifest) {
   };
 }
 
-function recordView(r: MeasuredRecord, m: Manifest) {
+export const DATA_POLICY_NOTE = 'declared by the author, not verified by Holon';
+export const REMOTE_RUNTIME_NOTE = "runs on the author's server: Holon cannot see what it does with the data";
+
+/** The data policy as declared (manifest.md §6): attested, not enforced. Undeclared fields are null. */
+export function dataView(m: Manifest) {
+  const d = m.data;
+  const retention = d?.retention ? (d.retention.kind === 'none' ? 'none' : `${d.retention.days}d`) : null;
   return {
-    runs: r.runs,
-    successes: r.successes,
-    success_rate: r.runs ? Number((r.successes / r.runs).toFixed(4)) : null,
-    cost_per_successful_run: formatAmount(costPerSuccess(r, ownWorstCase(m.pricing))),
-    currency: m.pricing.currency,
+    attested: true as const,
+    retention,
+    region: d?.region ?? null,
+    training: d?.training ?? null,
+    subprocessors: d?.subprocessors ?? null,
+    note: DATA_POLICY_NOTE,
   };
 }
 
-function agentView(a: AgentVersion, record: MeasuredRecord) {
+/** Remote runtimes are attested, not enforced (gateway.md §6). */
+export function runtimeView(m: Manifest) {
+  const kind = m.runtime.kind;
+  return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
+}
+
+function agentView(a: AgentVersion, record: RecordSummary) {
   const m = a.manifest;
   return {
     id: m.id,
@@ -49,8 +87,9 @@ function agentView(a: AgentVersion, record: MeasuredRecord) {
     license: m.license,
     origin: a.origin,
     pricing: pricingView(m),
-    record: recordView(record, m),
-    ...(m.data ? { data: { attested: true, ...(m.doc.data as object) } } : {}),
+    record,
+    data: dataView(m),
+    runtime: runtimeView(m),
   };
 }
 
@@ -62,10 +101,12 @@ export function agentRoutes(gateway: GatewayContext): Router {
     const capability = req.query.capability === undefined ? undefined : String(req.query.capability);
     const mandateId = req.query.mandate === undefined ? undefined : String(req.query.mandate);
     const found = gateway.registry.search({ ...(q ? { q } : {}), ...(capability ? { capability } : {}) });
-    const records = await loadRecords(gateway.db, found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })));
-    const rec = (a: AgentVersion) => records.get(recordKey(a.manifest.id, a.manifest.version)) ?? EMPTY_RECORD;
+    // One query for every result: the compact record shown, and the figures ranking needs.
+    const records = await loadRecordSummaries(gateway.db, found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })));
+    const measured = (a: AgentVersion): MeasuredRecord => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
+    const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
     if (!mandateId) {
-      res.json({ agents: found.map((a) => agentView(a, rec(a))) });
+      res.json({ agents: found.map((a) => agentView(a, shown(a))) });
       return;
     }
     const stored = await loadMandate(gateway.db, mandateId);
@@ -76,7 +117,7 @@ export function agentRoutes(gateway: GatewayContext): Router {
     if (capability && !capability.endsWith('.*')) {
       const ranking = rankCapability(
         capability,
-        found.map((a) => ({ manifest: a.manifest, facts: { origin: a.origin, evaluation: 'none' as const, record: rec(a) }, record: rec(a), usedBefore: true })),
+        found.map((a) => ({ manifest: a.manifest, facts: { origin: a.origin, evaluation: 'none' as const, record: measured(a) }, record: measured(a), usedBefore: true })),
         mandate,
         { depth: mandate.depth, delegated: false, usedBefore: true, now },
       );
@@ -84,7 +125,7 @@ export function agentRoutes(gateway: GatewayContext): Router {
       res.json({
         currency,
         agents: ranking.ranked.map((r) => ({
-          ...agentView(byManifest.get(r.manifest)!, rec(byManifest.get(r.manifest)!)),
+          ...agentView(byManifest.get(r.manifest)!, shown(byManifest.get(r.manifest)!)),
           worst_case: formatAmount(r.worstCase),
           cost_per_successful_run: formatAmount(r.costPerSuccess),
           decision: r.admission.decision,
@@ -99,10 +140,10 @@ export function agentRoutes(gateway: GatewayContext): Router {
       const wc = worstCase(a.manifest, mandate.budget);
       const admission = checkCall(mandate, a.manifest, {
         worstCase: wc.ok ? wc.total : null, depth: mandate.depth, delegated: false, via: { kind: 'id' }, usedBefore: true, now,
-        facts: { origin: a.origin, evaluation: 'none', record: rec(a) },
+        facts: { origin: a.origin, evaluation: 'none', record: measured(a) },
       });
       if (admission.decision === 'deny') denied.push({ id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons });
-      else allowed.push({ ...agentView(a, rec(a)), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision });
+      else allowed.push({ ...agentView(a, shown(a)), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision });
     }
     res.json({ currency, agents: allowed, denied });
   }));
@@ -112,13 +153,19 @@ export function agentRoutes(gateway: GatewayContext): Router {
     const ref = `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`;
     const resolved = gateway.registry.resolve(ref);
     if (!resolved.ok) throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
-    const versions = gateway.registry.versions(resolved.agent.manifest.id);
-    const records = await loadRecords(gateway.db, versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })));
-    const rec = (a: AgentVersion) => records.get(recordKey(a.manifest.id, a.manifest.version)) ?? EMPTY_RECORD;
+    const agent = resolved.agent;
+    const versions = gateway.registry.versions(agent.manifest.id);
+    const measuredRecords = await loadAgentRecords(gateway.db, agent.manifest.id, versions.map((v) => v.manifest.version), gateway.now());
+    const own = measuredRecords.versions.get(agent.manifest.version)!;
     res.json({
-      ...agentView(resolved.agent, rec(resolved.agent)),
-      manifest: resolved.agent.manifest.doc,
-      versions: versions.map((v) => ({ version: v.manifest.version, record: recordView(rec(v), v.manifest) })),
+      // `record`: the resolved version, all time, compact (as in search); `records`: the full Agent Record.
+      ...agentView(agent, summarize(own.all_time)),
+      records: { version: own, agent: measuredRecords.agent },
+      manifest: agent.manifest.doc,
+      versions: versions.map((v) => {
+        const r = measuredRecords.versions.get(v.manifest.version)!;
+        return { version: v.manifest.version, record: summarize(r.all_time), records: r };
+      }),
     });
   }));
 

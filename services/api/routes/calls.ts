@@ -3,11 +3,11 @@
  * 200 succeeded · 202 pending approval, async, or still running past the sync bound · 403 denied ·
  * 404 unknown mandate or agent · 422 rejected input · 502 the agent failed (with its receipt).
  */
-import { Router, type Request } from 'express';
+import { Router, type Request, type Response } from 'express';
 import { HolonError } from '../../../shared/errors.js';
 import { outputKey, type GatewayContext } from '../../../shared/gateway/context.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
-import { submitCall } from '../../../shared/gateway/submit.js';
+import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
 import type { CallWaiter } from '../call-waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
@@ -19,9 +19,9 @@ export interface CallRoutesDeps {
   syncWaitMs: number;
 }
 
-const FIELDS = ['mandate', 'agent', 'capability', 'input', 'max_cost', 'callback_url'];
+const FIELDS = ['mandate', 'agent', 'capability', 'input', 'max_cost', 'callback_url', 'approval'];
 
-function wantsAsync(req: Request): boolean {
+export function wantsAsync(req: Request): boolean {
   return /\brespond-async\b/i.test(req.get('prefer') ?? '');
 }
 
@@ -39,6 +39,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
     if (!Object.hasOwn(r.body, 'input')) r.problems.push({ path: '$.input', message: 'is required' });
     const maxCost = r.amount('max_cost');
     const callbackUrl = r.url('callback_url');
+    const approval = r.string('approval', { max: 100 });
     r.done();
 
     const submitted = await submitCall(deps.gateway, {
@@ -48,27 +49,9 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       input: r.body.input,
       ...(maxCost !== undefined ? { maxCost } : {}),
       ...(callbackUrl ? { callbackUrl } : {}),
+      ...(approval ? { approval } : {}),
     });
-    if (submitted.kind === 'refused') {
-      res.status(submitted.httpStatus).json({
-        ...(submitted.httpStatus === 202 ? { status: 'pending_approval' } : { error: { code: submitted.code, message: submitted.message, ...(submitted.problems ? { problems: submitted.problems } : {}) } }),
-        receipt: submitted.receipt,
-      });
-      return;
-    }
-    const { callId, timeoutMs } = submitted;
-    if (wantsAsync(req)) {
-      res.status(202).json({ call: { id: callId, status: 'queued' } });
-      return;
-    }
-    const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
-    if (!finished) {
-      const row = await deps.gateway.db('calls').where({ id: callId }).first('status');
-      res.status(202).json({ call: { id: callId, status: row?.status ?? 'queued' } });
-      return;
-    }
-    const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
-    await answerFinished(deps.gateway, res, receipt);
+    await answerSubmission(deps, res, submitted, wantsAsync(req));
   }));
 
   router.get('/v0/calls/:id', asyncRoute(async (req, res) => {
@@ -92,12 +75,38 @@ export function callRoutes(deps: CallRoutesDeps): Router {
   return router;
 }
 
+/** Answer a submission as POST /v0/calls does: refusals, 202 async, or wait (bounded) for the outcome. */
+export async function answerSubmission(deps: CallRoutesDeps, res: Response, submitted: Submitted, async: boolean): Promise<void> {
+  if (submitted.kind === 'refused') {
+    res.status(submitted.httpStatus).json({
+      ...(submitted.httpStatus === 202
+        ? { status: 'pending_approval', approval: submitted.approval }
+        : { error: { code: submitted.code, message: submitted.message, ...(submitted.problems ? { problems: submitted.problems } : {}) } }),
+      receipt: submitted.receipt,
+    });
+    return;
+  }
+  const { callId, timeoutMs } = submitted;
+  if (async) {
+    res.status(202).json({ call: { id: callId, status: 'queued' } });
+    return;
+  }
+  const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
+  if (!finished) {
+    const row = await deps.gateway.db('calls').where({ id: callId }).first('status');
+    res.status(202).json({ call: { id: callId, status: row?.status ?? 'queued' } });
+    return;
+  }
+  const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
+  await answerFinished(deps.gateway, res, receipt);
+}
+
 async function takeOutput(gateway: GatewayContext, id: string): Promise<unknown> {
   const raw = await gateway.messaging.store.take(outputKey(id));
   return raw === undefined ? undefined : JSON.parse(raw);
 }
 
-async function answerFinished(gateway: GatewayContext, res: import('express').Response, receipt: ReceiptView): Promise<void> {
+async function answerFinished(gateway: GatewayContext, res: Response, receipt: ReceiptView): Promise<void> {
   if (receipt.status === 'succeeded') {
     const output = await takeOutput(gateway, receipt.id);
     res.status(200).json({ output: output ?? null, receipt });
