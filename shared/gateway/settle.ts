@@ -3,7 +3,7 @@
  * `settle:<receipt id>`, the receipt, the resolved hold, the mandate's `spent`/`reserved`, the `call_events`
  * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
  */
-import { ensureAccount } from '../ledger/accounts.js';
+import { ensureAccountCached } from '../ledger/accounts.js';
 import { lockBalances, postEntry } from '../ledger/entries.js';
 import { resolveHold } from '../ledger/holds.js';
 import type { Manifest } from '../manifest/types.js';
@@ -37,7 +37,7 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
   const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
   // Accounts are created before the transaction, so the transaction only takes row locks in the global order.
-  for (const link of chain) await ensureAccount(ctx.db, link.account);
+  for (const link of chain) await ensureAccountCached(ctx.db, link.account);
 
   const done = await ctx.db.transaction(async (trx) => {
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);

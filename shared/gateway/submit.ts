@@ -11,7 +11,6 @@ import { worstCase } from '../pricing.js';
 import { rankCapability, type Candidate } from '../resolution.js';
 import type { Problem } from '../errors.js';
 import { HolonError } from '../errors.js';
-import { lockBalances } from '../ledger/entries.js';
 import { placeHold } from '../ledger/holds.js';
 import type { AgentVersion } from '../runtime/types.js';
 import { newReceiptId } from './ids.js';
@@ -210,6 +209,29 @@ async function reserve(
 ): Promise<Refusal | null> {
   const currency = stored.mandate.budget.currency;
   const payer = stored.mandate.issuer;
+  try {
+    return await reserveIn(ctx, id, stored, manifest, worst, sub, timeoutMs, approvalId, currency, payer);
+  } catch (e) {
+    // placeHold refuses an overdraw in plain words; the transaction (call row included) was rolled back.
+    if (e instanceof HolonError && e.code === 'insufficient_funds') {
+      return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [e.message] };
+    }
+    throw e;
+  }
+}
+
+async function reserveIn(
+  ctx: GatewayContext,
+  id: string,
+  stored: StoredMandate,
+  manifest: Manifest,
+  worst: bigint,
+  sub: CallSubmission,
+  timeoutMs: number,
+  approvalId: string | undefined,
+  currency: string,
+  payer: string,
+): Promise<Refusal | null> {
   return ctx.db.transaction(async (trx) => {
     const locked = await lockMandate(trx, stored.mandate.id);
     if (!locked) return { httpStatus: 404, code: 'unknown_mandate', status: 'denied' as const, reasons: [`there is no mandate ${stored.mandate.id}`] };
@@ -217,14 +239,6 @@ async function reserve(
       return {
         httpStatus: 403, code: 'denied', status: 'denied' as const,
         reasons: [`${describeBudget(locked)}; the call's worst case is ${formatAmount(worst)} ${currency}`],
-      };
-    }
-    const balances = await lockBalances(trx, [{ account: payer, currency }]);
-    const b = balances.values().next().value!;
-    if (!b.overdraft && worst > b.balance - b.held) {
-      return {
-        httpStatus: 403, code: 'denied', status: 'denied' as const,
-        reasons: [`account ${payer} has ${formatAmount(b.balance - b.held)} ${currency} available; the call's worst case is ${formatAmount(worst)} ${currency}`],
       };
     }
     if (approvalId !== undefined) {
@@ -255,6 +269,7 @@ async function reserve(
       callback_url: sub.callbackUrl ?? null,
       approval_id: approvalId ?? null,
     });
+    // Locks the payer's balance row (after the mandate: the global order) and checks what is available.
     await placeHold(trx, { id, account: payer, currency, amount: worst, mandateId: stored.mandate.id, callId: id });
     await trx.raw(`UPDATE mandates SET reserved = reserved + ? WHERE id = ?`, [worst.toString(), stored.mandate.id]);
     return null;

@@ -51,3 +51,17 @@ export async function readBalance(db: Queryable, account: string, currency: stri
   const [row] = (await readBalances(db, account)).filter((b) => b.currency === currency);
   return row ?? { account, currency, balance: 0n, held: 0n, available: 0n };
 }
+
+const known = new WeakMap<object, Set<string>>();
+
+/**
+ * `ensureAccount`, remembered per database handle: accounts are never deleted, so once seen an account need not
+ * be written again by this process (saves a round trip per settlement).
+ */
+export async function ensureAccountCached(db: Queryable, handle: string): Promise<void> {
+  let set = known.get(db);
+  if (!set) known.set(db, (set = new Set()));
+  if (set.has(handle)) return;
+  await ensureAccount(db, handle);
+  set.add(handle);
+}

@@ -31,7 +31,7 @@ export async function placeHold(trx: Tx, hold: HoldInput): Promise<void> {
     throw new HolonError(
       'insufficient_funds',
       402,
-      `account ${hold.account} has ${formatAmount(available)} ${hold.currency} available; the call needs ${formatAmount(hold.amount)} ${hold.currency} reserved`,
+      `account ${hold.account} has ${formatAmount(available)} ${hold.currency} available; the call's worst case is ${formatAmount(hold.amount)} ${hold.currency}`,
     );
   }
   await trx('holds').insert({
