@@ -197,7 +197,7 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     await db.knex.transaction((trx) => placeHold(trx, { id: 'h1', account: 'bob', currency: EUR, amount: 700_000n }));
     expect(await readBalance(db.knex, 'bob', EUR)).toMatchObject({ balance: 1_000_000n, held: 700_000n, available: 300_000n });
     const tooMuch = await rejection(db.knex.transaction((trx) => placeHold(trx, { id: 'h2', account: 'bob', currency: EUR, amount: 300_001n })));
-    expect(tooMuch.message).toBe('account bob has 0.30 EUR available; the call needs 0.300001 EUR reserved');
+    expect(tooMuch.message).toBe("account bob has 0.30 EUR available; the call's worst case is 0.300001 EUR");
     await ensureAccount(db.knex, 'holon');
     const spend = await rejection(
       postEntry(db.knex, { key: 'x', kind: 't', lines: [{ account: 'bob', currency: EUR, amount: -300_001n }, { account: 'holon', currency: EUR, amount: 300_001n }] }),
