@@ -1,0 +1,35 @@
+import { describe, expect } from 'vitest';
+import { gatewayTest as test } from '../support/gateway.js';
+
+describe('capability routing', () => {
+  test('picks the cheapest per successful run, and switches once records say so', async ({ gateway: g }) => {
+    await g.mandate({ allow: { capabilities: ['text.transform'], agents: [] } });
+    const call = () => g.post('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
+    // no records: the prior ranks by price (examples/echo-upper 0.01 < fixtures/fork 0.035)
+    const first = await call();
+    expect(first.status).toBe(200);
+    expect(first.body.receipt.agent).toBe('examples/echo-upper@1.0.0');
+    // echo-upper now measured at 1 success in 40 runs, each billed: 0.40 per success beats nobody
+    const rows = Array.from({ length: 40 }, (_, i) => ({
+      call_id: `r_hist${i}`, agent_id: 'examples/echo-upper', agent_version: '1.0.0', status: i === 0 ? 'succeeded' : 'failed',
+      error_code: i === 0 ? null : 'agent_error', latency_ms: 5, cost: '10000', currency: 'EUR',
+    }));
+    await g.db.knex('call_events').insert(rows);
+    const second = await call();
+    expect(second.status).toBe(200);
+    expect(second.body.receipt.agent).toBe('fixtures/fork@1.0.0');
+    const ranking = await g.get('/v0/agents?capability=text.transform&mandate=alice/test');
+    expect(ranking.body.agents.map((a: { id: string }) => a.id)).toEqual(['fixtures/fork', 'examples/echo-upper']);
+  });
+
+  test('candidates the mandate does not allow are skipped, with reasons when none is left', async ({ gateway: g }) => {
+    await g.mandate({ allow: { capabilities: ['text.transform'], agents: [] }, deny: { agents: ['examples/*', 'fixtures/*'] } });
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
+    expect(r.status).toBe(403);
+    expect(r.body.receipt.reasons.some((x: string) => x.startsWith('examples/echo-upper@1.0.0:'))).toBe(true);
+    expect(r.body.receipt.reasons.some((x: string) => x.startsWith('fixtures/fork@1.0.0:'))).toBe(true);
+    const ranking = await g.get('/v0/agents?capability=text.transform&mandate=alice/test');
+    expect(ranking.body.agents).toEqual([]);
+    expect(ranking.body.denied.length).toBe(2);
+  });
+});
