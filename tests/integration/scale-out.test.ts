@@ -16,22 +16,19 @@
 import { mkdtemp, readFile, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { createTestRedis } from '../support/redis.js';
 import {
   createCluster,
-  deleteRedisKeys,
-  processRedisPrefix,
   sleep,
   waitFor,
   type Cluster,
   type ServiceProcess,
 } from '../support/processes.js';
 
-const EUR = (micros: bigint | number) => BigInt(micros);
 const CENT = 10_000n;
 const SIGNUP_CREDIT = 5_000_000n;
 
@@ -47,8 +44,11 @@ let bed: Bed | undefined;
 
 async function setUp(): Promise<Bed> {
   const db = await createTestDatabase('postgres');
-  const redis = await createTestRedis();
-  const prefix = processRedisPrefix(redis.prefix);
+  const redis = await createTestRedis().catch(async (e) => {
+    await db.close();
+    throw e;
+  });
+  const prefix = redis.prefix;
   const dir = await mkdtemp(path.join(tmpdir(), 'holon-scale-'));
   const invocationsFile = path.join(dir, 'invocations.jsonl');
   const cluster = createCluster({
@@ -56,6 +56,10 @@ async function setUp(): Promise<Bed> {
     redisUrl: redis.url,
     redisPrefix: prefix,
     env: { HOLON_TEST_INVOCATIONS: invocationsFile },
+  });
+  // A failing test shows what the services said (their warnings and errors, as JSON log lines).
+  onTestFailed(() => {
+    console.error(`service output:\n${cluster.describe()}`);
   });
   bed = {
     db,
@@ -65,7 +69,6 @@ async function setUp(): Promise<Bed> {
       try {
         await cluster.stopAll();
       } finally {
-        await deleteRedisKeys(redis.url, prefix).catch(() => {});
         await redis.cleanup();
         await db.close();
         await rm(dir, { recursive: true, force: true });
@@ -75,12 +78,10 @@ async function setUp(): Promise<Bed> {
   return bed;
 }
 
-afterEach(async (ctx) => {
+afterEach(async () => {
   const b = bed;
   bed = undefined;
-  if (!b) return;
-  if (ctx.task.result?.state === 'fail') console.error(`service output:\n${b.cluster.describe()}`);
-  await b.cleanup();
+  await b?.cleanup();
 });
 
 // ---------------------------------------------------------------------------------------------------------
@@ -259,7 +260,7 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
 
     const { billed } = await expectSettledBooks(b, mandate);
     expect(billed).toBe(BigInt(billedReceipts.length) * CENT);
-    expect(billed).toBeLessThanOrEqual(EUR(500_000));
+    expect(billed).toBeLessThanOrEqual(50n * CENT);
 
     // each admitted call invoked the agent exactly once, and both runner processes ran calls
     const admitted = (await b.db.knex('calls').pluck('id')).sort();
@@ -297,10 +298,13 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     expect(receipt).toMatchObject({ status: 'failed', error: 'gateway_restarted', billed: false, cost: { own: '0.00', total: '0.00' } });
     const row = await callRow(b, id);
     expect(row).toMatchObject({ status: 'failed', error_code: 'gateway_restarted' });
-    // the sweeper only closes a call 30 s past a deadline of started_at + 30 s
+    // Which path closed it: runner B logs the stalled job it takes back; the sweeper only closes a call 30 s past
+    // a deadline of started_at + 30 s.
     const closedMs = new Date(row.finished_at).getTime() - new Date(row.started_at).getTime();
-    const path = closedMs < 60_000 ? 'stall redelivery to runner B' : 'sweeper';
-    console.info(`[scale-out] killed runner's call closed by ${path}, ${closedAfterMs} ms after the kill`);
+    const redelivered = runnerB.output().includes('job stalled; redelivering');
+    const closedBy = closedMs >= 60_000 ? 'the sweeper' : redelivered ? 'stall redelivery to runner B' : 'an unexpected path';
+    console.info(`[scale-out] the killed runner's call was closed by ${closedBy}, ${closedAfterMs} ms after the kill`);
+    expect(closedBy).not.toBe('an unexpected path');
 
     expect(await b.db.knex('holds').where({ call_id: id }).first('status')).toEqual({ status: 'released' });
     expect(await b.db.knex('journal_entries').where({ key: `settle:${id}` })).toEqual([]);
@@ -338,9 +342,11 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     expect(atKill, 'S1 was killed before it finished').toBeLessThan(ids.length);
 
     await waitFor('S1 to leave Redis', async () => (await b.cluster.connectedWorkers('settle')) === 0, { timeoutMs: 10_000 });
-    await b.cluster.start('settler', { name: 'settler-S2' });
+    const s2 = await b.cluster.start('settler', { name: 'settler-S2' });
     // Jobs S1 held come back after their lock expires (stall check); the sweeper re-enqueues anything left.
     await quiescent(b, 100_000);
+    const recovered = s2.output().split('job stalled; redelivering').length - 1;
+    console.info(`[scale-out] settler S2 took back ${recovered} stalled settle job(s) and settled the rest`);
 
     const receipts = await b.db.knex('receipts').whereIn('id', ids).select('id', 'status', 'billed', 'cost_total');
     expect(receipts).toHaveLength(ids.length);

@@ -22,11 +22,11 @@ describe('test bed', () => {
     await redis.client.set('k', 'v');
     const raw = new Redis(redis.url);
     try {
-      expect(await raw.get(`${redis.prefix}k`)).toBe('v');
+      expect(await raw.get(`${redis.prefix}:k`)).toBe('v');
       expect(await raw.get('k')).not.toBe('v');
     } finally {
       raw.disconnect();
     }
-    expect(redis.prefix).toMatch(/^holon-test:[0-9a-f]{8}:[0-9a-f]{10}:$/);
+    expect(redis.prefix).toMatch(/^holon-test\.[0-9a-f]{8}\.[0-9a-f]{10}$/);
   });
 });

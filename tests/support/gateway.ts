@@ -26,7 +26,7 @@ export const TEST_REGISTRY = ['examples', 'tests/fixtures/registry'];
 export async function startTestGateway(options: { roles?: readonly Role[]; config?: Partial<Config> } = {}): Promise<TestGateway & { stop(): Promise<void> }> {
   const db = await createTestDatabase('postgres', { poolMax: 20 });
   const redis = await createTestRedis();
-  const prefix = redis.prefix.replace(/:$/, '').replace(/:/g, '.');
+  const prefix = redis.prefix;
   const gw = await startGateway(options.roles ?? ALL_ROLES, {
     port: 0,
     databaseUrl: db.url!,

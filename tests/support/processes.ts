@@ -83,25 +83,6 @@ export interface Cluster {
   stopAll(graceMs?: number): Promise<void>;
 }
 
-/** The test bed's Redis prefix (`holon-test:<run>:<id>:`) made acceptable to HOLON_REDIS_PREFIX (no ':'). */
-export function processRedisPrefix(testPrefix: string): string {
-  return testPrefix.replace(/:$/, '').replace(/:/g, '.');
-}
-
-/** Deletes every key a gateway with this HOLON_REDIS_PREFIX wrote (`<prefix>:…`). */
-export async function deleteRedisKeys(redisUrl: string, holonPrefix: string): Promise<void> {
-  const raw = new Redis(redisUrl, { maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${holonPrefix}:*`, 'COUNT', 500);
-      if (keys.length) await raw.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    raw.disconnect();
-  }
-}
 
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {

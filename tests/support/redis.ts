@@ -7,7 +7,10 @@ import { inject, test as base } from 'vitest';
 
 export interface TestRedis {
   url: string;
-  /** e.g. `holon-test:1a2b3c4d:9f8e7d6c5b:` — pass as HOLON_REDIS_PREFIX / BullMQ prefix / ioredis keyPrefix. */
+  /**
+   * e.g. `holon-test.1a2b3c4d.9f8e7d6c5b` — usable as HOLON_REDIS_PREFIX (no ':'); every key this test writes
+   * starts with it, and all of them are deleted afterwards.
+   */
   prefix: string;
   /** A client whose keys are all under `prefix`. */
   client: Redis;
@@ -15,8 +18,8 @@ export interface TestRedis {
 
 export async function createTestRedis(): Promise<TestRedis & { cleanup(): Promise<void> }> {
   const url = inject('redisUrl');
-  const prefix = `holon-test:${inject('testRunId')}:${randomBytes(5).toString('hex')}:`;
-  const client = new Redis(url, { keyPrefix: prefix, maxRetriesPerRequest: 2, lazyConnect: false });
+  const prefix = `holon-test.${inject('testRunId')}.${randomBytes(5).toString('hex')}`;
+  const client = new Redis(url, { keyPrefix: `${prefix}:`, maxRetriesPerRequest: 2, lazyConnect: false });
   return {
     url,
     prefix,
