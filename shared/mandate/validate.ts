@@ -148,10 +148,12 @@ export function mandateIdDepth(id: string): number | null {
 
 export function validateMandate(doc: unknown, options: ValidateOptions = {}): MandateValidation {
   const r = new Reader();
-  const top = r.object(doc, [], FIELDS.top);
+  let top = r.object(doc, [], FIELDS.top);
   if (!top) return { ok: false, problems: r.problems };
   if (options.caller) {
     for (const f of GATEWAY_FIELDS) if (top[f] !== undefined) r.add([f], 'is kept by the gateway and cannot be set in a mandate document');
+    // A caller's document is a root mandate: read the rest as one, whatever those fields said.
+    top = Object.fromEntries(Object.entries(top).filter(([k]) => !GATEWAY_FIELDS.includes(k)));
   }
 
   const identity = readIdentity(r, top);
