@@ -110,7 +110,9 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
     // The output waits outside Postgres for its pickup (sync answer, GET /v0/calls/{id}, or the callback).
     await ctx.messaging.store.put(outputKey(callId), JSON.stringify(output), ctx.settings.resultTtlS);
   }
-  await finish({ kind: outcome.kind as CallOutcome['kind'], ...(code ? { code } : {}), billed, own: own.toString() });
+  const closed = await finish({ kind: outcome.kind as CallOutcome['kind'], ...(code ? { code } : {}), billed, own: own.toString() });
+  // Someone closed the call meanwhile (the sweeper, past its deadline): it failed, so its output is not kept.
+  if (!closed && output !== undefined) await ctx.messaging.store.delete(outputKey(callId));
 }
 
 function failure(code: string): CallOutcome {
