@@ -4,7 +4,7 @@
  * `{id, op, args}` and are answered `{id, result}` or `{id, error}`.
  */
 import { parentPort } from 'node:worker_threads';
-import { runLoad, runSequential, startNoopAgent, type LatencySpec, type LoadSpec, type NoopAgent } from './load.js';
+import { runLoad, runSequential, startNoopAgent, threadCpuMs, type LatencySpec, type LoadSpec, type NoopAgent } from './load.js';
 
 let agent: NoopAgent | undefined;
 
@@ -12,6 +12,7 @@ type Op =
   | { op: 'startAgent' }
   | { op: 'agentServed' }
   | { op: 'stopAgent' }
+  | { op: 'cpu' }
   | { op: 'load'; args: LoadSpec }
   | { op: 'sequential'; args: LatencySpec };
 
@@ -22,6 +23,8 @@ async function handle(msg: Op): Promise<unknown> {
       return { port: agent.port };
     case 'agentServed':
       return agent?.served() ?? 0;
+    case 'cpu':
+      return threadCpuMs();
     case 'stopAgent':
       await agent?.close();
       agent = undefined;

@@ -3,6 +3,7 @@
  * and an HTTP load generator (undici `request` over a keep-alive Agent). Used from a worker thread
  * (bench/load-worker.ts) so that the client and the agent do not share the gateway's event loop, or inline.
  */
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { performance } from 'node:perf_hooks';
@@ -49,8 +50,8 @@ export async function startNoopAgent(): Promise<NoopAgent> {
 
 export interface LoadSpec {
   url: string;
-  /** JSON body, already encoded. */
-  body: string;
+  /** JSON body, already encoded; with several, client i always sends bodies[i % n]. */
+  body: string | string[];
   concurrency: number;
   /** Requests sent and not counted first (connections opened, JIT warm). */
   warmupMs: number;
@@ -87,14 +88,16 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const stopAt = measureFrom + spec.durationMs;
   let sent = 0;
   const max = spec.maxRequests ?? Number.POSITIVE_INFINITY;
-  const loop = async (): Promise<void> => {
+  const bodies = Array.isArray(spec.body) ? spec.body : [spec.body];
+  const loop = async (_: unknown, client: number): Promise<void> => {
+    const body = bodies[client % bodies.length]!;
     while (performance.now() < stopAt && sent < max) {
       sent++;
       const start = performance.now();
       let status: string;
       let text = '';
       try {
-        const res = await request(spec.url, { method: 'POST', headers: HEADERS, body: spec.body, dispatcher });
+        const res = await request(spec.url, { method: 'POST', headers: HEADERS, body, dispatcher });
         status = String(res.statusCode);
         text = await res.body.text();
       } catch (err) {
@@ -144,6 +147,17 @@ export async function runSequential(spec: LatencySpec): Promise<{ latencies: num
   }
   await dispatcher.close();
   return { latencies, errors };
+}
+
+/** CPU time (utime + stime, ms) of the calling thread, from /proc; NaN where there is no /proc. */
+export function threadCpuMs(): number {
+  try {
+    const text = readFileSync('/proc/thread-self/stat', 'utf8');
+    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100
+  } catch {
+    return Number.NaN;
+  }
 }
 
 /** The q-quantile (0..1) of `values`, nearest-rank. */
