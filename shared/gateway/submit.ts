@@ -11,10 +11,11 @@ import { worstCase } from '../pricing.js';
 import { rankCapability, type Candidate } from '../resolution.js';
 import type { Problem } from '../errors.js';
 import { HolonError } from '../errors.js';
-import { placeHold } from '../ledger/holds.js';
+import { ensureBalanceRow, reserveForCall } from '../ledger/holds.js';
+import { readBalance } from '../ledger/accounts.js';
 import type { AgentVersion } from '../runtime/types.js';
 import { newReceiptId } from './ids.js';
-import { describeBudget, loadMandate, lockMandate, type StoredMandate } from './mandates.js';
+import { describeBudget, loadMandate, type StoredMandate } from './mandates.js';
 import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } from './receipts.js';
 import { EMPTY_RECORD, loadRecords, recordKey } from './records.js';
 import { inputKey, RUN_QUEUE, type CallJob, type GatewayContext } from './context.js';
@@ -197,6 +198,18 @@ async function factsOf(ctx: GatewayContext, agent: AgentVersion, withRecord: boo
  * Both the mandate's remaining budget and the payer's available balance must cover it. Returns a refusal
  * saying what was short, or null once the call row, the hold and the mandate's `reserved` are written.
  */
+class Shortfall extends Error {
+  constructor(readonly what: 'budget_short' | 'balance_short' | 'approval_used') {
+    super(what);
+  }
+}
+
+/**
+ * Reserve the worst case: one transaction. The call row (and a redeemed grant) are written first; the two
+ * hot rows — the mandate, then the payer's balance, the global lock order — are taken last, each by one
+ * conditional UPDATE that checks what is left (`reserveForCall`). A shortfall rolls everything back and is
+ * explained with a fresh read.
+ */
 async function reserve(
   ctx: GatewayContext,
   id: string,
@@ -209,71 +222,53 @@ async function reserve(
 ): Promise<Refusal | null> {
   const currency = stored.mandate.budget.currency;
   const payer = stored.mandate.issuer;
+  await ensureBalanceRow(ctx.db, payer, currency);
   try {
-    return await reserveIn(ctx, id, stored, manifest, worst, sub, timeoutMs, approvalId, currency, payer);
-  } catch (e) {
-    // placeHold refuses an overdraw in plain words; the transaction (call row included) was rolled back.
-    if (e instanceof HolonError && e.code === 'insufficient_funds') {
-      return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [e.message] };
-    }
-    throw e;
-  }
-}
-
-async function reserveIn(
-  ctx: GatewayContext,
-  id: string,
-  stored: StoredMandate,
-  manifest: Manifest,
-  worst: bigint,
-  sub: CallSubmission,
-  timeoutMs: number,
-  approvalId: string | undefined,
-  currency: string,
-  payer: string,
-): Promise<Refusal | null> {
-  return ctx.db.transaction(async (trx) => {
-    const locked = await lockMandate(trx, stored.mandate.id);
-    if (!locked) return { httpStatus: 404, code: 'unknown_mandate', status: 'denied' as const, reasons: [`there is no mandate ${stored.mandate.id}`] };
-    if (worst > locked.remaining) {
-      return {
-        httpStatus: 403, code: 'denied', status: 'denied' as const,
-        reasons: [`${describeBudget(locked)}; the call's worst case is ${formatAmount(worst)} ${currency}`],
-      };
-    }
-    if (approvalId !== undefined) {
-      // A grant is redeemed once: the one transaction that reserves also marks it used.
-      const used = await trx.raw<{ rows: unknown[] }>(
-        `UPDATE approvals SET status = 'used', call_id = ? WHERE id = ? AND (status = 'approved' OR (status = 'used' AND call_id IS NULL AND ?)) RETURNING id`,
-        [id, approvalId, sub.preApproved === approvalId],
-      );
-      if (used.rows.length === 0) return { httpStatus: 409, code: 'approval_used', status: 'denied' as const, reasons: [`approval ${approvalId} was already used`] };
-    }
-    const queuedDeadline = new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000);
-    await trx('calls').insert({
-      id,
-      root_id: id,
-      mandate_id: stored.mandate.id,
-      caller: stored.mandate.grantee,
-      agent_id: manifest.id,
-      agent_version: manifest.version,
-      payer,
-      currency,
-      worst_case: worst.toString(),
-      max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
-      depth: stored.mandate.depth,
-      delegated: false,
-      status: 'queued',
-      timeout_ms: timeoutMs,
-      deadline_at: queuedDeadline,
-      callback_url: sub.callbackUrl ?? null,
-      approval_id: approvalId ?? null,
+    await ctx.db.transaction(async (trx) => {
+      if (approvalId !== undefined) {
+        // A grant is redeemed once: the one transaction that reserves also marks it used.
+        const used = await trx.raw<{ rows: unknown[] }>(
+          `UPDATE approvals SET status = 'used', call_id = ? WHERE id = ? AND (status = 'approved' OR (status = 'used' AND call_id IS NULL AND ?)) RETURNING id`,
+          [id, approvalId, sub.preApproved === approvalId],
+        );
+        if (used.rows.length === 0) throw new Shortfall('approval_used');
+      }
+      await trx('calls').insert({
+        id,
+        root_id: id,
+        mandate_id: stored.mandate.id,
+        caller: stored.mandate.grantee,
+        agent_id: manifest.id,
+        agent_version: manifest.version,
+        payer,
+        currency,
+        worst_case: worst.toString(),
+        max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
+        depth: stored.mandate.depth,
+        delegated: false,
+        status: 'queued',
+        timeout_ms: timeoutMs,
+        deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
+        callback_url: sub.callbackUrl ?? null,
+        approval_id: approvalId ?? null,
+      });
+      const outcome = await reserveForCall(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
+      if (outcome !== 'reserved') throw new Shortfall(outcome);
     });
-    // Locks the payer's balance row (after the mandate: the global order) and checks what is available.
-    await placeHold(trx, { id, account: payer, currency, amount: worst, mandateId: stored.mandate.id, callId: id });
-    await trx.raw(`UPDATE mandates SET reserved = reserved + ? WHERE id = ?`, [worst.toString(), stored.mandate.id]);
     return null;
-  });
+  } catch (e) {
+    if (!(e instanceof Shortfall)) throw e;
+    const money = (v: bigint) => `${formatAmount(v)} ${currency}`;
+    if (e.what === 'approval_used') {
+      return { httpStatus: 409, code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
+    }
+    if (e.what === 'budget_short') {
+      const now = await loadMandate(ctx.db, stored.mandate.id);
+      return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`] };
+    }
+    const b = await readBalance(ctx.db, payer, currency);
+    return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [`account ${payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`] };
+  }
 }
 
 async function refuse(

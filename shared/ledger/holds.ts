@@ -3,7 +3,7 @@
  * A hold is placed once and resolved exactly once: `settled` (its call was charged, possibly less than held)
  * or `released` (nothing charged). Holds are not journaled; the account's cached `held` tracks them.
  */
-import type { Tx } from '../db/connect.js';
+import type { Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../errors.js';
 import { formatAmount } from '../money.js';
@@ -98,4 +98,58 @@ export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'rel
     hold.currency,
   ]);
   return hold;
+}
+
+const knownBalanceRows = new WeakMap<object, Set<string>>();
+
+/**
+ * Make sure the balance row of (account, currency) exists, remembered per database handle (rows are never
+ * deleted): a reservation then touches only existing rows, each with one conditional UPDATE.
+ */
+export async function ensureBalanceRow(db: Queryable, account: string, currency: string): Promise<void> {
+  let set = knownBalanceRows.get(db);
+  if (!set) knownBalanceRows.set(db, (set = new Set()));
+  const key = `${account}\u0000${currency}`;
+  if (set.has(key)) return;
+  const r = await db.raw<{ rows: unknown[] }>(
+    `INSERT INTO account_balances (account, currency, overdraft)
+     SELECT handle, ?, kind = 'external' FROM accounts WHERE handle = ?
+     ON CONFLICT (account, currency) DO NOTHING RETURNING account`,
+    [currency, account],
+  );
+  if (r.rows.length === 0 && !(await db('account_balances').where({ account, currency }).first('account'))) {
+    throw new HolonError('unknown_account', 404, `there is no account ${account}`);
+  }
+  set.add(key);
+}
+
+export type Reservation = 'reserved' | 'budget_short' | 'balance_short';
+
+/**
+ * Reserve `amount` for a call inside the caller's transaction: the mandate's budget, then the payer's
+ * balance — the global lock order — each taken and checked by ONE conditional UPDATE, then the hold row.
+ * The hot rows are locked by the last statements of the reservation, so they are held for as short a time
+ * as possible. Anything else the transaction writes should come before. On a shortfall nothing is taken
+ * from the second row; the caller must roll back (the first UPDATE may have succeeded).
+ */
+export async function reserveForCall(
+  trx: Tx,
+  r: { holdId: string; callId: string; mandateId: string; account: string; currency: string; amount: bigint },
+): Promise<Reservation> {
+  const amount = r.amount.toString();
+  const budget = await trx.raw<{ rows: unknown[] }>(
+    `UPDATE mandates SET reserved = reserved + ? WHERE id = ? AND total - spent - reserved >= ? RETURNING id`,
+    [amount, r.mandateId, amount],
+  );
+  if (budget.rows.length === 0) return 'budget_short';
+  const held = await trx.raw<{ rows: unknown[] }>(
+    `WITH taken AS (
+       UPDATE account_balances SET held = held + ?, version = version + 1
+        WHERE account = ? AND currency = ? AND (overdraft OR balance - held >= ?)
+        RETURNING account, currency)
+     INSERT INTO holds (id, call_id, mandate_id, account, currency, amount)
+     SELECT ?, ?, ?, account, currency, ? FROM taken RETURNING id`,
+    [amount, r.account, r.currency, amount, r.holdId, r.callId, r.mandateId, amount],
+  );
+  return held.rows.length === 0 ? 'balance_short' : 'reserved';
 }
