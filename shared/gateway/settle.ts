@@ -3,13 +3,12 @@
  * `settle:<receipt id>`, the receipt, the resolved hold, the mandate's `spent`/`reserved`, the `call_events`
  * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
  */
-import { ensureAccountCached } from '../ledger/accounts.js';
-import { lockBalances, postEntry } from '../ledger/entries.js';
-import { resolveHold } from '../ledger/holds.js';
+import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
+import { applyBalanceDeltas, lockBalances, recordEntry } from '../ledger/entries.js';
+import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
 import type { Manifest } from '../manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../splits.js';
 import type { Registry } from '../registry/registry.js';
-import { lockMandate } from './mandates.js';
 import { insertReceipt } from './receipts.js';
 import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob, type GatewayContext } from './context.js';
 import type { CallOutcome } from './run.js';
@@ -32,40 +31,40 @@ export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[
 }
 
 export async function settleCall(ctx: GatewayContext, callId: string): Promise<'settled' | 'noop'> {
-  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer');
+  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency');
   if (!pre || pre.status !== 'settling') return 'noop';
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
   const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
-  // Accounts are created before the transaction, so the transaction only takes row locks in the global order.
-  for (const link of chain) await ensureAccountCached(ctx.db, link.account);
+  // Accounts and balance rows exist before the transaction, which then only takes row locks in the global order.
+  for (const link of chain) {
+    await ensureAccountCached(ctx.db, link.account);
+    await ensureBalanceRow(ctx.db, link.account, String(pre.currency));
+  }
+  await ensureAccountCached(ctx.db, PLATFORM_ACCOUNT);
+  await ensureBalanceRow(ctx.db, PLATFORM_ACCOUNT, String(pre.currency));
 
   const done = await ctx.db.transaction(async (trx) => {
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     const call = r.rows[0];
     if (!call || call.status !== 'settling') return null;
     const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
-    const mandate = await lockMandate(trx, String(call.mandate_id));
-    if (!mandate) throw new Error(`call ${callId} names a missing mandate`);
     const currency = String(call.currency);
     const payer = String(call.payer);
+    const mandateId = String(call.mandate_id);
     const own = outcome.billed ? BigInt(outcome.own) : 0n;
     const lines = journalLinesForSettlement(payer, own, chain);
-    await lockBalances(trx, [{ account: payer, currency }, ...lines.map((l) => ({ account: l.account, currency }))]);
-    const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released');
+
+    // First everything that locks only this call's own rows ...
+    const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
     const entry = own > 0n
-      ? await postEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) })
+      ? await recordEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) })
       : null;
-    await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [
-      hold.changed ? hold.amount.toString() : '0',
-      own.toString(),
-      mandate.mandate.id,
-    ]);
     const succeeded = outcome.kind === 'success';
     const durationMs = outcome.duration_ms;
     await insertReceipt(trx, {
       id: callId,
       parentId: (call.parent_id as string | null) ?? null,
-      mandateId: mandate.mandate.id,
+      mandateId,
       subMandateId: (call.sub_mandate_id as string | null) ?? null,
       caller: String(call.caller),
       agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
@@ -95,6 +94,24 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       delegated: Boolean(call.delegated),
     });
     await trx('calls').where({ id: callId }).update({ status: succeeded ? 'succeeded' : 'failed' });
+
+    // ... then the rows every call shares, last and in the global order: the mandate, then balances sorted.
+    await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [
+      hold.changed ? hold.amount.toString() : '0',
+      own.toString(),
+      mandateId,
+    ]);
+    const deltas = new Map<string, { account: string; currency: string; balance: bigint; held: bigint }>();
+    const add = (account: string, cur: string, balance: bigint, held: bigint) => {
+      const k = `${account}\u0000${cur}`;
+      const d = deltas.get(k) ?? { account, currency: cur, balance: 0n, held: 0n };
+      deltas.set(k, { ...d, balance: d.balance + balance, held: d.held + held });
+    };
+    if (hold.changed) add(hold.account, hold.currency, 0n, -hold.amount);
+    if (entry?.created) for (const l of lines) add(l.account, currency, l.amount, 0n);
+    const changes = [...deltas.values()].filter((d) => d.balance !== 0n || d.held !== 0n);
+    await lockBalances(trx, changes, { create: false });
+    await applyBalanceDeltas(trx, changes);
     return { callbackUrl: (call.callback_url as string | null) ?? null };
   });
   if (!done) return 'noop';

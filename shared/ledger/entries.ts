@@ -73,16 +73,32 @@ function digest(kind: string, lines: readonly LineInput[]): string {
 }
 
 export async function postEntry(db: Queryable, entry: EntryInput): Promise<PostedEntry> {
+  refuseProblems(entry);
+  const lines = normalizeLines(entry.lines);
+  return inTransaction(db, async (trx) => {
+    // Lock first: an unknown account is refused in plain words before anything is written.
+    const rows = await lockBalances(trx, lines.map((l) => ({ account: l.account, currency: l.currency })));
+    const posted = await recordEntry(trx, entry);
+    if (posted.created) await applyToBalances(trx, lines, rows);
+    return posted;
+  });
+}
+
+function refuseProblems(entry: EntryInput): void {
   const problems = entryProblems(entry);
   if (problems.length) {
     throw new HolonError('invalid_entry', 400, `journal entry ${entry.key}: ${problems.join('; ')}`);
   }
-  const lines = normalizeLines(entry.lines);
-  const hash = digest(entry.kind, lines);
-  return inTransaction(db, (trx) => writeEntry(trx, entry, lines, hash));
 }
 
-async function writeEntry(trx: Tx, entry: EntryInput, lines: LineInput[], hash: string): Promise<PostedEntry> {
+/**
+ * Write the entry and its lines without touching cached balances: for a transaction that applies the
+ * balance changes itself, at the end (see settle). Idempotent by key like `postEntry`.
+ */
+export async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEntry> {
+  refuseProblems(entry);
+  const lines = normalizeLines(entry.lines);
+  const hash = digest(entry.kind, lines);
   const inserted = await trx.raw<{ rows: Array<{ id: unknown }> }>(
     `INSERT INTO journal_entries (key, kind, digest) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`,
     [entry.key, entry.kind, hash],
@@ -96,7 +112,6 @@ async function writeEntry(trx: Tx, entry: EntryInput, lines: LineInput[], hash: 
     return { id: toBigInt(existing.id), created: false };
   }
   const id = toBigInt(inserted.rows[0]!.id);
-  await applyToBalances(trx, lines);
   await trx('journal_lines').insert(
     lines.map((l) => ({ entry_id: id.toString(), account: l.account, currency: l.currency, amount: l.amount.toString() })),
   );
@@ -104,11 +119,9 @@ async function writeEntry(trx: Tx, entry: EntryInput, lines: LineInput[], hash: 
 }
 
 /**
- * Lock the balance rows (creating missing ones first), refuse an overdraw in plain words, then apply the deltas
- * in one statement. Postgres refuses an overdraw too (CHECK balance_covers_holds): the check here gives the reason.
+ * With the balance rows locked, refuse an overdraw in plain words, then apply the deltas in one statement. Postgres refuses an overdraw too (CHECK balance_covers_holds): the check here gives the reason.
  */
-async function applyToBalances(trx: Tx, lines: readonly LineInput[]): Promise<void> {
-  const rows = await lockBalances(trx, lines.map((l) => ({ account: l.account, currency: l.currency })));
+async function applyToBalances(trx: Tx, lines: readonly LineInput[], rows: Map<string, BalanceRow>): Promise<void> {
   for (const l of lines) {
     const row = rows.get(`${l.account}\u0000${l.currency}`)!;
     if (!row.overdraft && l.amount < 0n && row.balance + l.amount - row.held < 0n) {
@@ -119,11 +132,23 @@ async function applyToBalances(trx: Tx, lines: readonly LineInput[]): Promise<vo
       );
     }
   }
+  await applyBalanceDeltas(trx, lines.map((l) => ({ account: l.account, currency: l.currency, balance: l.amount, held: 0n })));
+}
+
+/**
+ * Add to cached balances and holds in one statement. The rows must already be locked by this transaction
+ * (`lockBalances`), so the global lock order holds.
+ */
+export async function applyBalanceDeltas(
+  trx: Tx,
+  deltas: ReadonlyArray<{ account: string; currency: string; balance: bigint; held: bigint }>,
+): Promise<void> {
+  if (deltas.length === 0) return;
   await trx.raw(
-    `UPDATE account_balances b SET balance = b.balance + d.delta, version = b.version + 1
-       FROM unnest(?::text[], ?::text[], ?::bigint[]) AS d(account, currency, delta)
+    `UPDATE account_balances b SET balance = b.balance + d.balance, held = b.held + d.held, version = b.version + 1
+       FROM unnest(?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS d(account, currency, balance, held)
       WHERE b.account = d.account AND b.currency = d.currency`,
-    [lines.map((l) => l.account), lines.map((l) => l.currency), lines.map((l) => l.amount.toString())],
+    [deltas.map((d) => d.account), deltas.map((d) => d.currency), deltas.map((d) => d.balance.toString()), deltas.map((d) => d.held.toString())],
   );
 }
 
@@ -143,12 +168,13 @@ export interface BalanceRow {
 export async function lockBalances(
   trx: Tx,
   keys: ReadonlyArray<{ account: string; currency: string }>,
+  options: { create?: boolean } = {},
 ): Promise<Map<string, BalanceRow>> {
   const unique = [...new Map(keys.map((k) => [`${k.account}\u0000${k.currency}`, k])).values()];
   const accounts = unique.map((k) => k.account);
   const currencies = unique.map((k) => k.currency);
-  // Create missing rows; an account that does not exist yields no row and is reported below.
-  await trx.raw(
+  // Create missing rows (unless the caller made sure they exist); an account that does not exist yields no row.
+  if (options.create !== false) await trx.raw(
     `INSERT INTO account_balances (account, currency, overdraft)
      SELECT a.handle, k.currency, a.kind = 'external'
        FROM unnest(?::text[], ?::text[]) AS k(account, currency) JOIN accounts a ON a.handle = k.account

@@ -65,7 +65,12 @@ export interface ResolvedHold {
  * A transaction that also posts an entry must first lock every balance row it will touch with
  * `lockBalances` (one sorted pass), so the implicit row lock taken here never breaks the global lock order.
  */
-export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'released'): Promise<ResolvedHold> {
+export async function resolveHold(
+  trx: Tx,
+  id: string,
+  outcome: 'settled' | 'released',
+  options: { adjustBalance?: boolean } = {},
+): Promise<ResolvedHold> {
   const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
     `UPDATE holds SET status = ?, resolved_at = now() WHERE id = ? AND status = 'held'
      RETURNING account, currency, amount, mandate_id`,
@@ -92,11 +97,15 @@ export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'rel
     mandateId: (row.mandate_id as string | null) ?? null,
     changed: true,
   };
-  await trx.raw(`UPDATE account_balances SET held = held - ?, version = version + 1 WHERE account = ? AND currency = ?`, [
-    hold.amount.toString(),
-    hold.account,
-    hold.currency,
-  ]);
+  // With adjustBalance: false the caller takes the amount off the account's `held` itself, later in its
+  // transaction, together with its other balance changes (one locked pass over the hot rows).
+  if (options.adjustBalance !== false) {
+    await trx.raw(`UPDATE account_balances SET held = held - ?, version = version + 1 WHERE account = ? AND currency = ?`, [
+      hold.amount.toString(),
+      hold.account,
+      hold.currency,
+    ]);
+  }
   return hold;
 }
 
