@@ -17,10 +17,25 @@ export interface StoredMandate {
   remaining: bigint;
 }
 
+/** Parsed mandate documents by their stored text: documents never change, so each is validated once. */
+const parsed = new Map<string, Mandate>();
+const PARSED_MAX = 2000;
+
+function parseStored(id: string, doc: unknown): Mandate {
+  const text = typeof doc === 'string' ? doc : JSON.stringify(doc);
+  const hit = parsed.get(text);
+  if (hit) return hit;
+  const v = validateMandate(JSON.parse(text));
+  if (!v.ok) throw new HolonError('gateway_error', 500, `stored mandate ${id} no longer validates`);
+  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+  parsed.set(text, v.mandate);
+  return v.mandate;
+}
+
 function fromRow(row: Record<string, unknown>): StoredMandate {
-  const v = validateMandate(typeof row.doc === 'string' ? JSON.parse(row.doc) : row.doc);
-  if (!v.ok) throw new HolonError('gateway_error', 500, `stored mandate ${String(row.id)} no longer validates`);
-  const mandate = { ...v.mandate, revoked: v.mandate.revoked || row.revoked_at != null };
+  const m = parseStored(String(row.id), row.doc);
+  // Revocation lives on the row, not in the document.
+  const mandate = row.revoked_at != null && !m.revoked ? { ...m, revoked: true } : m;
   const total = toBigInt(row.total);
   const spent = toBigInt(row.spent);
   const reserved = toBigInt(row.reserved);

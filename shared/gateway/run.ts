@@ -125,12 +125,12 @@ function failure(code: string): CallOutcome {
  */
 export async function closeCall(ctx: GatewayContext, callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
   const r = await ctx.db.raw<{ rows: unknown[] }>(
-    `UPDATE calls SET status = 'settling', outcome = ?::jsonb, finished_at = now(), error_code = ?
+    `UPDATE calls SET status = 'settling', outcome = ?::jsonb, finished_at = now(), error_code = ?, settle_enqueued_at = now()
       WHERE id = ? AND status = ? RETURNING id`,
     [JSON.stringify(outcome), outcome.code ?? null, callId, from],
   );
   if (r.rows.length === 0) return false;
-  await enqueueSettle(ctx, callId);
+  await addSettleJob(ctx, callId, 0);
   return true;
 }
 
@@ -139,7 +139,12 @@ export async function closeCall(ctx: GatewayContext, callId: string, from: 'queu
  * a failed job's id stays taken in Redis for an hour and settling is idempotent anyway.
  */
 export async function enqueueSettle(ctx: GatewayContext, callId: string, handout = 0): Promise<void> {
+  await addSettleJob(ctx, callId, handout);
+  await ctx.db('calls').where({ id: callId }).update({ settle_enqueued_at: new Date(ctx.now()) });
+}
+
+/** The settle job alone (the caller records `settle_enqueued_at`; closeCall does it in its own UPDATE). */
+async function addSettleJob(ctx: GatewayContext, callId: string, handout: number): Promise<void> {
   const jobId = handout ? `settle-${callId}-${handout}` : `settle-${callId}`;
   await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId, attempts: 10, backoffMs: 500 });
-  await ctx.db('calls').where({ id: callId }).update({ settle_enqueued_at: new Date(ctx.now()) });
 }
