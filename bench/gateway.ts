@@ -290,7 +290,7 @@ export async function gatewayBench(
     record(
       'setup',
       `runner concurrency ${options.runnerConcurrency}, settler concurrency ${options.settlerConcurrency}, ${options.concurrency} clients, ` +
-        `${options.mandates} mandate${options.mandates === 1 ? '' : 's'}, Postgres pool ${poolMax}${options.poolMax === undefined ? ' (the product default; Config has no setting for it)' : ' (resized for an experiment)'}, ` +
+        `${options.mandates} mandate${options.mandates === 1 ? '' : 's'}, Postgres pool ${poolMax}${options.poolMax === undefined ? ' (HOLON_DB_POOL, the default)' : ' (resized for an experiment)'}, ` +
         `agent + client in ${driver.kind === 'worker' ? 'a worker thread' : 'the gateway thread'}`,
     );
 

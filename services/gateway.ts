@@ -39,7 +39,7 @@ export interface RunningGateway {
 export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
   const config = loadConfig(process.env, overrides);
   const log = createLogger(roles.length === ALL_ROLES.length ? 'gateway' : roles.join('+'), config.logLevel);
-  const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl } : { dir: config.dbDir });
+  const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, poolMax: config.dbPool } : { dir: config.dbDir });
   const messaging = await createMessaging({
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     prefix: config.redisPrefix,

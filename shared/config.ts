@@ -32,6 +32,8 @@ export interface Config {
   bodyLimitBytes: number;
   runnerConcurrency: number;
   settlerConcurrency: number;
+  /** Largest Postgres pool per process (HOLON_DB_POOL). */
+  dbPool: number;
   production: boolean;
   logLevel: string;
 }
@@ -86,6 +88,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
     settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
+    dbPool: int('HOLON_DB_POOL', 10, 2, 500),
     production,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     ...stripUndefined(overrides),

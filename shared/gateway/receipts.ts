@@ -114,7 +114,8 @@ export async function loadReceiptTree(db: Queryable, id: string): Promise<Receip
   const root = await db('receipts').where({ id }).first();
   if (!root) return null;
   const top = view(root);
-  let level = [top];
+  // Only a call that ran under a sub-mandate can have children.
+  let level = root.sub_mandate_id ? [top] : [];
   // Breadth-first, one query per level: trees are shallow (delegation depth ≤ 8).
   for (let depth = 0; depth < 10 && level.length; depth++) {
     const byId = new Map(level.map((r) => [r.id, r]));
