@@ -21,6 +21,7 @@ import { Queue as BullQueue, Worker as BullWorker, type Job, type JobsOptions } 
 import { Redis } from 'ioredis';
 import { namespaceOf } from './ephemeral.js';
 import type { JobHandler, JobInfo, JobOptions, Queue, QueueBackend, Worker } from './types.js';
+import { closeRedis } from './redis-close.js';
 
 /** Enough of a pino logger for the queue adapters. */
 export interface QueueLogger {
@@ -126,19 +127,6 @@ function jobInfo(job: Job): JobInfo {
 
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
-}
-
-async function closeRedis(client: Redis | undefined): Promise<void> {
-  if (!client || client.status === 'end') return;
-  if (client.status !== 'ready') {
-    client.disconnect();
-    return;
-  }
-  try {
-    await client.quit();
-  } catch {
-    client.disconnect();
-  }
 }
 
 export function createBullBackend(options: BullBackendOptions): BullBackend {

@@ -10,6 +10,7 @@
  */
 import { Redis } from 'ioredis';
 import type { EphemeralStore } from './types.js';
+import { closeRedis } from './redis-close.js';
 
 export const DEFAULT_REDIS_PREFIX = 'holon';
 
@@ -100,16 +101,7 @@ export function createRedisStore(redisUrl: string, prefix?: string): RedisEpheme
       closed = true;
       const c = client;
       client = undefined;
-      if (!c || c.status === 'end') return;
-      if (c.status !== 'ready') {
-        c.disconnect();
-        return;
-      }
-      try {
-        await c.quit();
-      } catch {
-        c.disconnect();
-      }
+      await closeRedis(c);
     },
   };
 }

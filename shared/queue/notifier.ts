@@ -17,6 +17,7 @@ import { Redis } from 'ioredis';
 import type { QueueLogger } from './bullmq.js';
 import { namespaceOf } from './ephemeral.js';
 import type { Notifier } from './types.js';
+import { closeRedis } from './redis-close.js';
 
 const noop = () => {};
 const silent: QueueLogger = { warn: noop, error: noop };
@@ -45,19 +46,6 @@ function deliver(entries: Iterable<Entry>, message: string, logger: QueueLogger,
     } catch (err) {
       logger.error({ channel, err: errorMessage(err) }, 'notification listener threw');
     }
-  }
-}
-
-async function closeRedis(client: Redis | undefined): Promise<void> {
-  if (!client || client.status === 'end') return;
-  if (client.status !== 'ready') {
-    client.disconnect();
-    return;
-  }
-  try {
-    await client.quit();
-  } catch {
-    client.disconnect();
   }
 }
 
