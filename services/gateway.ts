@@ -21,7 +21,7 @@ import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { createRuntimes } from '../shared/runtime/index.js';
 import { createApp } from './api/app.js';
-import { createCallWaiter } from './api/call-waiter.js';
+import { createCallWaiter } from '../shared/gateway/call-waiter.js';
 
 export type Role = 'api' | 'runner' | 'settler';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler'];
@@ -61,9 +61,11 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
 
   const stops: Array<() => Promise<void>> = [];
   const workers: Worker[] = [];
+  // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
+  const waiter = await createCallWaiter(db.knex, messaging.notifier);
   if (roles.includes('runner')) {
-    const runtimes = createRuntimes();
-    workers.push(messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall({ ...context, runtimes }, job.callId), { concurrency: config.runnerConcurrency }));
+    const runner = { ...context, runtimes: createRuntimes(), waiter };
+    workers.push(messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall(runner, job.callId), { concurrency: config.runnerConcurrency }));
   }
   if (roles.includes('settler')) {
     workers.push(messaging.queues.worker<CallJob>(SETTLE_QUEUE, async (job) => { await settleCall(context, job.callId); }, { concurrency: config.settlerConcurrency }));
@@ -74,7 +76,6 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   let server: Server | undefined;
   let port: number | undefined;
   if (roles.includes('api')) {
-    const waiter = await createCallWaiter(db.knex, messaging.notifier);
     const app = createApp({
       gateway: context,
       waiter,
@@ -92,7 +93,6 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     stops.unshift(async () => {
       // Stop taking requests first; in-flight requests finish.
       await new Promise<void>((resolve) => s.close(() => resolve()));
-      await waiter.close();
     });
     log.info({ port, database: db.kind, queue: messaging.kind }, 'holon api listening');
   }
@@ -109,6 +109,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
       for (const stop of stops) await stop();
       // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.
       await Promise.all(workers.map((w) => w.close()));
+      await waiter.close();
       await messaging.close();
       await db.close();
     },

@@ -6,7 +6,7 @@ import express, { type ErrorRequestHandler, type Express } from 'express';
 import { HolonError } from '../../shared/errors.js';
 import type { GatewayContext } from '../../shared/gateway/context.js';
 import type { Logger } from '../../shared/log.js';
-import type { CallWaiter } from './call-waiter.js';
+import type { CallWaiter } from '../../shared/gateway/call-waiter.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
 import { manageRoutes } from './routes/manage.js';

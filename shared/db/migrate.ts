@@ -7,6 +7,7 @@ import * as m001 from './migrations/001_ledger.js';
 import * as m002 from './migrations/002_calls.js';
 import * as m003 from './migrations/003_call_lifecycle.js';
 import * as m004 from './migrations/004_approvals.js';
+import * as m005 from './migrations/005_delegation.js';
 
 interface Migration {
   name: string;
@@ -14,7 +15,7 @@ interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004];
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -59,7 +59,8 @@ export async function lockMandate(trx: Tx, id: string): Promise<StoredMandate | 
  */
 export async function saveMandate(db: Queryable, mandate: Mandate): Promise<{ created: boolean }> {
   const doc = mandateToDoc(mandate);
-  await ensureAccount(db, mandate.issuer);
+  // A root mandate's issuer is the account that pays; a sub-mandate's issuer is an agent acting for it.
+  if (mandate.depth === 0) await ensureAccount(db, mandate.issuer);
   const inserted = await db.raw<{ rows: unknown[] }>(
     `INSERT INTO mandates (id, issuer, grantee, parent_id, depth, doc, currency, total, expires_at)
      VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`,

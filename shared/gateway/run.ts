@@ -11,6 +11,9 @@ import { charge, fxRateFor, type Outcome } from '../pricing.js';
 import { divRound, formatAmount } from '../money.js';
 import type { RunResult } from '../runtime/types.js';
 import { loadMandate } from './mandates.js';
+import type { CallWaiter } from './call-waiter.js';
+import { callChild, prepareDelegation } from './delegate.js';
+import type { AgentContextExtension } from '../runtime/node.js';
 import { inputKey, outputKey, SETTLE_QUEUE, type CallJob, type GatewayContext, type RuntimeRunner } from './context.js';
 
 /** The shape of an error code an agent may report (manifest.md §3: snake_case). */
@@ -29,6 +32,8 @@ export interface CallOutcome {
 
 export interface RunnerContext extends GatewayContext {
   runtimes: RuntimeRunner;
+  /** Waits for delegated calls (ctx.call); without it, agents get no ctx.call. */
+  waiter?: CallWaiter;
 }
 
 export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
@@ -63,11 +68,29 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
+  const signal = AbortSignal.timeout(Number(call.timeout_ms));
+  let extendContext: AgentContextExtension | undefined;
+  const running = { id: callId, rootId: String(call.root_id), payer: String(call.payer), ...(maxCost !== undefined ? { maxCost } : {}) };
+  const prepared = await prepareDelegation(ctx, stored.mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
+  if (prepared && !prepared.ok) {
+    log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
+    await finish(failure('gateway_error'));
+    return;
+  }
+  if (prepared && ctx.waiter) {
+    const delegating = { ...ctx, waiter: ctx.waiter };
+    const parent = { call: running, manifest, sub: prepared.sub, signal };
+    extendContext = (agentCtx) => {
+      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, target, input, options);
+    };
+  }
+
   let result: RunResult;
   try {
     result = await ctx.runtimes.run(agent, JSON.parse(rawInput), {
       callId,
-      signal: AbortSignal.timeout(Number(call.timeout_ms)),
+      signal,
+      ...(extendContext ? { extendContext } : {}),
       timeoutMs: Number(call.timeout_ms),
       ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
     });

@@ -11,6 +11,8 @@ import { journalLinesForSettlement, split, type ChainLink } from '../splits.js';
 import type { Registry } from '../registry/registry.js';
 import { insertReceipt } from './receipts.js';
 import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob, type GatewayContext } from './context.js';
+import { enqueueSettle } from './run.js';
+import type { Tx } from '../db/connect.js';
 import type { CallOutcome } from './run.js';
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
@@ -30,9 +32,35 @@ export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[
   return chain;
 }
 
-export async function settleCall(ctx: GatewayContext, callId: string): Promise<'settled' | 'noop'> {
-  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency');
+async function parentHoldOf(trx: Tx, holdId: string): Promise<string | null> {
+  const row = await trx('holds').where({ id: holdId }).first('parent_hold_id');
+  return (row?.parent_hold_id as string | null) ?? null;
+}
+
+/** The mandates of a hold and of every hold above it, root first. */
+async function ancestorMandates(trx: Tx, holdId: string): Promise<string[]> {
+  const r = await trx.raw<{ rows: Array<{ mandate_id: string; level: number }> }>(
+    `WITH RECURSIVE up AS (
+       SELECT id, parent_hold_id, mandate_id, 0 AS level FROM holds WHERE id = ?
+       UNION ALL
+       SELECT h.id, h.parent_hold_id, h.mandate_id, up.level + 1 FROM holds h JOIN up ON h.id = up.parent_hold_id
+     ) SELECT mandate_id, level FROM up WHERE mandate_id IS NOT NULL ORDER BY level DESC`,
+    [holdId],
+  );
+  return r.rows.map((row) => row.mandate_id);
+}
+
+/** Children of a call that have not settled yet: a run is not settled until all its children have. */
+async function openChildren(db: GatewayContext['db'], callId: string): Promise<number> {
+  const r = await db('calls').where({ parent_id: callId }).whereNotIn('status', ['succeeded', 'failed']).count({ n: '*' }).first();
+  return Number(r?.n ?? 0);
+}
+
+export async function settleCall(ctx: GatewayContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
+  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id');
   if (!pre || pre.status !== 'settling') return 'noop';
+  // The last child to settle hands its parent to the settler again.
+  if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
   const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
   // Accounts and balance rows exist before the transaction, which then only takes row locks in the global order.
@@ -55,7 +83,24 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
     const lines = journalLinesForSettlement(payer, own, chain);
 
     // First everything that locks only this call's own rows ...
+    if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) return 'deferred' as const;
     const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
+    // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
+    // against every mandate up the tree.
+    const parentHold = hold.changed ? await parentHoldOf(trx, callId) : null;
+    const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
+    let returned = 0n;
+    if (parentHold && hold.amount > own) {
+      const back = await trx.raw<{ rows: unknown[] }>(`UPDATE holds SET amount = amount + ? WHERE id = ? AND status = 'held' RETURNING id`, [
+        (hold.amount - own).toString(),
+        parentHold,
+      ]);
+      if (back.rows.length) returned = hold.amount - own;
+    }
+    const agentManifest = agent?.manifest;
+    const downstream = call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
+      ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
+      : 0n;
     const entry = own > 0n
       ? await recordEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) })
       : null;
@@ -76,7 +121,7 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       payer,
       billed: own > 0n,
       costOwn: own,
-      costDownstream: 0n,
+      costDownstream: downstream,
       splits: own > 0n ? split(own, chain) : [],
       approvalId: (call.approval_id as string | null) ?? null,
       durationMs,
@@ -96,6 +141,10 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
     await trx('calls').where({ id: callId }).update({ status: succeeded ? 'succeeded' : 'failed' });
 
     // ... then the rows every call shares, last and in the global order: the mandate, then balances sorted.
+    // Mandates root first (the global order: shallower before deeper), this call's own mandate last.
+    for (const m of ancestors) {
+      await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [own.toString(), own.toString(), m]);
+    }
     await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [
       hold.changed ? hold.amount.toString() : '0',
       own.toString(),
@@ -107,14 +156,19 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       const d = deltas.get(k) ?? { account, currency: cur, balance: 0n, held: 0n };
       deltas.set(k, { ...d, balance: d.balance + balance, held: d.held + held });
     };
-    if (hold.changed) add(hold.account, hold.currency, 0n, -hold.amount);
+    if (hold.changed) add(hold.account, hold.currency, 0n, returned - hold.amount);
     if (entry?.created) for (const l of lines) add(l.account, currency, l.amount, 0n);
     const changes = [...deltas.values()].filter((d) => d.balance !== 0n || d.held !== 0n);
     await lockBalances(trx, changes, { create: false });
     await applyBalanceDeltas(trx, changes);
-    return { callbackUrl: (call.callback_url as string | null) ?? null };
+    return { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null };
   });
   if (!done) return 'noop';
+  if (done === 'deferred') return 'deferred';
+  if (done.parentId) {
+    const parent = await ctx.db('calls').where({ id: done.parentId }).first('status');
+    if (parent?.status === 'settling' && (await openChildren(ctx.db, done.parentId)) === 0) await enqueueSettle(ctx, done.parentId, ctx.now());
+  }
   await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callId);
   if (done.callbackUrl) {
     await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });

@@ -11,7 +11,7 @@ import { worstCase } from '../pricing.js';
 import { rankCapability, type Candidate } from '../resolution.js';
 import type { Problem } from '../errors.js';
 import { HolonError } from '../errors.js';
-import { ensureBalanceRow, reserveForCall } from '../ledger/holds.js';
+import { ensureBalanceRow, reserveForCall, reserveFromParentHold } from '../ledger/holds.js';
 import { readBalance } from '../ledger/accounts.js';
 import type { AgentVersion } from '../runtime/types.js';
 import { newReceiptId } from './ids.js';
@@ -46,6 +46,21 @@ export interface CallSubmission {
   approval?: string;
   /** Internal: an approval already moved to `used` by `POST /v0/approvals/{id}` with `{}`. */
   preApproved?: string;
+  /** Internal: a call made by a running agent (ctx.call), under its sub-mandate. */
+  delegation?: Delegation;
+}
+
+export interface Delegation {
+  parentCallId: string;
+  rootId: string;
+  /** The orchestrator's agent id: the caller of the child call. */
+  caller: string;
+  /** passthrough: the original payer, out of the parent's hold; included: the orchestrator's author. */
+  mode: 'passthrough' | 'included';
+  payer: string;
+  parentHoldId: string;
+  /** The declared slot's max_cost, in the mandate's currency. */
+  slotMaxCost: bigint;
 }
 
 export type Submitted =
@@ -69,11 +84,11 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
   if (!stored) {
     return refuse(ctx, id, null, sub.agent ?? sub.capability ?? null, null, {
       httpStatus: 404, code: 'unknown_mandate', status: 'denied', reasons: [`there is no mandate ${sub.mandateId}`],
-    });
+    }, sub.delegation);
   }
   const { mandate } = stored;
   const resolved = await resolveAgent(ctx, stored, sub);
-  if (!resolved.ok) return refuse(ctx, id, stored, sub.agent ?? sub.capability ?? null, null, resolved.refusal);
+  if (!resolved.ok) return refuse(ctx, id, stored, sub.agent ?? sub.capability ?? null, null, resolved.refusal, sub.delegation);
   const agent = resolved.agent;
   const { manifest } = agent;
 
@@ -82,7 +97,7 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
     worstCase: wc.ok ? wc.total : null,
     ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
     depth: mandate.depth,
-    delegated: false,
+    delegated: sub.delegation !== undefined,
     via: sub.capability ? { kind: 'capability', capability: sub.capability } : { kind: 'id' },
     usedBefore: await usedBefore(ctx, mandate.id, manifest, mandate.approval.firstUse),
     now: ctx.now(),
@@ -90,8 +105,12 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
   };
   const admission = checkCall(mandate, manifest, request);
   const worst = wc.ok ? wc.total : null;
+  if (sub.delegation && worst !== null && worst > sub.delegation.slotMaxCost) {
+    admission.decision = 'deny';
+    admission.reasons.push(`the worst case ${formatAmount(worst)} ${mandate.budget.currency} does not fit the declared call's max_cost ${formatAmount(sub.delegation.slotMaxCost)} ${mandate.budget.currency}`);
+  }
   if (admission.decision === 'deny') {
-    return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons });
+    return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons }, sub.delegation);
   }
   let approvalId = sub.preApproved;
   if (sub.approval !== undefined && approvalId === undefined) {
@@ -99,7 +118,7 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
     const mismatch = found
       ? grantMismatch(found.approval, { mandateId: mandate.id, agentId: manifest.id, agentVersion: manifest.version, input: sub.input, ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}) }, ctx.now())
       : [`there is no approval ${sub.approval}`];
-    if (mismatch.length) return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch });
+    if (mismatch.length) return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch }, sub.delegation);
     approvalId = sub.approval;
   }
   const problems = compileInterface(manifest).input(sub.input);
@@ -113,18 +132,18 @@ export async function submitCall(ctx: GatewayContext, sub: CallSubmission): Prom
     });
     return refuse(ctx, id, stored, label(manifest), worst, {
       httpStatus: 202, code: 'pending_approval', status: 'pending_approval', reasons: admission.reasons, approvalId: pending,
-    });
+    }, sub.delegation);
   }
   if (problems.length) {
     return refuse(ctx, id, stored, label(manifest), worst, {
       httpStatus: 422, code: 'rejected_input', status: 'rejected_input',
       reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
       problems,
-    });
+    }, sub.delegation);
   }
   const timeoutMs = manifest.runtime.timeoutS * 1000;
   const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs, approvalId);
-  if (reserved) return refuse(ctx, id, stored, label(manifest), worst, reserved);
+  if (reserved) return refuse(ctx, id, stored, label(manifest), worst, reserved, sub.delegation);
 
   try {
     await ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS);
@@ -165,9 +184,10 @@ async function resolveAgent(ctx: GatewayContext, stored: StoredMandate, sub: Cal
   const ranking = rankCapability(capability, candidates, stored.mandate, {
     ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
     depth: stored.mandate.depth,
-    delegated: false,
+    delegated: sub.delegation !== undefined,
     usedBefore: false,
     now: ctx.now(),
+    ...(sub.delegation ? { slotMaxCost: sub.delegation.slotMaxCost } : {}),
   });
   const best = ranking.ranked[0];
   if (!best) {
@@ -221,7 +241,8 @@ async function reserve(
   approvalId: string | undefined,
 ): Promise<Refusal | null> {
   const currency = stored.mandate.budget.currency;
-  const payer = stored.mandate.issuer;
+  const d = sub.delegation;
+  const payer = d ? d.payer : stored.mandate.issuer;
   await ensureBalanceRow(ctx.db, payer, currency);
   try {
     await ctx.db.transaction(async (trx) => {
@@ -235,9 +256,10 @@ async function reserve(
       }
       await trx('calls').insert({
         id,
-        root_id: id,
+        root_id: d ? d.rootId : id,
+        parent_id: d ? d.parentCallId : null,
         mandate_id: stored.mandate.id,
-        caller: stored.mandate.grantee,
+        caller: d ? d.caller : stored.mandate.grantee,
         agent_id: manifest.id,
         agent_version: manifest.version,
         payer,
@@ -245,14 +267,17 @@ async function reserve(
         worst_case: worst.toString(),
         max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
         depth: stored.mandate.depth,
-        delegated: false,
+        delegated: d !== undefined,
         status: 'queued',
         timeout_ms: timeoutMs,
         deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
         callback_url: sub.callbackUrl ?? null,
         approval_id: approvalId ?? null,
       });
-      const outcome = await reserveForCall(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
+      const outcome = d?.mode === 'passthrough'
+        ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
+        : await reserveForCall(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
+      if (outcome === 'parent_short') throw new Shortfall('budget_short');
       if (outcome !== 'reserved') throw new Shortfall(outcome);
     });
     return null;
@@ -271,6 +296,13 @@ async function reserve(
   }
 }
 
+/** A delegated call refused before admission (no declared slot, a bad max_cost): its receipt, under the run. */
+export async function refuseDelegated(ctx: GatewayContext, sub: { id: string; budget: { currency: string } }, named: string, d: Delegation, reasons: string[]): Promise<ReceiptView> {
+  const stored = await loadMandate(ctx.db, sub.id);
+  const r = await refuse(ctx, newReceiptId(ctx.now()), stored, named, null, { httpStatus: 403, code: 'denied', status: 'denied', reasons }, d);
+  return (r as { receipt: ReceiptView }).receipt;
+}
+
 async function refuse(
   ctx: GatewayContext,
   id: string,
@@ -278,17 +310,19 @@ async function refuse(
   agent: string | null,
   worst: bigint | null,
   r: Refusal,
+  d?: Delegation,
 ): Promise<Submitted> {
   await insertReceipt(ctx.db, {
     id,
+    parentId: d?.parentCallId ?? null,
     mandateId: stored?.mandate.id ?? null,
-    caller: stored?.mandate.grantee ?? null,
+    caller: d?.caller ?? stored?.mandate.grantee ?? null,
     agent,
     status: r.status,
     reasons: r.reasons,
     worstCase: worst,
     currency: stored?.mandate.budget.currency ?? null,
-    payer: stored?.mandate.issuer ?? null,
+    payer: d?.payer ?? stored?.mandate.issuer ?? null,
     approvalId: r.approvalId ?? null,
   });
   const receipt = await loadReceiptTree(ctx.db, id);

@@ -6,7 +6,7 @@
  * 2. every entry sums to zero per currency and has at least two lines;
  * 3. cached balances = sums of journal lines;
  * 4. cached holds = sums of live holds, and no balance (but an external one) is below its holds;
- * 5. each mandate's `reserved` = its live holds, `spent` = the costs of its receipts, and spent + reserved ≤ total;
+ * 5. each mandate's `reserved` = its live holds and those cut from them (delegation), `spent` = the costs of its receipts, and spent + reserved ≤ total;
  * 6. a receipt is billed exactly when it has a journal entry.
  */
 import type { Queryable } from '../db/connect.js';
@@ -75,7 +75,15 @@ export async function audit(db: Queryable): Promise<AuditReport> {
     db,
     `SELECT m.id, m.total, m.spent, m.reserved, coalesce(h.total, 0) AS live, coalesce(s.total, 0) AS billed
        FROM mandates m
-       LEFT JOIN (SELECT mandate_id, sum(amount) AS total FROM holds WHERE status = 'held' GROUP BY mandate_id) h ON h.mandate_id = m.id
+       LEFT JOIN (
+         -- a mandate reserves its own holds and every hold cut from them (delegated calls), at any depth
+         WITH RECURSIVE tree AS (
+           SELECT id, mandate_id AS budget, amount, status FROM holds WHERE mandate_id IS NOT NULL
+           UNION ALL
+           SELECT c.id, t.budget, c.amount, c.status FROM holds c JOIN tree t ON c.parent_hold_id = t.id
+         )
+         SELECT budget AS mandate_id, sum(amount) AS total FROM tree WHERE status = 'held' GROUP BY budget
+       ) h ON h.mandate_id = m.id
        LEFT JOIN (SELECT mandate_id, sum(cost_total) AS total FROM receipts GROUP BY mandate_id) s ON s.mandate_id = m.id
       WHERE m.reserved <> coalesce(h.total, 0) OR m.spent <> coalesce(s.total, 0) OR m.spent + m.reserved > m.total`,
   )) {

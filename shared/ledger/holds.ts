@@ -162,3 +162,28 @@ export async function reserveForCall(
   );
   return held.rows.length === 0 ? 'balance_short' : 'reserved';
 }
+
+/**
+ * Reserve a passthrough child's worst case out of its parent's hold (gateway.md §3: the original payer pays
+ * out of the hold already reserved for the orchestrator). The sub-mandate's budget first, then the parent
+ * hold: both conditional UPDATEs. The account's `held` does not change: the money was already held.
+ */
+export async function reserveFromParentHold(
+  trx: Tx,
+  r: { holdId: string; callId: string; mandateId: string; parentHoldId: string; amount: bigint },
+): Promise<Reservation | 'parent_short'> {
+  const amount = r.amount.toString();
+  const budget = await trx.raw<{ rows: unknown[] }>(
+    `UPDATE mandates SET reserved = reserved + ? WHERE id = ? AND total - spent - reserved >= ? RETURNING id`,
+    [amount, r.mandateId, amount],
+  );
+  if (budget.rows.length === 0) return 'budget_short';
+  const cut = await trx.raw<{ rows: unknown[] }>(
+    `WITH cut AS (
+       UPDATE holds SET amount = amount - ? WHERE id = ? AND status = 'held' AND amount >= ? RETURNING account, currency)
+     INSERT INTO holds (id, call_id, mandate_id, account, currency, amount, parent_hold_id)
+     SELECT ?, ?, ?, account, currency, ?, ? FROM cut RETURNING id`,
+    [amount, r.parentHoldId, amount, r.holdId, r.callId, r.mandateId, amount, r.parentHoldId],
+  );
+  return cut.rows.length === 0 ? 'parent_short' : 'reserved';
+}

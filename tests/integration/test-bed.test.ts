@@ -12,7 +12,7 @@ describe('test bed', () => {
       await db.knex('accounts').insert({ handle: 'only-here', kind: 'user' });
       expect(await other.knex('accounts').where({ handle: 'only-here' }).first()).toBeUndefined();
       const migrations = await other.knex('knex_migrations').select('name').orderBy('id');
-      expect(migrations.map((m) => m.name)).toEqual(['001_ledger', '002_calls', '003_call_lifecycle', '004_approvals']);
+      expect(migrations.map((m) => m.name)).toEqual(['001_ledger', '002_calls', '003_call_lifecycle', '004_approvals', '005_delegation']);
     } finally {
       await other.close();
     }

@@ -8,7 +8,7 @@ import { HolonError } from '../../../shared/errors.js';
 import { outputKey, type GatewayContext } from '../../../shared/gateway/context.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
 import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
-import type { CallWaiter } from '../call-waiter.js';
+import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 

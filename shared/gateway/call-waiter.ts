@@ -2,9 +2,9 @@
  * Waiting for calls to finish, for synchronous answers: ONE notifier subscription per API process, with
  * local fan-out to the requests waiting on each call id — never a connection per request.
  */
-import type { Db } from '../../shared/db/connect.js';
-import { CALLS_DONE_CHANNEL } from '../../shared/gateway/context.js';
-import type { Notifier } from '../../shared/queue/types.js';
+import type { Db } from '../db/connect.js';
+import { CALLS_DONE_CHANNEL } from './context.js';
+import type { Notifier } from '../queue/types.js';
 
 export interface CallWaiter {
   /** Resolves true when the call's receipt exists, false when `timeoutMs` passes first. */

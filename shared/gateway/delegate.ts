@@ -1,0 +1,126 @@
+/**
+ * Agents hiring agents (gateway.md §3, mandate.md §5): when a run starts for an agent that declares `calls`,
+ * the gateway derives its sub-mandate, checks it never widens its parent, and gives the agent `ctx.call`.
+ * Each child call goes through the same admission as an API call (`submitCall`), under the sub-mandate,
+ * with `delegated: true` (nobody can approve), matched to a declared `calls` slot and its max_cost.
+ */
+import { checkAttenuation } from '../mandate/attenuation.js';
+import { deriveSubMandate } from '../mandate/derive.js';
+import { matchesAgent } from '../mandate/patterns.js';
+import type { Mandate } from '../mandate/types.js';
+import type { CallSlot, Manifest } from '../manifest/types.js';
+import { convert, ONE_RATE, tryParseAmount } from '../money.js';
+import { fxRateFor, subMandateBudget } from '../pricing.js';
+import { ensureAccountCached } from '../ledger/accounts.js';
+import type { CallWaiter } from './call-waiter.js';
+import { outputKey, type GatewayContext } from './context.js';
+import { saveMandate } from './mandates.js';
+import { loadReceiptTree, type ReceiptView } from './receipts.js';
+import { refuseDelegated, submitCall, type Delegation } from './submit.js';
+
+export type CallTarget = string | { agent: string } | { capability: string };
+
+export interface ChildResult {
+  ok: boolean;
+  output?: unknown;
+  error?: { code: string; message: string };
+  receipt: ReceiptView | null;
+}
+
+export interface RunningCall {
+  id: string;
+  rootId: string;
+  payer: string;
+  maxCost?: bigint;
+}
+
+/**
+ * Derive and store the sub-mandate for a run, or say why the run cannot delegate. `null` when the agent gets no
+ * `ctx.call` (no declared calls, or `delegation.max_depth` 0).
+ */
+export async function prepareDelegation(
+  ctx: GatewayContext,
+  parent: Mandate,
+  manifest: Manifest,
+  call: RunningCall,
+): Promise<{ ok: true; sub: Mandate } | { ok: false; reason: string } | null> {
+  if (manifest.calls.length === 0 || parent.delegation.maxDepth <= 0) return null;
+  const budgetTotal = subMandateBudget(manifest, parent.budget, call.maxCost);
+  const derived = deriveSubMandate(parent, manifest, { receiptId: call.id, budgetTotal });
+  if (!derived.ok) return { ok: false, reason: derived.reason };
+  const widening = checkAttenuation(parent, derived.mandate);
+  if (widening.length) return { ok: false, reason: `the derived sub-mandate would widen its parent: ${widening.join('; ')}` };
+  await saveMandate(ctx.db, derived.mandate);
+  await ctx.db('calls').where({ id: call.id }).update({ sub_mandate_id: derived.mandate.id });
+  if (manifest.downstream?.mode === 'included') await ensureAccountCached(ctx.db, manifest.namespace);
+  return { ok: true, sub: derived.mandate };
+}
+
+function slotFor(ctx: GatewayContext, manifest: Manifest, target: { agent: string } | { capability: string }): CallSlot | undefined {
+  if ('capability' in target) return manifest.calls.find((c) => c.capability === target.capability);
+  const resolved = ctx.registry.resolve(target.agent);
+  if (!resolved.ok) return manifest.calls.find((c) => c.agent !== undefined && c.agent.split('@')[0] === target.agent.split('@')[0]);
+  const { id, version } = resolved.agent.manifest;
+  return manifest.calls.find((c) => c.agent !== undefined && matchesAgent(c.agent, id, version));
+}
+
+/** One `ctx.call` of a running orchestrator. */
+export async function callChild(
+  ctx: GatewayContext & { waiter: CallWaiter },
+  parent: { call: RunningCall; manifest: Manifest; sub: Mandate; signal: AbortSignal },
+  rawTarget: CallTarget,
+  input: unknown,
+  options: { max_cost?: string } = {},
+): Promise<ChildResult> {
+  const target = typeof rawTarget === 'string' ? { agent: rawTarget } : rawTarget;
+  const { manifest, sub, call } = parent;
+  const mode = manifest.downstream?.mode ?? 'passthrough';
+  const delegation: Delegation = {
+    parentCallId: call.id,
+    rootId: call.rootId,
+    caller: manifest.id,
+    mode,
+    payer: mode === 'included' ? manifest.namespace : call.payer,
+    parentHoldId: call.id,
+    slotMaxCost: 0n,
+  };
+  const named = 'capability' in target ? target.capability : target.agent;
+  const slot = slotFor(ctx, manifest, target);
+  let maxCost: bigint | undefined;
+  if (options.max_cost !== undefined) {
+    const parsed = tryParseAmount(options.max_cost);
+    if (!parsed.ok) return refused(await refuseDelegated(ctx, sub, named, delegation, [`max_cost ${parsed.message}`]));
+    maxCost = parsed.value;
+  }
+  if (!slot) {
+    return refused(await refuseDelegated(ctx, sub, named, delegation, [`${manifest.id} declares no call to ${named} in its manifest's calls`]));
+  }
+  const fx = fxRateFor(manifest.pricing.currency, sub.budget) ?? ONE_RATE;
+  delegation.slotMaxCost = convert(slot.maxCost, fx);
+  const submitted = await submitCall(ctx, {
+    mandateId: sub.id,
+    ...('capability' in target ? { capability: target.capability } : { agent: target.agent }),
+    input,
+    ...(maxCost !== undefined ? { maxCost } : {}),
+    delegation,
+  });
+  if (submitted.kind === 'refused') return refused(submitted.receipt, submitted.code, submitted.message);
+  const childId = submitted.callId;
+  const finished = await Promise.race([
+    ctx.waiter.wait(childId, submitted.timeoutMs + 30_000),
+    new Promise<false>((resolve) => parent.signal.addEventListener('abort', () => resolve(false), { once: true })),
+  ]);
+  const receipt = await loadReceiptTree(ctx.db, childId);
+  if (!finished || !receipt) {
+    return { ok: false, error: { code: 'timeout', message: 'the delegated call had not finished when the run stopped waiting' }, receipt };
+  }
+  if (receipt.status !== 'succeeded') {
+    return { ok: false, error: { code: receipt.error ?? 'agent_error', message: `the delegated call failed: ${receipt.error ?? 'agent_error'}` }, receipt };
+  }
+  const raw = await ctx.messaging.store.take(outputKey(childId));
+  return { ok: true, output: raw === undefined ? null : JSON.parse(raw), receipt };
+}
+
+function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {
+  return { ok: false, error: { code, message: message ?? receipt?.reasons[0] ?? code }, receipt };
+}

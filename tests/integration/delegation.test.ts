@@ -1,0 +1,110 @@
+import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect } from 'vitest';
+import { gatewayTest as test, type TestGateway } from '../support/gateway.js';
+import { readBalance } from '../../shared/ledger/accounts.js';
+
+const MANDATE = {
+  allow: { agents: ['fixtures/*', 'examples/*'], capabilities: ['text.*', 'test.*'] },
+  budget: { total: '5.00', currency: 'EUR' },
+  delegation: { max_depth: 2 },
+};
+
+const micros = (s: string) => BigInt(Math.round(Number(s) * 1e6));
+
+interface Tree { id: string; cost: { own: string; downstream: string; total: string }; children: Tree[]; billed: boolean; status: string; agent: string; sub_mandate: string | null }
+
+function checkTree(t: Tree): void {
+  expect(micros(t.cost.total)).toBe(micros(t.cost.own) + micros(t.cost.downstream));
+  for (const c of t.children) checkTree(c);
+}
+
+async function alice(g: TestGateway): Promise<bigint> {
+  return (await readBalance(g.db.knex, 'alice', 'EUR')).balance;
+}
+
+async function settled(g: TestGateway, id: string): Promise<Tree> {
+  for (let i = 0; i < 200; i++) {
+    const r = await g.get(`/v0/receipts/${id}`);
+    if (r.status === 200 && (r.body.status === 'succeeded' || r.body.status === 'failed')) return r.body;
+    await new Promise((res) => setTimeout(res, 50));
+  }
+  throw new Error(`receipt ${id} never settled`);
+}
+
+describe('delegation', () => {
+  test('a passthrough orchestrator: children paid from the caller hold, a receipt tree that adds up', async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'hi' } });
+    expect(r.status).toBe(200);
+    expect(r.body.output).toEqual({ text: 'HI', units: 3 });
+    const tree: Tree = r.body.receipt;
+    expect(tree).toMatchObject({ agent: 'fixtures/pipeline@1.0.0', sub_mandate: `alice/test.${tree.id}`, billed: true });
+    expect(tree.children.map((c) => c.agent).sort()).toEqual(['examples/echo-upper@1.0.0', 'fixtures/units@1.0.0']);
+    expect(tree.cost).toEqual({ own: '0.05', downstream: '0.04', total: '0.09' });
+    checkTree(tree);
+    expect(await alice(g)).toBe(5_000_000n - 90_000n);
+    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.09', reserved: '0.00' });
+    const sub = (await g.get(`/v0/mandates/alice/test.${tree.id}`)).body;
+    expect(sub.mandate).toMatchObject({ issuer: 'alice/assistant', grantee: 'fixtures/pipeline' });
+    expect(sub.budget).toMatchObject({ total: '0.30', spent: '0.04', reserved: '0.00' });
+  });
+
+  test('a three-level chain conserves money and its tree adds up', async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/chain-top', input: { text: 'deep' } });
+    expect(r.status).toBe(200);
+    const tree: Tree = r.body.receipt;
+    checkTree(tree);
+    expect(tree.cost.total).toBe('0.11');
+    expect(tree.children[0]!.children).toHaveLength(2);
+    expect(await alice(g)).toBe(5_000_000n - 110_000n);
+  });
+
+  test('a looping orchestrator never exceeds its cap', async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12 } });
+    expect(r.status).toBe(200);
+    expect(r.body.output).toEqual({ ok: 5, refused: 7 });
+    expect(r.body.receipt.cost).toEqual({ own: '0.01', downstream: '0.05', total: '0.06' });
+    expect(await alice(g)).toBe(5_000_000n - 60_000n);
+  });
+
+  test('included: the orchestrator author pays its children with its own hold', async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/fork', input: { text: 'x' } });
+    expect((await g.post('/v0/admin/credit', { account: 'fixtures', amount: '1.00' })).status).toBe(201);
+    const before = (await readBalance(g.db.knex, 'fixtures', 'EUR')).balance;
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/included', input: { text: 'inc' } });
+    expect(r.status).toBe(200);
+    expect(r.body.output).toEqual({ text: 'INC' });
+    expect(r.body.receipt.cost).toEqual({ own: '0.05', downstream: '0.00', total: '0.05' });
+    expect(r.body.receipt.children[0]).toMatchObject({ payer: 'fixtures', cost: { total: '0.01' } });
+    // fixtures earned 90% of 0.05 and paid 0.01 for its child
+    expect((await readBalance(g.db.knex, 'fixtures', 'EUR')).balance - before).toBe(45_000n - 10_000n);
+  });
+
+  test('an orchestrator timing out with a child in flight settles after it: child paid, parent unbilled', async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-deleg-')), 'calls.log');
+    await writeFile(file, '');
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/slow-parent', input: { file } }, { prefer: 'respond-async' });
+    const tree = await settled(g, r.body.call.id);
+    expect(tree).toMatchObject({ status: 'failed', billed: false });
+    expect(tree.children).toHaveLength(1);
+    expect(tree.children[0]).toMatchObject({ status: 'succeeded', billed: true, cost: { total: '0.01' } });
+    expect(tree.cost).toEqual({ own: '0.00', downstream: '0.01', total: '0.01' });
+    expect((await readFile(file, 'utf8')).split('\n').filter(Boolean)).toHaveLength(1);
+    expect(await alice(g)).toBe(5_000_000n - 10_000n);
+    expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
+  });
+
+  test('max_depth 0: no sub-mandate, no ctx.call; a call outside the declared slots is denied', async ({ gateway: g }) => {
+    await g.mandate({ ...MANDATE, delegation: { max_depth: 0 } });
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' } });
+    expect(r.status).toBe(502);
+    expect(r.body.receipt).toMatchObject({ billed: false, sub_mandate: null, error: 'agent_error' });
+    expect(await alice(g)).toBe(5_000_000n);
+  });
+});
