@@ -4,6 +4,7 @@
  * Each child call goes through the same admission as an API call (`submitCall`), under the sub-mandate,
  * with `delegated: true` (nobody can approve), matched to a declared `calls` slot and its max_cost.
  */
+import { createHash, randomBytes } from 'node:crypto';
 import { checkAttenuation } from '../mandate/attenuation.js';
 import { deriveSubMandate } from '../mandate/derive.js';
 import { matchesAgent } from '../mandate/patterns.js';
@@ -14,9 +15,9 @@ import { fxRateFor, subMandateBudget } from '../pricing.js';
 import { ensureAccountCached } from '../ledger/accounts.js';
 import type { CallWaiter } from './call-waiter.js';
 import { outputKey, type GatewayContext } from './context.js';
-import { saveMandate } from './mandates.js';
+import { loadMandate, saveMandate } from './mandates.js';
 import { loadReceiptTree, type ReceiptView } from './receipts.js';
-import { refuseDelegated, submitCall, type Delegation } from './submit.js';
+import { refuseDelegated, submitCall, type Delegation, type Submitted } from './submit.js';
 
 export type CallTarget = string | { agent: string } | { capability: string };
 
@@ -64,14 +65,23 @@ function slotFor(ctx: GatewayContext, manifest: Manifest, target: { agent: strin
   return manifest.calls.find((c) => c.agent !== undefined && matchesAgent(c.agent, id, version));
 }
 
-/** One `ctx.call` of a running orchestrator. */
-export async function callChild(
-  ctx: GatewayContext & { waiter: CallWaiter },
-  parent: { call: RunningCall; manifest: Manifest; sub: Mandate; signal: AbortSignal },
+export interface ParentRun {
+  call: RunningCall;
+  manifest: Manifest;
+  sub: Mandate;
+}
+
+/**
+ * Admit one child call of a running orchestrator (ctx.call, or POST /v0/calls with the run's delegation
+ * token): match a declared slot, then the same admission as any call, under the sub-mandate.
+ */
+export async function submitChild(
+  ctx: GatewayContext,
+  parent: ParentRun,
   rawTarget: CallTarget,
   input: unknown,
   options: { max_cost?: string } = {},
-): Promise<ChildResult> {
+): Promise<Submitted> {
   const target = typeof rawTarget === 'string' ? { agent: rawTarget } : rawTarget;
   const { manifest, sub, call } = parent;
   const mode = manifest.downstream?.mode ?? 'passthrough';
@@ -89,21 +99,30 @@ export async function callChild(
   let maxCost: bigint | undefined;
   if (options.max_cost !== undefined) {
     const parsed = tryParseAmount(options.max_cost);
-    if (!parsed.ok) return refused(await refuseDelegated(ctx, sub, named, delegation, [`max_cost ${parsed.message}`]));
+    if (!parsed.ok) return refuseDelegated(ctx, sub, named, delegation, [`max_cost ${parsed.message}`]);
     maxCost = parsed.value;
   }
-  if (!slot) {
-    return refused(await refuseDelegated(ctx, sub, named, delegation, [`${manifest.id} declares no call to ${named} in its manifest's calls`]));
-  }
+  if (!slot) return refuseDelegated(ctx, sub, named, delegation, [`${manifest.id} declares no call to ${named} in its manifest's calls`]);
   const fx = fxRateFor(manifest.pricing.currency, sub.budget) ?? ONE_RATE;
   delegation.slotMaxCost = convert(slot.maxCost, fx);
-  const submitted = await submitCall(ctx, {
+  return submitCall(ctx, {
     mandateId: sub.id,
     ...('capability' in target ? { capability: target.capability } : { agent: target.agent }),
     input,
     ...(maxCost !== undefined ? { maxCost } : {}),
     delegation,
   });
+}
+
+/** One `ctx.call` of a running orchestrator: admit it, wait for it, hand back `{ok, output?, error?, receipt}`. */
+export async function callChild(
+  ctx: GatewayContext & { waiter: CallWaiter },
+  parent: ParentRun & { signal: AbortSignal },
+  rawTarget: CallTarget,
+  input: unknown,
+  options: { max_cost?: string } = {},
+): Promise<ChildResult> {
+  const submitted = await submitChild(ctx, parent, rawTarget, input, options);
   if (submitted.kind === 'refused') return refused(submitted.receipt, submitted.code, submitted.message);
   const childId = submitted.callId;
   const finished = await Promise.race([
@@ -123,4 +142,36 @@ export async function callChild(
 
 function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {
   return { ok: false, error: { code, message: message ?? receipt?.reasons[0] ?? code }, receipt };
+}
+
+// ---------------------------------------------------------------- delegation tokens (remote agents)
+
+const tokenKey = (token: string) => `delegation:${createHash('sha256').update(token).digest('hex')}`;
+
+/** A token valid only for this run (and only under its sub-mandate): stored hashed, for the run's timeout. */
+export async function mintDelegationToken(ctx: GatewayContext, callId: string, ttlSeconds: number): Promise<string> {
+  const token = `hld_${randomBytes(24).toString('base64url')}`;
+  await ctx.messaging.store.put(tokenKey(token), callId, ttlSeconds);
+  return token;
+}
+
+export async function revokeDelegationToken(ctx: GatewayContext, token: string): Promise<void> {
+  await ctx.messaging.store.delete(tokenKey(token));
+}
+
+/** The running parent a delegation token stands for, or null (unknown, expired, or the run has ended). */
+export async function parentOfToken(ctx: GatewayContext, token: string): Promise<ParentRun | null> {
+  if (!/^hld_[A-Za-z0-9_-]{32}$/.test(token)) return null;
+  const callId = await ctx.messaging.store.peek(tokenKey(token));
+  if (!callId) return null;
+  const row = await ctx.db('calls').where({ id: callId, status: 'running' }).first();
+  if (!row?.sub_mandate_id) return null;
+  const agent = ctx.registry.get(String(row.agent_id), String(row.agent_version));
+  const sub = await loadMandate(ctx.db, String(row.sub_mandate_id));
+  if (!agent || !sub) return null;
+  return {
+    call: { id: callId, rootId: String(row.root_id), payer: String(row.payer), ...(row.max_cost !== null && row.max_cost !== undefined ? { maxCost: BigInt(String(row.max_cost)) } : {}) },
+    manifest: agent.manifest,
+    sub: sub.mandate,
+  };
 }

@@ -12,7 +12,7 @@ import { divRound, formatAmount } from '../money.js';
 import type { RunResult } from '../runtime/types.js';
 import { loadMandate } from './mandates.js';
 import type { CallWaiter } from './call-waiter.js';
-import { callChild, prepareDelegation } from './delegate.js';
+import { callChild, mintDelegationToken, prepareDelegation, revokeDelegationToken } from './delegate.js';
 import type { AgentContextExtension } from '../runtime/node.js';
 import { inputKey, outputKey, SETTLE_QUEUE, type CallJob, type GatewayContext, type RuntimeRunner } from './context.js';
 
@@ -85,12 +85,18 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
     };
   }
 
+  // Remote agents delegate through POST /v0/calls with a token valid only for this run.
+  const delegationToken = prepared && manifest.runtime.kind !== 'node'
+    ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60)
+    : undefined;
+
   let result: RunResult;
   try {
     result = await ctx.runtimes.run(agent, JSON.parse(rawInput), {
       callId,
       signal,
       ...(extendContext ? { extendContext } : {}),
+      ...(delegationToken ? { delegationToken } : {}),
       timeoutMs: Number(call.timeout_ms),
       ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
     });
@@ -98,6 +104,8 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
     log.error({ err: { name: (e as Error).name, message: (e as Error).message } }, 'runtime threw');
     result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
   }
+
+  if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
 
   let outcome: Outcome;
   let output: unknown;

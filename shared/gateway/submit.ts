@@ -297,10 +297,9 @@ async function reserve(
 }
 
 /** A delegated call refused before admission (no declared slot, a bad max_cost): its receipt, under the run. */
-export async function refuseDelegated(ctx: GatewayContext, sub: { id: string; budget: { currency: string } }, named: string, d: Delegation, reasons: string[]): Promise<ReceiptView> {
+export async function refuseDelegated(ctx: GatewayContext, sub: { id: string }, named: string, d: Delegation, reasons: string[]): Promise<Submitted> {
   const stored = await loadMandate(ctx.db, sub.id);
-  const r = await refuse(ctx, newReceiptId(ctx.now()), stored, named, null, { httpStatus: 403, code: 'denied', status: 'denied', reasons }, d);
-  return (r as { receipt: ReceiptView }).receipt;
+  return refuse(ctx, newReceiptId(ctx.now()), stored, named, null, { httpStatus: 403, code: 'denied', status: 'denied', reasons }, d);
 }
 
 async function refuse(

@@ -13,6 +13,11 @@ export interface RunContext {
   signal: AbortSignal;
   /** The hard timeout the signal enforces (for information). */
   timeoutMs: number;
+  /**
+   * A delegation token valid only for this run and only under its sub-mandate (gateway.md §3): remote
+   * runtimes pass it to the agent (`x-holon-delegation` for webhooks, `_meta["holon/delegation"]` for MCP).
+   */
+  delegationToken?: string;
 }
 
 export type RunResult =

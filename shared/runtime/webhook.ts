@@ -2,6 +2,7 @@
  * Webhook agents (gateway.md §6 "Webhook agents"): `POST runtime.endpoint` with the input as JSON.
  *
  *   request   body = the input as JSON; headers content-type, x-holon-agent: <id>@<version>, x-holon-call: <call id>,
+ *             x-holon-delegation: <token> when the agent declares calls (a token for POST /v0/calls during the run),
  *             plus the `headers` option's (the hosted gateway adds `Authorization: Bearer <token>` there)
  *   answer    2xx + JSON                                  → output
  *             {"error": {"code": "<string>", ...}}, any status → the agent's error code (billing decides)
@@ -164,6 +165,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     headers['content-type'] = 'application/json';
     headers['x-holon-agent'] = `${manifest.id}@${manifest.version}`;
     headers['x-holon-call'] = run.callId;
+    if (run.delegationToken) headers['x-holon-delegation'] = run.delegationToken;
 
     const timerMs = Math.max(run.timeoutMs, 0) + UNDICI_TIMER_MARGIN_MS;
     let response: Dispatcher.ResponseData;

@@ -1,8 +1,10 @@
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect } from 'vitest';
-import { gatewayTest as test, type TestGateway } from '../support/gateway.js';
+import { describe, expect, test as base } from 'vitest';
+import { gatewayTest as test, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 
 const MANDATE = {
@@ -106,5 +108,77 @@ describe('delegation', () => {
     expect(r.status).toBe(502);
     expect(r.body.receipt).toMatchObject({ billed: false, sub_mandate: null, error: 'agent_error' });
     expect(await alice(g)).toBe(5_000_000n);
+  });
+});
+
+describe('delegation by remote agents', () => {
+  base('a webhook orchestrator calls back with its delegation token; the token dies with the run', async () => {
+    let gatewayUrl = '';
+    let seenToken = '';
+    const server = createServer((req, res) => {
+      let body = '';
+      req.on('data', (c) => (body += c));
+      req.on('end', async () => {
+        seenToken = String(req.headers['x-holon-delegation'] ?? '');
+        const post = (payload: unknown) => fetch(`${gatewayUrl}/v0/calls`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'x-holon-delegation': seenToken },
+          body: JSON.stringify(payload),
+        }).then(async (r) => ({ status: r.status, body: await r.json() }));
+        const child = await post({ agent: 'examples/echo-upper', input: { text: JSON.parse(body).text } });
+        const outside = await post({ agent: 'fixtures/fork', input: { text: 'no' } });
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify({ text: child.body.output?.text ?? null, outside: outside.status }));
+      });
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const port = (server.address() as { port: number }).port;
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-remote-deleg-'));
+    await mkdir(path.join(dir, 'hook'));
+    await writeFile(path.join(dir, 'hook', 'holon.yaml'), [
+      'id: hooks/orchestrator', 'version: 1.0.0', 'summary: a webhook that hires', 'capabilities: [test.hook]', 'license: MIT',
+      'interface: { input: { type: object }, output: { type: object } }',
+      'pricing: { model: per_run, currency: EUR, amount: "0.02" }',
+      'calls: [{ agent: "examples/echo-upper", max_cost: "0.01" }]',
+      'downstream: { mode: passthrough, cap: "0.01" }',
+      `runtime: { kind: webhook, endpoint: "http://127.0.0.1:${port}/", limits: { timeout_s: 10 } }`, '',
+    ].join('\n'));
+    const g = await startTestGateway({ config: { registryDirs: ['examples', 'tests/fixtures/registry', dir] } });
+    gatewayUrl = g.url;
+    try {
+      await g.mandate({ ...MANDATE, allow: { agents: ['hooks/*', 'examples/*', 'fixtures/*'] } });
+      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'hooks/orchestrator', input: { text: 'remote' } });
+      expect(r.status).toBe(200);
+      expect(r.body.output).toEqual({ text: 'REMOTE', outside: 403 });
+      expect(seenToken).toMatch(/^hld_/);
+      const tree: Tree = r.body.receipt;
+      checkTree(tree);
+      expect(tree.cost).toEqual({ own: '0.02', downstream: '0.01', total: '0.03' });
+      expect(tree.children.map((c) => `${c.agent}:${c.status}`).sort()).toEqual(['examples/echo-upper@1.0.0:succeeded', 'fixtures/fork:denied']);
+      // the run is over: its token no longer works
+      const late = await g.post('/v0/calls', { agent: 'examples/echo-upper', input: { text: 'late' } }, { 'x-holon-delegation': seenToken });
+      expect(late.status).toBe(403);
+      expect((await g.post('/v0/calls', { agent: 'examples/echo-upper', input: {} }, { 'x-holon-delegation': 'hld_forged' })).status).toBe(403);
+      expect(await alice(g)).toBe(5_000_000n - 30_000n);
+      expect((await audit(g.db.knex)).problems).toEqual([]);
+    } finally {
+      await g.stop();
+      server.close();
+    }
+  });
+});
+
+describe('max_cost and delegation', () => {
+  test("a caller's max_cost leaves the children what the cap leaves after the orchestrator's own price", async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    // pipeline: own 0.05; with max_cost 0.07 its children get 0.02: echo-upper (0.01) fits, units (0.20) does not
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' }, max_cost: '0.07' });
+    expect(r.status).toBe(502);
+    expect(r.body.receipt).toMatchObject({ error: 'child_failed', billed: false, worst_case: '0.07' });
+    const sub = (await g.get(`/v0/mandates/alice/test.${r.body.receipt.id}`)).body;
+    expect(sub.budget.total).toBe('0.02');
+    const units = (r.body.receipt as Tree).children.find((c) => c.agent === 'fixtures/units@1.0.0')!;
+    expect(units.status).toBe('denied');
+    expect(await alice(g)).toBe(5_000_000n - 10_000n);
   });
 });

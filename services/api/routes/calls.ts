@@ -8,6 +8,7 @@ import { HolonError } from '../../../shared/errors.js';
 import { outputKey, type GatewayContext } from '../../../shared/gateway/context.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
 import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
+import { parentOfToken, submitChild } from '../../../shared/gateway/delegate.js';
 import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
@@ -30,7 +31,9 @@ export function callRoutes(deps: CallRoutesDeps): Router {
 
   router.post('/v0/calls', asyncRoute(async (req, res) => {
     const r = new BodyReader(requireObject(req.body), FIELDS);
-    const mandate = r.string('mandate', { required: true, max: 300 });
+    const token = req.get('x-holon-delegation');
+    // With a delegation token the mandate is implied: the run's sub-mandate.
+    const mandate = r.string('mandate', { required: token === undefined, max: 300 });
     const agent = r.string('agent', { max: 300 });
     const capability = r.string('capability', { max: 200 });
     if ((agent === undefined) === (capability === undefined) && !r.problems.some((p) => p.path === '$.agent' || p.path === '$.capability')) {
@@ -42,6 +45,18 @@ export function callRoutes(deps: CallRoutesDeps): Router {
     const approval = r.string('approval', { max: 100 });
     r.done();
 
+    if (token !== undefined) {
+      // A remote agent calling during its run: the call is the run's child, under its sub-mandate.
+      const parent = await parentOfToken(deps.gateway, token);
+      if (!parent) throw new HolonError('invalid_delegation', 403, 'the delegation token is unknown, expired, or its run has ended');
+      if (mandate !== undefined && mandate !== parent.sub.id) throw new HolonError('invalid_request', 400, `a delegated call runs under its sub-mandate ${parent.sub.id}`);
+      if (approval) throw new HolonError('invalid_request', 400, 'nobody can approve inside a delegated run');
+      const child = await submitChild(deps.gateway, parent, capability ? { capability } : { agent: agent! }, r.body.input, {
+        ...(typeof r.body.max_cost === 'string' ? { max_cost: r.body.max_cost } : {}),
+      });
+      await answerSubmission(deps, res, child, wantsAsync(req));
+      return;
+    }
     const submitted = await submitCall(deps.gateway, {
       mandateId: mandate!,
       ...(agent ? { agent } : {}),
