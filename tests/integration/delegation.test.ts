@@ -182,3 +182,24 @@ describe('max_cost and delegation', () => {
     expect(await alice(g)).toBe(5_000_000n - 10_000n);
   });
 });
+
+describe('the examples', () => {
+  test('examples/invoice-pipeline hires text.count and text.translate; examples/invoice-digest pays its hire itself', async ({ gateway: g }) => {
+    await g.mandate({ ...MANDATE, delegation: { max_depth: 1 } });
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-pipeline', input: { text: 'Invoice 42: 3 widgets', to: 'fr' } });
+    expect(r.status).toBe(200);
+    expect(r.body.output).toEqual({ words: 4, translation: 'stegdiw 3 :24 eciovnI' });
+    const tree: Tree = r.body.receipt;
+    checkTree(tree);
+    expect(tree.children.map((c) => c.agent).sort()).toEqual(['examples/quote-translate@1.0.0', 'examples/word-count@1.0.0']);
+    expect(tree.cost).toEqual({ own: '0.10', downstream: '0.0061', total: '0.1061' });
+    expect(await alice(g)).toBe(5_000_000n - 106_100n);
+    // the included orchestrator: its author needs money of its own to hire
+    await g.post('/v0/mandates', { id: 'examples/house', issuer: 'examples', grantee: 'examples/digest', allow: { agents: ['examples/*'] }, budget: { total: '1.00', currency: 'EUR' } });
+    const d = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-digest', input: { text: 'invoice 42' } });
+    expect(d.status).toBe(200);
+    expect(d.body.output).toEqual({ digest: 'INVOICE 42' });
+    expect(d.body.receipt.cost.total).toBe('0.05');
+    expect(d.body.receipt.children[0]).toMatchObject({ payer: 'examples', billed: true });
+  });
+});

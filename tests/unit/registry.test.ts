@@ -13,12 +13,14 @@ import type { AgentVersion } from '../../shared/runtime/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples', import.meta.url));
-const EXAMPLE_IDS = [
-  'examples/echo-upper',
-  'examples/flaky',
-  'examples/quote-translate',
-  'examples/slow',
-  'examples/word-count',
+const EXAMPLE_VERSIONS = [
+  'examples/echo-upper@1.0.0',
+  'examples/flaky@1.0.0',
+  'examples/invoice-digest@1.0.0',
+  'examples/invoice-pipeline@0.4.0',
+  'examples/quote-translate@1.0.0',
+  'examples/slow@1.0.0',
+  'examples/word-count@1.0.0',
 ];
 
 /** A logger that keeps every line (as parsed JSON) instead of printing it. */
@@ -56,7 +58,7 @@ describe('loadDevRegistry: examples/', () => {
     const { log } = captureLogger();
     const { registry, problems } = await loadDevRegistry([EXAMPLES], { log });
     expect(problems).toEqual([]);
-    expect(registry.list().map((a) => `${a.manifest.id}@${a.manifest.version}`)).toEqual(EXAMPLE_IDS.map((id) => `${id}@1.0.0`));
+    expect(registry.list().map((a) => `${a.manifest.id}@${a.manifest.version}`)).toEqual(EXAMPLE_VERSIONS);
     for (const agent of registry.list()) {
       expect(agent.origin).toBe('shipped');
       expect(agent.dir).toBe(join(EXAMPLES, agent.manifest.name));
@@ -161,7 +163,7 @@ describe('loadDevRegistry: a tree with problems', () => {
 
   it('accepts excluding one exact version', async () => {
     const { log } = captureLogger();
-    const r = await loadDevRegistry([EXAMPLES], { exclude: ['examples/slow@1.0.0', 'examples/flaky'], log });
+    const r = await loadDevRegistry([EXAMPLES], { exclude: ['examples/slow@1.0.0', 'examples/flaky', 'examples/invoice-pipeline', 'examples/invoice-digest@1.0.0'], log });
     expect(r.registry.list().map((a) => a.manifest.id)).toEqual(['examples/echo-upper', 'examples/quote-translate', 'examples/word-count']);
   });
 });
@@ -296,7 +298,7 @@ describe('loadMandateFiles', () => {
   it('loads examples/mandates', async () => {
     const { mandates, problems } = await loadMandateFiles(join(EXAMPLES, 'mandates'));
     expect(problems).toEqual([]);
-    expect(mandates.map((m) => m.id)).toEqual(['demo/sandbox']);
+    expect(mandates.map((m) => m.id)).toEqual(['demo/sandbox', 'examples/house']);
   });
 
   it('reports a missing directory', async () => {
