@@ -102,6 +102,19 @@ describe('delegation', () => {
     expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
   });
 
+  test('inside a delegated run nobody can approve: approve becomes deny', async ({ gateway: g }) => {
+    await g.mandate({ ...MANDATE, approval: { agents: ['examples/echo-upper'] } });
+    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 2 } });
+    expect(r.status).toBe(200);
+    expect(r.body.output).toEqual({ ok: 0, refused: 2 });
+    for (const child of r.body.receipt.children as Array<{ status: string; reasons: string[] }>) {
+      expect(child.status).toBe('denied');
+      expect(child.reasons.join(' ')).toMatch(/nobody can approve inside a delegated run/);
+    }
+    expect(await g.db.knex('approvals')).toEqual([]);
+    expect(await alice(g)).toBe(5_000_000n - 10_000n);
+  });
+
   test('max_depth 0: no sub-mandate, no ctx.call; a call outside the declared slots is denied', async ({ gateway: g }) => {
     await g.mandate({ ...MANDATE, delegation: { max_depth: 0 } });
     const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' } });
