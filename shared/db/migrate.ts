@@ -15,7 +15,20 @@ interface Migration {
   down(knex: Knex): Promise<void>;
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005];
+/** Each migration file is a name and its statements, run in order, one per query (PGlite takes one at a time). */
+function forwardOnly(m: { name: string; statements: readonly string[] }): Migration {
+  return {
+    name: m.name,
+    up: async (knex) => {
+      for (const sql of m.statements) await knex.raw(sql);
+    },
+    down: async () => {
+      throw new Error('migrations are forward-only');
+    },
+  };
+}
+
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -8,8 +8,6 @@
  * - one entry per idempotency key;
  * - a cached balance never goes below what is held on it, except on external accounts (money entering the platform).
  */
-import type { Knex } from 'knex';
-
 export const name = '001_ledger';
 
 export const statements = [
@@ -91,11 +89,3 @@ export const statements = [
   `CREATE TRIGGER journal_lines_no_truncate BEFORE TRUNCATE ON journal_lines
      FOR EACH STATEMENT EXECUTE FUNCTION journal_refuse_change()`,
 ];
-
-export async function up(knex: Knex): Promise<void> {
-  for (const sql of statements) await knex.raw(sql);
-}
-
-export async function down(): Promise<void> {
-  throw new Error('migrations are forward-only');
-}

@@ -4,8 +4,6 @@
  * `spent + reserved <= total` is a CHECK on the mandate row: under any concurrency no mandate is overspent,
  * even if code forgot to check (the code checks first, for a plain-words denial).
  */
-import type { Knex } from 'knex';
-
 export const name = '002_calls';
 
 export const statements = [
@@ -125,11 +123,3 @@ export const statements = [
   `CREATE TRIGGER call_events_no_truncate BEFORE TRUNCATE ON call_events
      FOR EACH STATEMENT EXECUTE FUNCTION journal_refuse_change()`,
 ];
-
-export async function up(knex: Knex): Promise<void> {
-  for (const sql of statements) await knex.raw(sql);
-}
-
-export async function down(): Promise<void> {
-  throw new Error('migrations are forward-only');
-}

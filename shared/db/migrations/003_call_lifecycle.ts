@@ -2,8 +2,6 @@
  * What the call lifecycle needs beyond the first schema: the runner's verdict on the call row (never an
  * output), the callback address, and when a settling call was last handed to the settler.
  */
-import type { Knex } from 'knex';
-
 export const name = '003_call_lifecycle';
 
 export const statements = [
@@ -13,11 +11,3 @@ export const statements = [
   `ALTER TABLE calls ADD COLUMN settle_enqueued_at timestamptz`,
   `CREATE INDEX receipts_created ON receipts (created_at DESC, id DESC) WHERE parent_id IS NULL`,
 ];
-
-export async function up(knex: Knex): Promise<void> {
-  for (const sql of statements) await knex.raw(sql);
-}
-
-export async function down(): Promise<void> {
-  throw new Error('migrations are forward-only');
-}

@@ -2,8 +2,6 @@
  * Approvals (mandate.md §4, gateway.md §7): bound to the mandate, the exact agent version, the SHA-256 of the
  * canonical input, the max_cost and the worst case. The stored input exists only while the approval is pending.
  */
-import type { Knex } from 'knex';
-
 export const name = '004_approvals';
 
 export const statements = [
@@ -30,11 +28,3 @@ export const statements = [
   `CREATE INDEX approvals_pending ON approvals (mandate_id, created_at) WHERE status = 'pending'`,
   `CREATE INDEX approvals_expiry ON approvals (expires_at) WHERE status = 'pending'`,
 ];
-
-export async function up(knex: Knex): Promise<void> {
-  for (const sql of statements) await knex.raw(sql);
-}
-
-export async function down(): Promise<void> {
-  throw new Error('migrations are forward-only');
-}
