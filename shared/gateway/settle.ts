@@ -89,14 +89,6 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
     // against every mandate up the tree.
     const parentHold = hold.changed ? await parentHoldOf(trx, callId) : null;
     const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
-    let returned = 0n;
-    if (parentHold && hold.amount > own) {
-      const back = await trx.raw<{ rows: unknown[] }>(`UPDATE holds SET amount = amount + ? WHERE id = ? AND status = 'held' RETURNING id`, [
-        (hold.amount - own).toString(),
-        parentHold,
-      ]);
-      if (back.rows.length) returned = hold.amount - own;
-    }
     const agentManifest = agent?.manifest;
     const downstream = call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
       ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
@@ -150,6 +142,16 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       own.toString(),
       mandateId,
     ]);
+    // The lock order everywhere: mandates, then holds, then balances (a child's reservation locks its
+    // sub-mandate, then the parent hold).
+    let returned = 0n;
+    if (parentHold && hold.amount > own) {
+      const back = await trx.raw<{ rows: unknown[] }>(`UPDATE holds SET amount = amount + ? WHERE id = ? AND status = 'held' RETURNING id`, [
+        (hold.amount - own).toString(),
+        parentHold,
+      ]);
+      if (back.rows.length) returned = hold.amount - own;
+    }
     const deltas = new Map<string, { account: string; currency: string; balance: bigint; held: bigint }>();
     const add = (account: string, cur: string, balance: bigint, held: bigint) => {
       const k = `${account}\u0000${cur}`;

@@ -73,6 +73,19 @@ describe('delegation', () => {
     expect(await alice(g)).toBe(5_000_000n - 60_000n);
   });
 
+  test('concurrent ctx.calls race for the cap: exactly what the cap allows is paid', async ({ gateway: g }) => {
+    await g.mandate(MANDATE);
+    const runs = await Promise.all([0, 1, 2].map(() => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12, parallel: true } })));
+    for (const r of runs) {
+      expect(r.status).toBe(200);
+      expect(r.body.output).toEqual({ ok: 5, refused: 7 });
+      expect(r.body.receipt.cost.total).toBe('0.06');
+      checkTree(r.body.receipt);
+    }
+    expect(await alice(g)).toBe(5_000_000n - 3n * 60_000n);
+    expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
+  });
+
   test('included: the orchestrator author pays its children with its own hold', async ({ gateway: g }) => {
     await g.mandate(MANDATE);
     await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/fork', input: { text: 'x' } });
