@@ -197,9 +197,17 @@ async function resolveAgent(ctx: GatewayContext, stored: StoredMandate, sub: Cal
   return { ok: true, agent: versions.find((v) => v.manifest === best.manifest)! };
 }
 
+/**
+ * `approval.first_use`: was this agent version called before under the mandate — counting the whole tree of a
+ * root mandate (a sub-mandate is `<root>.<receipt>`; every run derives a new one, so its own history is empty).
+ */
 async function usedBefore(ctx: GatewayContext, mandateId: string, manifest: Manifest, needed: boolean): Promise<boolean> {
   if (!needed) return true;
-  const row = await ctx.db('calls').where({ mandate_id: mandateId, agent_id: manifest.id, agent_version: manifest.version }).first('id');
+  const root = mandateId.split('.')[0]!;
+  const row = await ctx.db('calls')
+    .where({ agent_id: manifest.id, agent_version: manifest.version })
+    .where((q) => q.where({ mandate_id: root }).orWhere('mandate_id', 'like', `${root.replace(/[\\%_]/g, '\\$&')}.%`))
+    .first('id');
   return row !== undefined;
 }
 

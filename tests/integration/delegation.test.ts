@@ -128,6 +128,18 @@ describe('delegation', () => {
     expect(await alice(g)).toBe(5_000_000n - 10_000n);
   });
 
+  test('approval.first_use counts the whole mandate tree: a version approved once runs in delegated calls', async ({ gateway: g }) => {
+    await g.mandate({ ...MANDATE, approval: { first_use: true } });
+    const direct = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'first' } });
+    expect(direct.status).toBe(202);
+    expect((await g.post(`/v0/approvals/${direct.body.approval.id}`, {})).status).toBe(200);
+    const held = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 2 } });
+    expect(held.status).toBe(202);
+    const ran = await g.post(`/v0/approvals/${held.body.approval.id}`, {});
+    expect(ran.status).toBe(200);
+    expect(ran.body.output).toEqual({ ok: 2, refused: 0 });
+  });
+
   test('max_depth 0: no sub-mandate, no ctx.call; a call outside the declared slots is denied', async ({ gateway: g }) => {
     await g.mandate({ ...MANDATE, delegation: { max_depth: 0 } });
     const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' } });
