@@ -2,6 +2,7 @@
  * Opening the database: Postgres when a URL is given, else PGlite (an embedded Postgres compiled to WASM)
  * in a data directory (or in memory). Both behind knex, running the same migrations.
  */
+import { mkdir } from 'node:fs/promises';
 import knexFactory, { type Knex } from 'knex';
 import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
@@ -47,6 +48,8 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     });
   } else {
     kind = 'pglite';
+    // PGlite creates the data directory but not its parents (`.holon/db` on a fresh checkout).
+    if (options.dir) await mkdir(options.dir, { recursive: true });
     const pglite = new PGlite(options.dir);
     await pglite.waitReady;
     knex = knexFactory({ client: ClientPGLite as unknown as typeof knexFactory.Client, connection: { pglite } as never });

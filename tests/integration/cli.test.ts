@@ -1,4 +1,4 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -64,5 +64,41 @@ describe('holon validate', () => {
     expect((await holon('validate')).code).toBe(2);
     expect((await holon('validate', '--nope', 'x')).code).toBe(2);
     expect((await holon('frobnicate')).code).toBe(2);
+  });
+});
+
+describe('holon serve on the embedded defaults (the README\'s first command)', () => {
+  it('creates its data directory, serves a paid call, and stops cleanly on SIGTERM', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-serve-'));
+    const env = { ...process.env, LOG_LEVEL: 'info' } as NodeJS.ProcessEnv;
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/holon.mjs'), 'serve', '--port', '0', '--db', path.join(dir, 'not', 'yet', 'db'), '--mandates', 'examples/mandates'], { cwd: ROOT, env });
+    let out = '';
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    try {
+      let port = 0;
+      for (let i = 0; i < 300 && !port && child.exitCode === null; i++) {
+        const m = /"port":(\d+)/.exec(out);
+        if (m) port = Number(m[1]);
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(port, out).toBeGreaterThan(0);
+      const res = await fetch(`http://127.0.0.1:${port}/v0/calls`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ mandate: 'demo/sandbox', agent: 'examples/echo-upper', input: { text: 'hello' } }),
+      });
+      const body = await res.json();
+      expect(res.status).toBe(200);
+      expect(body).toMatchObject({ output: { text: 'HELLO' }, receipt: { billed: true, cost: { total: '0.01' } } });
+    } finally {
+      const exited = child.exitCode !== null
+        ? Promise.resolve(child.exitCode)
+        : new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
   });
 });
