@@ -1,7 +1,7 @@
 /**
  * Mandates in Postgres: the wire document plus the counters the gateway keeps (`spent`, `reserved`).
  */
-import type { Queryable, Tx } from '../db/connect.js';
+import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../errors.js';
 import { ensureAccount, DEMO_CREDIT_ACCOUNT } from '../ledger/accounts.js';
@@ -47,11 +47,6 @@ export async function loadMandate(db: Queryable, id: string): Promise<StoredMand
   return row ? fromRow(row) : null;
 }
 
-/** Lock the mandate row (first in the global lock order: mandate, then accounts). */
-export async function lockMandate(trx: Tx, id: string): Promise<StoredMandate | null> {
-  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM mandates WHERE id = ? FOR UPDATE`, [id]);
-  return r.rows[0] ? fromRow(r.rows[0]) : null;
-}
 
 /**
  * Store a mandate. The same document stored twice is fine (`created: false`); another document under an

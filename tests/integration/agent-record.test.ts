@@ -11,8 +11,7 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test as base } from 'vitest';
-import { audit } from '../../shared/ledger/audit.js';
-import { gatewayTest as test, startTestGateway, TEST_REGISTRY, type TestGateway } from '../support/gateway.js';
+import { gatewayTest as test, startTestGateway, useAudited, TEST_REGISTRY, type TestGateway } from '../support/gateway.js';
 
 const DAY = 86_400_000;
 const NOTE = 'declared by the author, not verified by Holon';
@@ -264,13 +263,9 @@ const extended = base.extend<{ gateway: TestGateway }>({
     await writeFile(join(dir, 'hook', 'holon.yaml'), HOOK);
     await mkdir(join(dir, 'remote'));
     await writeFile(join(dir, 'remote', 'holon.yaml'), MCP);
-    const g = await startTestGateway({ config: { registryDirs: [...TEST_REGISTRY, dir] } });
     try {
-      await use(g);
-      const report = await audit(g.db.knex);
-      if (!report.ok) throw new Error(`ledger audit after the test:\n${report.problems.join('\n')}`);
+      await useAudited(await startTestGateway({ config: { registryDirs: [...TEST_REGISTRY, dir] } }), use);
     } finally {
-      await g.stop();
       await rm(dir, { recursive: true, force: true });
     }
   },

@@ -84,17 +84,19 @@ export async function startTestGateway(options: { roles?: readonly Role[]; confi
   };
 }
 
+/** Hand the gateway to a test, then require a clean ledger audit, and stop the gateway whatever happened. */
+export async function useAudited(g: TestGateway & { stop(): Promise<void> }, use: (g: TestGateway) => Promise<void>): Promise<void> {
+  try {
+    await use(g);
+    const report = await audit(g.db.knex);
+    if (!report.ok) throw new Error(`ledger audit after the test:\n${report.problems.join('\n')}`);
+  } finally {
+    await g.stop();
+  }
+}
+
 /** `test` with a running gateway; the ledger audit must pass after each test. */
 export const gatewayTest = base.extend<{ gateway: TestGateway }>({
   // eslint-disable-next-line no-empty-pattern
-  gateway: async ({}, use) => {
-    const g = await startTestGateway();
-    try {
-      await use(g);
-      const report = await audit(g.db.knex);
-      if (!report.ok) throw new Error(`ledger audit after the test:\n${report.problems.join('\n')}`);
-    } finally {
-      await g.stop();
-    }
-  },
+  gateway: async ({}, use) => useAudited(await startTestGateway(), use),
 });
