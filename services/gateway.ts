@@ -21,7 +21,9 @@ import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { createRuntimes } from '../shared/runtime/index.js';
 import { createApp } from './api/app.js';
+import { createMcpEndpoint } from './api/mcp/server.js';
 import { createCallWaiter } from '../shared/gateway/call-waiter.js';
+import { createCancelWatcher } from '../shared/gateway/cancel.js';
 
 export type Role = 'api' | 'runner' | 'settler';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler'];
@@ -64,7 +66,9 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
   if (roles.includes('runner')) {
-    const runner = { ...context, runtimes: createRuntimes(), waiter };
+    const cancels = await createCancelWatcher(messaging.notifier, messaging.store);
+    stops.push(() => cancels.close());
+    const runner = { ...context, runtimes: createRuntimes(), waiter, cancels };
     workers.push(messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall(runner, job.callId), { concurrency: config.runnerConcurrency }));
   }
   if (roles.includes('settler')) {
@@ -76,7 +80,15 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   let server: Server | undefined;
   let port: number | undefined;
   if (roles.includes('api')) {
+    const mcp = createMcpEndpoint({
+      gateway: context,
+      waiter,
+      defaultMandate: config.mcpMandate,
+      progressIntervalMs: config.mcpProgressMs,
+      elicitationTimeoutMs: 10 * 60_000,
+    });
     const app = createApp({
+      mcp,
       gateway: context,
       waiter,
       syncWaitMs: config.syncWaitS * 1000,
@@ -91,8 +103,11 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     port = typeof address === 'object' && address ? address.port : config.port;
     const s = server;
     stops.unshift(async () => {
-      // Stop taking requests first; in-flight requests finish.
-      await new Promise<void>((resolve) => s.close(() => resolve()));
+      // Stop taking requests first; in-flight requests finish. MCP sessions hold their streams open: close them.
+      const closed = new Promise<void>((resolve) => s.close(() => resolve()));
+      await mcp.close();
+      s.closeIdleConnections();
+      await closed;
     });
     log.info({ port, database: db.kind, queue: messaging.kind }, 'holon api listening');
   }

@@ -7,6 +7,7 @@ import { HolonError } from '../../shared/errors.js';
 import type { GatewayContext } from '../../shared/gateway/context.js';
 import type { Logger } from '../../shared/log.js';
 import type { CallWaiter } from '../../shared/gateway/call-waiter.js';
+import type { McpEndpoint } from './mcp/server.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
 import { manageRoutes } from './routes/manage.js';
@@ -19,6 +20,8 @@ export interface ApiDeps {
   signupCredit: bigint;
   /** Largest request body (HOLON_BODY_LIMIT, default 1 MB). */
   bodyLimitBytes: number;
+  /** The MCP server at /mcp (spec/mcp.md). */
+  mcp?: McpEndpoint;
 }
 
 export type Principal = { kind: 'operator' };
@@ -36,6 +39,7 @@ export function createApp(deps: ApiDeps): Express {
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  if (deps.mcp) app.use(deps.mcp.router);
   const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));

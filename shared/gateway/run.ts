@@ -14,6 +14,7 @@ import { loadMandate } from './mandates.js';
 import type { CallWaiter } from './call-waiter.js';
 import { callChild, mintDelegationToken, prepareDelegation, revokeDelegationToken } from './delegate.js';
 import type { AgentContextExtension } from '../runtime/node.js';
+import type { CancelWatcher } from './cancel.js';
 import { inputKey, outputKey, SETTLE_QUEUE, type CallJob, type GatewayContext, type RuntimeRunner } from './context.js';
 
 /** The shape of an error code an agent may report (manifest.md §3: snake_case). */
@@ -34,6 +35,8 @@ export interface RunnerContext extends GatewayContext {
   runtimes: RuntimeRunner;
   /** Waits for delegated calls (ctx.call); without it, agents get no ctx.call. */
   waiter?: CallWaiter;
+  /** Hears cancellations (spec/mcp.md §3); without it, a running call can only time out. */
+  cancels?: CancelWatcher;
 }
 
 export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
@@ -68,12 +71,16 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
-  const signal = AbortSignal.timeout(Number(call.timeout_ms));
+  // The run ends at its hard timeout, or earlier when the caller cancels it (the reason tells them apart).
+  const cancelWatch = await ctx.cancels?.watch(callId);
+  const timeout = AbortSignal.timeout(Number(call.timeout_ms));
+  const signal = cancelWatch ? AbortSignal.any([timeout, cancelWatch.signal]) : timeout;
   let extendContext: AgentContextExtension | undefined;
   const running = { id: callId, rootId: String(call.root_id), payer: String(call.payer), ...(maxCost !== undefined ? { maxCost } : {}) };
   const prepared = await prepareDelegation(ctx, stored.mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
   if (prepared && !prepared.ok) {
     log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
+    cancelWatch?.release();
     await finish(failure('gateway_error'));
     return;
   }
@@ -105,6 +112,7 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
     result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
   }
 
+  cancelWatch?.release();
   if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
 
   let outcome: Outcome;

@@ -1,172 +1,28 @@
 /**
- * GET /v0/agents?q=&capability=&mandate= — the catalogue, ranked. With a mandate: costs converted into its
- *   currency, and the agents it does not allow listed apart with the reasons. Each result carries the compact
- *   all-time record of the version shown (`record`), all results measured with ONE query.
- * GET /v0/agents/{ns}/{name}[@range] — one agent: the resolved version's manifest, its Agent Record, and every
- *   listed version with its own record (ONE query for the whole view).
- *
- * The Agent Record (shared/gateway/records.ts: definitions, percentiles, currency) is what Holon measured,
- * from `call_events`:
- *   record   compact, all time, the version shown: {runs, successes, success_rate, latency_p50_ms,
- *            cost_per_successful_run, currency}. Measured: cost per successful run is total billed ÷ successes
- *            (null without successes), not the ranking estimate (that one is the top-level
- *            `cost_per_successful_run` of a capability search under a mandate, in the mandate's currency).
- *   records  one-agent view only: {version: {last_30_days, all_time}, agent: {last_30_days, all_time}}, each
- *            window {runs, successes, success_rate, latency_ms: {p50, p95}, currency, billed_total,
- *            cost_per_successful_run, errors: {code: count}[, by_currency]}.
- * What the author declared is shown as declared, never as measured (gateway.md §6, manifest.md §6):
- *   data     {attested: true, retention, region, training, subprocessors, note}; a field the manifest does not
- *            declare is null.
- *   runtime  {kind, attested}: `mcp` and `webhook` run on the author's server (attested: true, with a note);
- *            `node` runs in the gateway's own runtime (attested: false).
+ * GET /v0/agents?q=&capability=&mandate= — the catalogue, ranked (shared/gateway/catalogue.ts says what each
+ *   field means).
+ * GET /v0/agents/{ns}/{name}[@range] — one agent: manifest, Agent Record, versions.
  */
 import { Router } from 'express';
-import { HolonError } from '../../../shared/errors.js';
+import { describeAgent, searchCatalogue } from '../../../shared/gateway/catalogue.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { loadMandate } from '../../../shared/gateway/mandates.js';
-import {
-  EMPTY_RECORD,
-  EMPTY_SUMMARY,
-  loadAgentRecords,
-  loadRecordSummaries,
-  recordKey,
-  summarize,
-  type MeasuredRecord,
-  type RecordSummary,
-} from '../../../shared/gateway/records.js';
-import { checkCall } from '../../../shared/mandate/check-call.js';
-import type { Manifest } from '../../../shared/manifest/types.js';
-import { formatAmount } from '../../../shared/money.js';
-import { worstCase } from '../../../shared/pricing.js';
-import { rankCapability } from '../../../shared/resolution.js';
-import type { AgentVersion } from '../../../shared/runtime/types.js';
 import { asyncRoute } from '../route.js';
 
-function pricingView(m: Manifest) {
-  const p = m.pricing;
-  return {
-    model: p.model,
-    currency: p.currency,
-    ...(p.amount !== undefined ? { amount: formatAmount(p.amount) } : {}),
-    ...(p.unit ? { unit: p.unit } : {}),
-    ...(p.max !== undefined ? { max: formatAmount(p.max) } : {}),
-    charge_on: p.chargeOn,
-  };
-}
-
-export const DATA_POLICY_NOTE = 'declared by the author, not verified by Holon';
-export const REMOTE_RUNTIME_NOTE = "runs on the author's server: Holon cannot see what it does with the data";
-
-/** The data policy as declared (manifest.md §6): attested, not enforced. Undeclared fields are null. */
-export function dataView(m: Manifest) {
-  const d = m.data;
-  const retention = d?.retention ? (d.retention.kind === 'none' ? 'none' : `${d.retention.days}d`) : null;
-  return {
-    attested: true as const,
-    retention,
-    region: d?.region ?? null,
-    training: d?.training ?? null,
-    subprocessors: d?.subprocessors ?? null,
-    note: DATA_POLICY_NOTE,
-  };
-}
-
-/** Remote runtimes are attested, not enforced (gateway.md §6). */
-export function runtimeView(m: Manifest) {
-  const kind = m.runtime.kind;
-  return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
-}
-
-function agentView(a: AgentVersion, record: RecordSummary) {
-  const m = a.manifest;
-  return {
-    id: m.id,
-    version: m.version,
-    summary: m.summary,
-    capabilities: m.capabilities,
-    license: m.license,
-    origin: a.origin,
-    pricing: pricingView(m),
-    record,
-    data: dataView(m),
-    runtime: runtimeView(m),
-  };
-}
+const optional = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
 
 export function agentRoutes(gateway: GatewayContext): Router {
   const router = Router();
 
   router.get('/v0/agents', asyncRoute(async (req, res) => {
-    const q = req.query.q === undefined ? undefined : String(req.query.q);
-    const capability = req.query.capability === undefined ? undefined : String(req.query.capability);
-    const mandateId = req.query.mandate === undefined ? undefined : String(req.query.mandate);
-    const found = gateway.registry.search({ ...(q ? { q } : {}), ...(capability ? { capability } : {}) });
-    // One query for every result: the compact record shown, and the figures ranking needs.
-    const records = await loadRecordSummaries(gateway.db, found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })));
-    const measured = (a: AgentVersion): MeasuredRecord => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
-    const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
-    if (!mandateId) {
-      res.json({ agents: found.map((a) => agentView(a, shown(a))) });
-      return;
-    }
-    const stored = await loadMandate(gateway.db, mandateId);
-    if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${mandateId}`);
-    const { mandate } = stored;
-    const now = gateway.now();
-    const currency = mandate.budget.currency;
-    if (capability && !capability.endsWith('.*')) {
-      const ranking = rankCapability(
-        capability,
-        found.map((a) => ({ manifest: a.manifest, facts: { origin: a.origin, evaluation: 'none' as const, record: measured(a) }, record: measured(a), usedBefore: true })),
-        mandate,
-        { depth: mandate.depth, delegated: false, usedBefore: true, now },
-      );
-      const byManifest = new Map(found.map((a) => [a.manifest, a]));
-      res.json({
-        currency,
-        agents: ranking.ranked.map((r) => ({
-          ...agentView(byManifest.get(r.manifest)!, shown(byManifest.get(r.manifest)!)),
-          worst_case: formatAmount(r.worstCase),
-          cost_per_successful_run: formatAmount(r.costPerSuccess),
-          decision: r.admission.decision,
-        })),
-        denied: ranking.denied.map((d) => ({ id: d.manifest.id, version: d.manifest.version, reasons: d.reasons })),
-      });
-      return;
-    }
-    const allowed = [];
-    const denied = [];
-    for (const a of found) {
-      const wc = worstCase(a.manifest, mandate.budget);
-      const admission = checkCall(mandate, a.manifest, {
-        worstCase: wc.ok ? wc.total : null, depth: mandate.depth, delegated: false, via: { kind: 'id' }, usedBefore: true, now,
-        facts: { origin: a.origin, evaluation: 'none', record: measured(a) },
-      });
-      if (admission.decision === 'deny') denied.push({ id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons });
-      else allowed.push({ ...agentView(a, shown(a)), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision });
-    }
-    res.json({ currency, agents: allowed, denied });
+    const q = optional(req.query.q);
+    const capability = optional(req.query.capability);
+    const mandateId = optional(req.query.mandate);
+    res.json(await searchCatalogue(gateway, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
   }));
 
   router.get(/^\/v0\/agents\/([^/]+)\/([^/@]+)(?:@(.+))?$/, asyncRoute(async (req, res) => {
     const p = req.params as Record<string, string | undefined>;
-    const ref = `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`;
-    const resolved = gateway.registry.resolve(ref);
-    if (!resolved.ok) throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
-    const agent = resolved.agent;
-    const versions = gateway.registry.versions(agent.manifest.id);
-    const measuredRecords = await loadAgentRecords(gateway.db, agent.manifest.id, versions.map((v) => v.manifest.version), gateway.now());
-    const own = measuredRecords.versions.get(agent.manifest.version)!;
-    res.json({
-      // `record`: the resolved version, all time, compact (as in search); `records`: the full Agent Record.
-      ...agentView(agent, summarize(own.all_time)),
-      records: { version: own, agent: measuredRecords.agent },
-      manifest: agent.manifest.doc,
-      versions: versions.map((v) => {
-        const r = measuredRecords.versions.get(v.manifest.version)!;
-        return { version: v.manifest.version, record: summarize(r.all_time), records: r };
-      }),
-    });
+    res.json(await describeAgent(gateway, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));
   }));
 
   return router;

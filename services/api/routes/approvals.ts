@@ -6,8 +6,8 @@
  */
 import { Router } from 'express';
 import { HolonError } from '../../../shared/errors.js';
-import { approvalView, decideApproval, listPendingApprovals, loadApproval } from '../../../shared/gateway/approvals.js';
-import { submitCall } from '../../../shared/gateway/submit.js';
+import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/gateway/approvals.js';
+import { decideAndSubmit } from '../../../shared/gateway/decide-approval.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type CallRoutesDeps } from './calls.js';
@@ -29,7 +29,6 @@ export function approvalRoutes(deps: CallRoutesDeps): Router {
   }));
 
   router.post('/v0/approvals/:id', asyncRoute(async (req, res) => {
-    const id = String(req.params.id);
     const r = new BodyReader(requireObject(req.body), ['run', 'decision']);
     const run = r.body.run;
     const decisionField = r.body.decision;
@@ -40,26 +39,9 @@ export function approvalRoutes(deps: CallRoutesDeps): Router {
     if (decisionField === 'reject' && run !== undefined) r.problems.push({ path: '$', message: 'a rejection takes no "run"' });
     r.done();
     const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
-    const decided = await decideApproval(gateway.db, id, decision, gateway.now());
-    if (!decided) {
-      const found = await loadApproval(gateway.db, id, gateway.now());
-      if (!found) throw new HolonError('not_found', 404, `there is no approval ${id}`);
-      throw new HolonError('approval_decided', 409, `approval ${id} is ${found.approval.status}; it can be decided once`);
-    }
-    if (decision !== 'run') {
-      res.json(approvalView(decided.approval));
-      return;
-    }
-    const a = decided.approval;
-    // Approve and run: the stored input, the exact version, the max_cost it was requested with.
-    const submitted = await submitCall(gateway, {
-      mandateId: a.mandateId,
-      agent: `${a.agentId}@${a.agentVersion}`,
-      input: decided.input,
-      ...(a.maxCost !== null ? { maxCost: a.maxCost } : {}),
-      preApproved: a.id,
-    });
-    await answerSubmission(deps, res, submitted, wantsAsync(req));
+    const decided = await decideAndSubmit(gateway, String(req.params.id), decision);
+    if (decided.kind === 'decided') res.json(decided.approval);
+    else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
   }));
 
   return router;

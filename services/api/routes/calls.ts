@@ -5,7 +5,8 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { HolonError } from '../../../shared/errors.js';
-import { outputKey, type GatewayContext } from '../../../shared/gateway/context.js';
+import type { GatewayContext } from '../../../shared/gateway/context.js';
+import { takeOutput } from '../../../shared/gateway/outputs.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
 import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
 import { parentOfToken, submitChild } from '../../../shared/gateway/delegate.js';
@@ -114,11 +115,6 @@ export async function answerSubmission(deps: CallRoutesDeps, res: Response, subm
   }
   const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
   await answerFinished(deps.gateway, res, receipt);
-}
-
-async function takeOutput(gateway: GatewayContext, id: string): Promise<unknown> {
-  const raw = await gateway.messaging.store.take(outputKey(id));
-  return raw === undefined ? undefined : JSON.parse(raw);
 }
 
 async function answerFinished(gateway: GatewayContext, res: Response, receipt: ReceiptView): Promise<void> {

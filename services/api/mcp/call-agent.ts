@@ -1,0 +1,183 @@
+/**
+ * The `call_agent` tool (spec/mcp.md §1–3): the same admission, reservation, billing and receipts as
+ * POST /v0/calls, under the connection's mandate, always answered in the same tool call:
+ *
+ *   needs approval   ask_in_client principal + a client that declared `elicitation` → a form (agent, worst case,
+ *                    reasons, the input it would receive): accept = approve and run now, decline = reject,
+ *                    dismissed or unanswered = stays pending. Otherwise `pending_approval` with the approval id.
+ *   queued/running   progress notifications every `progressIntervalMs` when the client sent a progress token.
+ *   cancelled        the client's `notifications/cancelled` cancels the call: the agent sees the cancellation
+ *                    and nothing is billed (failed / cancelled).
+ *   finished         `{status, output?, receipt}`; a failure is `isError` with `{error: {code, message}}`.
+ */
+import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import { HolonError } from '../../../shared/errors.js';
+import { requestCancel } from '../../../shared/gateway/cancel.js';
+import { decideAndSubmit } from '../../../shared/gateway/decide-approval.js';
+import { takeOutput } from '../../../shared/gateway/outputs.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
+import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
+import { parseAmount } from '../../../shared/money.js';
+import { findNul } from '../requests.js';
+import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
+import { untrusted, untrustedJson } from './untrusted.js';
+
+export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+
+/** How long past its hard timeout a call may take to settle before the tool answers `running`. */
+const SETTLE_GRACE_MS = 15_000;
+
+type Refused = Extract<Submitted, { kind: 'refused' }>;
+type PendingApproval = NonNullable<Refused['approval']>;
+
+export interface CallAgentOptions {
+  /** The client declared the elicitation capability. */
+  canElicit: boolean;
+}
+
+export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, extra: Extra, options: CallAgentOptions): Promise<ToolAnswer> {
+  const agent = typeof args.agent === 'string' ? args.agent : undefined;
+  const capability = typeof args.capability === 'string' ? args.capability : undefined;
+  if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 400, 'name exactly one of "agent" or "capability"');
+  const nul = findNul(args.input, '$.input');
+  if (nul) throw new HolonError('invalid_request', 400, `${nul} contains a NUL character`);
+  const maxCost = typeof args.max_cost === 'string' ? parseAmount(args.max_cost) : undefined;
+  const approval = typeof args.approval === 'string' ? args.approval : undefined;
+
+  let submitted = await submitCall(deps.gateway, {
+    mandateId: who.mandateId,
+    ...(agent ? { agent } : {}),
+    ...(capability ? { capability } : {}),
+    input: args.input,
+    ...(maxCost !== undefined ? { maxCost } : {}),
+    ...(approval ? { approval } : {}),
+  });
+
+  if (submitted.kind === 'refused' && submitted.approval && submitted.approval.status === 'pending') {
+    const held = submitted;
+    if (!who.askInClient || !options.canElicit) return pendingAnswer(held);
+    const action = await askInClient(deps, extra, held.approval!, args.input);
+    if (action === 'accept') {
+      const decided = await decideAndSubmit(deps.gateway, held.approval!.id, 'run');
+      if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 500, 'the approval did not submit the call');
+      submitted = decided.submitted;
+    } else if (action === 'decline') {
+      await decideAndSubmit(deps.gateway, held.approval!.id, 'reject');
+      return {
+        isError: true,
+        structured: { status: 'rejected', error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' }, receipt: held.receipt },
+        text: `declined: the call to ${held.approval!.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
+      };
+    } else {
+      return pendingAnswer(held);
+    }
+  }
+
+  if (submitted.kind === 'refused') return refusedAnswer(submitted);
+  return follow(deps, submitted.callId, submitted.timeoutMs, extra);
+}
+
+function pendingAnswer(held: Refused): ToolAnswer {
+  const a = held.approval!;
+  return {
+    structured: { status: 'pending_approval', approval: a, receipt: held.receipt },
+    text:
+      `pending approval ${a.id}: ${a.agent}, worst case ${a.worst_case} ${a.currency} (${a.reasons.join('; ')}). ` +
+      `A human decides it with the human key (POST /v0/approvals/${a.id}); once granted, call again with "approval": "${a.id}".`,
+  };
+}
+
+function refusedAnswer(r: Refused): ToolAnswer {
+  return {
+    isError: true,
+    structured: {
+      status: r.receipt.status,
+      error: { code: r.code, message: r.message, ...(r.problems ? { problems: r.problems } : {}) },
+      receipt: r.receipt,
+    },
+    text: `${r.receipt.status}: ${r.message}${r.problems ? ` (${r.problems.map((p) => `${p.path} ${p.message}`).join('; ')})` : ''}. ${describeReceipt(r.receipt)}`,
+  };
+}
+
+type ElicitAction = 'accept' | 'decline' | 'cancel';
+
+async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApproval, input: unknown): Promise<ElicitAction> {
+  const agent = deps.gateway.registry.resolve(approval.agent);
+  const summary = agent.ok ? agent.agent.manifest.summary : '';
+  const message = [
+    `Holon: approve a call to ${approval.agent}?`,
+    `Worst case: ${approval.worst_case} ${approval.currency} (reserved before the run; only what the agent's pricing allows is charged).`,
+    `Why approval is needed: ${approval.reasons.join('; ')}.`,
+    ...(summary ? [`What the author says it does: ${untrusted(summary)}`] : []),
+    `The input it would receive:`,
+    untrustedJson(input),
+  ].join('\n');
+  try {
+    const result = await extra.sendRequest(
+      { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties: {} } } },
+      ElicitResultSchema,
+      { signal: extra.signal, timeout: deps.elicitationTimeoutMs },
+    );
+    return result.action;
+  } catch (e) {
+    if (extra.signal.aborted) throw e;
+    // The client failed to answer (timeout, error): the approval stays pending for the human key.
+    deps.gateway.log.warn({ approval: approval.id, err: { message: (e as Error).message } }, 'approval form unanswered');
+    return 'cancel';
+  }
+}
+
+/** Wait for the call, reporting progress; the client's cancellation cancels the call. */
+async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<ToolAnswer> {
+  const { gateway, waiter } = deps;
+  const onCancel = (): void => {
+    requestCancel(gateway, callId).catch((e) => gateway.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
+  };
+  if (extra.signal.aborted) onCancel();
+  else extra.signal.addEventListener('abort', onCancel, { once: true });
+  try {
+    const progressToken = extra._meta?.progressToken;
+    let progress = 0;
+    const report = async (status: string): Promise<void> => {
+      if (progressToken === undefined || extra.signal.aborted) return;
+      progress += 1;
+      await extra
+        .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: `call ${callId} ${status}` } })
+        .catch(() => undefined);
+    };
+    await report('queued');
+    const deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
+    for (;;) {
+      const left = deadline - Date.now();
+      if (await waiter.wait(callId, Math.max(1, Math.min(deps.progressIntervalMs, left)))) break;
+      const row = await gateway.db('calls').where({ id: callId }).first('status');
+      if (Date.now() >= deadline) {
+        return {
+          structured: { status: 'running', call: { id: callId, status: String(row?.status ?? 'queued') } },
+          text: `call ${callId} is still ${String(row?.status ?? 'queued')}; follow it with get_receipt("${callId}") once it settles.`,
+        };
+      }
+      await report(String(row?.status ?? 'queued'));
+    }
+  } finally {
+    extra.signal.removeEventListener('abort', onCancel);
+  }
+  const receipt = (await loadReceiptTree(gateway.db, callId))!;
+  return finishedAnswer(receipt, receipt.status === 'succeeded' ? await takeOutput(gateway, callId) : undefined);
+}
+
+function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {
+  if (receipt.status === 'succeeded') {
+    return {
+      structured: { status: 'succeeded', output: output ?? null, receipt },
+      text: `${describeReceipt(receipt)}\noutput of ${receipt.agent ?? 'the agent'}:\n${untrustedJson(output ?? null)}`,
+    };
+  }
+  const code = receipt.error ?? 'agent_error';
+  return {
+    isError: true,
+    structured: { status: receipt.status, error: { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed as the agent declares' : 'nothing was charged'}` }, receipt },
+    text: `failed (${code}). ${describeReceipt(receipt)}`,
+  };
+}

@@ -1,0 +1,136 @@
+/**
+ * The tools of the gateway's MCP server (spec/mcp.md §1): names, descriptions, argument schemas and output
+ * schemas. Every output schema admits the error shape `{error: {code, message}}` too, because a tool that fails
+ * answers `isError` with that structured content, and clients validate it against the declared schema.
+ */
+
+type Schema = Record<string, unknown>;
+
+const ERROR = {
+  type: 'object',
+  required: ['code', 'message'],
+  properties: { code: { type: 'string' }, message: { type: 'string' }, problems: { type: 'array' } },
+} as const;
+
+const AMOUNT = { type: 'string', pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$' } as const;
+const AGENT_REF = { type: 'string', minLength: 3, maxLength: 300 } as const;
+const ID = { type: 'string', minLength: 1, maxLength: 100 } as const;
+
+/** An output schema: the tool's own fields (with `required` when it succeeds), or the error shape. */
+function output(properties: Schema, required: string[]): Schema {
+  return {
+    type: 'object',
+    properties: { ...properties, error: ERROR },
+    anyOf: [{ required }, { required: ['error'] }],
+  };
+}
+
+const RECEIPT = { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } } as const;
+const APPROVAL = { type: 'object', required: ['id', 'status', 'agent', 'worst_case', 'currency'] } as const;
+
+export const CALL_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval', 'rejected', 'running'] as const;
+
+export interface ToolDefinition {
+  name: string;
+  title: string;
+  description: string;
+  inputSchema: Schema;
+  outputSchema: Schema;
+  annotations?: Record<string, boolean>;
+}
+
+export const TOOLS: readonly ToolDefinition[] = [
+  {
+    name: 'search_agents',
+    title: 'Search agents',
+    description:
+      'Find agents this connection may hire, ranked: price and worst case in the mandate currency, measured record ' +
+      '(success rate, cost per successful run, p50 latency, runs), evaluation status. Agents the mandate does not allow are ' +
+      'listed apart with the reason. Give `q` (words) and/or `capability` (e.g. "text.translate").',
+    inputSchema: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { q: { type: 'string', maxLength: 200 }, capability: { type: 'string', maxLength: 200 } },
+    },
+    outputSchema: output({ currency: { type: 'string' }, agents: { type: 'array' }, denied: { type: 'array' } }, ['currency', 'agents', 'denied']),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'get_agent',
+    title: 'Describe an agent',
+    description: 'One agent (`ns/name` or `ns/name@range`): summary, interface schemas, pricing, data policy (attested by the author), measured record, versions.',
+    inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: AGENT_REF } },
+    outputSchema: output(
+      { id: { type: 'string' }, version: { type: 'string' }, interface: { type: 'object' }, pricing: { type: 'object' }, data: { type: 'object' }, versions: { type: 'array' } },
+      ['id', 'version', 'interface', 'pricing', 'data', 'versions'],
+    ),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'call_agent',
+    title: 'Hire an agent',
+    description:
+      'Call an agent (`agent`: "ns/name[@range]") or the best agent for a `capability`, with `input` matching its interface. ' +
+      'The worst case is reserved from the mandate first; only a successful run (or a declared billed error) is charged. ' +
+      '`max_cost` caps this call (decimal, mandate currency). A call that needs a human decision asks in the client when it can, ' +
+      'else answers `pending_approval` with the approval id (re-submit with `approval` once granted). Returns `{status, output?, receipt}`.',
+    inputSchema: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['input'],
+      properties: {
+        agent: AGENT_REF,
+        capability: { type: 'string', minLength: 1, maxLength: 200 },
+        input: {},
+        max_cost: AMOUNT,
+        approval: ID,
+      },
+    },
+    outputSchema: output(
+      {
+        status: { enum: [...CALL_STATUSES] },
+        output: {},
+        receipt: RECEIPT,
+        approval: APPROVAL,
+        call: { type: 'object', required: ['id', 'status'] },
+      },
+      ['status'],
+    ),
+    annotations: { readOnlyHint: false, openWorldHint: true },
+  },
+  {
+    name: 'get_receipt',
+    title: 'Read a receipt',
+    description: 'A receipt and its tree of delegated calls (own, downstream and total cost, splits), within this connection\'s mandate.',
+    inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
+    outputSchema: output({ id: { type: 'string' }, status: { type: 'string' }, children: { type: 'array' } }, ['id', 'status', 'children']),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'list_approvals',
+    title: 'Pending approvals',
+    description: 'Calls of this mandate waiting for a human decision.',
+    inputSchema: { type: 'object', additionalProperties: false, properties: {} },
+    outputSchema: output({ approvals: { type: 'array', items: APPROVAL } }, ['approvals']),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'get_approval',
+    title: 'One approval',
+    description: 'The status of one approval of this mandate: pending, approved, rejected, expired or used.',
+    inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
+    outputSchema: output(APPROVAL.required.reduce<Schema>((p, k) => ({ ...p, [k]: {} }), {}), [...APPROVAL.required]),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'get_budget',
+    title: 'Budget',
+    description: 'This connection\'s mandate: total, spent, reserved and remaining, in its currency.',
+    inputSchema: { type: 'object', additionalProperties: false, properties: {} },
+    outputSchema: output(
+      { mandate: { type: 'string' }, currency: { type: 'string' }, total: AMOUNT, spent: AMOUNT, reserved: AMOUNT, remaining: AMOUNT },
+      ['mandate', 'currency', 'total', 'spent', 'reserved', 'remaining'],
+    ),
+    annotations: { readOnlyHint: true },
+  },
+];

@@ -1,0 +1,119 @@
+/**
+ * What each MCP tool does (spec/mcp.md §1), under the connection's one mandate. Handlers answer a ToolAnswer or
+ * throw a HolonError (turned into `isError` with `{error: {code, message}}` by the server). Everything another
+ * agent or an author wrote reaches the text blocks through `untrusted()`.
+ */
+import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/gateway/approvals.js';
+import { describeAgent, searchCatalogue } from '../../../shared/gateway/catalogue.js';
+import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
+import type { GatewayContext } from '../../../shared/gateway/context.js';
+import { loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
+import { HolonError } from '../../../shared/errors.js';
+import { untrusted, untrustedJson } from './untrusted.js';
+
+/** Who is connected: the one mandate everything runs under, and whether a human sits at the client. */
+export interface McpPrincipal {
+  mandateId: string;
+  /** The key may ask for approvals in the client (elicitation); dev mode's local principal may. */
+  askInClient: boolean;
+}
+
+export interface McpDeps {
+  gateway: GatewayContext;
+  waiter: CallWaiter;
+  /** How often call_agent reports progress while a call is queued or running. */
+  progressIntervalMs: number;
+  /** The longest call_agent waits for a human's answer to an approval form. */
+  elicitationTimeoutMs: number;
+}
+
+export interface ToolAnswer {
+  structured: Record<string, unknown>;
+  text: string;
+  isError?: boolean;
+}
+
+/** A receipt is visible only within the connection's mandate and the sub-mandates derived from it. */
+export function withinMandate(mandateId: string, receiptMandate: string | null): boolean {
+  return receiptMandate !== null && (receiptMandate === mandateId || receiptMandate.startsWith(`${mandateId}.`));
+}
+
+export function describeReceipt(r: ReceiptView): string {
+  const cost = r.billed ? `${r.cost.total} ${r.currency ?? ''}`.trim() : 'nothing';
+  return `receipt ${r.id}: ${r.agent ?? 'no agent'} ${r.status}${r.error ? ` (${r.error})` : ''}, charged ${cost}${r.children.length ? `, ${r.children.length} delegated call(s)` : ''}`;
+}
+
+const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
+
+export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
+  const q = text(args.q);
+  const capability = text(args.capability);
+  const found = (await searchCatalogue(deps.gateway, { mandateId: who.mandateId, ...(q ? { q } : {}), ...(capability ? { capability } : {}) })) as {
+    currency: string;
+    agents: Array<Record<string, unknown>>;
+    denied: Array<{ id: string; version: string; reasons: string[] }>;
+  };
+  const lines = found.agents.map(
+    (a) => `- ${String(a.id)}@${String(a.version)}: worst case ${String(a.worst_case ?? 'unknown')} ${found.currency} — ${untrusted(String(a.summary))}`,
+  );
+  const denied = found.denied.map((d) => `- ${d.id}@${d.version}: ${d.reasons.join('; ')}`);
+  return {
+    structured: found,
+    text: [
+      `${found.agents.length} agent(s) this mandate may hire${found.agents.length ? ':' : '.'}`,
+      ...lines,
+      ...(denied.length ? [`${denied.length} not allowed by the mandate:`, ...denied] : []),
+    ].join('\n'),
+  };
+}
+
+export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
+  const agent = await describeAgent(deps.gateway, String(args.id));
+  return {
+    structured: agent,
+    text: `${agent.id}@${agent.version} (${agent.pricing.model}, ${agent.pricing.currency}; data policy attested by the author, not verified)\n${untrustedJson({
+      summary: agent.summary,
+      description: agent.description,
+      errors: agent.interface.errors,
+    })}`,
+  };
+}
+
+export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
+  const id = String(args.id);
+  const receipt = await loadReceiptTree(deps.gateway.db, id);
+  // Another mandate's receipt is indistinguishable from one that does not exist.
+  if (!receipt || !withinMandate(who.mandateId, receipt.mandate)) throw new HolonError('not_found', 404, `there is no receipt ${id} under mandate ${who.mandateId}`);
+  return { structured: receipt as unknown as Record<string, unknown>, text: describeReceipt(receipt) };
+}
+
+export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<ToolAnswer> {
+  const pending = await listPendingApprovals(deps.gateway.db, deps.gateway.now(), who.mandateId);
+  const approvals = pending.map((p) => approvalView(p.approval, p.input));
+  return {
+    structured: { approvals },
+    text: approvals.length
+      ? approvals.map((a) => `- ${a.id}: ${a.agent}, worst case ${a.worst_case} ${a.currency}: ${a.reasons.join('; ')}`).join('\n')
+      : 'no pending approvals',
+  };
+}
+
+export async function getApproval(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
+  const id = String(args.id);
+  const found = await loadApproval(deps.gateway.db, id, deps.gateway.now());
+  if (!found || found.approval.mandateId !== who.mandateId) throw new HolonError('not_found', 404, `there is no approval ${id} under mandate ${who.mandateId}`);
+  const view = approvalView(found.approval, found.input);
+  return { structured: view, text: `approval ${view.id}: ${view.status} (${view.agent}, worst case ${view.worst_case} ${view.currency})` };
+}
+
+export async function getBudget(deps: McpDeps, who: McpPrincipal): Promise<ToolAnswer> {
+  const stored = await loadMandate(deps.gateway.db, who.mandateId);
+  if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${who.mandateId}`);
+  const { budget } = mandateView(stored);
+  const structured = { mandate: who.mandateId, ...budget };
+  return {
+    structured,
+    text: `mandate ${who.mandateId}: ${budget.remaining} ${budget.currency} remaining of ${budget.total} (spent ${budget.spent}, reserved ${budget.reserved})`,
+  };
+}

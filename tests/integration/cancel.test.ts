@@ -1,0 +1,97 @@
+/**
+ * Cancelling a call (shared/gateway/cancel.ts): a queued call is closed on the spot; a running one is aborted by
+ * whichever runner holds it, told through Redis; either way it ends failed / cancelled, unbilled, hold released.
+ */
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { startGateway, type RunningGateway } from '../../services/gateway.js';
+import { cancelKey, createCancelWatcher, requestCancel } from '../../shared/gateway/cancel.js';
+import { inputKey } from '../../shared/gateway/context.js';
+import { createMemoryStore } from '../../shared/queue/ephemeral.js';
+import { createMemoryNotifier } from '../../shared/queue/notifier.js';
+import { isCancel } from '../../shared/runtime/node.js';
+import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+
+async function receiptOf(g: TestGateway, id: string): Promise<any> {
+  const until = Date.now() + 15_000;
+  for (;;) {
+    const r = await g.get(`/v0/receipts/${id}`);
+    if (r.status === 200) return r.body;
+    if (Date.now() > until) throw new Error(`no receipt for ${id}`);
+    await new Promise((resolve) => setTimeout(resolve, 25));
+  }
+}
+
+describe('cancelling calls', () => {
+  test('a queued call is closed at once: no runner ever invokes it, its input is gone, nothing is billed', async () => {
+    // No runner: the call stays queued until cancelled.
+    await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
+      await g.mandate({});
+      const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
+      expect(queued.status).toBe(202);
+      const id = queued.body.call.id;
+      expect(await requestCancel(g.gw.context, id)).toBe('cancelled');
+      expect(await g.gw.context.messaging.store.peek(inputKey(id))).toBeUndefined();
+      expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false });
+      expect(await requestCancel(g.gw.context, id)).toBe('too_late');
+      expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    });
+  });
+
+  test('a running call is aborted by the runner that holds it, told through Redis from another service', async () => {
+    await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
+      let runner: RunningGateway | undefined;
+      try {
+        runner = await startGateway(['runner'], {
+          databaseUrl: g.db.url!, redisUrl: g.redisUrl, redisPrefix: g.redisPrefix, registryDirs: TEST_REGISTRY, registryExplicit: true, logLevel: 'warn',
+        });
+        await g.mandate({});
+        const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-cancel-')), 'patient.log');
+        const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/patient', input: { file, ms: 20_000 } }, { prefer: 'respond-async' });
+        const id = queued.body.call.id;
+        const until = Date.now() + 10_000;
+        // Running, and the agent has started (a cancel before that means the agent is never invoked at all).
+        while (!(await readFile(file, 'utf8').catch(() => '')).includes('started')) {
+          if (Date.now() > until) throw new Error('the call never ran');
+          await new Promise((resolve) => setTimeout(resolve, 20));
+        }
+        expect(await requestCancel(g.gw.context, id)).toBe('signalled');
+        expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false, cost: { total: '0.00' } });
+        expect((await readFile(file, 'utf8')).trim().split('\n')).toEqual(['started', 'aborted:CancelledError']);
+        expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+      } finally {
+        await runner?.stop();
+      }
+    });
+  });
+
+  test('the watcher: a cancel left before the run starts watching still aborts it; a released run hears nothing', async () => {
+    const notifier = createMemoryNotifier();
+    const store = createMemoryStore();
+    const watcher = await createCancelWatcher(notifier, store);
+    try {
+      await store.put(cancelKey('early'), '1', 60);
+      const early = await watcher.watch('early');
+      expect(early.signal.aborted).toBe(true);
+      expect(isCancel(early.signal.reason)).toBe(true);
+
+      const late = await watcher.watch('late');
+      expect(late.signal.aborted).toBe(false);
+      await notifier.publish('calls-cancel', 'late');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(late.signal.aborted).toBe(true);
+
+      const released = await watcher.watch('released');
+      released.release();
+      await notifier.publish('calls-cancel', 'released');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+      expect(released.signal.aborted).toBe(false);
+    } finally {
+      await watcher.close();
+      await notifier.close();
+      await store.close();
+    }
+  });
+});
