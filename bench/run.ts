@@ -6,6 +6,8 @@
  *
  * BENCH_ONLY=gateway runs only the Postgres ceiling and the gateway section, and writes nothing
  * (for tuning: BENCH_GATEWAY_RUNNERS, _SETTLERS, _CONCURRENCY, _DURATION_S, _DRIVER=inline|worker).
+ * BENCH_ONLY=mcp runs only the MCP runtime section (bench/mcp-runtime.ts: a local MCP server, no database), and
+ * writes nothing.
  */
 import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -17,6 +19,7 @@ import { parseMandate, checkCall } from '../shared/mandate/index.js';
 import { split } from '../shared/splits.js';
 import { worstCase, charge } from '../shared/pricing.js';
 import { gatewayBench } from './gateway.js';
+import { mcpRuntimeBench } from './mcp-runtime.js';
 import { postgresDatabase, redisTarget } from './support.js';
 
 type Figures = Record<string, number | string>;
@@ -119,6 +122,13 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
   console.log(`holon bench — node ${process.version}, ${new Date().toISOString()}${only ? ` (only ${only})` : ''}`);
   const started = performance.now();
+  if (only === 'mcp') {
+    console.log('\nmcp runtime (a trivial tool on a local MCP server, pooled sessions vs one session per call)');
+    await mcpRuntimeBench(record);
+    console.log(`\nbench took ${((performance.now() - started) / 1000).toFixed(1)} s`);
+    console.log('(partial run: bench/results.json left as it was)');
+    return;
+  }
   if (!only) {
     await coreBench();
     const pglite = await openDatabase({});
@@ -152,6 +162,10 @@ async function main(): Promise<void> {
     }
   } else {
     console.log('\n(the gateway bench needs Postgres and Redis: set DATABASE_URL and REDIS_URL)');
+  }
+  if (!only) {
+    console.log('\nmcp runtime (a trivial tool on a local MCP server, pooled sessions vs one session per call)');
+    await mcpRuntimeBench(record);
   }
   console.log(`\nbench took ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (only) {

@@ -22,6 +22,7 @@ import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { createRuntimes } from '../shared/runtime/index.js';
 import { createApp } from './api/app.js';
 import { createMcpEndpoint } from './api/mcp/server.js';
+import { startDevAgentHost } from './dev-agent-host.js';
 import { createCallWaiter } from '../shared/gateway/call-waiter.js';
 import { createCancelWatcher } from '../shared/gateway/cancel.js';
 
@@ -62,13 +63,23 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   if (config.mandatesDir) await loadMandates(context, config, log);
 
   const stops: Array<() => Promise<void>> = [];
+  const closeLast: Array<() => Promise<void>> = [];
+  // `holon serve` in dev also serves the MCP agents of agents/ (services/dev-agent-host.ts).
+  if (roles.length === ALL_ROLES.length && !config.production && config.agentHost) {
+    const host = await startDevAgentHost(registry, log);
+    // Closed after the runners: a call in flight still reaches its agent.
+    if (host) closeLast.push(() => host.close());
+  }
   const workers: Worker[] = [];
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
   if (roles.includes('runner')) {
     const cancels = await createCancelWatcher(messaging.notifier, messaging.store);
     stops.push(() => cancels.close());
-    const runner = { ...context, runtimes: createRuntimes(), waiter, cancels };
+    const runtimes = createRuntimes();
+    // After the runners stopped: pooled MCP sessions end with a DELETE.
+    closeLast.unshift(async () => runtimes.close?.());
+    const runner = { ...context, runtimes, waiter, cancels };
     workers.push(messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall(runner, job.callId), { concurrency: config.runnerConcurrency }));
   }
   if (roles.includes('settler')) {
@@ -106,8 +117,10 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
       // Stop taking requests first; in-flight requests finish. MCP sessions hold their streams open: close them.
       const closed = new Promise<void>((resolve) => s.close(() => resolve()));
       await mcp.close();
-      s.closeIdleConnections();
+      // Keep-alive connections become idle as their last response ends: close them as they do.
+      const idle = setInterval(() => s.closeIdleConnections(), 50);
       await closed;
+      clearInterval(idle);
     });
     log.info({ port, database: db.kind, queue: messaging.kind }, 'holon api listening');
   }
@@ -124,6 +137,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
       for (const stop of stops) await stop();
       // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.
       await Promise.all(workers.map((w) => w.close()));
+      for (const close of closeLast) await close();
       await waiter.close();
       await messaging.close();
       await db.close();

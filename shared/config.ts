@@ -34,6 +34,8 @@ export interface Config {
   settlerConcurrency: number;
   /** Largest Postgres pool per process (HOLON_DB_POOL). */
   dbPool: number;
+  /** Dev mode: `holon serve` runs the reference MCP agent host for agents/ (HOLON_AGENT_HOST=0 turns it off). */
+  agentHost: boolean;
   /** Dev mode: the mandate of an MCP connection that names none (HOLON_MCP_MANDATE). */
   mcpMandate: string;
   /** How often /mcp's call_agent reports progress (HOLON_MCP_PROGRESS_MS). */
@@ -93,6 +95,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
     settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
     dbPool: int('HOLON_DB_POOL', 10, 2, 500),
+    agentHost: !['0', 'off', 'false'].includes((nonEmpty(env.HOLON_AGENT_HOST) ?? '1').toLowerCase()),
     mcpMandate: nonEmpty(env.HOLON_MCP_MANDATE) ?? 'demo/sandbox',
     mcpProgressMs: int('HOLON_MCP_PROGRESS_MS', 2000, 50, 60_000),
     production,

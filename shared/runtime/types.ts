@@ -38,4 +38,6 @@ export interface AgentVersion {
 
 export interface Runtime {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
+  /** Release what the runtime keeps between runs (the MCP runtime's pooled sessions). Runs still going fail. */
+  close?(): Promise<void>;
 }

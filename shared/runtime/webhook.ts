@@ -55,7 +55,8 @@ const BROKEN_ANSWER_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'U
 
 const TIMER_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-function errorCodes(err: unknown): string[] {
+/** Every string `code` on an error, its causes and aggregated errors (Node and undici network errors). */
+export function errorCodes(err: unknown): string[] {
   const codes: string[] = [];
   const visit = (e: unknown, depth: number): void => {
     if (depth > 3 || typeof e !== 'object' || e === null) return;
@@ -68,7 +69,8 @@ function errorCodes(err: unknown): string[] {
   return codes;
 }
 
-function networkFailure(err: unknown, timeoutMs: number): RunResult {
+/** The failure for a network error: unreachable → runtime_unavailable, dropped mid-answer → agent_error. */
+export function networkFailure(err: unknown, timeoutMs: number): RunResult {
   const codes = errorCodes(err);
   if (codes.some((c) => TIMER_CODES.has(c))) return abortedResult(undefined, timeoutMs);
   const unreachable = codes.find((c) => UNREACHABLE_CODES.has(c));
@@ -85,7 +87,7 @@ function agentError(message: string): RunResult {
   return { kind: 'failure', code: 'agent_error', message };
 }
 
-function describeLimit(bytes: number): string {
+export function describeLimit(bytes: number): string {
   const mb = bytes / (1024 * 1024);
   return Number.isInteger(mb) ? `${mb} MB` : `${bytes} bytes`;
 }

@@ -1,3 +1,5 @@
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile, spawn } from 'node:child_process';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -68,7 +70,7 @@ describe('holon validate', () => {
 });
 
 describe('holon serve on the embedded defaults (the README\'s first command)', () => {
-  it('creates its data directory, serves a paid call, and stops cleanly on SIGTERM', async () => {
+  it('creates its data directory, serves a paid call (REST, and MCP both ways), and stops cleanly on SIGTERM', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-serve-'));
     const env = { ...process.env, LOG_LEVEL: 'info' } as NodeJS.ProcessEnv;
     delete env.DATABASE_URL;
@@ -93,6 +95,17 @@ describe('holon serve on the embedded defaults (the README\'s first command)', (
       const body = await res.json();
       expect(res.status).toBe(200);
       expect(body).toMatchObject({ output: { text: 'HELLO' }, receipt: { billed: true, cost: { total: '0.01' } } });
+
+      // docs/mcp.md's dev path: an MCP client on /mcp (default mandate demo/sandbox) hires holon-labs/csv-profile,
+      // served by the reference host that `holon serve` started, over MCP.
+      const client = new Client({ name: 'readme-check', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`http://127.0.0.1:${port}/mcp`)));
+      try {
+        const r = await client.callTool({ name: 'call_agent', arguments: { agent: 'holon-labs/csv-profile', input: { csv: 'a,b\n1,x\n2,y\n' } } });
+        expect(r.structuredContent, out).toMatchObject({ status: 'succeeded', output: { rows: 2 }, receipt: { mandate: 'demo/sandbox', billed: true } });
+      } finally {
+        await client.close();
+      }
     } finally {
       const exited = child.exitCode !== null
         ? Promise.resolve(child.exitCode)

@@ -285,7 +285,7 @@ describe('loadMandateFiles', () => {
     expect(demo).toMatchObject({
       issuer: 'demo',
       grantee: 'demo/assistant',
-      allow: { agents: ['examples/*'], capabilities: ['text.*', 'test.*'] },
+      allow: { agents: ['examples/*', 'holon-labs/*'], capabilities: ['text.*', 'test.*', 'data.*'] },
       budget: { total: 5_000_000n, currency: 'EUR', perCall: 1_000_000n },
       delegation: { maxDepth: 1 },
     });

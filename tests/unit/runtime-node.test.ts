@@ -285,15 +285,16 @@ describe('node runtime: loading and extensions', () => {
 });
 
 describe('createRuntimes', () => {
-  it('dispatches node agents and says the MCP runtime is not available', async () => {
+  it('dispatches node agents, and MCP agents to the MCP runtime', async () => {
     const runtimes = createRuntimes();
     expect(await runtimes.run(agent('echo'), 1, context())).toMatchObject({ kind: 'output' });
-    const mcp: AgentVersion = { manifest: buildManifest(), origin: 'published' };
+    const mcp: AgentVersion = { manifest: buildManifest({ runtime: { kind: 'mcp', tool: 'run', timeoutS: 60 } }), origin: 'published' };
     expect(await runtimes.run(mcp, {}, context())).toEqual({
       kind: 'failure',
       code: 'runtime_unavailable',
-      message: 'the MCP runtime is not available yet',
+      message: 'the agent has no valid http(s) runtime.endpoint',
     });
+    await runtimes.close();
   });
 
   it('turns a runtime that throws into a result', async () => {
