@@ -100,6 +100,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     });
     const app = createApp({
       mcp,
+      auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: context.now },
       gateway: context,
       waiter,
       syncWaitMs: config.syncWaitS * 1000,

@@ -34,6 +34,8 @@ export interface Config {
   settlerConcurrency: number;
   /** Largest Postgres pool per process (HOLON_DB_POOL). */
   dbPool: number;
+  /** Hosted mode (`--hosted`, HOLON_HOSTED=1): accounts, API keys and principals (gateway.md §7). */
+  hosted: boolean;
   /** Dev mode: `holon serve` runs the reference MCP agent host for agents/ (HOLON_AGENT_HOST=0 turns it off). */
   agentHost: boolean;
   /** Dev mode: the mandate of an MCP connection that names none (HOLON_MCP_MANDATE). */
@@ -42,6 +44,20 @@ export interface Config {
   mcpProgressMs: number;
   production: boolean;
   logLevel: string;
+  /** HOLON_TRUST_PROXY=1: the client address is the last `X-Forwarded-For` entry (services/api/client-address.ts). */
+  trustProxy: boolean;
+  /** HOLON_PUBLIC_URL: the public origin (https in production), no trailing slash; signed file links point there. */
+  publicUrl?: string;
+  /** HOLON_SITE_URL: the public site (https in production), no trailing slash. */
+  siteUrl?: string;
+  /** HOLON_FILE_SECRET: signs file links (32+ characters in production). */
+  fileSecret?: string;
+  /** HOLON_ADMIN_KEY: the operator key (32+ characters whenever set). */
+  adminKey?: string;
+  /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may live on private addresses (refused in production). */
+  allowPrivateEndpoints: boolean;
+  /** HOLON_RATE_ADDRESS_PER_MIN, HOLON_RATE_ACCOUNT_PER_MIN, HOLON_RATE_SIGNUPS_PER_HOUR. */
+  rateLimits: { perAddressPerMin: number; perAccountPerMin: number; signupsPerHour: number };
 }
 
 export class ConfigError extends Error {
@@ -49,6 +65,7 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_REGISTRY = ['agents', 'examples'];
+export const HOSTED_REGISTRY = ['agents'];
 export const DEFAULT_EXCLUDE = ['holon-labs/summarize', 'holon-labs/sec-company'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -95,14 +112,19 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
     settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
     dbPool: int('HOLON_DB_POOL', 10, 2, 500),
+    hosted: ['1', 'true'].includes((nonEmpty(env.HOLON_HOSTED) ?? '0').toLowerCase()),
     agentHost: !['0', 'off', 'false'].includes((nonEmpty(env.HOLON_AGENT_HOST) ?? '1').toLowerCase()),
     mcpMandate: nonEmpty(env.HOLON_MCP_MANDATE) ?? 'demo/sandbox',
     mcpProgressMs: int('HOLON_MCP_PROGRESS_MS', 2000, 50, 60_000),
     production,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    ...operatingSettings(env, problems, int, production),
     ...stripUndefined(overrides),
   };
+  // Hosted: only the shipped agents of agents/; the demos of examples/ are listed only when named (gateway.md §7).
+  if (config.hosted && !config.registryExplicit) config.registryDirs = HOSTED_REGISTRY;
   if (production && !config.databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
+  problems.push(...productionProblems(config, env, overrides));
   if (problems.length) throw new ConfigError(`configuration problems:\n- ${problems.join('\n- ')}`);
   return config;
 }
@@ -117,4 +139,83 @@ function nonEmpty(v: string | undefined): string | undefined {
 
 function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+type OperatingSettings = Pick<Config, 'trustProxy' | 'publicUrl' | 'siteUrl' | 'fileSecret' | 'adminKey' | 'allowPrivateEndpoints' | 'rateLimits'>;
+
+/** Minimum length of HOLON_FILE_SECRET (production) and HOLON_ADMIN_KEY (always, when set). */
+export const MIN_SECRET_LENGTH = 32;
+
+/** Proxy, public URLs, secrets and rate limits (gateway.md §7 "Operating"). Secrets are never echoed in problems. */
+function operatingSettings(
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  production: boolean,
+): OperatingSettings {
+  const flag = (name: string, meaning: string): boolean => {
+    const v = nonEmpty(env[name]);
+    if (v === undefined || v === '0') return false;
+    if (v === '1') return true;
+    problems.push(`${name} must be 1 (${meaning}) or 0, not ${JSON.stringify(v)}`);
+    return false;
+  };
+  const url = (name: string): string | undefined => {
+    const v = nonEmpty(env[name]);
+    if (v === undefined) return undefined;
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      problems.push(`${name} must be an absolute URL such as https://example.com, not ${JSON.stringify(v)}`);
+      return undefined;
+    }
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`${name} must be an http(s) URL, not ${JSON.stringify(v)}`);
+    else if (production && u.protocol !== 'https:') problems.push(`${name} must be an https URL in production, not ${JSON.stringify(v)}`);
+    else if (u.username || u.password) problems.push(`${name} must not contain credentials`);
+    else return v.replace(/\/+$/, '');
+    return undefined;
+  };
+  const fileSecret = nonEmpty(env.HOLON_FILE_SECRET);
+  if (production && fileSecret !== undefined && fileSecret.length < MIN_SECRET_LENGTH) {
+    problems.push(`HOLON_FILE_SECRET must be at least ${MIN_SECRET_LENGTH} random characters (it has ${fileSecret.length})`);
+  }
+  const adminKey = nonEmpty(env.HOLON_ADMIN_KEY);
+  if (adminKey !== undefined && adminKey.length < MIN_SECRET_LENGTH) {
+    problems.push(`HOLON_ADMIN_KEY must be at least ${MIN_SECRET_LENGTH} random characters (it has ${adminKey.length})`);
+  }
+  return {
+    trustProxy: flag('HOLON_TRUST_PROXY', 'behind a proxy that appends X-Forwarded-For'),
+    publicUrl: url('HOLON_PUBLIC_URL'),
+    siteUrl: url('HOLON_SITE_URL'),
+    fileSecret,
+    adminKey,
+    allowPrivateEndpoints: flag('HOLON_ALLOW_PRIVATE_ENDPOINTS', 'allow agents on private addresses'),
+    rateLimits: {
+      perAddressPerMin: int('HOLON_RATE_ADDRESS_PER_MIN', 600, 1, 1_000_000),
+      perAccountPerMin: int('HOLON_RATE_ACCOUNT_PER_MIN', 1200, 1, 1_000_000),
+      signupsPerHour: int('HOLON_RATE_SIGNUPS_PER_HOUR', 10, 1, 100_000),
+    },
+  };
+}
+
+/**
+ * What production (NODE_ENV=production) refuses to start without (gateway.md §7 "Operating"; DATABASE_URL is
+ * checked beside it). Only settings that protect money, keys or users belong here: one that merely turns a
+ * feature off (GitHub sign-in, …) must never stop the gateway.
+ */
+function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: Partial<Config>): string[] {
+  if (!config.production) return [];
+  const out: string[] = [];
+  // Set but invalid values are already reported by operatingSettings; only the missing ones are added here.
+  const missing = (name: string) => nonEmpty(env[name]) === undefined;
+  if (!config.publicUrl && missing('HOLON_PUBLIC_URL')) out.push('production needs HOLON_PUBLIC_URL (the public https origin: signed file links point there)');
+  if (!config.fileSecret) out.push(`production needs HOLON_FILE_SECRET (${MIN_SECRET_LENGTH}+ random characters, stable across restarts: signs file links)`);
+  if (!config.adminKey) out.push(`production needs HOLON_ADMIN_KEY (${MIN_SECRET_LENGTH}+ random characters: demo credit and moderation)`);
+  if (overrides.trustProxy === undefined && missing('HOLON_TRUST_PROXY')) {
+    out.push('production needs HOLON_TRUST_PROXY set explicitly: 1 behind a proxy (else every visitor shares one rate limit), 0 if exposed directly');
+  }
+  if (!config.siteUrl && missing('HOLON_SITE_URL')) out.push('production needs HOLON_SITE_URL (the public https site: the console links to its terms and privacy pages)');
+  if (config.allowPrivateEndpoints) out.push('HOLON_ALLOW_PRIVATE_ENDPOINTS=1 is refused in production (published agents must not reach private addresses)');
+  return out;
 }

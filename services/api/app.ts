@@ -1,6 +1,6 @@
 /**
- * The HTTP API (Express): REST /v0 (gateway.md §5). Every route receives a principal; in dev mode it is the
- * local operator, who may do everything (hosted keys slot in here later).
+ * The HTTP API (Express): REST /v0 (gateway.md §5, §7) and /mcp. Every route receives a principal
+ * (principal.ts): in dev mode the local operator, who may do everything; in hosted mode the key's.
  */
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { HolonError } from '../../shared/errors.js';
@@ -8,6 +8,8 @@ import type { GatewayContext } from '../../shared/gateway/context.js';
 import type { Logger } from '../../shared/log.js';
 import type { CallWaiter } from '../../shared/gateway/call-waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
+import { authenticate, type AuthSettings } from './principal.js';
+import { accountRoutes } from './routes/accounts.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
 import { manageRoutes } from './routes/manage.js';
@@ -22,19 +24,16 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   /** The MCP server at /mcp (spec/mcp.md). */
   mcp?: McpEndpoint;
+  /** Dev (the local operator) or hosted (keys); services/api/principal.ts. */
+  auth: AuthSettings;
 }
-
-export type Principal = { kind: 'operator' };
 
 export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
-  app.use((_req, res, next) => {
-    res.locals.principal = { kind: 'operator' } satisfies Principal;
-    next();
-  });
+  app.use(authenticate(deps.gateway.db, deps.auth));
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
@@ -43,6 +42,7 @@ export function createApp(deps: ApiDeps): Express {
   const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
+  app.use(accountRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
   app.use(manageRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
   app.use(readRoutes(deps.gateway));
 

@@ -11,7 +11,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
   try {
     ({ values } = parseArgs({
       args: argv,
-      options: { port: { type: 'string' }, db: { type: 'string' }, registry: { type: 'string' }, mandates: { type: 'string' } },
+      options: { port: { type: 'string' }, db: { type: 'string' }, registry: { type: 'string' }, mandates: { type: 'string' }, hosted: { type: 'boolean' } },
     }));
   } catch (e) {
     process.stderr.write(`holon: ${(e as Error).message}\n`);
@@ -29,6 +29,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
   if (values.db) overrides.dbDir = values.db;
   if (values.registry) Object.assign(overrides, { registryDirs: splitList(values.registry), registryExplicit: true });
   if (values.mandates) overrides.mandatesDir = values.mandates;
+  if (values.hosted) overrides.hosted = true;
   if (roles.length < ALL_ROLES.length && (!process.env.DATABASE_URL || !process.env.REDIS_URL)) {
     process.stderr.write(`holon ${roles.join(' ')}: a single service needs DATABASE_URL and REDIS_URL (use \`holon serve\` for the embedded defaults)\n`);
     return 2;

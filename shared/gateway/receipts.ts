@@ -138,9 +138,11 @@ export interface ReceiptPage {
 }
 
 /** Top-level receipts, newest first, paged by a cursor (the last id of the previous page). */
-export async function listReceipts(db: Queryable, options: { mandate?: string; limit: number; before?: string }): Promise<ReceiptPage> {
+export async function listReceipts(db: Queryable, options: { mandate?: string; issuer?: string; limit: number; before?: string }): Promise<ReceiptPage> {
   const q = db('receipts').whereNull('parent_id').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(options.limit + 1);
   if (options.mandate) q.where({ mandate_id: options.mandate });
+  // A top-level receipt runs under a root mandate, whose id starts with its issuer (handles hold no LIKE wildcards).
+  if (options.issuer !== undefined) q.where('mandate_id', 'like', `${options.issuer.replace(/[\\%_]/g, '')}/%`);
   if (options.before) {
     const cursor = await db('receipts').where({ id: options.before }).first('created_at', 'id');
     if (cursor) q.whereRaw('(created_at, id) < (?, ?)', [cursor.created_at, cursor.id]);

@@ -5,7 +5,8 @@
  * that opened it (put a load balancer's affinity on the `Mcp-Session-Id` header when running several).
  *
  * Each session is bound at `initialize` to one principal: the mandate everything runs under, and whether approval
- * forms may be shown. In dev mode the local principal is `ask_in_client` and the mandate is chosen per connection
+ * forms may be shown. Hosted: the agent key's mandate and its `ask_in_client`; every later request of the session
+ * must carry a live key of the same account (a revoked key ends the session's use at once). In dev mode the local principal is `ask_in_client` and the mandate is chosen per connection
  * with the `X-Holon-Mandate` header or `?mandate=` (default HOLON_MCP_MANDATE, `demo/sandbox`).
  *
  * Tool arguments are checked against the tool's input schema (every problem listed, NUL characters refused) and
@@ -20,6 +21,7 @@ import { HolonError } from '../../../shared/errors.js';
 import { loadMandate } from '../../../shared/gateway/mandates.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../../shared/schema/ajv.js';
 import { findNul } from '../requests.js';
+import { principalOf, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { callAgent, type Extra } from './call-agent.js';
 import { TOOLS } from './schemas.js';
@@ -114,7 +116,14 @@ interface Session {
   transport: StreamableHTTPServerTransport;
   server: Server;
   lastUsed: number;
+  /** Who opened it: the agent key's prefix, or 'operator' in dev mode. */
+  owner: string;
 }
+
+const ownerOf = (res: Response): string => {
+  const p = principalOf(res);
+  return p.kind === 'agent' ? p.keyPrefix : p.kind;
+};
 
 export interface McpEndpoint {
   router: Router;
@@ -138,8 +147,14 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
   }, 60_000);
   sweep.unref();
 
-  /** Dev mode: the local operator, ask_in_client, under the mandate the connection names. */
-  async function principalFor(req: Request): Promise<McpPrincipal> {
+  /**
+   * Hosted: an agent key, under its one mandate, asking in the client only when the key says so.
+   * Dev mode: the local operator, ask_in_client, under the mandate the connection names.
+   */
+  async function principalFor(req: Request, res: Response): Promise<McpPrincipal> {
+    const p = principalOf(res);
+    if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient };
+    if (p.kind !== 'operator') requireKind(res, ['agent'], 'connect to /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
     const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
     const mandateId = named?.trim() || deps.defaultMandate;
     if (mandateId.length > 300 || !(await loadMandate(deps.gateway.db, mandateId))) {
@@ -152,7 +167,8 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
     const sessionId = req.get('mcp-session-id');
     if (sessionId) {
       const session = sessions.get(sessionId);
-      if (!session) return jsonRpcError(res, 404, 'unknown or expired MCP session: initialize a new one');
+      // A session answers only the key that opened it.
+      if (!session || session.owner !== ownerOf(res)) return jsonRpcError(res, 404, 'unknown or expired MCP session: initialize a new one');
       session.lastUsed = Date.now();
       await session.transport.handleRequest(req, res, req.body);
       return;
@@ -161,16 +177,17 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
     if (sessions.size >= MAX_SESSIONS) return jsonRpcError(res, 503, 'too many open MCP sessions; try again later');
     let who: McpPrincipal;
     try {
-      who = await principalFor(req);
+      who = await principalFor(req, res);
     } catch (e) {
       if (e instanceof HolonError) return jsonRpcError(res, e.status, e.message);
       throw e;
     }
+    const owner = ownerOf(res);
     const server = createSessionServer(deps, who, compiled);
     const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (id) => {
-        sessions.set(id, { transport, server, lastUsed: Date.now() });
+        sessions.set(id, { transport, server, lastUsed: Date.now(), owner });
       },
     });
     transport.onclose = () => {
@@ -183,7 +200,7 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
   // GET opens the session's stream for server-initiated messages; DELETE ends the session.
   const existing = asyncRoute(async (req, res) => {
     const session = sessions.get(req.get('mcp-session-id') ?? '');
-    if (!session) return jsonRpcError(res, 404, 'unknown or expired MCP session');
+    if (!session || session.owner !== ownerOf(res)) return jsonRpcError(res, 404, 'unknown or expired MCP session');
     session.lastUsed = Date.now();
     await session.transport.handleRequest(req, res);
   });

@@ -6,6 +6,7 @@
 import { Router } from 'express';
 import { describeAgent, searchCatalogue } from '../../../shared/gateway/catalogue.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
+import { assertSeesMandate, principalOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
 
 const optional = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
@@ -17,6 +18,7 @@ export function agentRoutes(gateway: GatewayContext): Router {
     const q = optional(req.query.q);
     const capability = optional(req.query.capability);
     const mandateId = optional(req.query.mandate);
+    if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);
     res.json(await searchCatalogue(gateway, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
   }));
 

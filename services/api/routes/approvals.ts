@@ -9,6 +9,7 @@ import { HolonError } from '../../../shared/errors.js';
 import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/gateway/approvals.js';
 import { decideAndSubmit } from '../../../shared/gateway/decide-approval.js';
 import { BodyReader, requireObject } from '../requests.js';
+import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type CallRoutesDeps } from './calls.js';
 
@@ -17,18 +18,28 @@ export function approvalRoutes(deps: CallRoutesDeps): Router {
   const { gateway } = deps;
 
   router.get('/v0/approvals', asyncRoute(async (req, res) => {
-    const mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
-    const pending = await listPendingApprovals(gateway.db, gateway.now(), mandate);
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
+    let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
+    if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
+    if (p.kind === 'agent') mandate = p.mandateId;
+    const pending = (await listPendingApprovals(gateway.db, gateway.now(), mandate)).filter((a) => seesMandate(p, a.approval.mandateId));
     res.json({ approvals: pending.map((p) => approvalView(p.approval, p.input)) });
   }));
 
   router.get('/v0/approvals/:id', asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
     const found = await loadApproval(gateway.db, String(req.params.id), gateway.now());
-    if (!found) throw new HolonError('not_found', 404, `there is no approval ${String(req.params.id)}`);
+    assertSeesMandate(p, found ? found.approval.mandateId : null, `there is no approval ${String(req.params.id).slice(0, 100)}`);
+    if (!found) throw new HolonError('not_found', 404, 'unreachable');
     res.json(approvalView(found.approval, found.input));
   }));
 
   router.post('/v0/approvals/:id', asyncRoute(async (req, res) => {
+    // Only the human who issued the mandate decides (never an agent key, never the admin).
+    const p = requireKind(res, ['operator', 'human'], 'decide approvals');
+    const id = String(req.params.id);
+    const found = await loadApproval(gateway.db, id, gateway.now());
+    assertSeesMandate(p, found ? found.approval.mandateId : null, `there is no approval ${id.slice(0, 100)}`);
     const r = new BodyReader(requireObject(req.body), ['run', 'decision']);
     const run = r.body.run;
     const decisionField = r.body.decision;
@@ -39,7 +50,7 @@ export function approvalRoutes(deps: CallRoutesDeps): Router {
     if (decisionField === 'reject' && run !== undefined) r.problems.push({ path: '$', message: 'a rejection takes no "run"' });
     r.done();
     const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
-    const decided = await decideAndSubmit(gateway, String(req.params.id), decision);
+    const decided = await decideAndSubmit(gateway, id, decision);
     if (decided.kind === 'decided') res.json(decided.approval);
     else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
   }));

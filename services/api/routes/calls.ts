@@ -12,6 +12,7 @@ import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
 import { parentOfToken, submitChild } from '../../../shared/gateway/delegate.js';
 import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
+import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 
 export interface CallRoutesDeps {
@@ -34,7 +35,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
     const r = new BodyReader(requireObject(req.body), FIELDS);
     const token = req.get('x-holon-delegation');
     // With a delegation token the mandate is implied: the run's sub-mandate.
-    const mandate = r.string('mandate', { required: token === undefined, max: 300 });
+    const mandate = r.string('mandate', { required: token === undefined && principalOf(res).kind !== 'agent', max: 300 });
     const agent = r.string('agent', { max: 300 });
     const capability = r.string('capability', { max: 200 });
     if ((agent === undefined) === (capability === undefined) && !r.problems.some((p) => p.path === '$.agent' || p.path === '$.capability')) {
@@ -58,8 +59,16 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       await answerSubmission(deps, res, child, wantsAsync(req));
       return;
     }
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'call agents');
+    // With an agent key the mandate is the key's; a human calls under a root mandate they issued.
+    const mandateId = p.kind === 'agent' ? p.mandateId : mandate!;
+    if (p.kind !== 'operator') {
+      if (mandate !== undefined && p.kind === 'agent' && mandate !== p.mandateId) throw new HolonError('not_found', 404, `there is no mandate ${mandate}`);
+      assertSeesMandate(p, mandateId, `there is no mandate ${mandateId}`);
+      if (mandateId.includes('.')) throw new HolonError('invalid_request', 400, 'a sub-mandate is used only by the delegated run it was derived for');
+    }
     const submitted = await submitCall(deps.gateway, {
-      mandateId: mandate!,
+      mandateId,
       ...(agent ? { agent } : {}),
       ...(capability ? { capability } : {}),
       input: r.body.input,
@@ -71,10 +80,12 @@ export function callRoutes(deps: CallRoutesDeps): Router {
   }));
 
   router.get('/v0/calls/:id', asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
     const id = String(req.params.id);
-    const call = await deps.gateway.db('calls').where({ id }).first('id', 'status', 'error_code');
+    const call = await deps.gateway.db('calls').where({ id }).first('id', 'status', 'error_code', 'mandate_id');
     const receipt = await loadReceiptTree(deps.gateway.db, id);
-    if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id}`);
+    if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id.slice(0, 100)}`);
+    assertSeesMandate(p, receipt ? receipt.mandate : String(call.mandate_id), `there is no call ${id.slice(0, 100)}`);
     if (!receipt) {
       res.json({ call: { id, status: call.status } });
       return;

@@ -1,0 +1,113 @@
+/**
+ * Who is asking (gateway.md §7 Principals). Dev mode: always the local operator, who may do everything. Hosted
+ * mode (`--hosted`): `Authorization: Bearer <key>` —
+ *   hlk_h_…   human: the issuer; their mandates (and sub-mandates), receipts, approvals and balance
+ *   hlk_a_…   agent: ONE mandate; search, call, read its receipts and approvals; never decides approvals
+ *   HOLON_ADMIN_KEY  admin: demo credit, balances, moderation; never calls under a user's mandate or decides
+ *   (none)    the catalogue and sign-up
+ * A key that is unknown, revoked or expired, or whose account is disabled, is a 401 at once (no cache).
+ *
+ * Scoping: another principal's mandate, receipt, approval, call or balance answers 404, as if it did not exist.
+ */
+import { timingSafeEqual, createHash } from 'node:crypto';
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import type { Db } from '../../shared/db/connect.js';
+import { HolonError } from '../../shared/errors.js';
+import { authenticateKey } from '../../shared/hosted/keys.js';
+
+export type Principal =
+  | { kind: 'operator' }
+  | { kind: 'human'; account: string; keyPrefix: string }
+  | { kind: 'agent'; account: string; keyPrefix: string; mandateId: string; askInClient: boolean }
+  | { kind: 'admin' }
+  | { kind: 'none' };
+
+export type PrincipalKind = Principal['kind'];
+
+export interface AuthSettings {
+  hosted: boolean;
+  adminKey?: string;
+  now(): number;
+}
+
+const digest = (s: string) => createHash('sha256').update(s, 'utf8').digest();
+
+function isAdminKey(token: string, adminKey: string | undefined): boolean {
+  return adminKey !== undefined && adminKey.length > 0 && timingSafeEqual(digest(token), digest(adminKey));
+}
+
+export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
+  return (req: Request, res: Response, next: NextFunction) => {
+    if (!settings.hosted) {
+      res.locals.principal = { kind: 'operator' } satisfies Principal;
+      next();
+      return;
+    }
+    const header = req.get('authorization');
+    if (header === undefined) {
+      res.locals.principal = { kind: 'none' } satisfies Principal;
+      next();
+      return;
+    }
+    const m = /^Bearer ([\x21-\x7e]{1,200})$/.exec(header);
+    if (!m) {
+      next(new HolonError('unauthorized', 401, 'the Authorization header must be "Bearer <key>"'));
+      return;
+    }
+    const token = m[1]!;
+    if (isAdminKey(token, settings.adminKey)) {
+      res.locals.principal = { kind: 'admin' } satisfies Principal;
+      next();
+      return;
+    }
+    authenticateKey(db, token, settings.now())
+      .then((key) => {
+        if (!key) throw new HolonError('unauthorized', 401, 'the key is unknown, revoked or expired');
+        res.locals.principal = (key.kind === 'human'
+          ? { kind: 'human', account: key.account, keyPrefix: key.prefix }
+          : { kind: 'agent', account: key.account, keyPrefix: key.prefix, mandateId: key.mandateId!, askInClient: key.askInClient }) satisfies Principal;
+        next();
+      })
+      .catch(next);
+  };
+}
+
+export function principalOf(res: Response): Principal {
+  return res.locals.principal as Principal;
+}
+
+/** The principal, if it is one of `kinds`; else 401 (no key) or 403 (a key that may not do this). */
+export function requireKind<K extends PrincipalKind>(res: Response, kinds: readonly K[], what: string): Extract<Principal, { kind: K }> {
+  const p = principalOf(res);
+  if ((kinds as readonly string[]).includes(p.kind)) return p as Extract<Principal, { kind: K }>;
+  if (p.kind === 'none') throw new HolonError('unauthorized', 401, `${what} needs a key: Authorization: Bearer <key>`);
+  throw new HolonError('forbidden', 403, `a ${p.kind} key cannot ${what}`);
+}
+
+/** The root of a mandate id: `alice/q4.r_1.r_2` → `alice/q4`. */
+export function rootMandateOf(mandateId: string): string {
+  const dot = mandateId.indexOf('.');
+  return dot < 0 ? mandateId : mandateId.slice(0, dot);
+}
+
+/**
+ * May this principal see (and act under) the mandate? Humans: every mandate whose root they issued (a root
+ * mandate's id starts with its issuer). Agents: their key's mandate and the sub-mandates derived from it.
+ */
+export function seesMandate(p: Principal, mandateId: string): boolean {
+  switch (p.kind) {
+    case 'operator':
+      return true;
+    case 'human':
+      return rootMandateOf(mandateId).startsWith(`${p.account}/`);
+    case 'agent':
+      return mandateId === p.mandateId || mandateId.startsWith(`${p.mandateId}.`);
+    default:
+      return false;
+  }
+}
+
+/** 404 unless the principal sees the mandate (another principal's mandate does not exist for it). */
+export function assertSeesMandate(p: Principal, mandateId: string | null, notFound: string): void {
+  if (mandateId === null || !seesMandate(p, mandateId)) throw new HolonError('not_found', 404, notFound);
+}

@@ -1,0 +1,105 @@
+/**
+ * Signing up by email (gateway.md §7 Accounts): `POST /v0/signup {handle, email}` makes, in ONE transaction, the
+ * account, its demo credit (`signup:<handle>`), the starter mandate `<handle>/sandbox`, a human key and an
+ * `ask_in_client` agent key for the sandbox. Keys are returned once.
+ *
+ * Handles follow GitHub's login rules in lower case (2–39 of a-z, 0-9 and single '-', not at either end). Refused:
+ * handles taken, every agent author's namespace in the registry, the platform account, and a reserved list. An
+ * email is unverified, unique per account, and refused when a disabled account had it.
+ */
+import type { Db } from '../db/connect.js';
+import { HolonError } from '../errors.js';
+import { creditSignup, loadMandate, mandateView, saveMandate } from '../gateway/mandates.js';
+import { isHandle } from '../identifiers.js';
+import { PLATFORM_ACCOUNT } from '../ledger/accounts.js';
+import { validateMandate } from '../mandate/validate.js';
+import { formatAmount } from '../money.js';
+import type { Registry } from '../registry/registry.js';
+import { createKey, type MintedKey } from './keys.js';
+
+/** Names that would collect other people's money or pose as the platform (and the project's former names). */
+export const RESERVED_HANDLES: ReadonlySet<string> = new Set([
+  PLATFORM_ACCOUNT, 'holon-labs', 'holon-ai', 'holonai', 'useholon', 'agentpay', 'agent-pay', 'hireagents',
+  'admin', 'administrator', 'root', 'system', 'platform', 'operator', 'moderator', 'staff', 'official',
+  'api', 'www', 'mcp', 'console', 'docs', 'status', 'help', 'support', 'security', 'abuse', 'postmaster', 'billing',
+  'payments', 'payouts', 'treasury', 'external', 'demo', 'demo-credit', 'examples', 'fixtures', 'test', 'sandbox',
+  'anthropic', 'claude', 'openai', 'github', 'null', 'undefined', 'me', 'you', 'everyone',
+]);
+
+const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
+
+/** Why a handle cannot be had, or null when it can (availability in the database aside). */
+export function handleProblem(handle: string, registry: Registry): string | null {
+  if (!isHandle(handle) || handle.includes('--')) {
+    return 'a handle is 2 to 39 of a-z, 0-9 and single hyphens, not starting or ending with a hyphen (GitHub login rules, lower case)';
+  }
+  if (RESERVED_HANDLES.has(handle)) return `"${handle}" is reserved`;
+  if (registry.list().some((a) => a.manifest.namespace === handle)) return `"${handle}" is the namespace of listed agents`;
+  return null;
+}
+
+export function normaliseEmail(email: string): string | null {
+  const e = email.trim().toLowerCase();
+  return e.length <= 254 && EMAIL.test(e) ? e : null;
+}
+
+export interface SignupSettings {
+  /** Demo credit (HOLON_SIGNUP_CREDIT), EUR micro-units. */
+  credit: bigint;
+  registry: Registry;
+}
+
+export interface SignedUp {
+  account: { handle: string; email: string };
+  balance: { currency: 'EUR'; amount: string };
+  mandate: ReturnType<typeof mandateView>;
+  keys: { human: MintedKey; agent: MintedKey };
+}
+
+/** The starter mandate: the demo credit to spend on the platform's own agents, approval above 0.50. */
+function starterMandate(handle: string, credit: bigint) {
+  return {
+    id: `${handle}/sandbox`,
+    issuer: handle,
+    grantee: `${handle}/assistant`,
+    allow: { agents: ['holon-labs/*'], capabilities: ['text.*', 'data.*', 'extraction.*'] },
+    approval: { above: '0.50' },
+    budget: { total: formatAmount(credit > 0n ? credit : 0n), currency: 'EUR', per_call: '1.00' },
+    delegation: { max_depth: 2 },
+  };
+}
+
+export async function signup(db: Db, input: { handle: string; email: string }, settings: SignupSettings): Promise<SignedUp> {
+  const handle = input.handle.trim().toLowerCase();
+  const problem = handleProblem(handle, settings.registry);
+  if (problem) throw new HolonError('invalid_handle', 400, problem, [{ path: '$.handle', message: problem }]);
+  const email = normaliseEmail(input.email);
+  if (!email) throw new HolonError('invalid_request', 400, 'the email is not an address', [{ path: '$.email', message: 'is not an email address' }]);
+  const starter = validateMandate(starterMandate(handle, settings.credit), { caller: true });
+  if (!starter.ok) throw new Error(`the starter mandate is invalid: ${JSON.stringify(starter.problems)}`);
+
+  return db.transaction(async (trx) => {
+    if (await trx('blocked_emails').where({ email }).first('email')) {
+      throw new HolonError('email_blocked', 403, 'this email belonged to a disabled account and cannot sign up again');
+    }
+    const inserted = await trx.raw<{ rows: unknown[] }>(
+      `INSERT INTO accounts (handle, kind, email) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING RETURNING handle`,
+      [handle, email],
+    );
+    if (inserted.rows.length === 0) {
+      const taken = await trx('accounts').where({ handle }).first('handle');
+      throw new HolonError(taken ? 'handle_taken' : 'email_taken', 409, taken ? `the handle "${handle}" is taken` : 'an account with this email exists');
+    }
+    await creditSignup(trx, handle, settings.credit, 'EUR');
+    await saveMandate(trx, starter.mandate);
+    const human = await createKey(trx, { kind: 'human', account: handle });
+    const agent = await createKey(trx, { kind: 'agent', account: handle, mandateId: starter.mandate.id, askInClient: true });
+    const stored = (await loadMandate(trx, starter.mandate.id))!;
+    return {
+      account: { handle, email },
+      balance: { currency: 'EUR' as const, amount: formatAmount(settings.credit > 0n ? settings.credit : 0n) },
+      mandate: mandateView(stored),
+      keys: { human, agent },
+    };
+  });
+}
