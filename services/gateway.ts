@@ -12,6 +12,7 @@ import { saveMandate, creditSignup } from '../shared/gateway/mandates.js';
 import { runCall } from '../shared/gateway/run.js';
 import { settleCall } from '../shared/gateway/settle.js';
 import { startSweeper } from '../shared/gateway/sweeper.js';
+import { recoverOrphanedCalls } from '../shared/gateway/recovery.js';
 import { deliverCallback } from '../shared/gateway/callbacks.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/log.js';
@@ -20,7 +21,8 @@ import type { Worker } from '../shared/queue/types.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { createRuntimes } from '../shared/runtime/index.js';
-import { createApp } from './api/app.js';
+import { createApp, type ApiDeps } from './api/app.js';
+import { createMemoryRateLimiter, createRedisRateLimiter } from '../shared/rate-limit.js';
 import { createMcpEndpoint } from './api/mcp/server.js';
 import { startDevAgentHost } from './dev-agent-host.js';
 import { createCallWaiter } from '../shared/gateway/call-waiter.js';
@@ -88,6 +90,8 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     const sweeper = startSweeper(context);
     stops.push(() => sweeper.stop());
   }
+  // The in-process queue died with the last process: what it held is orphaned (recovery.ts).
+  if (messaging.kind === 'memory' && roles.includes('runner') && roles.includes('settler')) await recoverOrphanedCalls(context);
   let server: Server | undefined;
   let port: number | undefined;
   if (roles.includes('api')) {
@@ -98,7 +102,21 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
       progressIntervalMs: config.mcpProgressMs,
       elicitationTimeoutMs: 10 * 60_000,
     });
+    let rateLimits: ApiDeps['rateLimits'];
+    if (config.hosted) {
+      const limiter = config.redisUrl ? createRedisRateLimiter(config.redisUrl, config.redisPrefix) : createMemoryRateLimiter();
+      closeLast.push(() => limiter.close());
+      const minute = 60_000;
+      rateLimits = {
+        limiter,
+        trustProxy: config.trustProxy,
+        perAddress: { limit: config.rateLimits.perAddressPerMin, windowMs: minute },
+        perAccount: { limit: config.rateLimits.perAccountPerMin, windowMs: minute },
+        signups: { limit: config.rateLimits.signupsPerHour, windowMs: 60 * minute },
+      };
+    }
     const app = createApp({
+      ...(rateLimits ? { rateLimits } : {}),
       mcp,
       auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: context.now },
       gateway: context,

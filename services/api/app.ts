@@ -8,8 +8,11 @@ import type { GatewayContext } from '../../shared/gateway/context.js';
 import type { Logger } from '../../shared/log.js';
 import type { CallWaiter } from '../../shared/gateway/call-waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
-import { authenticate, type AuthSettings } from './principal.js';
+import type { RateLimiter, RateRule } from '../../shared/rate-limit.js';
+import { authenticate, principalOf, type AuthSettings } from './principal.js';
+import { rateLimitMiddleware, signupLimit } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
+import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
 import { manageRoutes } from './routes/manage.js';
@@ -26,6 +29,14 @@ export interface ApiDeps {
   mcp?: McpEndpoint;
   /** Dev (the local operator) or hosted (keys); services/api/principal.ts. */
   auth: AuthSettings;
+  /** Hosted: limits per client address and per account, shared by every API process (gateway.md §7). */
+  rateLimits?: {
+    limiter: RateLimiter;
+    trustProxy: boolean;
+    perAddress: RateRule;
+    perAccount: RateRule;
+    signups: RateRule;
+  };
 }
 
 export function createApp(deps: ApiDeps): Express {
@@ -34,6 +45,21 @@ export function createApp(deps: ApiDeps): Express {
   app.set('query parser', 'simple');
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
   app.use(authenticate(deps.gateway.db, deps.auth));
+  const limits = deps.rateLimits;
+  if (limits) {
+    const log = deps.gateway.log;
+    app.post('/v0/signup', signupLimit(limits.limiter, limits.trustProxy, limits.signups, log));
+    app.use(rateLimitMiddleware(limits.limiter, {
+      trustProxy: limits.trustProxy,
+      perAddress: limits.perAddress,
+      perAccount: limits.perAccount,
+      log,
+      account: (_req, res) => {
+        const p = principalOf(res);
+        return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
+      },
+    }));
+  }
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
@@ -43,6 +69,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
   app.use(accountRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
+  app.use(adminRoutes({ gateway: deps.gateway }));
   app.use(manageRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
   app.use(readRoutes(deps.gateway));
 

@@ -42,6 +42,12 @@ export interface Registry {
   list(): AgentVersion[];
   /** Matching agents, one version each (the latest matching one), sorted by id. */
   search(query?: SearchQuery): AgentVersion[];
+  /**
+   * Stop listing one version (a yank, gateway.md §7 Moderation): it leaves resolution, capability routing,
+   * search, `list()` and `versions()`. `get()` still finds it: calls admitted before the yank run and settle,
+   * and forks of it still pay their royalties. False when it is not listed (unknown, or hidden already).
+   */
+  hide(id: string, version: string): boolean;
 }
 
 /** Newest first; versions the manifest validator accepted are always valid semver. */
@@ -62,10 +68,13 @@ function latestRelease(list: readonly AgentVersion[]): AgentVersion | null {
 }
 
 /**
- * An immutable in-memory registry. Throws when the same `id@version` is given twice: the caller decides
- * which one wins (the dev registry keeps the first and reports the second).
+ * An in-memory registry, immutable but for `hide()`. Throws when the same `id@version` is given twice: the
+ * caller decides which one wins (the dev registry keeps the first and reports the second).
  */
 export function createRegistry(versions: readonly AgentVersion[]): Registry {
+  /** Every version ever given, hidden ones included: `get()` reads this. */
+  const all = new Map<string, AgentVersion[]>();
+  /** The listed versions, newest first; an id whose versions are all hidden is removed (and from `ids`). */
   const byId = new Map<string, AgentVersion[]>();
   for (const agent of versions) {
     const { id, version } = agent.manifest;
@@ -77,11 +86,12 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
     byId.set(id, list);
   }
   for (const list of byId.values()) list.sort(compareNewestFirst);
+  for (const [id, list] of byId) all.set(id, [...list]);
   const ids = [...byId.keys()].sort();
 
   const registry: Registry = {
     get(id, version) {
-      return byId.get(id)?.find((a) => a.manifest.version === version);
+      return all.get(id)?.find((a) => a.manifest.version === version);
     },
 
     versions(id) {
@@ -146,6 +156,18 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
         out.push(agent);
       }
       return out;
+    },
+
+    hide(id, version) {
+      const list = byId.get(id);
+      const at = list ? list.findIndex((a) => a.manifest.version === version) : -1;
+      if (!list || at < 0) return false;
+      list.splice(at, 1);
+      if (list.length === 0) {
+        byId.delete(id);
+        ids.splice(ids.indexOf(id), 1);
+      }
+      return true;
     },
   };
   return registry;

@@ -440,3 +440,78 @@ describe('example agents', () => {
     expect(check.input({ text: 'hola', to: 'it' })).not.toEqual([]);
   });
 });
+
+// ------------------------------------------------------------------ hiding (yanked) versions
+
+describe('Registry.hide', () => {
+  const fresh = () => createRegistry([
+    agent('acme/pdf', '1.0.0', ['extraction.table']),
+    agent('acme/pdf', '1.2.0', ['extraction.table', 'ocr.page']),
+    agent('acme/pdf', '2.0.0', ['extraction.table']),
+    agent('acme/pdf', '2.1.0-beta.1', ['extraction.table']),
+    agent('lena/tables-fr', '0.3.0', ['extraction.table'], 'Extracts tables from French PDF invoices'),
+  ]);
+  const ids = (list: AgentVersion[]) => list.map((a) => `${a.manifest.id}@${a.manifest.version}`);
+  const v = (r: ReturnType<Registry['resolve']>) => (r.ok ? r.agent.manifest.version : r.code);
+
+  it('takes the version out of resolution: the next highest in range wins, a pinned ref no longer matches', () => {
+    const r = fresh();
+    expect(r.hide('acme/pdf', '2.0.0')).toBe(true);
+    expect(v(r.resolve('acme/pdf'))).toBe('1.2.0');
+    expect(v(r.resolve('acme/pdf@^2'))).toBe('no_matching_version');
+    expect(v(r.resolve('acme/pdf@2.0.0'))).toBe('no_matching_version');
+    expect(v(r.resolve('acme/pdf@^2.1.0-beta.0'))).toBe('2.1.0-beta.1');
+    const failed = r.resolve('acme/pdf@2.0.0');
+    if (!failed.ok) expect(failed.message).not.toContain('2.0.0,');
+  });
+
+  it('takes it out of versions, list, search and capability routing', () => {
+    const r = fresh();
+    r.hide('acme/pdf', '2.0.0');
+    expect(r.versions('acme/pdf').map((a) => a.manifest.version)).toEqual(['2.1.0-beta.1', '1.2.0', '1.0.0']);
+    expect(ids(r.list())).toEqual(['acme/pdf@2.1.0-beta.1', 'acme/pdf@1.2.0', 'acme/pdf@1.0.0', 'lena/tables-fr@0.3.0']);
+    expect(ids(r.search({}))).toEqual(['acme/pdf@1.2.0', 'lena/tables-fr@0.3.0']);
+    expect(ids(r.implementers('extraction.table'))).toEqual(['acme/pdf@1.2.0', 'lena/tables-fr@0.3.0']);
+    r.hide('acme/pdf', '1.2.0');
+    expect(ids(r.implementers('ocr.page'))).toEqual([]);
+    expect(ids(r.search({ capability: 'ocr.page' }))).toEqual([]);
+  });
+
+  it('an agent with every version hidden is unknown everywhere', () => {
+    const r = fresh();
+    expect(r.hide('lena/tables-fr', '0.3.0')).toBe(true);
+    expect(v(r.resolve('lena/tables-fr'))).toBe('unknown_agent');
+    expect(r.versions('lena/tables-fr')).toEqual([]);
+    expect(ids(r.list()).some((s) => s.startsWith('lena/'))).toBe(false);
+    expect(ids(r.search({ q: 'french' }))).toEqual([]);
+    expect(ids(r.implementers('extraction.table'))).toEqual(['acme/pdf@2.0.0']);
+  });
+
+  it('get() still finds a hidden version: admitted calls run and settle, forks still pay royalties', () => {
+    const r = fresh();
+    r.hide('lena/tables-fr', '0.3.0');
+    r.hide('acme/pdf', '2.0.0');
+    expect(r.get('lena/tables-fr', '0.3.0')?.manifest.version).toBe('0.3.0');
+    expect(r.get('acme/pdf', '2.0.0')?.manifest.version).toBe('2.0.0');
+    expect(r.get('acme/pdf', '9.9.9')).toBeUndefined();
+  });
+
+  it('is false for an unknown or already hidden version, and changes nothing then', () => {
+    const r = fresh();
+    expect(r.hide('acme/pdf', '9.9.9')).toBe(false);
+    expect(r.hide('nobody/here', '1.0.0')).toBe(false);
+    expect(r.hide('acme/pdf', '1.0.0')).toBe(true);
+    expect(r.hide('acme/pdf', '1.0.0')).toBe(false);
+    expect(r.list()).toHaveLength(4);
+    r.hide('lena/tables-fr', '0.3.0');
+    expect(r.hide('lena/tables-fr', '0.3.0')).toBe(false);
+    expect(r.list()).toHaveLength(3);
+  });
+
+  it('one registry hiding leaves another built from the same versions alone', () => {
+    const a = fresh();
+    const b = fresh();
+    a.hide('acme/pdf', '2.0.0');
+    expect(v(b.resolve('acme/pdf'))).toBe('2.0.0');
+  });
+});

@@ -13,6 +13,15 @@ import { parentOfToken, submitChild } from '../../../shared/gateway/delegate.js'
 import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
+import {
+  claimIdempotencyKey,
+  isIdempotencyKey,
+  recordIdempotentCall,
+  releaseIdempotencyKey,
+  requestHash,
+  STALE_CLAIM_MS,
+  type IdempotencyRow,
+} from '../../../shared/hosted/idempotency.js';
 import { asyncRoute } from '../route.js';
 
 export interface CallRoutesDeps {
@@ -67,7 +76,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       assertSeesMandate(p, mandateId, `there is no mandate ${mandateId}`);
       if (mandateId.includes('.')) throw new HolonError('invalid_request', 400, 'a sub-mandate is used only by the delegated run it was derived for');
     }
-    const submitted = await submitCall(deps.gateway, {
+    const submit = () => submitCall(deps.gateway, {
       mandateId,
       ...(agent ? { agent } : {}),
       ...(capability ? { capability } : {}),
@@ -76,6 +85,29 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       ...(callbackUrl ? { callbackUrl } : {}),
       ...(approval ? { approval } : {}),
     });
+    const idempotencyKey = req.get('idempotency-key');
+    if (idempotencyKey === undefined) {
+      await answerSubmission(deps, res, await submit(), wantsAsync(req));
+      return;
+    }
+    // Idempotent: claimed in Postgres before anything runs; per API key (dev mode: the operator's one scope).
+    if (!isIdempotencyKey(idempotencyKey)) throw new HolonError('invalid_request', 400, 'the Idempotency-Key must be 1 to 255 printable ASCII characters');
+    const scope = p.kind === 'operator' ? 'operator' : p.keyPrefix;
+    const hash = requestHash({ ...r.body, mandate: mandateId });
+    const claim = await claimIdempotencyKey(deps.gateway.db, scope, idempotencyKey, hash);
+    if (claim.kind === 'existing') {
+      await answerReplay(deps.gateway, res, claim.row, hash);
+      return;
+    }
+    let submitted: Submitted;
+    try {
+      submitted = await submit();
+    } catch (e) {
+      await releaseIdempotencyKey(deps.gateway.db, scope, idempotencyKey);
+      throw e;
+    }
+    if (submitted.kind === 'queued') await recordIdempotentCall(deps.gateway.db, scope, idempotencyKey, submitted.callId);
+    else await recordIdempotentCall(deps.gateway.db, scope, idempotencyKey, submitted.receipt.id, { status: submitted.httpStatus, code: submitted.code });
     await answerSubmission(deps, res, submitted, wantsAsync(req));
   }));
 
@@ -126,6 +158,41 @@ export async function answerSubmission(deps: CallRoutesDeps, res: Response, subm
   }
   const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
   await answerFinished(deps.gateway, res, receipt);
+}
+
+/** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
+async function answerReplay(gateway: GatewayContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
+  if (row.requestHash !== hash) {
+    throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
+  }
+  const interrupted = new HolonError(
+    'idempotency_key_interrupted',
+    409,
+    'the call under this Idempotency-Key was interrupted by a restart and its outcome is unknown: check GET /v0/receipts before sending it again with a new key',
+  );
+  if (row.status === 'interrupted') throw interrupted;
+  if (row.callId === null) {
+    if (gateway.now() - row.createdAt.getTime() > STALE_CLAIM_MS) throw interrupted;
+    throw new HolonError('idempotency_key_in_use', 409, 'the call under this Idempotency-Key is still running');
+  }
+  const receipt = await loadReceiptTree(gateway.db, row.callId);
+  if (!receipt) throw new HolonError('idempotency_key_in_use', 409, `the call under this Idempotency-Key is still running (call ${row.callId})`);
+  if (receipt.error === 'gateway_restarted') throw interrupted;
+  if (row.refused) {
+    res.status(row.refused.status).json({
+      replayed: true,
+      status: receipt.status,
+      ...(receipt.status === 'pending_approval' ? {} : { error: { code: row.refused.code, message: receipt.reasons[0] ?? row.refused.code } }),
+      receipt,
+    });
+    return;
+  }
+  res.status(receipt.status === 'succeeded' ? 200 : 502).json({
+    replayed: true,
+    status: receipt.status,
+    ...(receipt.status === 'succeeded' ? { output: null } : { error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}` } }),
+    receipt,
+  });
 }
 
 async function answerFinished(gateway: GatewayContext, res: Response, receipt: ReceiptView): Promise<void> {

@@ -39,6 +39,9 @@ export const statements = [
      key          text NOT NULL CHECK (length(key) BETWEEN 1 AND 255),
      request_hash text NOT NULL,
      call_id      text,
+     -- a refusal's own answer (HTTP status and code), replayed as it was; a call that ran replays its receipt
+     refused_status integer,
+     refused_code text,
      status       text NOT NULL DEFAULT 'claimed' CHECK (status IN ('claimed', 'answered', 'interrupted')),
      created_at   timestamptz NOT NULL DEFAULT now(),
      PRIMARY KEY (scope, key)

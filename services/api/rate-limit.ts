@@ -1,0 +1,101 @@
+/**
+ * Rate-limit middleware (gateway.md §7: "Rate limits are per account, and per the address the trusted proxy
+ * appended — more keys or a forged `X-Forwarded-For` buy nothing").
+ *
+ * - Every request counts against `addr:<address>` (services/api/client-address.ts decides the address), and,
+ *   when `account(req, res)` names one, against `acct:<handle>`: one bucket per account, however many keys
+ *   it has. Mount it after whatever sets the principal, or the account bucket is never used.
+ *   The account is hit only when the address is admitted, so a refused address does not eat into its account.
+ * - `signupLimit` guards `POST /v0/signup` with `signup:<address>`.
+ * - Refused: `429 {error: {code: 'rate_limited', message}}` with `Retry-After` (whole seconds).
+ *
+ * FAIL OPEN, on purpose: when the limiter itself fails (Redis down or too slow: the Redis limiter gives up
+ * after a short command timeout), the request goes through and a warning is logged (at most one every
+ * 30 s, with a count of the failures in between). Limits protect capacity against abuse; they do not
+ * guard money (budgets and reservations do, in Postgres), so an outage of the limiter must not become an
+ * outage of every paid call. The cost is that abuse is unthrottled while Redis is down, which the warning
+ * makes visible.
+ */
+import type { Request, RequestHandler, Response } from 'express';
+import { HolonError } from '../../shared/errors.js';
+import { createLogger, type Logger } from '../../shared/log.js';
+import type { RateDecision, RateLimiter, RateRule } from '../../shared/rate-limit.js';
+import { clientAddress } from './client-address.js';
+
+type WarnLogger = Pick<Logger, 'warn'>;
+
+export interface RateLimitOptions {
+  /** HOLON_TRUST_PROXY: take the address from the last `X-Forwarded-For` entry. */
+  trustProxy: boolean;
+  perAddress: RateRule;
+  perAccount: RateRule;
+  /** The account (handle) the request acts for, when authenticated; its keys share one bucket. */
+  account?: (req: Request, res: Response) => string | undefined;
+  /** Where limiter failures are reported; default a `rate-limit` logger. */
+  log?: WarnLogger;
+}
+
+export function rateLimitMiddleware(limiter: RateLimiter, options: RateLimitOptions): RequestHandler {
+  const warn = failureReporter(options.log);
+  return async (req, res, next) => {
+    const address = clientAddress(req, options.trustProxy);
+    const handle = options.account?.(req, res);
+    try {
+      const byAddress = await limiter.hit(`addr:${address}`, options.perAddress);
+      if (!byAddress.ok) return refuse(res, byAddress, 'too many requests from this address');
+      if (handle) {
+        const byAccount = await limiter.hit(`acct:${handle}`, options.perAccount);
+        if (!byAccount.ok) return refuse(res, byAccount, 'too many requests for this account');
+      }
+    } catch (e) {
+      warn(e);
+    }
+    next();
+  };
+}
+
+/** `POST /v0/signup`: sign-ups per address. */
+export function signupLimit(limiter: RateLimiter, trustProxy: boolean, rule: RateRule, log?: WarnLogger): RequestHandler {
+  const warn = failureReporter(log);
+  return async (req, res, next) => {
+    const address = clientAddress(req, trustProxy);
+    try {
+      const decision = await limiter.hit(`signup:${address}`, rule);
+      if (!decision.ok) return refuse(res, decision, 'too many sign-ups from this address');
+    } catch (e) {
+      warn(e);
+    }
+    next();
+  };
+}
+
+function refuse(res: Response, decision: RateDecision, what: string): void {
+  const seconds = Math.max(1, decision.retryAfterS);
+  res
+    .status(429)
+    .set('Retry-After', String(seconds))
+    .json(new HolonError('rate_limited', 429, `${what}; retry in ${seconds} s`).toJSON());
+}
+
+const WARN_EVERY_MS = 30_000;
+
+/** Logs a limiter failure, at most once per WARN_EVERY_MS, counting the ones it kept quiet about. */
+function failureReporter(log: WarnLogger | undefined): (e: unknown) => void {
+  let logger = log;
+  let lastAt = -Infinity;
+  let suppressed = 0;
+  return (e) => {
+    const t = Date.now();
+    if (t - lastAt < WARN_EVERY_MS) {
+      suppressed += 1;
+      return;
+    }
+    logger ??= createLogger('rate-limit');
+    logger.warn(
+      { err: { message: (e as Error)?.message, name: (e as Error)?.name }, suppressed },
+      'rate limiter unavailable: letting requests through unlimited',
+    );
+    lastAt = t;
+    suppressed = 0;
+  };
+}

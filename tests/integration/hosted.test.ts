@@ -1,0 +1,332 @@
+/**
+ * Hosted mode through HTTP (gateway.md §7): sign-up, keys, principals and scoping, idempotent calls, against real
+ * Postgres and Redis; the ledger audit runs after every test.
+ */
+import { mkdtemp, readFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { describe, expect, test } from 'vitest';
+import { useAudited } from '../support/gateway.js';
+import { ADMIN_KEY, secondApi, send, signUp, startHostedGateway, workMandate, type Account, type Reply } from '../support/hosted.js';
+
+describe('sign-up and keys', () => {
+  test('a stranger signs up, gets keys once, calls under their own mandate and sees only their own things', async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const r = await send(g.url, 'POST', '/v0/signup', { body: { handle: 'Bob', email: 'Bob@Example.test' } });
+      expect(r.status).toBe(201);
+      expect(r.body).toMatchObject({
+        account: { handle: 'bob', email: 'bob@example.test' },
+        balance: { currency: 'EUR', amount: '5.00' },
+        mandate: { mandate: { id: 'bob/sandbox', issuer: 'bob', grantee: 'bob/assistant' }, budget: { total: '5.00', remaining: '5.00' } },
+        keys: { human: { kind: 'human', key: expect.stringMatching(/^hlk_h_[A-Za-z0-9]{8}_[A-Za-z0-9]{40}$/) }, agent: { kind: 'agent', mandate: 'bob/sandbox', ask_in_client: true } },
+      });
+      const bob: Account = { handle: 'bob', human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent.key };
+
+      const meHuman = await send(g.url, 'GET', '/v0/me', { key: bob.human });
+      expect(meHuman.body).toMatchObject({ kind: 'human', account: { handle: 'bob' }, balances: [{ currency: 'EUR', balance: '5.00' }], mandates: [{ id: 'bob/sandbox' }] });
+      expect(meHuman.body.keys.map((k: any) => k.kind).sort()).toEqual(['agent', 'human']);
+      expect(JSON.stringify(meHuman.body)).not.toContain(bob.human);
+      const meAgent = await send(g.url, 'GET', '/v0/me', { key: bob.sandboxAgent });
+      expect(meAgent.body).toMatchObject({ kind: 'agent', account: 'bob', mandate: { id: 'bob/sandbox' } });
+
+      // Their own mandate for the examples, an agent key for it, and a call with the mandate implied.
+      const work = await workMandate(g.url, bob);
+      const call = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'hi' } } });
+      expect(call.status).toBe(200);
+      expect(call.body).toMatchObject({ output: { text: 'HI' }, receipt: { mandate: 'bob/work', billed: true, cost: { total: '0.01' } } });
+      const receipts = await send(g.url, 'GET', '/v0/receipts', { key: bob.human });
+      expect(receipts.body.receipts.map((x: any) => x.id)).toEqual([call.body.receipt.id]);
+      const accounts = await send(g.url, 'GET', '/v0/accounts', { key: bob.human });
+      expect(accounts.body.accounts.map((a: any) => a.account)).toEqual(['bob']);
+      expect(accounts.body.accounts[0].balance).toBe('4.99');
+
+      // Hosted mandates: in the caller's namespace, issuer forced, EUR, the platform's rates.
+      const bad = await send(g.url, 'POST', '/v0/mandates', {
+        key: bob.human,
+        body: { id: 'carol/x', issuer: 'carol', grantee: 'carol/a', allow: { agents: ['examples/*'] }, budget: { total: '1.00', currency: 'USD', fx: { USD: '100' } } },
+      });
+      expect(bad.status).toBe(400);
+      expect(bad.body.error.problems.map((p: any) => p.path).sort()).toEqual(['$.budget.currency', '$.budget.fx', '$.grantee', '$.id', '$.issuer']);
+      const dup = await send(g.url, 'POST', '/v0/mandates', { key: bob.human, body: { id: 'work', grantee: 'bob/assistant', allow: { agents: ['examples/*'] }, budget: { total: '1.00' } } });
+      expect(dup.status).toBe(409);
+      const list = await send(g.url, 'GET', '/v0/mandates', { key: bob.human });
+      expect(list.body.mandates.map((m: any) => m.mandate.id).sort()).toEqual(['bob/sandbox', 'bob/work']);
+      expect(list.body.mandates.find((m: any) => m.mandate.id === 'bob/work').mandate.budget.fx).toBeDefined();
+    });
+  });
+
+  test('handles and emails: GitHub rules in lower case; reserved, authors\' namespaces, taken and malformed ones refused', async () => {
+    await useAudited(await startHostedGateway({ rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100 } }), async (g) => {
+      await signUp(g.url, 'alice');
+      const cases: Array<[unknown, number, string]> = [
+        [{ handle: 'a', email: 'x1@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'x'.repeat(40), email: 'x2@example.test' }, 400, 'invalid_handle'],
+        [{ handle: '-bob', email: 'x3@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'bo--b', email: 'x4@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'bo_b', email: 'x5@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'holon', email: 'x6@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'admin', email: 'x7@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'examples', email: 'x8@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'fixtures', email: 'x9@example.test' }, 400, 'invalid_handle'],
+        [{ handle: 'alice', email: 'new@example.test' }, 409, 'handle_taken'],
+        [{ handle: 'alice2', email: 'ALICE@example.test' }, 409, 'email_taken'],
+        [{ handle: 'carol', email: 'not an email' }, 400, 'invalid_request'],
+        [{ handle: 'carol' }, 400, 'invalid_request'],
+        [{ handle: 'carol', email: 'c@example.test', admin: true }, 400, 'invalid_request'],
+        [{ handle: 'car\u0000ol', email: 'c@example.test' }, 400, 'invalid_request'],
+        [{ handle: 42, email: 'c@example.test' }, 400, 'invalid_request'],
+      ];
+      for (const [body, status, code] of cases) {
+        const r = await send(g.url, 'POST', '/v0/signup', { body });
+        expect([r.status, r.body.error?.code], JSON.stringify(body)).toEqual([status, code]);
+      }
+      expect((await send(g.url, 'POST', '/v0/signup', { body: '{"handle": ' })).status).toBe(400);
+      // Nothing half-made: exactly one account, one credit.
+      expect((await g.db.knex('accounts').where({ kind: 'user' })).map((a) => a.handle)).toEqual(['alice']);
+    });
+  });
+
+  test('the database holds no plaintext key, only SHA-256 hashes', async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const a = await signUp(g.url, 'alice');
+      const work = await workMandate(g.url, a);
+      await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } });
+      const secrets = [a.human, a.sandboxAgent, work.agent].map((k) => k.slice(15));
+      const columns = await g.db.knex('information_schema.columns')
+        .where({ table_schema: 'public' })
+        .whereIn('data_type', ['text', 'character varying', 'jsonb', 'json'])
+        .select('table_name', 'column_name');
+      expect(columns.length).toBeGreaterThan(20);
+      for (const { table_name: table, column_name: column } of columns) {
+        for (const secret of secrets) {
+          const hit = await g.db.knex(table).whereRaw('??::text LIKE ?', [column, `%${secret}%`]).count<{ count: bigint }[]>('* as count');
+          expect(Number(hit[0]!.count), `${table}.${column}`).toBe(0);
+        }
+      }
+      expect(Number((await g.db.knex('api_keys').count<{ count: string }[]>('* as count'))[0]!.count)).toBe(3);
+    });
+  });
+
+  test('a revoked or expired key, or a disabled account, is refused at once on every API process', async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const other = await secondApi(g);
+      try {
+        const a = await signUp(g.url, 'alice');
+        const work = await workMandate(g.url, a);
+        for (const base of [g.url, other.url]) expect((await send(base, 'GET', '/v0/me', { key: work.agent })).status).toBe(200);
+        const revoked = await send(other.url, 'DELETE', `/v0/keys/${work.prefix}`, { key: a.human });
+        expect(revoked.body).toEqual({ prefix: work.prefix, state: 'revoked' });
+        for (const base of [g.url, other.url]) {
+          const r = await send(base, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } });
+          expect(r.status).toBe(401);
+        }
+        expect((await send(g.url, 'DELETE', `/v0/keys/${work.prefix}`, { key: a.human })).status).toBe(404);
+        // Someone else's key cannot be revoked (it does not exist for them).
+        const b = await signUp(g.url, 'bob');
+        const bobKey = (await send(g.url, 'GET', '/v0/me', { key: b.human })).body.keys[0].prefix;
+        expect((await send(g.url, 'DELETE', `/v0/keys/${bobKey}`, { key: a.human })).status).toBe(404);
+        expect((await send(g.url, 'GET', '/v0/me', { key: b.human })).status).toBe(200);
+
+        await g.db.knex('api_keys').where({ account: 'alice', kind: 'human' }).update({ expires_at: new Date(Date.now() - 1000) });
+        for (const base of [g.url, other.url]) expect((await send(base, 'GET', '/v0/me', { key: a.human })).status).toBe(401);
+        expect((await send(g.url, 'GET', '/v0/me', { key: a.sandboxAgent })).status).toBe(200);
+        await g.db.knex('accounts').where({ handle: 'alice' }).update({ disabled_at: new Date() });
+        for (const base of [g.url, other.url]) expect((await send(base, 'GET', '/v0/me', { key: a.sandboxAgent })).status).toBe(401);
+        for (const bad of ['Bearer nope', 'Basic abc', `Bearer ${a.sandboxAgent.slice(0, -1)}x`, 'Bearer ' + 'x'.repeat(300)]) {
+          expect((await send(g.url, 'GET', '/v0/me', { headers: { authorization: bad } })).status).toBe(401);
+        }
+      } finally {
+        await other.stop();
+      }
+    });
+  });
+});
+
+describe('scoping: every principal × every resource route', () => {
+  type Who = 'none' | 'admin' | 'owner-human' | 'owner-agent' | 'other-human' | 'other-agent';
+  const WHO: Who[] = ['none', 'admin', 'owner-human', 'owner-agent', 'other-human', 'other-agent'];
+  const kindOf = (w: Who) => (w === 'none' || w === 'admin' ? w : w.endsWith('human') ? 'human' : 'agent');
+  const owns = (w: Who) => w.startsWith('owner');
+
+  interface Fixture {
+    mandate: string;
+    receipt: string;
+    approval: string;
+    keys: Record<Who, string | undefined>;
+  }
+  interface Route {
+    name: string;
+    /** Which principal kinds the route serves at all (others: 401 without a key, 403 with one). */
+    kinds: Array<'none' | 'admin' | 'human' | 'agent'>;
+    /** Scoped to the owner's mandate: anyone else gets 404. */
+    scoped: boolean;
+    ok: number;
+    request(f: Fixture, who: Who): { method: string; path: string; body?: unknown };
+  }
+
+  // The table of gateway.md §7 Principals, one row per route.
+  const ROUTES: Route[] = [
+    { name: 'GET mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/mandates/${f.mandate}` }) },
+    { name: 'GET receipt', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/receipts/${f.receipt}` }) },
+    { name: 'GET call', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/calls/${f.receipt}` }) },
+    { name: 'GET approval', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/approvals/${f.approval}` }) },
+    // The owner's human passes the scope and then fails the body check: deciding is theirs, and nothing is decided.
+    { name: 'POST approval', kinds: ['human'], scoped: true, ok: 400, request: (f) => ({ method: 'POST', path: `/v0/approvals/${f.approval}`, body: { run: 'maybe' } }) },
+    { name: 'GET receipts of mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/receipts?mandate=${f.mandate}` }) },
+    { name: 'GET approvals of mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/approvals?mandate=${f.mandate}` }) },
+    { name: 'GET catalogue under mandate', kinds: ['none', 'admin', 'human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/agents?capability=text.upper&mandate=${f.mandate}` }) },
+    { name: 'POST call under mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'POST', path: '/v0/calls', body: { mandate: f.mandate, agent: 'examples/echo-upper', input: { text: 'x' } } }) },
+    { name: 'POST key for mandate', kinds: ['human'], scoped: true, ok: 201, request: (f) => ({ method: 'POST', path: '/v0/keys', body: { mandate: f.mandate } }) },
+    { name: 'GET catalogue', kinds: ['none', 'admin', 'human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/agents?q=echo' }) },
+    { name: 'GET one agent', kinds: ['none', 'admin', 'human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/agents/examples/echo-upper' }) },
+    { name: 'GET me', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/me' }) },
+    { name: 'GET balances', kinds: ['admin', 'human'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/accounts' }) },
+    { name: 'GET receipts', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/receipts' }) },
+    { name: 'GET approvals', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/approvals' }) },
+    { name: 'GET mandates', kinds: ['human'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/mandates' }) },
+    {
+      name: 'POST mandate', kinds: ['human'], scoped: false, ok: 201,
+      request: (_f, who) => ({ method: 'POST', path: '/v0/mandates', body: { id: `m-${Math.random().toString(36).slice(2, 10)}`, grantee: `${who.startsWith('owner') ? 'owner' : 'other'}/assistant`, allow: { agents: ['examples/*'] }, budget: { total: '0.10' } } }),
+    },
+    { name: 'POST admin credit', kinds: ['admin'], scoped: false, ok: 201, request: () => ({ method: 'POST', path: '/v0/admin/credit', body: { account: 'owner', amount: '0.01' } }) },
+    { name: 'POST signup', kinds: ['none', 'admin', 'human', 'agent'], scoped: false, ok: 201, request: () => ({ method: 'POST', path: '/v0/signup', body: { handle: `u${Math.random().toString(36).slice(2, 10)}`, email: `${Math.random().toString(36).slice(2)}@example.test` } }) },
+  ];
+
+  function expected(route: Route, who: Who): number {
+    const kind = kindOf(who);
+    if (!route.kinds.includes(kind)) return kind === 'none' ? 401 : 403;
+    if (route.scoped && !owns(who)) return 404;
+    return route.ok;
+  }
+
+  test(`${ROUTES.length} routes × ${WHO.length} principals answer as the principals table says`, async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const owner = await signUp(g.url, 'owner');
+      const other = await signUp(g.url, 'other');
+      const ownerWork = await workMandate(g.url, owner, { approval: { agents: ['examples/word-count'] } });
+      const otherWork = await workMandate(g.url, other);
+      const receipt = (await send(g.url, 'POST', '/v0/calls', { key: ownerWork.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } })).body.receipt.id;
+      const held = await send(g.url, 'POST', '/v0/calls', { key: ownerWork.agent, body: { agent: 'examples/word-count', input: { text: 'a b' } } });
+      expect(held.status).toBe(202);
+      const f: Fixture = {
+        mandate: ownerWork.mandate,
+        receipt,
+        approval: held.body.approval.id,
+        keys: { none: undefined, admin: ADMIN_KEY, 'owner-human': owner.human, 'owner-agent': ownerWork.agent, 'other-human': other.human, 'other-agent': otherWork.agent },
+      };
+      const mismatches: string[] = [];
+      let checked = 0;
+      for (const route of ROUTES) {
+        for (const who of WHO) {
+          const { method, path: p, body } = route.request(f, who);
+          const r: Reply = await send(g.url, method, p, { ...(f.keys[who] ? { key: f.keys[who] } : {}), ...(body !== undefined ? { body } : {}) });
+          checked++;
+          if (r.status !== expected(route, who)) mismatches.push(`${route.name} as ${who}: ${r.status} (expected ${expected(route, who)}) ${JSON.stringify(r.body).slice(0, 160)}`);
+        }
+      }
+      expect(mismatches).toEqual([]);
+      expect(checked).toBe(ROUTES.length * WHO.length);
+      // What the listings show is scoped too.
+      const otherReceipts = await send(g.url, 'GET', '/v0/receipts', { key: other.human });
+      expect(otherReceipts.body.receipts.every((x: any) => x.mandate.startsWith('other/'))).toBe(true);
+      const otherBalances = await send(g.url, 'GET', '/v0/accounts', { key: other.human });
+      expect(otherBalances.body.accounts.map((a: any) => a.account)).toEqual(['other']);
+      const adminBalances = await send(g.url, 'GET', '/v0/accounts', { key: ADMIN_KEY });
+      expect(adminBalances.body.accounts.map((a: any) => a.account)).toEqual(expect.arrayContaining(['owner', 'other', 'holon']));
+      // The approval is still pending: nobody but its human could have decided it, and they sent a bad body.
+      expect((await send(g.url, 'GET', `/v0/approvals/${f.approval}`, { key: owner.human })).body.status).toBe('pending');
+    });
+  });
+
+  test('/mcp takes an agent key only, and runs under its mandate', async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const a = await signUp(g.url, 'alice');
+      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+      const headers = { accept: 'application/json, text/event-stream' };
+      expect((await send(g.url, 'POST', '/mcp', { body: init, headers })).status).toBe(401);
+      expect((await send(g.url, 'POST', '/mcp', { body: init, headers, key: a.human })).status).toBe(403);
+      expect((await send(g.url, 'POST', '/mcp', { body: init, headers, key: ADMIN_KEY })).status).toBe(403);
+      const ok = await send(g.url, 'POST', '/mcp', { body: init, headers, key: a.sandboxAgent });
+      expect(ok.status).toBe(200);
+      const session = ok.headers.get('mcp-session-id')!;
+      // Another key cannot use the session.
+      const b = await signUp(g.url, 'bob');
+      const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
+      const stolen = await send(g.url, 'POST', '/mcp', { body: list, headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, key: b.sandboxAgent });
+      expect(stolen.status).toBe(404);
+    });
+  });
+});
+
+describe('idempotent calls', () => {
+  test('20 identical requests at once across 2 API processes run the agent once; a repeat replays the receipt', async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const other = await secondApi(g);
+      try {
+        const a = await signUp(g.url, 'alice');
+        const work = await workMandate(g.url, a);
+        const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-idem-')), 'runs.log');
+        const body = { agent: 'fixtures/counter', input: { file, ms: 400 } };
+        const headers = { 'idempotency-key': 'order-42' };
+        const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 ? other.url : g.url, 'POST', '/v0/calls', { key: work.agent, body, headers })));
+        const statuses = replies.map((r) => r.status).sort();
+        expect(statuses.filter((s) => s === 200)).toHaveLength(1);
+        expect(statuses.filter((s) => s === 409)).toHaveLength(19);
+        expect(replies.filter((r) => r.status === 409).every((r) => r.body.error.code === 'idempotency_key_in_use')).toBe(true);
+        expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(1);
+        const original = replies.find((r) => r.status === 200)!.body.receipt;
+
+        for (const base of [g.url, other.url]) {
+          const again = await send(base, 'POST', '/v0/calls', { key: work.agent, body, headers });
+          expect(again.status).toBe(200);
+          expect(again.body).toEqual({ replayed: true, status: 'succeeded', output: null, receipt: original });
+        }
+        expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(1);
+        expect((await send(g.url, 'GET', `/v0/mandates/${work.mandate}`, { key: a.human })).body.budget.spent).toBe('0.01');
+
+        // The same key for another request is refused; keys are per API key (another key may reuse the name).
+        const different = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { ...body, input: { file, ms: 1 } }, headers });
+        expect([different.status, different.body.error.code]).toEqual([422, 'idempotency_key_reused']);
+        const byHuman = await send(g.url, 'POST', '/v0/calls', { key: a.human, body: { ...body, mandate: work.mandate }, headers });
+        expect(byHuman.status).toBe(200);
+        expect(byHuman.body.replayed).toBeUndefined();
+        expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
+
+        // A refused request replays its refusal; a request that failed before any call frees the key.
+        const denied = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'holon-labs/csv-profile', input: {} }, headers: { 'idempotency-key': 'k2' } });
+        const deniedAgain = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'holon-labs/csv-profile', input: {} }, headers: { 'idempotency-key': 'k2' } });
+        expect(denied.status).toBe(404);
+        expect(deniedAgain).toMatchObject({ status: 404, body: { replayed: true, status: 'denied', error: { code: denied.body.error.code }, receipt: { id: denied.body.receipt.id } } });
+        const malformed = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper' }, headers: { 'idempotency-key': 'k3' } });
+        expect(malformed.status).toBe(400);
+        const fixed = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'ok' } }, headers: { 'idempotency-key': 'k3' } });
+        expect(fixed.status).toBe(200);
+        expect((await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'ok' } }, headers: { 'idempotency-key': 'x'.repeat(300) } })).status).toBe(400);
+      } finally {
+        await other.stop();
+      }
+    });
+  });
+});
+
+describe('platform rules', () => {
+  test('the admin key tops up credit but never calls under a user\'s mandate nor decides approvals', async () => {
+    await useAudited(await startHostedGateway(), async (g) => {
+      const a = await signUp(g.url, 'alice');
+      const work = await workMandate(g.url, a, { approval: { agents: ['examples/echo-upper'] } });
+      const held = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } });
+      expect(held.status).toBe(202);
+      expect((await send(g.url, 'POST', `/v0/approvals/${held.body.approval.id}`, { key: ADMIN_KEY, body: {} })).status).toBe(403);
+      expect((await send(g.url, 'POST', `/v0/approvals/${held.body.approval.id}`, { key: work.agent, body: {} })).status).toBe(403);
+      expect((await send(g.url, 'POST', '/v0/calls', { key: ADMIN_KEY, body: { mandate: work.mandate, agent: 'examples/echo-upper', input: { text: 'x' } } })).status).toBe(403);
+      const credit = await send(g.url, 'POST', '/v0/admin/credit', { key: ADMIN_KEY, body: { account: 'alice', amount: '2.00' } });
+      expect(credit.status).toBe(201);
+      const ran = await send(g.url, 'POST', `/v0/approvals/${held.body.approval.id}`, { key: a.human, body: {} });
+      expect(ran.status).toBe(200);
+      expect(ran.body.output).toEqual({ text: 'X' });
+      // NUL characters are refused in requests.
+      const nul = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'a\u0000b' } } });
+      expect(nul.status).toBe(400);
+    });
+  });
+});

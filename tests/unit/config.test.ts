@@ -1,0 +1,149 @@
+import { execFile } from 'node:child_process';
+import path from 'node:path';
+import { promisify } from 'node:util';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig } from '../../shared/config.js';
+
+const ROOT = path.resolve(__dirname, '../..');
+const SECRET = 'f'.repeat(32);
+const ADMIN = 'a'.repeat(40);
+
+const PRODUCTION: NodeJS.ProcessEnv = {
+  NODE_ENV: 'production',
+  DATABASE_URL: 'postgres://holon@db.internal:5432/holon',
+  HOLON_PUBLIC_URL: 'https://api.holon.example',
+  HOLON_FILE_SECRET: SECRET,
+  HOLON_ADMIN_KEY: ADMIN,
+  HOLON_TRUST_PROXY: '1',
+  HOLON_SITE_URL: 'https://holon.example/',
+};
+
+const SIX = ['DATABASE_URL', 'HOLON_PUBLIC_URL', 'HOLON_FILE_SECRET', 'HOLON_ADMIN_KEY', 'HOLON_TRUST_PROXY', 'HOLON_SITE_URL'];
+
+/** The problems a ConfigError lists, one per line. */
+function problemsOf(env: NodeJS.ProcessEnv): string[] {
+  try {
+    loadConfig(env);
+  } catch (e) {
+    expect(e).toBeInstanceOf(ConfigError);
+    return (e as Error).message.split('\n').filter((l) => l.startsWith('- '));
+  }
+  return [];
+}
+
+describe('production configuration', () => {
+  it('a full production environment loads', () => {
+    const c = loadConfig(PRODUCTION);
+    expect(c).toMatchObject({
+      production: true,
+      publicUrl: 'https://api.holon.example',
+      siteUrl: 'https://holon.example',
+      fileSecret: SECRET,
+      adminKey: ADMIN,
+      trustProxy: true,
+      allowPrivateEndpoints: false,
+      rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 10 },
+    });
+    expect(loadConfig({ ...PRODUCTION, HOLON_TRUST_PROXY: '0' }).trustProxy).toBe(false);
+  });
+
+  it('with nothing set, lists all six problems in one error, each naming its variable', () => {
+    const problems = problemsOf({ NODE_ENV: 'production' });
+    expect(problems).toHaveLength(6);
+    for (const name of SIX) expect(problems.filter((p) => p.includes(name)), name).toHaveLength(1);
+  });
+
+  it.each(SIX)('names %s when it alone is missing', (name) => {
+    const env = { ...PRODUCTION, [name]: undefined };
+    const problems = problemsOf(env);
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain(name);
+    // blank counts as missing
+    expect(problemsOf({ ...PRODUCTION, [name]: '  ' })).toEqual(problems);
+  });
+
+  it('refuses short secrets without printing them', () => {
+    const problems = problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: 'short-file-secret', HOLON_ADMIN_KEY: 'short-admin-key' });
+    expect(problems).toHaveLength(2);
+    expect(problems.find((p) => p.includes('HOLON_FILE_SECRET'))).toMatch(/at least 32/);
+    expect(problems.find((p) => p.includes('HOLON_ADMIN_KEY'))).toMatch(/at least 32/);
+    expect(problems.join('\n')).not.toMatch(/short-file-secret|short-admin-key/);
+    expect(problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: 'x'.repeat(31) })).toHaveLength(1);
+    expect(problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: 'x'.repeat(32) })).toEqual([]);
+  });
+
+  it('outside production, nothing is required but a weak admin key is still refused', () => {
+    const dev = loadConfig({});
+    expect(dev).toMatchObject({ production: false, trustProxy: false, allowPrivateEndpoints: false });
+    expect(dev.publicUrl).toBeUndefined();
+    expect(dev.adminKey).toBeUndefined();
+    const problems = problemsOf({ HOLON_ADMIN_KEY: 'admin' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('HOLON_ADMIN_KEY');
+    expect(loadConfig({ HOLON_ADMIN_KEY: ADMIN }).adminKey).toBe(ADMIN);
+    expect(loadConfig({ HOLON_FILE_SECRET: 'dev' }).fileSecret).toBe('dev');
+  });
+
+  it('refuses HOLON_ALLOW_PRIVATE_ENDPOINTS=1 in production and accepts it in dev', () => {
+    const problems = problemsOf({ ...PRODUCTION, HOLON_ALLOW_PRIVATE_ENDPOINTS: '1' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toContain('HOLON_ALLOW_PRIVATE_ENDPOINTS');
+    expect(loadConfig({ ...PRODUCTION, HOLON_ALLOW_PRIVATE_ENDPOINTS: '0' }).allowPrivateEndpoints).toBe(false);
+    expect(loadConfig({ HOLON_ALLOW_PRIVATE_ENDPOINTS: '1' }).allowPrivateEndpoints).toBe(true);
+    expect(problemsOf({ HOLON_ALLOW_PRIVATE_ENDPOINTS: 'yes' })[0]).toContain('HOLON_ALLOW_PRIVATE_ENDPOINTS');
+  });
+
+  it('parses HOLON_TRUST_PROXY as 1 or 0 only', () => {
+    expect(loadConfig({ HOLON_TRUST_PROXY: '1' }).trustProxy).toBe(true);
+    expect(loadConfig({ HOLON_TRUST_PROXY: ' 1 ' }).trustProxy).toBe(true);
+    expect(loadConfig({ HOLON_TRUST_PROXY: '0' }).trustProxy).toBe(false);
+    expect(loadConfig({}).trustProxy).toBe(false);
+    for (const bad of ['true', 'yes', '2', 'on']) {
+      const problems = problemsOf({ HOLON_TRUST_PROXY: bad });
+      expect(problems, bad).toHaveLength(1);
+      expect(problems[0]).toContain('HOLON_TRUST_PROXY');
+    }
+    // in production a malformed value is reported once, as malformed
+    const problems = problemsOf({ ...PRODUCTION, HOLON_TRUST_PROXY: 'true' });
+    expect(problems).toHaveLength(1);
+    expect(problems[0]).toMatch(/HOLON_TRUST_PROXY must be 1/);
+  });
+
+  it('checks the public URLs: absolute, and https in production', () => {
+    expect(loadConfig({ HOLON_PUBLIC_URL: 'http://localhost:8080/' }).publicUrl).toBe('http://localhost:8080');
+    expect(problemsOf({ HOLON_PUBLIC_URL: 'api.holon.example' })[0]).toContain('HOLON_PUBLIC_URL');
+    expect(problemsOf({ HOLON_SITE_URL: 'ftp://holon.example' })[0]).toContain('HOLON_SITE_URL');
+    const problems = problemsOf({ ...PRODUCTION, HOLON_PUBLIC_URL: 'http://api.holon.example', HOLON_SITE_URL: '/relative' });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toMatch(/HOLON_PUBLIC_URL must be an https URL/);
+    expect(problems[1]).toMatch(/HOLON_SITE_URL must be an absolute URL/);
+  });
+
+  it('reads the rate limits, with defaults', () => {
+    expect(loadConfig({}).rateLimits).toEqual({ perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 10 });
+    expect(
+      loadConfig({ HOLON_RATE_ADDRESS_PER_MIN: '60', HOLON_RATE_ACCOUNT_PER_MIN: '120', HOLON_RATE_SIGNUPS_PER_HOUR: '3' }).rateLimits,
+    ).toEqual({ perAddressPerMin: 60, perAccountPerMin: 120, signupsPerHour: 3 });
+    const problems = problemsOf({ HOLON_RATE_ADDRESS_PER_MIN: '0', HOLON_RATE_SIGNUPS_PER_HOUR: 'ten' });
+    expect(problems).toHaveLength(2);
+    expect(problems[0]).toContain('HOLON_RATE_ADDRESS_PER_MIN');
+    expect(problems[1]).toContain('HOLON_RATE_SIGNUPS_PER_HOUR');
+  });
+});
+
+describe('holon serve in production', () => {
+  it('exits non-zero, printing every missing variable, when the environment is empty', async () => {
+    const run = promisify(execFile);
+    const result = await run(process.execPath, [path.join(ROOT, 'bin/holon.mjs'), 'serve'], {
+      cwd: ROOT,
+      env: { PATH: process.env.PATH, NODE_ENV: 'production' },
+      timeout: 30_000,
+    }).then(
+      (r) => ({ code: 0, ...r }),
+      (e: { code: number; stdout: string; stderr: string }) => e,
+    );
+    expect(result.code).not.toBe(0);
+    expect(typeof result.code).toBe('number');
+    for (const name of SIX) expect(result.stderr).toContain(name);
+  });
+});
