@@ -13,6 +13,7 @@ import { runCall } from '../shared/gateway/run.js';
 import { settleCall } from '../shared/gateway/settle.js';
 import { startSweeper } from '../shared/gateway/sweeper.js';
 import { recoverOrphanedCalls } from '../shared/gateway/recovery.js';
+import { startYankFollower } from '../shared/hosted/yanks.js';
 import { deliverCallback } from '../shared/gateway/callbacks.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/log.js';
@@ -65,6 +66,8 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   if (config.mandatesDir) await loadMandates(context, config, log);
 
   const stops: Array<() => Promise<void>> = [];
+  // Yanked versions leave the registry of every process, at start-up and as they happen (shared/hosted/yanks.ts).
+  stops.push(await startYankFollower(context));
   const closeLast: Array<() => Promise<void>> = [];
   // `holon serve` in dev also serves the MCP agents of agents/ (services/dev-agent-host.ts).
   if (roles.length === ALL_ROLES.length && !config.production && config.agentHost) {

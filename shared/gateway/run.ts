@@ -53,6 +53,22 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
     return;
   }
   const log = ctx.log.child({ call: callId });
+  // The run ends at its hard timeout, or earlier when the caller cancels it (the reason tells them apart).
+  let cancelWatch: Awaited<ReturnType<CancelWatcher['watch']>> | undefined;
+  try {
+    cancelWatch = await ctx.cancels?.watch(callId);
+    await runClaimed(ctx, callId, call, log, cancelWatch?.signal);
+  } catch (e) {
+    // A gateway-side failure after the claim (the store, the database, a bug): the call ends failed / gateway_error,
+    // unbilled, and the settler releases its hold. If even that fails, the sweeper closes it past its deadline.
+    log.error({ err: { name: (e as Error)?.name, message: (e as Error)?.message } }, 'the run failed on the gateway side');
+    await closeCall(ctx, callId, 'running', failure('gateway_error')).catch(() => undefined);
+  } finally {
+    cancelWatch?.release();
+  }
+}
+
+async function runClaimed(ctx: RunnerContext, callId: string, call: Record<string, unknown>, log: RunnerContext['log'], cancelled?: AbortSignal): Promise<void> {
   const started = Date.now();
   const finish = (o: Omit<CallOutcome, 'duration_ms'>) => closeCall(ctx, callId, 'running', { ...o, duration_ms: Date.now() - started });
 
@@ -71,16 +87,13 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
-  // The run ends at its hard timeout, or earlier when the caller cancels it (the reason tells them apart).
-  const cancelWatch = await ctx.cancels?.watch(callId);
   const timeout = AbortSignal.timeout(Number(call.timeout_ms));
-  const signal = cancelWatch ? AbortSignal.any([timeout, cancelWatch.signal]) : timeout;
+  const signal = cancelled ? AbortSignal.any([timeout, cancelled]) : timeout;
   let extendContext: AgentContextExtension | undefined;
   const running = { id: callId, rootId: String(call.root_id), payer: String(call.payer), ...(maxCost !== undefined ? { maxCost } : {}) };
   const prepared = await prepareDelegation(ctx, stored.mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
   if (prepared && !prepared.ok) {
     log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
-    cancelWatch?.release();
     await finish(failure('gateway_error'));
     return;
   }
@@ -112,7 +125,6 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
     result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
   }
 
-  cancelWatch?.release();
   if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
 
   let outcome: Outcome;

@@ -309,6 +309,43 @@ describe('idempotent calls', () => {
   });
 });
 
+describe('rate limits', () => {
+  test('per address across API processes; a forged X-Forwarded-For buys nothing; per account across keys', async () => {
+    const limits = { rateLimits: { perAddressPerMin: 5, perAccountPerMin: 8, signupsPerHour: 2 }, trustProxy: true };
+    await useAudited(await startHostedGateway(limits), async (g) => {
+      const other = await secondApi(g, limits);
+      try {
+        const setup = { 'x-forwarded-for': '10.0.0.1' };
+        const a = await signUp(g.url, 'alice', setup);
+        const proxied = (client: string, forged = '6.6.6.6') => ({ 'x-forwarded-for': `${forged}, ${client}` });
+        // Five from 9.9.9.9 (the address the proxy appended), alternating processes and forging the first entry.
+        const replies: Reply[] = [];
+        for (let i = 0; i < 6; i++) replies.push(await send(i % 2 ? other.url : g.url, 'GET', '/v0/agents?q=echo', { headers: proxied('9.9.9.9', `1.2.3.${i}`) }));
+        expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429]);
+        const refused = replies[5]!;
+        expect(refused.body.error.code).toBe('rate_limited');
+        expect(Number(refused.headers.get('retry-after'))).toBeGreaterThanOrEqual(1);
+        expect((await send(g.url, 'GET', '/v0/agents?q=echo', { headers: proxied('9.9.9.8') })).status).toBe(200);
+
+        // Per account: two keys, many addresses, one bucket (8 per minute; the sign-up used none of it).
+        const statuses: number[] = [];
+        for (let i = 0; i < 9; i++) {
+          const key = i % 2 ? a.human : a.sandboxAgent;
+          statuses.push((await send(i % 2 ? other.url : g.url, 'GET', '/v0/me', { key, headers: proxied(`20.0.0.${i}`) })).status);
+        }
+        expect(statuses).toEqual([200, 200, 200, 200, 200, 200, 200, 200, 429]);
+
+        // Sign-ups per address: 2 per hour from 10.0.0.1 (alice was the first).
+        expect((await signUp(g.url, 'bob', setup)).handle).toBe('bob');
+        const third = await send(other.url, 'POST', '/v0/signup', { body: { handle: 'carol', email: 'carol@example.test' }, headers: setup });
+        expect(third.status).toBe(429);
+      } finally {
+        await other.stop();
+      }
+    });
+  });
+});
+
 describe('platform rules', () => {
   test('the admin key tops up credit but never calls under a user\'s mandate nor decides approvals', async () => {
     await useAudited(await startHostedGateway(), async (g) => {

@@ -162,3 +162,33 @@ describe('webhook agents that answer badly', () => {
     }
   });
 });
+
+base('a gateway-side failure after the run claimed its call (the output store is down) closes it gateway_error, unbilled, hold released', async () => {
+  // No runner of its own: this test runs the call with a runner whose output store fails.
+  const g = await startTestGateway({ roles: ['api', 'settler'] });
+  try {
+    await g.mandate({});
+    const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
+    expect(queued.status).toBe(202);
+    const id = queued.body.call.id;
+    const store = g.gw.context.messaging.store;
+    const broken = {
+      ...g.gw.context,
+      runtimes: createRuntimes(),
+      messaging: { ...g.gw.context.messaging, store: { ...store, take: store.take.bind(store), put: async () => { throw new Error('redis is down'); } } },
+    };
+    await runCall(broken as never, id);
+    let receipt: any;
+    for (let i = 0; i < 200 && !receipt; i++) {
+      const r = await g.get(`/v0/receipts/${id}`);
+      if (r.status === 200) receipt = r.body;
+      else await new Promise((resolve) => setTimeout(resolve, 25));
+    }
+    expect(receipt).toMatchObject({ status: 'failed', error: 'gateway_error', billed: false, cost: { total: '0.00' } });
+    expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
+    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    expect((await audit(g.db.knex)).problems).toEqual([]);
+  } finally {
+    await g.stop();
+  }
+});

@@ -120,8 +120,8 @@ async function createMandate(api: ServiceProcess, doc: Record<string, unknown> =
   return r.body.mandate.id as string;
 }
 
-async function submitAsync(api: ServiceProcess, mandate: string, agent: string, input: unknown): Promise<string> {
-  const r = await request(api, 'POST', '/v0/calls', { mandate, agent, input }, { prefer: 'respond-async' });
+async function submitAsync(api: ServiceProcess, mandate: string, agent: string, input: unknown, headers: Record<string, string> = {}): Promise<string> {
+  const r = await request(api, 'POST', '/v0/calls', { mandate, agent, input }, { prefer: 'respond-async', ...headers });
   expect(r.status, JSON.stringify(r.body)).toBe(202);
   return r.body.call.id as string;
 }
@@ -278,7 +278,7 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     const runnerA = await b.cluster.start('runner', { name: 'runner-A' });
     const mandate = await createMandate(api);
 
-    const id = await submitAsync(api, mandate, 'fixtures/hang', { ms: 25_000 });
+    const id = await submitAsync(api, mandate, 'fixtures/hang', { ms: 25_000 }, { 'idempotency-key': 'hang-1' });
     await waitFor('the call to be running with its agent invoked', async () => {
       const row = await callRow(b, id);
       return row?.status === 'running' && (await invocations(b)).length === 1;
@@ -314,6 +314,9 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     await sleep(500);
     expect(await invocations(b)).toEqual([{ call: id, pid: runnerA.pid }]);
     expect(runnerB.exited()).toBeUndefined();
+    // Its Idempotency-Key never runs it again: the outcome was interrupted, the caller checks its receipts.
+    const again = await request(api, 'POST', '/v0/calls', { mandate, agent: 'fixtures/hang', input: { ms: 25_000 } }, { prefer: 'respond-async', 'idempotency-key': 'hang-1' });
+    expect([again.status, again.body.error?.code]).toEqual([409, 'idempotency_key_interrupted']);
   }, 150_000);
 
   test('a settler killed with SIGKILL mid-work: a second settler settles every call exactly once', async () => {

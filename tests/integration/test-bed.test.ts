@@ -1,3 +1,4 @@
+import { MIGRATIONS } from '../../shared/db/migrate.js';
 import { describe, expect } from 'vitest';
 import { Redis } from 'ioredis';
 import { dbTest } from '../support/db.js';
@@ -12,7 +13,8 @@ describe('test bed', () => {
       await db.knex('accounts').insert({ handle: 'only-here', kind: 'user' });
       expect(await other.knex('accounts').where({ handle: 'only-here' }).first()).toBeUndefined();
       const migrations = await other.knex('knex_migrations').select('name').orderBy('id');
-      expect(migrations.map((m) => m.name)).toEqual(['001_ledger', '002_calls', '003_call_lifecycle', '004_approvals', '005_delegation']);
+      expect(migrations.map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name));
+      expect(MIGRATIONS.map((m) => m.name).slice(0, 6)).toEqual(['001_ledger', '002_calls', '003_call_lifecycle', '004_approvals', '005_delegation', '006_hosted']);
     } finally {
       await other.close();
     }

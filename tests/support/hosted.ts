@@ -58,20 +58,21 @@ export interface Account {
   sandboxAgent: string;
 }
 
-export async function signUp(base: string, handle: string): Promise<Account> {
-  const r = await send(base, 'POST', '/v0/signup', { body: { handle, email: `${handle}@example.test` } });
+export async function signUp(base: string, handle: string, headers: Record<string, string> = {}): Promise<Account> {
+  const r = await send(base, 'POST', '/v0/signup', { body: { handle, email: `${handle}@example.test` }, headers });
   if (r.status !== 201) throw new Error(`sign-up of ${handle} failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { handle, human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent.key };
 }
 
 /** A root mandate of the account's own (examples and fixtures allowed) and an agent key for it. */
-export async function workMandate(base: string, a: Account, doc: Record<string, unknown> = {}): Promise<{ mandate: string; agent: string; prefix: string }> {
+export async function workMandate(base: string, a: Account, doc: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<{ mandate: string; agent: string; prefix: string }> {
   const m = await send(base, 'POST', '/v0/mandates', {
     key: a.human,
+    headers,
     body: { id: 'work', grantee: `${a.handle}/assistant`, allow: { agents: ['examples/*', 'fixtures/*'], capabilities: ['text.*', 'test.*'] }, budget: { total: '3.00' }, ...doc },
   });
   if (m.status !== 201) throw new Error(`mandate refused: ${JSON.stringify(m.body)}`);
-  const k = await send(base, 'POST', '/v0/keys', { key: a.human, body: { mandate: `${a.handle}/work` } });
+  const k = await send(base, 'POST', '/v0/keys', { key: a.human, body: { mandate: `${a.handle}/work` }, headers });
   if (k.status !== 201) throw new Error(`key refused: ${JSON.stringify(k.body)}`);
   return { mandate: `${a.handle}/work`, agent: k.body.key, prefix: k.body.prefix };
 }
