@@ -43,6 +43,10 @@ export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // NUL characters cannot be stored (Postgres text) and are refused anywhere in a request, the URL included.
+  app.use((req, _res, next) => {
+    next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
+  });
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
   app.use(authenticate(deps.gateway.db, deps.auth));
   const limits = deps.rateLimits;

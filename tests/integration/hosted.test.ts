@@ -6,12 +6,27 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { useAudited } from '../support/gateway.js';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { startAgentHost } from '../../agents/host.mjs';
+import { TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import { AGENTS_DIR, manifestsPointingAt } from '../support/mcp-agents.js';
 import { ADMIN_KEY, secondApi, send, signUp, startHostedGateway, workMandate, type Account, type Reply } from '../support/hosted.js';
 
 describe('sign-up and keys', () => {
   test('a stranger signs up, gets keys once, calls under their own mandate and sees only their own things', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    // The platform's own agents (agents/, served over MCP by the reference host) are what the sandbox may hire.
+    const host = await startAgentHost({ port: 0, dir: AGENTS_DIR, log: () => {} });
+    const agents = await manifestsPointingAt(AGENTS_DIR, host.url);
+    try {
+      await useAudited(await startHostedGateway({ registryDirs: [...TEST_REGISTRY, agents] }), (g) => strangerJourney(g));
+    } finally {
+      await host.close();
+    }
+  });
+
+  async function strangerJourney(g: TestGateway): Promise<void> {
+    {
       const r = await send(g.url, 'POST', '/v0/signup', { body: { handle: 'Bob', email: 'Bob@Example.test' } });
       expect(r.status).toBe(201);
       expect(r.body).toMatchObject({
@@ -22,8 +37,14 @@ describe('sign-up and keys', () => {
       });
       const bob: Account = { handle: 'bob', human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent.key };
 
+      // The sandbox agent key calls without naming a mandate, and pays from the demo credit.
+      const sandboxCall = await send(g.url, 'POST', '/v0/calls', { key: bob.sandboxAgent, body: { agent: 'holon-labs/csv-profile', input: { csv: 'a,b\n1,x\n' } } });
+      expect(sandboxCall.status).toBe(200);
+      expect(sandboxCall.body).toMatchObject({ output: { rows: 1 }, receipt: { mandate: 'bob/sandbox', billed: true, cost: { total: '0.002' } } });
+      expect((await send(g.url, 'GET', '/v0/mandates/bob/sandbox', { key: bob.sandboxAgent })).body.budget).toMatchObject({ spent: '0.002', reserved: '0.00' });
+
       const meHuman = await send(g.url, 'GET', '/v0/me', { key: bob.human });
-      expect(meHuman.body).toMatchObject({ kind: 'human', account: { handle: 'bob' }, balances: [{ currency: 'EUR', balance: '5.00' }], mandates: [{ id: 'bob/sandbox' }] });
+      expect(meHuman.body).toMatchObject({ kind: 'human', account: { handle: 'bob' }, balances: [{ currency: 'EUR', balance: '4.998' }], mandates: [{ id: 'bob/sandbox' }] });
       expect(meHuman.body.keys.map((k: any) => k.kind).sort()).toEqual(['agent', 'human']);
       expect(JSON.stringify(meHuman.body)).not.toContain(bob.human);
       const meAgent = await send(g.url, 'GET', '/v0/me', { key: bob.sandboxAgent });
@@ -35,10 +56,13 @@ describe('sign-up and keys', () => {
       expect(call.status).toBe(200);
       expect(call.body).toMatchObject({ output: { text: 'HI' }, receipt: { mandate: 'bob/work', billed: true, cost: { total: '0.01' } } });
       const receipts = await send(g.url, 'GET', '/v0/receipts', { key: bob.human });
-      expect(receipts.body.receipts.map((x: any) => x.id)).toEqual([call.body.receipt.id]);
+      expect(receipts.body.receipts.map((x: any) => x.id)).toEqual([call.body.receipt.id, sandboxCall.body.receipt.id]);
       const accounts = await send(g.url, 'GET', '/v0/accounts', { key: bob.human });
       expect(accounts.body.accounts.map((a: any) => a.account)).toEqual(['bob']);
-      expect(accounts.body.accounts[0].balance).toBe('4.99');
+      expect(accounts.body.accounts[0].balance).toBe('4.988');
+      // NUL characters are refused in the URL too, before anything reads the database.
+      expect((await send(g.url, 'GET', '/v0/receipts/r_x%00y', { key: bob.human })).status).toBe(400);
+      expect((await send(g.url, 'GET', '/v0/agents?q=a%00b')).status).toBe(400);
 
       // Hosted mandates: in the caller's namespace, issuer forced, EUR, the platform's rates.
       const bad = await send(g.url, 'POST', '/v0/mandates', {
@@ -52,8 +76,8 @@ describe('sign-up and keys', () => {
       const list = await send(g.url, 'GET', '/v0/mandates', { key: bob.human });
       expect(list.body.mandates.map((m: any) => m.mandate.id).sort()).toEqual(['bob/sandbox', 'bob/work']);
       expect(list.body.mandates.find((m: any) => m.mandate.id === 'bob/work').mandate.budget.fx).toBeDefined();
-    });
-  });
+    }
+  }
 
   test('handles and emails: GitHub rules in lower case; reserved, authors\' namespaces, taken and malformed ones refused', async () => {
     await useAudited(await startHostedGateway({ rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100 } }), async (g) => {
@@ -254,6 +278,22 @@ describe('scoping: every principal × every resource route', () => {
       const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
       const stolen = await send(g.url, 'POST', '/mcp', { body: list, headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, key: b.sandboxAgent });
       expect(stolen.status).toBe(404);
+
+      // The SDK's client with the agent key, as `claude mcp add --header "Authorization: Bearer hlk_a_…"` connects.
+      const client = new Client({ name: 'hosted-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.sandboxAgent}` } } }));
+      try {
+        const budget = await client.callTool({ name: 'get_budget', arguments: {} });
+        expect(budget.structuredContent).toMatchObject({ mandate: 'bob/sandbox', total: '5.00' });
+        const foreign = await client.callTool({ name: 'get_receipt', arguments: { id: 'r_anything' } });
+        expect(foreign.isError).toBe(true);
+        // Revoking the key ends what the session may do at once.
+        const prefix = (await send(g.url, 'GET', '/v0/me', { key: b.sandboxAgent })).body.key;
+        expect((await send(g.url, 'DELETE', `/v0/keys/${prefix}`, { key: b.human })).status).toBe(200);
+        await expect(client.callTool({ name: 'get_budget', arguments: {} })).rejects.toThrow();
+      } finally {
+        await client.close().catch(() => undefined);
+      }
     });
   });
 });
