@@ -14,6 +14,7 @@ import { settleCall } from '../shared/gateway/settle.js';
 import { startSweeper } from '../shared/gateway/sweeper.js';
 import { recoverOrphanedCalls } from '../shared/gateway/recovery.js';
 import { startYankFollower } from '../shared/hosted/yanks.js';
+import { createGuardedDispatcher } from '../shared/net/guarded.js';
 import { deliverCallback } from '../shared/gateway/callbacks.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/log.js';
@@ -89,7 +90,10 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   }
   if (roles.includes('settler')) {
     workers.push(messaging.queues.worker<CallJob>(SETTLE_QUEUE, async (job) => { await settleCall(context, job.callId); }, { concurrency: config.settlerConcurrency }));
-    workers.push(messaging.queues.worker<CallJob>(CALLBACK_QUEUE, (job) => deliverCallback(context, job.callId), { concurrency: 4 }));
+    // Hosted: callbacks go out through the guarded client (no private addresses, checked on every connection).
+    const guarded = config.hosted && !config.allowPrivateEndpoints ? createGuardedDispatcher() : undefined;
+    if (guarded) closeLast.push(() => guarded.close());
+    workers.push(messaging.queues.worker<CallJob>(CALLBACK_QUEUE, (job) => deliverCallback(context, job.callId, guarded ? { dispatcher: guarded } : {}), { concurrency: 4 }));
     const sweeper = startSweeper(context);
     stops.push(() => sweeper.stop());
   }
@@ -121,6 +125,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     const app = createApp({
       ...(rateLimits ? { rateLimits } : {}),
       mcp,
+      ...(config.hosted ? { callbackGuard: { allowPrivate: config.allowPrivateEndpoints } } : {}),
       auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: context.now },
       gateway: context,
       waiter,

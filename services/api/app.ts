@@ -27,6 +27,8 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   /** The MCP server at /mcp (spec/mcp.md). */
   mcp?: McpEndpoint;
+  /** Hosted: callback URLs must resolve to public addresses (shared/net/guarded.ts). */
+  callbackGuard?: { allowPrivate: boolean };
   /** Dev (the local operator) or hosted (keys); services/api/principal.ts. */
   auth: AuthSettings;
   /** Hosted: limits per client address and per account, shared by every API process (gateway.md §7). */
@@ -69,7 +71,7 @@ export function createApp(deps: ApiDeps): Express {
     res.json({ ok: true });
   });
   if (deps.mcp) app.use(deps.mcp.router);
-  const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs };
+  const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs, ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}) };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
   app.use(accountRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));

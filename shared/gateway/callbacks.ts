@@ -6,10 +6,13 @@
  *
  * A receiver recomputes HMAC-SHA256(secret, `${t}.${rawBody}`), compares in constant time, and refuses
  * timestamps older than 5 minutes (replays). Delivery is retried with exponential backoff from a queue
- * (8 attempts); the output is kept for pickup until a delivery succeeds or its TTL ends.
+ * (8 attempts); the output is kept for pickup until a delivery succeeds or its TTL ends. Redirects are never
+ * followed. In hosted mode the URL is checked at submission and every connection goes through the guarded client:
+ * loopback, private, link-local, metadata and other reserved addresses are refused (HOLON_ALLOW_PRIVATE_ENDPOINTS=1
+ * lifts it outside production).
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { request } from 'undici';
+import { request, type Dispatcher } from 'undici';
 import { loadReceiptTree } from './receipts.js';
 import { outputKey, type GatewayContext } from './context.js';
 
@@ -35,7 +38,12 @@ export function verifyCallback(secret: string, header: string, body: string, now
   return given.length === expected.length && timingSafeEqual(given, expected);
 }
 
-export async function deliverCallback(ctx: GatewayContext, callId: string): Promise<void> {
+export interface DeliveryOptions {
+  /** Hosted mode: the guarded client (shared/net/guarded.ts), so a callback never reaches a private address. */
+  dispatcher?: Dispatcher;
+}
+
+export async function deliverCallback(ctx: GatewayContext, callId: string, options: DeliveryOptions = {}): Promise<void> {
   const call = await ctx.db('calls').where({ id: callId }).first('callback_url');
   const receipt = await loadReceiptTree(ctx.db, callId);
   if (!call?.callback_url || !receipt) return;
@@ -52,6 +60,7 @@ export async function deliverCallback(ctx: GatewayContext, callId: string): Prom
     body,
     headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signCallback(callbackSecret(), t, body) },
     signal: AbortSignal.timeout(10_000),
+    ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   });
   await res.body.dump();
   if (res.statusCode < 200 || res.statusCode >= 300) {

@@ -3,12 +3,16 @@
  * Postgres and Redis; the ledger audit runs after every test.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startAgentHost } from '../../agents/host.mjs';
+import { deliverCallback } from '../../shared/gateway/callbacks.js';
+import { createGuardedDispatcher, isAddressRefused } from '../../shared/net/guarded.js';
 import { TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { AGENTS_DIR, manifestsPointingAt } from '../support/mcp-agents.js';
 import { ADMIN_KEY, secondApi, send, signUp, startHostedGateway, workMandate, type Account, type Reply } from '../support/hosted.js';
@@ -404,6 +408,32 @@ describe('platform rules', () => {
       // NUL characters are refused in requests.
       const nul = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'a\u0000b' } } });
       expect(nul.status).toBe(400);
+
+      // Callbacks never reach private addresses: refused at submission, and the delivery's every connection is checked.
+      let hits = 0;
+      const receiver = createServer((_req, res) => { hits++; res.end('ok'); });
+      await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+      try {
+        const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
+        for (const url of [hook, 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/x', 'http://[::1]/x']) {
+          const r = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' }, callback_url: url } });
+          expect([r.status, r.body.error?.problems?.[0]?.path], url).toEqual([400, '$.callback_url']);
+        }
+        // A call whose URL turned private after submission (DNS rebinding): the guarded delivery refuses to connect.
+        const ok = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/word-count', input: { text: 'a b' } } });
+        expect(ok.status).toBe(200);
+        await g.db.knex('calls').where({ id: ok.body.receipt.id }).update({ callback_url: hook });
+        const guarded = createGuardedDispatcher();
+        try {
+          const e = await deliverCallback(g.gw.context, ok.body.receipt.id, { dispatcher: guarded }).catch((err: unknown) => err);
+          expect(isAddressRefused(e), String(e)).toBe(true);
+        } finally {
+          await guarded.close();
+        }
+        expect(hits).toBe(0);
+      } finally {
+        await new Promise((resolve) => receiver.close(resolve));
+      }
     });
   });
 });

@@ -22,6 +22,7 @@ import {
   STALE_CLAIM_MS,
   type IdempotencyRow,
 } from '../../../shared/hosted/idempotency.js';
+import { assertPublicUrl } from '../../../shared/net/guarded.js';
 import { asyncRoute } from '../route.js';
 
 export interface CallRoutesDeps {
@@ -29,6 +30,8 @@ export interface CallRoutesDeps {
   waiter: CallWaiter;
   /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
   syncWaitMs: number;
+  /** Hosted: a callback URL must resolve only to public addresses. */
+  callbackGuard?: { allowPrivate: boolean };
 }
 
 const FIELDS = ['mandate', 'agent', 'capability', 'input', 'max_cost', 'callback_url', 'approval'];
@@ -69,6 +72,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       return;
     }
     const p = requireKind(res, ['operator', 'human', 'agent'], 'call agents');
+    if (callbackUrl && deps.callbackGuard) await assertPublicUrl(callbackUrl, deps.callbackGuard.allowPrivate, { path: '$.callback_url' });
     // With an agent key the mandate is the key's; a human calls under a root mandate they issued.
     const mandateId = p.kind === 'agent' ? p.mandateId : mandate!;
     if (p.kind !== 'operator') {
