@@ -117,7 +117,7 @@ describe('MCP agents behind the gateway', () => {
         await host.stop();
         const r = await pending;
         expect(r.status).toBe(502);
-        // The connection broke before the 2 s hard timeout: the agent failed, it did not time out.
+        // The connection broke before the 3 s hard timeout: the agent failed, it did not time out.
         expect(r.body.receipt).toMatchObject({ status: 'failed', error: 'agent_error', billed: false });
 
         const gone = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-attempt', input: {} });
