@@ -5,6 +5,7 @@
  * Every transition is one conditional UPDATE, so an approval is used once even when decided concurrently,
  * and the stored input is set to NULL in the same statement that ends `pending`.
  */
+import { issuerMandatesLike } from './mandates.js';
 import { randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
@@ -112,10 +113,12 @@ export async function loadApproval(db: Queryable, id: string, now: number): Prom
   return { approval: fromRow(row), ...(input !== undefined ? { input } : {}) };
 }
 
-export async function listPendingApprovals(db: Queryable, now: number, mandateId?: string): Promise<Array<{ approval: ApprovalRow; input: unknown }>> {
+/** Pending approvals, newest first: of one mandate, or of every mandate whose root `issuer` issued (hosted humans). */
+export async function listPendingApprovals(db: Queryable, now: number, mandateId?: string, issuer?: string): Promise<Array<{ approval: ApprovalRow; input: unknown }>> {
   await expireApprovals(db, now);
   const q = db('approvals').where({ status: 'pending' }).orderBy('created_at', 'desc').limit(200);
   if (mandateId) q.where({ mandate_id: mandateId });
+  if (issuer !== undefined) q.where('mandate_id', 'like', issuerMandatesLike(issuer));
   const rows = await q;
   return rows.map((row) => ({ approval: fromRow(row), input: typeof row.input === 'string' ? JSON.parse(row.input) : row.input }));
 }

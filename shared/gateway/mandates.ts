@@ -122,3 +122,11 @@ export function mandateView(m: StoredMandate): { mandate: Record<string, unknown
     },
   };
 }
+
+/**
+ * A LIKE pattern for every mandate id in an issuer's tree: a root mandate's id starts with `<issuer>/` and a
+ * sub-mandate's with its root's. Handles hold no LIKE wildcards; any that slipped in are dropped, never matched.
+ */
+export function issuerMandatesLike(issuer: string): string {
+  return `${issuer.replace(/[\\%_]/g, '')}/%`;
+}

@@ -2,6 +2,7 @@
  * Receipts: one per request, never an input or an output (spec/receipts.md). Stored flat in Postgres,
  * served as trees (children inline) with decimal-string amounts.
  */
+import { issuerMandatesLike } from './mandates.js';
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { formatAmount } from '../money.js';
@@ -141,8 +142,7 @@ export interface ReceiptPage {
 export async function listReceipts(db: Queryable, options: { mandate?: string; issuer?: string; limit: number; before?: string }): Promise<ReceiptPage> {
   const q = db('receipts').whereNull('parent_id').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(options.limit + 1);
   if (options.mandate) q.where({ mandate_id: options.mandate });
-  // A top-level receipt runs under a root mandate, whose id starts with its issuer (handles hold no LIKE wildcards).
-  if (options.issuer !== undefined) q.where('mandate_id', 'like', `${options.issuer.replace(/[\\%_]/g, '')}/%`);
+  if (options.issuer !== undefined) q.where('mandate_id', 'like', issuerMandatesLike(options.issuer));
   if (options.before) {
     const cursor = await db('receipts').where({ id: options.before }).first('created_at', 'id');
     if (cursor) q.whereRaw('(created_at, id) < (?, ?)', [cursor.created_at, cursor.id]);

@@ -257,6 +257,9 @@ describe('scoping: every principal × every resource route', () => {
       // What the listings show is scoped too.
       const otherReceipts = await send(g.url, 'GET', '/v0/receipts', { key: other.human });
       expect(otherReceipts.body.receipts.every((x: any) => x.mandate.startsWith('other/'))).toBe(true);
+      expect((await send(g.url, 'GET', '/v0/approvals', { key: owner.human })).body.approvals.map((x: any) => x.id)).toEqual([f.approval]);
+      expect((await send(g.url, 'GET', '/v0/approvals', { key: ownerWork.agent })).body.approvals.map((x: any) => x.id)).toEqual([f.approval]);
+      expect((await send(g.url, 'GET', '/v0/approvals', { key: other.human })).body.approvals).toEqual([]);
       const otherBalances = await send(g.url, 'GET', '/v0/accounts', { key: other.human });
       expect(otherBalances.body.accounts.map((a: any) => a.account)).toEqual(['other']);
       const adminBalances = await send(g.url, 'GET', '/v0/accounts', { key: ADMIN_KEY });

@@ -22,15 +22,16 @@ export function approvalRoutes(deps: CallRoutesDeps): Router {
     let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
     if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
     if (p.kind === 'agent') mandate = p.mandateId;
-    const pending = (await listPendingApprovals(gateway.db, gateway.now(), mandate)).filter((a) => seesMandate(p, a.approval.mandateId));
-    res.json({ approvals: pending.map((p) => approvalView(p.approval, p.input)) });
+    const pending = await listPendingApprovals(gateway.db, gateway.now(), mandate, p.kind === 'human' ? p.account : undefined);
+    res.json({ approvals: pending.filter((a) => seesMandate(p, a.approval.mandateId)).map((a) => approvalView(a.approval, a.input)) });
   }));
 
   router.get('/v0/approvals/:id', asyncRoute(async (req, res) => {
     const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
-    const found = await loadApproval(gateway.db, String(req.params.id), gateway.now());
-    assertSeesMandate(p, found ? found.approval.mandateId : null, `there is no approval ${String(req.params.id).slice(0, 100)}`);
-    if (!found) throw new HolonError('not_found', 404, 'unreachable');
+    const id = String(req.params.id);
+    const found = await loadApproval(gateway.db, id, gateway.now());
+    // Another principal's approval answers exactly like one that does not exist.
+    if (!found || !seesMandate(p, found.approval.mandateId)) throw new HolonError('not_found', 404, `there is no approval ${id.slice(0, 100)}`);
     res.json(approvalView(found.approval, found.input));
   }));
 
