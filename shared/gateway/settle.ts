@@ -4,7 +4,7 @@
  * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
  */
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
-import { applyBalanceDeltas, lockBalances, recordEntry } from '../ledger/entries.js';
+import { recordEntry } from '../ledger/entries.js';
 import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
 import type { Manifest } from '../manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../splits.js';
@@ -132,37 +132,23 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
     });
     await trx('calls').where({ id: callId }).update({ status: succeeded ? 'succeeded' : 'failed' });
 
-    // ... then the rows every call shares, last and in the global order: the mandate, then balances sorted.
-    // Mandates root first (the global order: shallower before deeper), this call's own mandate last.
-    for (const m of ancestors) {
-      await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [own.toString(), own.toString(), m]);
-    }
-    await trx.raw(`UPDATE mandates SET reserved = reserved - ?, spent = spent + ? WHERE id = ?`, [
-      hold.changed ? hold.amount.toString() : '0',
+    // ... then the rows every call shares, last, in the global order and in ONE round trip (migration 007):
+    // mandates root first (shallower before deeper, this call's own mandate last), the parent hold, then the
+    // balance rows in byte order. Ancestors release what was charged; the own mandate releases the whole hold.
+    const lineAccounts = entry?.created ? lines : [];
+    await trx.raw(`SELECT holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[])`, [
+      [...ancestors, mandateId],
+      [...ancestors.map(() => own.toString()), (hold.changed ? hold.amount : 0n).toString()],
       own.toString(),
-      mandateId,
+      parentHold,
+      parentHold && hold.amount > own ? (hold.amount - own).toString() : '0',
+      hold.changed ? hold.account : null,
+      hold.changed ? hold.currency : null,
+      hold.changed ? hold.amount.toString() : '0',
+      lineAccounts.map((l) => l.account),
+      lineAccounts.map(() => currency),
+      lineAccounts.map((l) => l.amount.toString()),
     ]);
-    // The lock order everywhere: mandates, then holds, then balances (a child's reservation locks its
-    // sub-mandate, then the parent hold).
-    let returned = 0n;
-    if (parentHold && hold.amount > own) {
-      const back = await trx.raw<{ rows: unknown[] }>(`UPDATE holds SET amount = amount + ? WHERE id = ? AND status = 'held' RETURNING id`, [
-        (hold.amount - own).toString(),
-        parentHold,
-      ]);
-      if (back.rows.length) returned = hold.amount - own;
-    }
-    const deltas = new Map<string, { account: string; currency: string; balance: bigint; held: bigint }>();
-    const add = (account: string, cur: string, balance: bigint, held: bigint) => {
-      const k = `${account}\u0000${cur}`;
-      const d = deltas.get(k) ?? { account, currency: cur, balance: 0n, held: 0n };
-      deltas.set(k, { ...d, balance: d.balance + balance, held: d.held + held });
-    };
-    if (hold.changed) add(hold.account, hold.currency, 0n, returned - hold.amount);
-    if (entry?.created) for (const l of lines) add(l.account, currency, l.amount, 0n);
-    const changes = [...deltas.values()].filter((d) => d.balance !== 0n || d.held !== 0n);
-    await lockBalances(trx, changes, { create: false });
-    await applyBalanceDeltas(trx, changes);
     return { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null };
   });
   if (!done) return 'noop';

@@ -145,22 +145,11 @@ export async function reserveForCall(
   trx: Tx,
   r: { holdId: string; callId: string; mandateId: string; account: string; currency: string; amount: bigint },
 ): Promise<Reservation> {
-  const amount = r.amount.toString();
-  const budget = await trx.raw<{ rows: unknown[] }>(
-    `UPDATE mandates SET reserved = reserved + ? WHERE id = ? AND total - spent - reserved >= ? RETURNING id`,
-    [amount, r.mandateId, amount],
-  );
-  if (budget.rows.length === 0) return 'budget_short';
-  const held = await trx.raw<{ rows: unknown[] }>(
-    `WITH taken AS (
-       UPDATE account_balances SET held = held + ?, version = version + 1
-        WHERE account = ? AND currency = ? AND (overdraft OR balance - held >= ?)
-        RETURNING account, currency)
-     INSERT INTO holds (id, call_id, mandate_id, account, currency, amount)
-     SELECT ?, ?, ?, account, currency, ? FROM taken RETURNING id`,
-    [amount, r.account, r.currency, amount, r.holdId, r.callId, r.mandateId, amount],
-  );
-  return held.rows.length === 0 ? 'balance_short' : 'reserved';
+  // One round trip holds the two hot rows (migration 007): the mandate's budget, then the payer's balance.
+  const r2 = await trx.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_reserve(?, ?::bigint, ?, ?, ?, ?) AS outcome`, [
+    r.mandateId, r.amount.toString(), r.account, r.currency, r.holdId, r.callId,
+  ]);
+  return r2.rows[0]!.outcome;
 }
 
 /**
