@@ -33,9 +33,14 @@ export interface ReceiptRecord {
 }
 
 export async function insertReceipt(db: Queryable, r: ReceiptRecord): Promise<void> {
+  await db('receipts').insert(receiptRow(r));
+}
+
+/** The `receipts` row of a record (for statements that insert it together with other rows). */
+export function receiptRow(r: ReceiptRecord): Record<string, unknown> {
   const own = r.costOwn ?? 0n;
   const downstream = r.costDownstream ?? 0n;
-  await db('receipts').insert({
+  return {
     id: r.id,
     parent_id: r.parentId ?? null,
     mandate_id: r.mandateId ?? null,
@@ -56,7 +61,7 @@ export async function insertReceipt(db: Queryable, r: ReceiptRecord): Promise<vo
     approval_id: r.approvalId ?? null,
     duration_ms: r.durationMs ?? null,
     entry_id: r.entryId === undefined || r.entryId === null ? null : r.entryId.toString(),
-  });
+  };
 }
 
 export interface ReceiptView {

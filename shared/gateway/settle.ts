@@ -9,7 +9,7 @@ import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
 import type { Manifest } from '../manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../splits.js';
 import type { Registry } from '../registry/registry.js';
-import { insertReceipt } from './receipts.js';
+import { receiptRow } from './receipts.js';
 import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob, type GatewayContext } from './context.js';
 import { enqueueSettle } from './run.js';
 import type { Tx } from '../db/connect.js';
@@ -30,11 +30,6 @@ export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[
     current = upstream;
   }
   return chain;
-}
-
-async function parentHoldOf(trx: Tx, holdId: string): Promise<string | null> {
-  const row = await trx('holds').where({ id: holdId }).first('parent_hold_id');
-  return (row?.parent_hold_id as string | null) ?? null;
 }
 
 /** The mandates of a hold and of every hold above it, root first. */
@@ -87,7 +82,7 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
     const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
     // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
     // against every mandate up the tree.
-    const parentHold = hold.changed ? await parentHoldOf(trx, callId) : null;
+    const parentHold = hold.changed ? hold.parentHoldId : null;
     const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
     const agentManifest = agent?.manifest;
     const downstream = call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
@@ -98,7 +93,8 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       : null;
     const succeeded = outcome.kind === 'success';
     const durationMs = outcome.duration_ms;
-    await insertReceipt(trx, {
+    // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).
+    const receipt = receiptRow({
       id: callId,
       parentId: (call.parent_id as string | null) ?? null,
       mandateId,
@@ -119,7 +115,7 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       durationMs,
       entryId: entry?.id ?? null,
     });
-    await trx('call_events').insert({
+    const event = {
       call_id: callId,
       agent_id: call.agent_id,
       agent_version: call.agent_version,
@@ -129,8 +125,13 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
       cost: own.toString(),
       currency,
       delegated: Boolean(call.delegated),
-    });
-    await trx('calls').where({ id: callId }).update({ status: succeeded ? 'succeeded' : 'failed' });
+    };
+    await trx
+      .with('receipt', trx('receipts').insert(receipt))
+      .with('event', trx('call_events').insert(event))
+      .from('calls')
+      .where({ id: callId })
+      .update({ status: succeeded ? 'succeeded' : 'failed' });
 
     // ... then the rows every call shares, last, in the global order and in ONE round trip (migration 007):
     // mandates root first (shallower before deeper, this call's own mandate last), the parent hold, then the

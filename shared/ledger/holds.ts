@@ -55,6 +55,8 @@ export interface ResolvedHold {
   currency: string;
   amount: bigint;
   mandateId: string | null;
+  /** The hold this one was cut from (a passthrough child's), if any. */
+  parentHoldId: string | null;
   /** false when the hold had already been resolved (a retried settlement): nothing changed. */
   changed: boolean;
 }
@@ -73,12 +75,12 @@ export async function resolveHold(
 ): Promise<ResolvedHold> {
   const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
     `UPDATE holds SET status = ?, resolved_at = now() WHERE id = ? AND status = 'held'
-     RETURNING account, currency, amount, mandate_id`,
+     RETURNING account, currency, amount, mandate_id, parent_hold_id`,
     [outcome, id],
   );
   const row = r.rows[0];
   if (!row) {
-    const existing = await trx('holds').where({ id }).first('account', 'currency', 'amount', 'mandate_id');
+    const existing = await trx('holds').where({ id }).first('account', 'currency', 'amount', 'mandate_id', 'parent_hold_id');
     if (!existing) throw new HolonError('unknown_hold', 404, `there is no hold ${id}`);
     return {
       id,
@@ -86,6 +88,7 @@ export async function resolveHold(
       currency: existing.currency,
       amount: toBigInt(existing.amount),
       mandateId: existing.mandate_id,
+      parentHoldId: existing.parent_hold_id ?? null,
       changed: false,
     };
   }
@@ -95,6 +98,7 @@ export async function resolveHold(
     currency: String(row.currency),
     amount: toBigInt(row.amount),
     mandateId: (row.mandate_id as string | null) ?? null,
+    parentHoldId: (row.parent_hold_id as string | null) ?? null,
     changed: true,
   };
   // With adjustBalance: false the caller takes the amount off the account's `held` itself, later in its
