@@ -32,7 +32,8 @@ function parseStored(id: string, doc: unknown): Mandate {
   return v.mandate;
 }
 
-function fromRow(row: Record<string, unknown>): StoredMandate {
+/** A stored mandate from its row (`id, doc, revoked_at, total, spent, reserved`), e.g. joined into another query. */
+export function mandateFromRow(row: Record<string, unknown>): StoredMandate {
   const m = parseStored(String(row.id), row.doc);
   // Revocation lives on the row, not in the document.
   const mandate = row.revoked_at != null && !m.revoked ? { ...m, revoked: true } : m;
@@ -44,7 +45,7 @@ function fromRow(row: Record<string, unknown>): StoredMandate {
 
 export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
   const row = await db('mandates').where({ id }).first();
-  return row ? fromRow(row) : null;
+  return row ? mandateFromRow(row) : null;
 }
 
 

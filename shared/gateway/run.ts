@@ -10,7 +10,7 @@ import { compileInterface } from '../manifest/interface-validator.js';
 import { charge, fxRateFor, type Outcome } from '../pricing.js';
 import { divRound, formatAmount } from '../money.js';
 import type { RunResult } from '../runtime/types.js';
-import { loadMandate } from './mandates.js';
+import { mandateFromRow } from './mandates.js';
 import type { CallWaiter } from './call-waiter.js';
 import { callChild, mintDelegationToken, prepareDelegation, revokeDelegationToken } from './delegate.js';
 import type { AgentContextExtension } from '../runtime/node.js';
@@ -40,9 +40,13 @@ export interface RunnerContext extends GatewayContext {
 }
 
 export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
+  // The claim also brings the call's mandate (one round trip; the FROM row is read, not locked).
   const claimed = await ctx.db.raw<{ rows: Array<Record<string, unknown>> }>(
-    `UPDATE calls SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => timeout_ms / 1000.0)
-      WHERE id = ? AND status = 'queued' RETURNING *`,
+    `UPDATE calls c SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => c.timeout_ms / 1000.0)
+       FROM mandates m
+      WHERE c.id = ? AND c.status = 'queued' AND m.id = c.mandate_id
+     RETURNING c.*, m.doc AS mandate_doc, m.revoked_at AS mandate_revoked_at, m.total AS mandate_total,
+               m.spent AS mandate_spent, m.reserved AS mandate_reserved`,
     [callId],
   );
   const call = claimed.rows[0];
@@ -74,7 +78,10 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: Record<strin
 
   const rawInput = await ctx.messaging.store.take(inputKey(callId));
   const agent = ctx.registry.get(String(call.agent_id), String(call.agent_version));
-  const stored = await loadMandate(ctx.db, String(call.mandate_id));
+  const stored = mandateFromRow({
+    id: call.mandate_id, doc: call.mandate_doc, revoked_at: call.mandate_revoked_at,
+    total: call.mandate_total, spent: call.mandate_spent, reserved: call.mandate_reserved,
+  });
   if (rawInput === undefined || !agent || !stored) {
     log.warn({ input: rawInput !== undefined, agent: Boolean(agent), mandate: Boolean(stored) }, 'call cannot run: input, agent or mandate missing');
     await finish(failure('gateway_error'));
