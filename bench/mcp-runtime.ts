@@ -7,6 +7,7 @@
  * The server runs in a worker thread, so it has its own event loop; the machine's cores are still shared.
  * Figures: calls/s and p50 latency, 300 sequential calls, then 16 concurrent callers.
  */
+import { buildManifest } from '../tests/support/manifest-builder.js';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
 import { createMcpRuntime } from '../shared/runtime/mcp.js';
@@ -104,21 +105,7 @@ async function startServer(): Promise<BenchServer> {
 }
 
 function benchManifest(endpoint: string): Manifest {
-  return {
-    id: 'bench/echo',
-    namespace: 'bench',
-    name: 'echo',
-    version: '1.0.0',
-    summary: 'A trivial MCP tool',
-    capabilities: ['bench.echo'],
-    license: 'MIT',
-    forks: { minRoyalty: { num: 0n, den: 1n }, allowed: true },
-    interface: { input: { type: 'object' }, output: { type: 'object' }, errors: {}, examples: [] },
-    pricing: { model: 'free', currency: 'EUR', chargeOn: 'success' },
-    calls: [],
-    runtime: { kind: 'mcp', endpoint, tool: 'echo', timeoutS: 30 },
-    doc: {},
-  };
+  return buildManifest({ id: 'bench/echo', summary: 'A trivial MCP tool', capabilities: ['bench.echo'], runtime: { kind: 'mcp', endpoint, tool: 'echo', timeoutS: 30 } });
 }
 
 function context(): RunContext {

@@ -19,7 +19,7 @@
  */
 import { Redis } from 'ioredis';
 import { namespaceOf } from './queue/ephemeral.js';
-import { closeRedis } from './queue/redis-close.js';
+import { lazyRedis } from './queue/redis-close.js';
 
 export interface RateRule {
   /** Hits admitted per window (≥ 1). */
@@ -88,22 +88,17 @@ export interface RedisRateLimiterOptions {
 }
 
 export function createRedisRateLimiter(redisUrl: string, prefix?: string, options: RedisRateLimiterOptions = {}): RateLimiter {
-  let client: WithHit | undefined;
-  let closed = false;
-  const connection = (): WithHit => {
-    if (closed) throw new Error('rate limiter is closed');
-    if (!client) {
-      const c = new Redis(redisUrl, {
-        connectionName: `${namespaceOf(prefix)}ratelimit`,
-        maxRetriesPerRequest: 1,
-        commandTimeout: options.commandTimeoutMs ?? 1000,
-      });
-      c.on('error', (err: Error) => options.onConnectionError?.(err));
-      c.defineCommand('holonRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
-      client = c as WithHit;
-    }
-    return client;
-  };
+  const redis = lazyRedis('rate limiter', () => {
+    const c = new Redis(redisUrl, {
+      connectionName: `${namespaceOf(prefix)}ratelimit`,
+      maxRetriesPerRequest: 1,
+      commandTimeout: options.commandTimeoutMs ?? 1000,
+    });
+    c.on('error', (err: Error) => options.onConnectionError?.(err));
+    c.defineCommand('holonRateHit', { numberOfKeys: 1, lua: HIT_SCRIPT });
+    return c as WithHit;
+  });
+  const connection = redis.connection;
 
   return {
     async hit(key: string, rule: RateRule): Promise<RateDecision> {
@@ -112,13 +107,7 @@ export function createRedisRateLimiter(redisUrl: string, prefix?: string, option
       const [count, msLeft] = await connection().holonRateHit(redisRateKey(prefix, key), rule.windowMs);
       return decide(Number(count), Number(msLeft), rule);
     },
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      const c = client;
-      client = undefined;
-      await closeRedis(c);
-    },
+    close: redis.close,
   };
 }
 

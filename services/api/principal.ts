@@ -90,6 +90,11 @@ export function rootMandateOf(mandateId: string): string {
   return dot < 0 ? mandateId : mandateId.slice(0, dot);
 }
 
+/** Is `mandateId` the mandate `root` or one of the sub-mandates derived from it? */
+export function inMandateTree(root: string, mandateId: string | null): boolean {
+  return mandateId !== null && (mandateId === root || mandateId.startsWith(`${root}.`));
+}
+
 /**
  * May this principal see (and act under) the mandate? Humans: every mandate whose root they issued (a root
  * mandate's id starts with its issuer). Agents: their key's mandate and the sub-mandates derived from it.
@@ -101,7 +106,7 @@ export function seesMandate(p: Principal, mandateId: string): boolean {
     case 'human':
       return rootMandateOf(mandateId).startsWith(`${p.account}/`);
     case 'agent':
-      return mandateId === p.mandateId || mandateId.startsWith(`${p.mandateId}.`);
+      return inMandateTree(p.mandateId, mandateId);
     default:
       return false;
   }

@@ -48,6 +48,12 @@ export async function loadMandate(db: Queryable, id: string): Promise<StoredMand
   return row ? mandateFromRow(row) : null;
 }
 
+/** Root mandates, oldest first, in one query: every one, or those an issuer issued. */
+export async function listRootMandates(db: Queryable, options: { issuer?: string; limit: number }): Promise<StoredMandate[]> {
+  const q = db('mandates').where({ depth: 0 }).orderBy('created_at', 'asc').limit(options.limit);
+  if (options.issuer !== undefined) q.where({ issuer: options.issuer });
+  return (await q).map(mandateFromRow);
+}
 
 /**
  * Store a mandate. The same document stored twice is fine (`created: false`); another document under an

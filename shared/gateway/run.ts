@@ -82,8 +82,8 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: Record<strin
     id: call.mandate_id, doc: call.mandate_doc, revoked_at: call.mandate_revoked_at,
     total: call.mandate_total, spent: call.mandate_spent, reserved: call.mandate_reserved,
   });
-  if (rawInput === undefined || !agent || !stored) {
-    log.warn({ input: rawInput !== undefined, agent: Boolean(agent), mandate: Boolean(stored) }, 'call cannot run: input, agent or mandate missing');
+  if (rawInput === undefined || !agent) {
+    log.warn({ input: rawInput !== undefined, agent: Boolean(agent) }, 'call cannot run: input or agent missing');
     await finish(failure('gateway_error'));
     return;
   }

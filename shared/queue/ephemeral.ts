@@ -10,7 +10,7 @@
  */
 import { Redis } from 'ioredis';
 import type { EphemeralStore } from './types.js';
-import { closeRedis } from './redis-close.js';
+import { lazyRedis } from './redis-close.js';
 
 export const DEFAULT_REDIS_PREFIX = 'holon';
 
@@ -63,13 +63,8 @@ export interface RedisEphemeralStore extends EphemeralStore {
 }
 
 export function createRedisStore(redisUrl: string, prefix?: string): RedisEphemeralStore {
-  let client: Redis | undefined;
-  let closed = false;
-  const connection = (): Redis => {
-    if (closed) throw new Error('ephemeral store is closed');
-    client ??= new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` });
-    return client;
-  };
+  const redis = lazyRedis('ephemeral store', () => new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` }));
+  const connection = redis.connection;
   const k = (key: string) => {
     assertKey(key);
     return redisStoreKey(prefix, key);
@@ -96,13 +91,7 @@ export function createRedisStore(redisUrl: string, prefix?: string): RedisEpheme
     async delete(key: string): Promise<void> {
       await connection().del(k(key));
     },
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      const c = client;
-      client = undefined;
-      await closeRedis(c);
-    },
+    close: redis.close,
   };
 }
 

@@ -53,13 +53,14 @@ import {
 import { tryParseAmount } from '../money.js';
 import { abortedResult, raceSignal, truncate } from './node.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
-import { DEFAULT_MAX_RESPONSE_BYTES, describeLimit, errorCodes, networkFailure } from './webhook.js';
+import { endpointOf, extraHeaders, maxResponseBytesOf, type HeadersOption } from './remote.js';
+import { describeLimit, errorCodes, networkFailure } from './webhook.js';
 
 export interface McpRuntimeOptions {
   /** The largest HTTP answer read, in bytes. Default 10 MB. */
   maxResponseBytes?: number;
   /** Extra request headers for an agent, e.g. `{ authorization: 'Bearer …' }`. They never replace the transport's own headers. */
-  headers?: (agent: AgentVersion) => Record<string, string> | Promise<Record<string, string>>;
+  headers?: HeadersOption;
   /** Keep one MCP session per (endpoint, headers) and share it between calls. Default true; false = connect, call, close per call. */
   reuseConnections?: boolean;
   /** The fetch to send through (e.g. one bound to the guarded client for published agents). Default: the global fetch. */
@@ -87,7 +88,7 @@ const TERMINATE_TIMEOUT_MS = 2_000;
 const FAIL_GRACE_MS = 20;
 const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Headers the transport owns: the `headers` option cannot replace them. */
-const TRANSPORT_HEADERS = new Set(['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
+const TRANSPORT_HEADERS: ReadonlySet<string> = new Set(['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
 function failure(code: Failure['code'], message: string): Failure {
@@ -400,10 +401,7 @@ interface Connection {
 }
 
 export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { close(): Promise<void> } {
-  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 0) {
-    throw new TypeError('maxResponseBytes must be a non-negative whole number of bytes');
-  }
+  const maxResponseBytes = maxResponseBytesOf(options.maxResponseBytes);
   const idleTimeoutMs = options.idleTimeoutMs ?? DEFAULT_IDLE_TIMEOUT_MS;
   if (typeof idleTimeoutMs !== 'number' || Number.isNaN(idleTimeoutMs) || idleTimeoutMs < 0) {
     throw new TypeError('idleTimeoutMs must be a non-negative number of milliseconds');
@@ -651,34 +649,18 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
   async function call(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
     if (closed) return failure('runtime_unavailable', 'the MCP runtime is closed');
     const { manifest } = agent;
-    const endpoint = manifest.runtime.endpoint;
-    let url: URL;
-    try {
-      if (!endpoint) throw new Error('missing');
-      url = new URL(endpoint);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-    } catch {
-      return failure('runtime_unavailable', 'the agent has no valid http(s) runtime.endpoint');
-    }
+    const endpoint = endpointOf(agent);
+    if ('failure' in endpoint) return endpoint.failure;
+    const { url } = endpoint;
     const tool = manifest.runtime.tool;
     if (typeof tool !== 'string' || tool === '') return failure('runtime_unavailable', 'the agent names no runtime.tool to call');
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
       return agentError(`an MCP tool takes a JSON object as arguments, and the input is ${describeValue(input)}`);
     }
 
-    const headers: Record<string, string> = {};
-    if (options.headers) {
-      let extra: Record<string, string>;
-      try {
-        extra = await options.headers(agent);
-      } catch (err) {
-        return failure('runtime_unavailable', truncate(`the request headers could not be prepared: ${describeError(err)}`, MAX_FAILURE_MESSAGE));
-      }
-      for (const [name, value] of Object.entries(extra)) {
-        const lower = name.toLowerCase();
-        if (!TRANSPORT_HEADERS.has(lower)) headers[lower] = value;
-      }
-    }
+    const prepared = await extraHeaders(options.headers, agent, TRANSPORT_HEADERS);
+    if ('failure' in prepared) return prepared.failure;
+    const { headers } = prepared;
     if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
 
     const meta: Record<string, unknown> = {};

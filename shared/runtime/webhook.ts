@@ -15,9 +15,10 @@
  */
 import { request, type Dispatcher } from 'undici';
 import { abortedResult, raceSignal, truncate } from './node.js';
+import { endpointOf, extraHeaders, maxResponseBytesOf, type HeadersOption } from './remote.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 
-export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+export { DEFAULT_MAX_RESPONSE_BYTES } from './remote.js';
 
 export interface WebhookRuntimeOptions {
   /** The largest answer read, in bytes. Default 10 MB. */
@@ -25,10 +26,12 @@ export interface WebhookRuntimeOptions {
   /** The undici dispatcher to send through (the guarded client for published agents). Default: undici's global one. */
   dispatcher?: Dispatcher;
   /** Extra request headers for an agent, e.g. `{ authorization: 'Bearer …' }`. They never replace the contract's own headers. */
-  headers?: (agent: AgentVersion) => Record<string, string> | Promise<Record<string, string>>;
+  headers?: HeadersOption;
 }
 
 const MAX_FAILURE_MESSAGE = 200;
+/** The contract's own request headers: the `headers` option never replaces them. */
+const CONTRACT_HEADERS: ReadonlySet<string> = new Set(['content-type', 'x-holon-agent', 'x-holon-call', 'x-holon-delegation']);
 const MAX_DECLARED_MESSAGE = 1000;
 /** undici's own timers are only a safety net behind the signal. */
 const UNDICI_TIMER_MARGIN_MS = 5_000;
@@ -125,22 +128,13 @@ function discard(body: Body): void {
 }
 
 export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runtime {
-  const maxResponseBytes = options.maxResponseBytes ?? DEFAULT_MAX_RESPONSE_BYTES;
-  if (!Number.isSafeInteger(maxResponseBytes) || maxResponseBytes < 0) {
-    throw new TypeError('maxResponseBytes must be a non-negative whole number of bytes');
-  }
+  const maxResponseBytes = maxResponseBytesOf(options.maxResponseBytes);
 
   async function call(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
     const { manifest } = agent;
-    const endpoint = manifest.runtime.endpoint;
-    let url: URL;
-    try {
-      if (!endpoint) throw new Error('missing');
-      url = new URL(endpoint);
-      if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new Error('not http');
-    } catch {
-      return { kind: 'failure', code: 'runtime_unavailable', message: 'the agent has no valid http(s) runtime.endpoint' };
-    }
+    const endpoint = endpointOf(agent);
+    if ('failure' in endpoint) return endpoint.failure;
+    const { url } = endpoint;
 
     let body: string;
     try {
@@ -149,21 +143,9 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
       return agentError('the input could not be encoded as JSON');
     }
 
-    const headers: Record<string, string> = {};
-    if (options.headers) {
-      let extra: Record<string, string>;
-      try {
-        extra = await options.headers(agent);
-      } catch (err) {
-        const what = err instanceof Error ? err.message : String(err);
-        return {
-          kind: 'failure',
-          code: 'runtime_unavailable',
-          message: truncate(`the request headers could not be prepared: ${what}`, MAX_FAILURE_MESSAGE),
-        };
-      }
-      for (const [name, value] of Object.entries(extra)) headers[name.toLowerCase()] = value;
-    }
+    const prepared = await extraHeaders(options.headers, agent, CONTRACT_HEADERS);
+    if ('failure' in prepared) return prepared.failure;
+    const { headers } = prepared;
     headers['content-type'] = 'application/json';
     headers['x-holon-agent'] = `${manifest.id}@${manifest.version}`;
     headers['x-holon-call'] = run.callId;

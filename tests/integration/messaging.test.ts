@@ -7,37 +7,27 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { createBullBackend, type BullBackend } from '../../shared/queue/bullmq.js';
 import { createMessaging } from '../../shared/queue/index.js';
 import { redisChannelName } from '../../shared/queue/notifier.js';
 import type { JobInfo, Messaging } from '../../shared/queue/types.js';
-import { createTestRedis, type TestRedis } from '../support/redis.js';
+import { perTestCleanups } from '../support/cleanups.js';
+import type { TestRedis } from '../support/redis.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 const until = (check: () => void, timeout = 10_000) => vi.waitFor(check, { timeout, interval: 20 });
 
-let cleanups: Array<() => Promise<void>> = [];
+const { defer, testRedis } = perTestCleanups();
 
 /** A promise handlers wait on; opened at the latest when the test ends, so a failing test cannot hang close(). */
 function gate() {
   let open!: () => void;
   const opened = new Promise<void>((resolve) => (open = resolve));
-  cleanups.push(async () => open());
+  defer(async () => open());
   return { open, opened };
 }
 
-afterEach(async () => {
-  const list = cleanups.reverse();
-  cleanups = [];
-  for (const c of list) await c();
-});
-
-async function testRedis(): Promise<TestRedis> {
-  const r = await createTestRedis();
-  cleanups.push(() => r.cleanup());
-  return r;
-}
 
 describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => {
   async function messaging(): Promise<Messaging> {
@@ -48,7 +38,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
             return createMessaging({ redisUrl: r.url, prefix: r.prefix });
           })()
         : await createMessaging();
-    cleanups.push(() => m.close());
+    defer(() => m.close());
     expect(m.kind).toBe(kind);
     return m;
   }
@@ -362,9 +352,9 @@ describe('messaging: Redis only', () => {
   test('two gateways with different prefixes on one Redis never see each other', async () => {
     const r = await testRedis();
     const a = await createMessaging({ redisUrl: r.url, prefix: `${r.prefix}a` });
-    cleanups.push(() => a.close());
+    defer(() => a.close());
     const b = await createMessaging({ redisUrl: r.url, prefix: `${r.prefix}b` });
-    cleanups.push(() => b.close());
+    defer(() => b.close());
 
     const seenA: string[] = [];
     const seenB: string[] = [];
@@ -393,9 +383,9 @@ describe('messaging: Redis only', () => {
   test('one Redis subscription per channel however many local listeners; none once the last leaves', async () => {
     const r = await testRedis();
     const m = await createMessaging({ redisUrl: r.url, prefix: r.prefix });
-    cleanups.push(() => m.close());
+    defer(() => m.close());
     const raw = new Redis(r.url);
-    cleanups.push(async () => void raw.disconnect());
+    defer(async () => void raw.disconnect());
     const channel = redisChannelName(r.prefix, 'call:9');
     const subscribers = async () => {
       const reply = (await raw.pubsub('NUMSUB', channel)) as [string, number];
@@ -421,7 +411,7 @@ describe('messaging: Redis only', () => {
       const child = spawn(process.execPath, ['--import', 'tsx', script, r.url, r.prefix, queue, String(LOCK_MS), String(STALLED_MS)], {
         stdio: ['pipe', 'pipe', 'inherit'],
       });
-      cleanups.push(async () => {
+      defer(async () => {
         if (child.exitCode === null && child.signalCode === null) {
           child.kill('SIGKILL');
           await once(child, 'exit');
@@ -446,7 +436,7 @@ describe('messaging: Redis only', () => {
 
     function backend(r: TestRedis): BullBackend {
       const b = createBullBackend({ connection: r.url, prefix: r.prefix, worker: { stalledIntervalMs: STALLED_MS } });
-      cleanups.push(() => b.close());
+      defer(() => b.close());
       return b;
     }
 

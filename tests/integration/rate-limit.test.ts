@@ -6,29 +6,19 @@
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
-import { afterEach, describe, expect, test, vi } from 'vitest';
+import { describe, expect, test, vi } from 'vitest';
 import { createMemoryRateLimiter, createRedisRateLimiter, redisRateKey, type RateLimiter, type RateRule } from '../../shared/rate-limit.js';
 import { rateLimitMiddleware, signupLimit, type RateLimitOptions } from '../../services/api/rate-limit.js';
-import { createTestRedis, type TestRedis } from '../support/redis.js';
+import { perTestCleanups } from '../support/cleanups.js';
+import type { TestRedis } from '../support/redis.js';
 
 const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
 
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  const list = cleanups.reverse();
-  cleanups = [];
-  for (const c of list) await c();
-});
-
-async function testRedis(): Promise<TestRedis> {
-  const r = await createTestRedis();
-  cleanups.push(() => r.cleanup());
-  return r;
-}
+const { defer, testRedis } = perTestCleanups();
 
 function redisLimiter(r: TestRedis): RateLimiter {
   const l = createRedisRateLimiter(r.url, r.prefix);
-  cleanups.push(() => l.close());
+  defer(() => l.close());
   return l;
 }
 
@@ -40,7 +30,7 @@ describe.each(['redis', 'memory'] as const)('rate limiter contract: %s', (kind) 
       return [redisLimiter(r), redisLimiter(r)];
     }
     const m = createMemoryRateLimiter();
-    cleanups.push(() => m.close());
+    defer(() => m.close());
     return [m, m];
   }
 
@@ -116,7 +106,7 @@ describe('redis limiter', () => {
 
   test('fails fast when Redis is unreachable', async () => {
     const l = createRedisRateLimiter('redis://127.0.0.1:1', 'holon-test-unreachable', { commandTimeoutMs: 200 });
-    cleanups.push(() => l.close());
+    defer(() => l.close());
     await expect(l.hit('k', { limit: 1, windowMs: 1000 })).rejects.toThrow();
   });
 
@@ -134,7 +124,7 @@ describe('memory limiter', () => {
   test('drops expired windows, and refused hits do not extend a window', async () => {
     let t = 1_000_000;
     const m = createMemoryRateLimiter({ now: () => t });
-    cleanups.push(() => m.close());
+    defer(() => m.close());
     const rule: RateRule = { limit: 1, windowMs: 1000 };
     expect((await m.hit('a', rule)).ok).toBe(true);
     await m.hit('b', rule);
@@ -150,7 +140,7 @@ describe('memory limiter', () => {
   test('retryAfterS counts the seconds left in the window, rounded up', async () => {
     let t = 0;
     const m = createMemoryRateLimiter({ now: () => t });
-    cleanups.push(() => m.close());
+    defer(() => m.close());
     const rule: RateRule = { limit: 1, windowMs: 60_000 };
     await m.hit('k', rule);
     t = 30_500;
@@ -181,7 +171,7 @@ async function startApp(limiter: RateLimiter, options: Omit<RateLimitOptions, 'l
   const server: Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
-  cleanups.push(
+  defer(
     () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
@@ -300,7 +290,7 @@ describe('rate-limit middleware over Redis, two API processes', () => {
 
   test('fails open over an unreachable Redis', async () => {
     const dead = createRedisRateLimiter('redis://127.0.0.1:1', 'holon-test-unreachable', { commandTimeoutMs: 200 });
-    cleanups.push(() => dead.close());
+    defer(() => dead.close());
     const app = await startApp(dead, { trustProxy: false, perAddress: { limit: 1, windowMs: MINUTE }, perAccount: wide });
     expect(await statuses([() => get(app), () => get(app)])).toEqual([200, 200]);
     expect(app.warn).toHaveBeenCalled();

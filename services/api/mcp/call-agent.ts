@@ -148,17 +148,20 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
     };
     await report('queued');
     const deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
+    const status = async () => String((await gateway.db('calls').where({ id: callId }).first('status'))?.status ?? 'queued');
     for (;;) {
       const left = deadline - Date.now();
-      if (await waiter.wait(callId, Math.max(1, Math.min(deps.progressIntervalMs, left)))) break;
-      const row = await gateway.db('calls').where({ id: callId }).first('status');
+      // Without a progress token there is nobody to report to: wait for the whole of what is left.
+      const slice = progressToken === undefined ? left : Math.min(deps.progressIntervalMs, left);
+      if (await waiter.wait(callId, Math.max(1, slice))) break;
       if (Date.now() >= deadline) {
+        const now = await status();
         return {
-          structured: { status: 'running', call: { id: callId, status: String(row?.status ?? 'queued') } },
-          text: `call ${callId} is still ${String(row?.status ?? 'queued')}; follow it with get_receipt("${callId}") once it settles.`,
+          structured: { status: 'running', call: { id: callId, status: now } },
+          text: `call ${callId} is still ${now}; follow it with get_receipt("${callId}") once it settles.`,
         };
       }
-      await report(String(row?.status ?? 'queued'));
+      await report(await status());
     }
   } finally {
     extra.signal.removeEventListener('abort', onCancel);

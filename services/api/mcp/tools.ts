@@ -10,6 +10,7 @@ import type { GatewayContext } from '../../../shared/gateway/context.js';
 import { loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
 import { HolonError } from '../../../shared/errors.js';
+import { inMandateTree } from '../principal.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 
 /** Who is connected: the one mandate everything runs under, and whether a human sits at the client. */
@@ -32,11 +33,6 @@ export interface ToolAnswer {
   structured: Record<string, unknown>;
   text: string;
   isError?: boolean;
-}
-
-/** A receipt is visible only within the connection's mandate and the sub-mandates derived from it. */
-export function withinMandate(mandateId: string, receiptMandate: string | null): boolean {
-  return receiptMandate !== null && (receiptMandate === mandateId || receiptMandate.startsWith(`${mandateId}.`));
 }
 
 export function describeReceipt(r: ReceiptView): string {
@@ -84,7 +80,8 @@ export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<
   const id = String(args.id);
   const receipt = await loadReceiptTree(deps.gateway.db, id);
   // Another mandate's receipt is indistinguishable from one that does not exist.
-  if (!receipt || !withinMandate(who.mandateId, receipt.mandate)) throw new HolonError('not_found', 404, `there is no receipt ${id} under mandate ${who.mandateId}`);
+  // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
+  if (!receipt || !inMandateTree(who.mandateId, receipt.mandate)) throw new HolonError('not_found', 404, `there is no receipt ${id} under mandate ${who.mandateId}`);
   return { structured: receipt as unknown as Record<string, unknown>, text: describeReceipt(receipt) };
 }
 

@@ -9,7 +9,7 @@
 import { Router } from 'express';
 import { HolonError } from '../../../shared/errors.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
+import { listRootMandates, loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
 import { createKey, keyView, listKeys, revokeKey } from '../../../shared/hosted/keys.js';
 import { signup } from '../../../shared/hosted/signup.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
@@ -50,12 +50,8 @@ export function accountRoutes(deps: AccountDeps): Router {
     }
     const account = await gateway.db('accounts').where({ handle: p.account }).first('handle', 'email', 'created_at');
     const balances = await readBalances(gateway.db, p.account);
-    const mandates = await gateway.db('mandates').where({ issuer: p.account, depth: 0 }).orderBy('created_at', 'asc').select('id');
-    const views = [];
-    for (const m of mandates) {
-      const stored = await loadMandate(gateway.db, String(m.id));
-      if (stored) views.push({ id: stored.mandate.id, grantee: stored.mandate.grantee, ...mandateView(stored).budget });
-    }
+    const views = (await listRootMandates(gateway.db, { issuer: p.account, limit: 500 }))
+      .map((stored) => ({ id: stored.mandate.id, grantee: stored.mandate.grantee, ...mandateView(stored).budget }));
     res.json({
       kind: 'human',
       account: { handle: account.handle, email: account.email, created_at: new Date(account.created_at).toISOString() },

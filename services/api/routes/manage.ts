@@ -9,7 +9,7 @@ import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { HolonError } from '../../../shared/errors.js';
 import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { creditSignup, loadMandate, mandateView, saveMandate } from '../../../shared/gateway/mandates.js';
+import { creditSignup, listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/gateway/mandates.js';
 import { DEMO_CREDIT_ACCOUNT, ensureAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { postEntry } from '../../../shared/ledger/entries.js';
 import { validateMandate } from '../../../shared/mandate/validate.js';
@@ -47,14 +47,8 @@ export function manageRoutes(deps: ManageDeps): Router {
 
   router.get('/v0/mandates', asyncRoute(async (_req, res) => {
     const p = requireKind(res, ['human', 'operator'], 'list mandates');
-    const q = gateway.db('mandates').where({ depth: 0 }).orderBy('created_at', 'asc').select('id');
-    if (p.kind === 'human') q.where({ issuer: p.account });
-    const mandates = [];
-    for (const row of await q.limit(500)) {
-      const stored = await loadMandate(gateway.db, String(row.id));
-      if (stored) mandates.push(mandateView(stored));
-    }
-    res.json({ mandates });
+    const stored = await listRootMandates(gateway.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
+    res.json({ mandates: stored.map(mandateView) });
   }));
 
   router.post('/v0/mandates', asyncRoute(async (req, res) => {
