@@ -267,7 +267,7 @@ async function loadTools(dir, log) {
   return tools;
 }
 
-/** holon.yaml read the way shared/documents.ts reads it: YAML core schema, no merge keys, bounded aliases. */
+/** holon.yaml read the way shared/core/documents.ts reads it: YAML core schema, no merge keys, bounded aliases. */
 function readManifest(text) {
   const doc = parseDocument(text, { schema: 'core', merge: false, uniqueKeys: true, prettyErrors: false });
   if (doc.errors.length) throw new Error(`holon.yaml is not valid YAML: ${doc.errors[0].message.split('\n')[0]}`);

@@ -16,7 +16,7 @@ import { Worker } from 'node:worker_threads';
 import { Redis } from 'ioredis';
 import pg from 'pg';
 import { request } from 'undici';
-import { startGateway, type RunningGateway } from '../services/gateway.js';
+import { startGateway, type RunningGateway } from '../services/compose.js';
 import { audit } from '../shared/ledger/audit.js';
 import { keepAliveAgent, quantile, runLoad, runSequential, startNoopAgent, type LatencySpec, type LoadResult, type LoadSpec, type NoopAgent } from './load.js';
 import type { ThrowAwayDatabase, ThrowAwayRedis } from './support.js';

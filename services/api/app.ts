@@ -3,20 +3,20 @@
  * (principal.ts): in dev mode the local operator, who may do everything; in hosted mode the key's.
  */
 import express, { type ErrorRequestHandler, type Express } from 'express';
-import { HolonError } from '../../shared/errors.js';
-import type { GatewayContext } from '../../shared/gateway/context.js';
-import type { Logger } from '../../shared/log.js';
-import type { CallWaiter } from '../../shared/gateway/call-waiter.js';
+import { HolonError } from '../../shared/core/errors.js';
+import type { GatewayContext } from '../../shared/context.js';
+import type { Logger } from '../../shared/platform/log.js';
+import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
-import type { RateLimiter, RateRule } from '../../shared/rate-limit.js';
+import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
 import { rateLimitMiddleware, signupLimit } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
-import { manageRoutes } from './routes/manage.js';
-import { readRoutes } from './routes/reads.js';
+import { manageRoutes } from './routes/mandates.js';
+import { readRoutes } from './routes/receipts.js';
 
 export interface ApiDeps {
   gateway: GatewayContext;
@@ -27,7 +27,7 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   /** The MCP server at /mcp (spec/mcp.md). */
   mcp?: McpEndpoint;
-  /** Hosted: callback URLs must resolve to public addresses (shared/net/guarded.ts). */
+  /** Hosted: callback URLs must resolve to public addresses (shared/platform/guarded-net.ts). */
   callbackGuard?: { allowPrivate: boolean };
   /** Dev (the local operator) or hosted (keys); services/api/principal.ts. */
   auth: AuthSettings;

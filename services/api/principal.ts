@@ -12,7 +12,7 @@
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Db } from '../../shared/db/connect.js';
-import { HolonError } from '../../shared/errors.js';
+import { HolonError } from '../../shared/core/errors.js';
 import { authenticateKey } from '../../shared/hosted/keys.js';
 
 export type Principal =

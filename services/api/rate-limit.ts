@@ -17,9 +17,9 @@
  * makes visible.
  */
 import type { Request, RequestHandler, Response } from 'express';
-import { HolonError } from '../../shared/errors.js';
-import { createLogger, type Logger } from '../../shared/log.js';
-import type { RateDecision, RateLimiter, RateRule } from '../../shared/rate-limit.js';
+import { HolonError } from '../../shared/core/errors.js';
+import { createLogger, type Logger } from '../../shared/platform/log.js';
+import type { RateDecision, RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { clientAddress } from './client-address.js';
 
 type WarnLogger = Pick<Logger, 'warn'>;

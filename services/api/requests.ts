@@ -1,8 +1,8 @@
 /**
  * Reading request bodies: every problem listed with its path, unknown fields refused, NUL characters refused.
  */
-import { HolonError, type Problem } from '../../shared/errors.js';
-import { tryParseAmount } from '../../shared/money.js';
+import { HolonError, type Problem } from '../../shared/core/errors.js';
+import { tryParseAmount } from '../../shared/core/money.js';
 
 export type Body = Record<string, unknown>;
 

@@ -3,8 +3,8 @@
  * Stops gracefully on SIGTERM / SIGINT: stop taking work, finish or hand back what runs, close connections.
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, splitList, type Config } from '../../shared/config.js';
-import { ALL_ROLES, startGateway, type Role } from '../gateway.js';
+import { ConfigError, splitList, type Config } from '../../shared/platform/config.js';
+import { ALL_ROLES, startGateway, type Role } from '../compose.js';
 
 export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
   let values;

@@ -5,10 +5,10 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
-import { parseDocumentText } from '../../shared/documents.js';
-import type { Problem } from '../../shared/errors.js';
-import { validateManifest } from '../../shared/manifest/index.js';
-import { validateMandate } from '../../shared/mandate/index.js';
+import { parseDocumentText } from '../../shared/core/documents.js';
+import type { Problem } from '../../shared/core/errors.js';
+import { validateManifest } from '../../shared/core/manifest/index.js';
+import { validateMandate } from '../../shared/core/mandate/index.js';
 
 export type DocumentKind = 'manifest' | 'mandate' | 'unknown';
 

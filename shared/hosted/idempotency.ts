@@ -13,7 +13,7 @@
  * A key is never run twice. Keys are kept (they are small: no input, no output).
  */
 import type { Queryable } from '../db/connect.js';
-import { canonicalJson, sha256Hex } from '../canonical-json.js';
+import { canonicalJson, sha256Hex } from '../core/canonical-json.js';
 
 /** A claim with no call after this long was left by an API process that died mid-request. */
 export const STALE_CLAIM_MS = 5 * 60_000;

@@ -10,9 +10,9 @@
  */
 import type { Db, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import { HolonError } from '../errors.js';
-import type { GatewayContext } from '../gateway/context.js';
-import { formatAmount } from '../money.js';
+import { HolonError } from '../core/errors.js';
+import type { GatewayContext } from '../context.js';
+import { formatAmount } from '../core/money.js';
 import { revokeAccountKeys } from './keys.js';
 import { publishYanks, yankMessage } from './yanks.js';
 

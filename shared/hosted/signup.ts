@@ -8,12 +8,12 @@
  * email is unverified, unique per account, and refused when a disabled account had it.
  */
 import type { Db } from '../db/connect.js';
-import { HolonError } from '../errors.js';
-import { creditSignup, loadMandate, mandateView, saveMandate } from '../gateway/mandates.js';
-import { isHandle } from '../identifiers.js';
+import { HolonError } from '../core/errors.js';
+import { creditSignup, loadMandate, mandateView, saveMandate } from '../mandates/store.js';
+import { isHandle } from '../core/identifiers.js';
 import { PLATFORM_ACCOUNT } from '../ledger/accounts.js';
-import { validateMandate } from '../mandate/validate.js';
-import { formatAmount } from '../money.js';
+import { validateMandate } from '../core/mandate/validate.js';
+import { formatAmount } from '../core/money.js';
 import type { Registry } from '../registry/registry.js';
 import { createKey, type MintedKey } from './keys.js';
 

@@ -7,7 +7,7 @@
  * so a version heard twice (the channel and the start-up read) is harmless.
  */
 import type { Db } from '../db/connect.js';
-import type { GatewayContext } from '../gateway/context.js';
+import type { GatewayContext } from '../context.js';
 import type { Registry } from '../registry/registry.js';
 
 export const YANKS_CHANNEL = 'agents-yanked';

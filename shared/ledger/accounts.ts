@@ -4,7 +4,7 @@
  */
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import { PLATFORM_ACCOUNT } from '../splits.js';
+import { PLATFORM_ACCOUNT } from '../core/splits.js';
 
 export type AccountKind = 'user' | 'platform' | 'external';
 

@@ -11,7 +11,7 @@
  */
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import { formatAmount } from '../money.js';
+import { formatAmount } from '../core/money.js';
 
 export interface AuditReport {
   ok: boolean;

@@ -7,8 +7,8 @@
 import { createHash } from 'node:crypto';
 import type { Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import { HolonError } from '../errors.js';
-import { formatAmount, isCurrency } from '../money.js';
+import { HolonError } from '../core/errors.js';
+import { formatAmount, isCurrency } from '../core/money.js';
 import { inTransaction } from '../db/transaction.js';
 
 export interface LineInput {

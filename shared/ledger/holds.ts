@@ -5,8 +5,8 @@
  */
 import type { Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import { HolonError } from '../errors.js';
-import { formatAmount } from '../money.js';
+import { HolonError } from '../core/errors.js';
+import { formatAmount } from '../core/money.js';
 import { lockBalances } from './entries.js';
 
 export interface HoldInput {

@@ -14,11 +14,11 @@
  */
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parseDocumentText } from '../documents.js';
-import type { Problem } from '../errors.js';
-import { createLogger, type Logger } from '../log.js';
-import { validateManifest } from '../manifest/index.js';
-import type { AgentVersion } from '../runtime/types.js';
+import { parseDocumentText } from '../core/documents.js';
+import type { Problem } from '../core/errors.js';
+import { createLogger, type Logger } from '../platform/log.js';
+import { validateManifest } from '../core/manifest/index.js';
+import type { AgentVersion } from '../../services/runner/runtimes/types.js';
 import { createRegistry, type Registry } from './registry.js';
 
 export const MANIFEST_FILE_NAMES = ['holon.yaml', 'holon.json'] as const;

@@ -6,9 +6,9 @@
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { extname, join } from 'node:path';
-import type { Problem } from '../errors.js';
-import type { Logger } from '../log.js';
-import { parseMandate, type Mandate } from '../mandate/index.js';
+import type { Problem } from '../core/errors.js';
+import type { Logger } from '../platform/log.js';
+import { parseMandate, type Mandate } from '../core/mandate/index.js';
 import type { FileProblems } from './dev-registry.js';
 
 export const MANDATE_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;

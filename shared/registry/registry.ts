@@ -3,7 +3,7 @@
  * or by capability. This is the read-only interface the gateway uses, plus an in-memory implementation
  * (the dev registry fills it from holon.yaml files; see dev-registry.ts).
  *
- * "Latest" follows the resolution rule of shared/resolution.ts: the highest *release* (a pre-release is
+ * "Latest" follows the resolution rule of shared/core/resolution.ts: the highest *release* (a pre-release is
  * only ever chosen when a range names one). So:
  *   - `resolve('ns/name')` never lands on a pre-release; `resolve('ns/name@1.0.0-beta.1')` can;
  *   - `implementers(cap)` gives, per agent id, the highest release that lists the capability (agents that
@@ -12,9 +12,9 @@
  *     pre-release.
  */
 import semver from 'semver';
-import { parseAgentRef, resolveVersion } from '../resolution.js';
-import { matchesCapability } from '../mandate/patterns.js';
-import type { AgentVersion } from '../runtime/types.js';
+import { parseAgentRef, resolveVersion } from '../core/resolution.js';
+import { matchesCapability } from '../core/mandate/patterns.js';
+import type { AgentVersion } from '../../services/runner/runtimes/types.js';
 
 export type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invalid_ref';
 

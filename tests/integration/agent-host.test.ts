@@ -12,8 +12,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { parseManifest, type Manifest } from '../../shared/manifest/index.js';
-import { createAjv } from '../../shared/schema/ajv.js';
+import { parseManifest, type Manifest } from '../../shared/core/manifest/index.js';
+import { createAjv } from '../../shared/core/schema/ajv.js';
 
 import { MAX_BODY_BYTES, startAgentHost, type AgentHost, type AgentHostOptions } from '../../agents/host.mjs';
 

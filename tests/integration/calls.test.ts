@@ -2,7 +2,7 @@ import { createServer } from 'node:http';
 import { describe, expect } from 'vitest';
 import { gatewayTest as test, type TestGateway } from '../support/gateway.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
-import { verifyCallback, callbackSecret } from '../../shared/gateway/callbacks.js';
+import { verifyCallback, callbackSecret } from '../../services/settler/callbacks.js';
 
 async function balance(g: TestGateway, account: string): Promise<bigint> {
   return (await readBalance(g.db.knex, account, 'EUR')).balance;

@@ -1,17 +1,17 @@
 /**
- * Cancelling a call (shared/gateway/cancel.ts): a queued call is closed on the spot; a running one is aborted by
+ * Cancelling a call (shared/calls/cancel.ts): a queued call is closed on the spot; a running one is aborted by
  * whichever runner holds it, told through Redis; either way it ends failed / cancelled, unbilled, hold released.
  */
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { startGateway, type RunningGateway } from '../../services/gateway.js';
-import { cancelKey, createCancelWatcher, requestCancel } from '../../shared/gateway/cancel.js';
-import { inputKey } from '../../shared/gateway/context.js';
-import { createMemoryStore } from '../../shared/queue/ephemeral.js';
-import { createMemoryNotifier } from '../../shared/queue/notifier.js';
-import { isCancel } from '../../shared/runtime/node.js';
+import { startGateway, type RunningGateway } from '../../services/compose.js';
+import { cancelKey, createCancelWatcher, requestCancel } from '../../shared/calls/cancel.js';
+import { inputKey } from '../../shared/context.js';
+import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
+import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
+import { isCancel } from '../../services/runner/runtimes/node.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {

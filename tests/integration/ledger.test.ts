@@ -4,7 +4,7 @@ import { BACKENDS, dbTest } from '../support/db.js';
 import {
   audit, DEMO_CREDIT_ACCOUNT, ensureAccount, placeHold, postEntry, readBalance, readBalances, resolveHold,
 } from '../../shared/ledger/index.js';
-import { HolonError } from '../../shared/errors.js';
+import { HolonError } from '../../shared/core/errors.js';
 import type { Queryable } from '../../shared/db/connect.js';
 
 const EUR = 'EUR';

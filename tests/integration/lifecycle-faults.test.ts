@@ -4,14 +4,14 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test as base } from 'vitest';
 import { gatewayTest as test, startTestGateway } from '../support/gateway.js';
-import { runCall } from '../../shared/gateway/run.js';
-import { settleCall } from '../../shared/gateway/settle.js';
-import { submitCall } from '../../shared/gateway/submit.js';
-import { sweep } from '../../shared/gateway/sweeper.js';
-import { createRuntimes } from '../../shared/runtime/index.js';
+import { runCall } from '../../services/runner/run-call.js';
+import { settleCall } from '../../shared/settlement/settle.js';
+import { submitCall } from '../../shared/admission/submit.js';
+import { sweep } from '../../services/settler/sweeper.js';
+import { createRuntimes } from '../../services/runner/runtimes/index.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
-import { HolonError } from '../../shared/errors.js';
+import { HolonError } from '../../shared/core/errors.js';
 
 async function counterFile(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'holon-counter-'));

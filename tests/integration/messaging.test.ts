@@ -8,10 +8,10 @@ import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { describe, expect, test, vi } from 'vitest';
-import { createBullBackend, type BullBackend } from '../../shared/queue/bullmq.js';
-import { createMessaging } from '../../shared/queue/index.js';
-import { redisChannelName } from '../../shared/queue/notifier.js';
-import type { JobInfo, Messaging } from '../../shared/queue/types.js';
+import { createBullBackend, type BullBackend } from '../../shared/messaging/bullmq.js';
+import { createMessaging } from '../../shared/messaging/index.js';
+import { redisChannelName } from '../../shared/messaging/notifier.js';
+import type { JobInfo, Messaging } from '../../shared/messaging/types.js';
 import { perTestCleanups } from '../support/cleanups.js';
 import type { TestRedis } from '../support/redis.js';
 

@@ -4,11 +4,11 @@
  * reads the moderation log, which is append-only. Yanks leave every process's registry through `agents-yanked`.
  */
 import { describe, expect, test } from 'vitest';
-import { startGateway, type RunningGateway } from '../../services/gateway.js';
+import { startGateway, type RunningGateway } from '../../services/compose.js';
 import { checkReason, disableAccount, escapeLike, listAccounts, readLog, yankVersion } from '../../shared/hosted/moderation.js';
 import { applyYanks, followYanks, parseYankMessage, startYankFollower, YANKS_CHANNEL } from '../../shared/hosted/yanks.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
-import type { AgentVersion } from '../../shared/runtime/types.js';
+import type { AgentVersion } from '../../services/runner/runtimes/types.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { buildManifest } from '../support/manifest-builder.js';
 

@@ -7,7 +7,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, test, vi } from 'vitest';
-import { createMemoryRateLimiter, createRedisRateLimiter, redisRateKey, type RateLimiter, type RateRule } from '../../shared/rate-limit.js';
+import { createMemoryRateLimiter, createRedisRateLimiter, redisRateKey, type RateLimiter, type RateRule } from '../../shared/platform/rate-limit.js';
 import { rateLimitMiddleware, signupLimit, type RateLimitOptions } from '../../services/api/rate-limit.js';
 import { perTestCleanups } from '../support/cleanups.js';
 import type { TestRedis } from '../support/redis.js';

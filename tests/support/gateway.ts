@@ -3,11 +3,11 @@
  * database and Redis key prefix, listening on a free port. `call()` posts to it.
  */
 import { test as base } from 'vitest';
-import { startGateway, type RunningGateway, type Role, ALL_ROLES } from '../../services/gateway.js';
+import { startGateway, type RunningGateway, type Role, ALL_ROLES } from '../../services/compose.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { createTestDatabase, type TestDatabase } from './db.js';
 import { createTestRedis } from './redis.js';
-import type { Config } from '../../shared/config.js';
+import type { Config } from '../../shared/platform/config.js';
 
 export interface TestGateway {
   gw: RunningGateway;

@@ -2,8 +2,8 @@
  * Hosted-mode test helpers: a hosted gateway (keys, principals), a second API process on the same database and
  * Redis, sign-ups, and requests made with a key.
  */
-import { startGateway, type RunningGateway } from '../../services/gateway.js';
-import type { Config } from '../../shared/config.js';
+import { startGateway, type RunningGateway } from '../../services/compose.js';
+import type { Config } from '../../shared/platform/config.js';
 import { startTestGateway, TEST_REGISTRY, type TestGateway } from './gateway.js';
 
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';

@@ -3,10 +3,10 @@
  *   buildManifest({ id: 'acme/pdf', pricing: { model: 'per_run', amount: 50_000n, currency: 'EUR', chargeOn: 'success' } })
  */
 import fc from 'fast-check';
-import type { CallSlot, Manifest, Pricing, Retention } from '../../shared/manifest/types.js';
-import type { DataRequirement, LicenseRequirement, Mandate } from '../../shared/mandate/types.js';
-import { normalizeRate } from '../../shared/mandate/validate.js';
-import { MAX_AMOUNT, type Rate } from '../../shared/money.js';
+import type { CallSlot, Manifest, Pricing, Retention } from '../../shared/core/manifest/types.js';
+import type { DataRequirement, LicenseRequirement, Mandate } from '../../shared/core/mandate/types.js';
+import { normalizeRate } from '../../shared/core/mandate/validate.js';
+import { MAX_AMOUNT, type Rate } from '../../shared/core/money.js';
 
 export type ManifestInit = Partial<Omit<Manifest, 'pricing'>> & { pricing?: Partial<Pricing> };
 

@@ -1,7 +1,7 @@
 /** Hand-built normalized manifests and mandates for the pricing, splits and resolution tests. */
-import type { Manifest, Pricing } from '../../shared/manifest/types.js';
-import type { Mandate } from '../../shared/mandate/types.js';
-import type { Rate } from '../../shared/money.js';
+import type { Manifest, Pricing } from '../../shared/core/manifest/types.js';
+import type { Mandate } from '../../shared/core/mandate/types.js';
+import type { Rate } from '../../shared/core/money.js';
 
 export const r = (s: string): Rate => {
   const [whole, frac = ''] = s.split('.');

@@ -17,8 +17,8 @@ import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { bullPrefixOf } from '../../shared/queue/bullmq.js';
-import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/gateway/context.js';
+import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
+import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/context.js';
 
 export type ServiceRole = 'api' | 'runner' | 'settler';
 

@@ -6,7 +6,7 @@
  *
  * Prints one JSON line per job taken: {"event":"taken","id":…,"attemptsMade":…,"data":…}.
  */
-import { createBullBackend } from '../../shared/queue/bullmq.js';
+import { createBullBackend } from '../../shared/messaging/bullmq.js';
 
 const [redisUrl, prefix, queue, lockMs, stalledMs] = process.argv.slice(2);
 if (!redisUrl || !prefix || !queue) {

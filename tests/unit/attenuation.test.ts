@@ -2,8 +2,8 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   checkAttenuation, deriveSubMandate, mandateToDoc, matchesAgent, matchesCapability, patternCovers, validateMandate,
-} from '../../shared/mandate/index.js';
-import type { Mandate } from '../../shared/mandate/types.js';
+} from '../../shared/core/mandate/index.js';
+import type { Mandate } from '../../shared/core/mandate/types.js';
 import {
   arbAgentId, arbAgentPattern, arbCapabilityPattern, arbMandate, arbManifest, buildMandate, buildManifest, CLASSES, VERSIONS,
 } from '../support/manifest-builder.js';

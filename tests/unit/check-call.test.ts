@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { checkCall } from '../../shared/mandate/index.js';
-import type { CallRequest, Mandate } from '../../shared/mandate/types.js';
-import type { Manifest } from '../../shared/manifest/types.js';
+import { checkCall } from '../../shared/core/mandate/index.js';
+import type { CallRequest, Mandate } from '../../shared/core/mandate/types.js';
+import type { Manifest } from '../../shared/core/manifest/types.js';
 import { buildMandate, buildManifest } from '../support/manifest-builder.js';
 
 const NOW = Date.UTC(2026, 5, 1);

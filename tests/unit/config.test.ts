@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../shared/config.js';
+import { ConfigError, loadConfig } from '../../shared/platform/config.js';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SECRET = 'f'.repeat(32);

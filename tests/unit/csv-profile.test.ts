@@ -2,7 +2,7 @@
 import { readFileSync } from 'node:fs';
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { parseManifest } from '../../shared/manifest/index.js';
+import { parseManifest } from '../../shared/core/manifest/index.js';
 
 interface Column {
   name: string;

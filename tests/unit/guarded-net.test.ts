@@ -3,7 +3,7 @@ import type { AddressInfo } from 'node:net';
 import type { LookupAddress } from 'node:dns';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { request, type Dispatcher } from 'undici';
-import { HolonError } from '../../shared/errors.js';
+import { HolonError } from '../../shared/core/errors.js';
 import {
   ADDRESS_REFUSED,
   AddressRefusedError,
@@ -14,7 +14,7 @@ import {
   isPublicAddress,
   type AddressClass,
   type LookupAll,
-} from '../../shared/net/guarded.js';
+} from '../../shared/platform/guarded-net.js';
 
 // [address, expected class (null = public)]
 const TABLE: ReadonlyArray<[string, AddressClass | null]> = [

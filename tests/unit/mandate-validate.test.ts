@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { mandateToDoc, parseMandate, validateMandate, type MandateValidation } from '../../shared/mandate/index.js';
-import { agentPatternProblem, capabilityPatternProblem, matchesAgent, matchesCapability } from '../../shared/mandate/patterns.js';
+import { mandateToDoc, parseMandate, validateMandate, type MandateValidation } from '../../shared/core/mandate/index.js';
+import { agentPatternProblem, capabilityPatternProblem, matchesAgent, matchesCapability } from '../../shared/core/mandate/patterns.js';
 import { arbMandate } from '../support/manifest-builder.js';
 
 const EXAMPLE = `

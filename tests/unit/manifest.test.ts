@@ -1,12 +1,12 @@
 import { readFileSync } from 'node:fs';
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { parseDocumentText } from '../../shared/documents.js';
-import type { Problem } from '../../shared/errors.js';
+import { parseDocumentText } from '../../shared/core/documents.js';
+import type { Problem } from '../../shared/core/errors.js';
 import {
   compileInterface, parseManifest, RESERVED_ERROR_CODES, validateManifest,
   type ManifestResult, type UpstreamInfo, type ValidateManifestOptions,
-} from '../../shared/manifest/index.js';
+} from '../../shared/core/manifest/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
 type AnyDoc = Record<string, any>;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
   convert, divRound, formatAmount, formatRate, mulRate, parseAmount, parseRate, tryParseAmount, tryParseRate, MAX_AMOUNT,
-} from '../../shared/money.js';
+} from '../../shared/core/money.js';
 
 describe('amounts', () => {
   it('parses decimal strings into micro-units', () => {

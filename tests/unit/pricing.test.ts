@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { charge, fxRateFor, ownWorstCase, subMandateBudget, worstCase, type Outcome } from '../../shared/pricing.js';
-import { convert, type Micros, type Rate } from '../../shared/money.js';
-import type { Manifest } from '../../shared/manifest/types.js';
+import { charge, fxRateFor, ownWorstCase, subMandateBudget, worstCase, type Outcome } from '../../shared/core/pricing.js';
+import { convert, type Micros, type Rate } from '../../shared/core/money.js';
+import type { Manifest } from '../../shared/core/manifest/types.js';
 import { manifest, r } from '../support/pricing-fixtures.js';
 
 const EUR = { currency: 'EUR', fx: { USD: r('0.92') } };

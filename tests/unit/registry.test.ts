@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { pino } from 'pino';
-import { compileInterface, parseManifest } from '../../shared/manifest/index.js';
-import type { Logger } from '../../shared/log.js';
+import { compileInterface, parseManifest } from '../../shared/core/manifest/index.js';
+import type { Logger } from '../../shared/platform/log.js';
 import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../../shared/registry/mandate-files.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
-import type { AgentVersion } from '../../shared/runtime/types.js';
+import type { AgentVersion } from '../../services/runner/runtimes/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples', import.meta.url));

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { costPerSuccess, parseAgentRef, rankCapability, resolveVersion, type Candidate, type RankRequest } from '../../shared/resolution.js';
-import type { Manifest } from '../../shared/manifest/types.js';
-import type { AgentFacts } from '../../shared/mandate/types.js';
+import { costPerSuccess, parseAgentRef, rankCapability, resolveVersion, type Candidate, type RankRequest } from '../../shared/core/resolution.js';
+import type { Manifest } from '../../shared/core/manifest/types.js';
+import type { AgentFacts } from '../../shared/core/mandate/types.js';
 import { mandate, manifest } from '../support/pricing-fixtures.js';
 
 describe('parseAgentRef', () => {

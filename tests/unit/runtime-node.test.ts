@@ -8,9 +8,9 @@ import {
   isCancel,
   type AgentContext,
   type NodeRunContext,
-} from '../../shared/runtime/node.js';
-import { createRuntimes } from '../../shared/runtime/index.js';
-import type { AgentVersion, RunContext } from '../../shared/runtime/types.js';
+} from '../../services/runner/runtimes/node.js';
+import { createRuntimes } from '../../services/runner/runtimes/index.js';
+import type { AgentVersion, RunContext } from '../../services/runner/runtimes/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const agentsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/agents');

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { journalLinesForSettlement, split } from '../../shared/splits.js';
-import type { Rate } from '../../shared/money.js';
+import { journalLinesForSettlement, split } from '../../shared/core/splits.js';
+import type { Rate } from '../../shared/core/money.js';
 import { r } from '../support/pricing-fixtures.js';
 
 const sum = (lines: Array<{ amount: bigint }>): bigint => lines.reduce((t, l) => t + l.amount, 0n);

@@ -12,13 +12,13 @@
  */
 import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { HolonError } from '../../../shared/errors.js';
-import { requestCancel } from '../../../shared/gateway/cancel.js';
-import { decideAndSubmit } from '../../../shared/gateway/decide-approval.js';
-import { takeOutput } from '../../../shared/gateway/outputs.js';
-import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
-import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
-import { parseAmount } from '../../../shared/money.js';
+import { HolonError } from '../../../shared/core/errors.js';
+import { requestCancel } from '../../../shared/calls/cancel.js';
+import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
+import { takeOutput } from '../../../shared/calls/outputs.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
+import { parseAmount } from '../../../shared/core/money.js';
 import { findNul } from '../requests.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';

@@ -3,13 +3,13 @@
  * throw a HolonError (turned into `isError` with `{error: {code, message}}` by the server). Everything another
  * agent or an author wrote reaches the text blocks through `untrusted()`.
  */
-import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/gateway/approvals.js';
-import { describeAgent, searchCatalogue } from '../../../shared/gateway/catalogue.js';
-import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
-import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
-import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
-import { HolonError } from '../../../shared/errors.js';
+import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/admission/approvals.js';
+import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
+import type { CallWaiter } from '../../../shared/calls/waiter.js';
+import type { GatewayContext } from '../../../shared/context.js';
+import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { HolonError } from '../../../shared/core/errors.js';
 import { inMandateTree } from '../principal.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 

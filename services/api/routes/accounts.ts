@@ -7,13 +7,13 @@
  * These routes exist in hosted mode only (dev mode has one principal and no keys).
  */
 import { Router } from 'express';
-import { HolonError } from '../../../shared/errors.js';
-import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { listRootMandates, loadMandate, mandateView } from '../../../shared/gateway/mandates.js';
+import { HolonError } from '../../../shared/core/errors.js';
+import type { GatewayContext } from '../../../shared/context.js';
+import { listRootMandates, loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { createKey, keyView, listKeys, revokeKey } from '../../../shared/hosted/keys.js';
 import { signup } from '../../../shared/hosted/signup.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
-import { formatAmount } from '../../../shared/money.js';
+import { formatAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';

@@ -7,8 +7,8 @@
  * Every action is logged with its reason (shared/hosted/moderation.ts).
  */
 import { Router, type Request } from 'express';
-import { HolonError } from '../../../shared/errors.js';
-import type { GatewayContext } from '../../../shared/gateway/context.js';
+import { HolonError } from '../../../shared/core/errors.js';
+import type { GatewayContext } from '../../../shared/context.js';
 import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/hosted/moderation.js';
 import { requireKind } from '../principal.js';
 import { BodyReader, requireObject } from '../requests.js';

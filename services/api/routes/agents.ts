@@ -1,11 +1,11 @@
 /**
- * GET /v0/agents?q=&capability=&mandate= — the catalogue, ranked (shared/gateway/catalogue.ts says what each
+ * GET /v0/agents?q=&capability=&mandate= — the catalogue, ranked (shared/catalogue/catalogue.ts says what each
  *   field means).
  * GET /v0/agents/{ns}/{name}[@range] — one agent: manifest, Agent Record, versions.
  */
 import { Router } from 'express';
-import { describeAgent, searchCatalogue } from '../../../shared/gateway/catalogue.js';
-import type { GatewayContext } from '../../../shared/gateway/context.js';
+import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
+import type { GatewayContext } from '../../../shared/context.js';
 import { assertSeesMandate, principalOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
 

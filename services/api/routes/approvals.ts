@@ -5,9 +5,9 @@
  *   moment it stops being pending.
  */
 import { Router } from 'express';
-import { HolonError } from '../../../shared/errors.js';
-import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/gateway/approvals.js';
-import { decideAndSubmit } from '../../../shared/gateway/decide-approval.js';
+import { HolonError } from '../../../shared/core/errors.js';
+import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/admission/approvals.js';
+import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
 import { asyncRoute } from '../route.js';

@@ -4,13 +4,13 @@
  * 404 unknown mandate or agent · 422 rejected input · 502 the agent failed (with its receipt).
  */
 import { Router, type Request, type Response } from 'express';
-import { HolonError } from '../../../shared/errors.js';
-import type { GatewayContext } from '../../../shared/gateway/context.js';
-import { takeOutput } from '../../../shared/gateway/outputs.js';
-import { loadReceiptTree, type ReceiptView } from '../../../shared/gateway/receipts.js';
-import { submitCall, type Submitted } from '../../../shared/gateway/submit.js';
-import { parentOfToken, submitChild } from '../../../shared/gateway/delegate.js';
-import type { CallWaiter } from '../../../shared/gateway/call-waiter.js';
+import { HolonError } from '../../../shared/core/errors.js';
+import type { GatewayContext } from '../../../shared/context.js';
+import { takeOutput } from '../../../shared/calls/outputs.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
+import { parentOfToken, submitChild } from '../../../shared/admission/delegate.js';
+import type { CallWaiter } from '../../../shared/calls/waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
 import {
@@ -22,7 +22,7 @@ import {
   STALE_CLAIM_MS,
   type IdempotencyRow,
 } from '../../../shared/hosted/idempotency.js';
-import { assertPublicUrl } from '../../../shared/net/guarded.js';
+import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
 import { asyncRoute } from '../route.js';
 
 export interface CallRoutesDeps {

@@ -1,0 +1,100 @@
+/**
+ * GET|POST /v0/mandates and POST /v0/admin/credit.
+ * Dev mode: the local operator creates any root mandate, and its issuer gets demo credit once.
+ * Hosted mode (gateway.md §7): a human creates root mandates in their own namespace — the id is put there, the
+ * issuer is the caller, the grantee is `<handle>/…`, the currency EUR and `fx` the platform's (a caller cannot
+ * pick the rate it pays at); no credit (sign-up gave it). Demo credit is the admin key's alone.
+ */
+import { randomUUID } from 'node:crypto';
+import { Router } from 'express';
+import { HolonError } from '../../../shared/core/errors.js';
+import type { GatewayContext } from '../../../shared/context.js';
+import { creditSignup, listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/mandates/store.js';
+import { DEMO_CREDIT_ACCOUNT, ensureAccount, readBalances } from '../../../shared/ledger/accounts.js';
+import { postEntry } from '../../../shared/ledger/entries.js';
+import { validateMandate } from '../../../shared/core/mandate/validate.js';
+import { formatAmount } from '../../../shared/core/money.js';
+import { requireKind } from '../principal.js';
+import { BodyReader, findNul, requireObject } from '../requests.js';
+import { asyncRoute } from '../route.js';
+
+export interface ManageDeps {
+  gateway: GatewayContext;
+  /** Demo credit for a new issuer (HOLON_SIGNUP_CREDIT), in EUR. */
+  signupCredit: bigint;
+}
+
+/** The platform's exchange rates for hosted mandates (EUR per unit): demo rates, since all money is demo credit. */
+export const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92', GBP: '1.17' });
+
+/** A human's mandate document, put in their namespace with the platform's rules (400 for what they may not set). */
+function ownMandateDoc(body: Record<string, unknown>, handle: string): Record<string, unknown> {
+  const problems: Array<{ path: string; message: string }> = [];
+  const id = typeof body.id === 'string' && !body.id.includes('/') ? `${handle}/${body.id}` : body.id;
+  if (typeof id === 'string' && !id.startsWith(`${handle}/`)) problems.push({ path: '$.id', message: `must be in your namespace: "${handle}/<name>" (or just "<name>")` });
+  if (body.issuer !== undefined && body.issuer !== handle) problems.push({ path: '$.issuer', message: `is you: "${handle}" (or leave it out)` });
+  if (typeof body.grantee === 'string' && !body.grantee.startsWith(`${handle}/`)) problems.push({ path: '$.grantee', message: `must be one of your agents: "${handle}/<name>"` });
+  const budget = body.budget && typeof body.budget === 'object' && !Array.isArray(body.budget) ? (body.budget as Record<string, unknown>) : undefined;
+  if (budget && budget.currency !== undefined && budget.currency !== 'EUR') problems.push({ path: '$.budget.currency', message: 'hosted mandates are in EUR' });
+  if (budget && budget.fx !== undefined) problems.push({ path: '$.budget.fx', message: 'exchange rates are set by the platform' });
+  if (problems.length) throw new HolonError('invalid_mandate', 400, `the mandate has ${problems.length} problem${problems.length === 1 ? '' : 's'}`, problems);
+  return { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };
+}
+
+export function manageRoutes(deps: ManageDeps): Router {
+  const router = Router();
+  const { gateway } = deps;
+
+  router.get('/v0/mandates', asyncRoute(async (_req, res) => {
+    const p = requireKind(res, ['human', 'operator'], 'list mandates');
+    const stored = await listRootMandates(gateway.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
+    res.json({ mandates: stored.map(mandateView) });
+  }));
+
+  router.post('/v0/mandates', asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['human', 'operator'], 'create mandates');
+    const raw = requireObject(req.body);
+    const nul = findNul(raw);
+    if (nul) throw new HolonError('invalid_request', 400, 'the mandate contains a NUL character', [{ path: nul, message: 'contains a NUL character' }]);
+    const body = p.kind === 'human' ? ownMandateDoc(raw, p.account) : raw;
+    const v = validateMandate(body, { caller: true });
+    if (!v.ok) throw new HolonError('invalid_mandate', 400, `the mandate has ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`, v.problems);
+    const { created } = await saveMandate(gateway.db, v.mandate);
+    if (!created && p.kind === 'human') throw new HolonError('mandate_exists', 409, `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
+    if (p.kind === 'operator') await creditSignup(gateway.db, v.mandate.issuer, deps.signupCredit, 'EUR');
+    const stored = (await loadMandate(gateway.db, v.mandate.id))!;
+    res.status(created ? 201 : 200).json(mandateView(stored));
+  }));
+
+  router.post('/v0/admin/credit', asyncRoute(async (req, res) => {
+    requireKind(res, ['admin', 'operator'], 'give demo credit');
+    const r = new BodyReader(requireObject(req.body), ['account', 'amount', 'currency']);
+    const account = r.string('account', { required: true, max: 100 });
+    const amount = r.amount('amount', { required: true, allowZero: false });
+    const currency = r.string('currency', { max: 3 }) ?? 'EUR';
+    if (!/^[A-Z]{3}$/.test(currency)) r.problems.push({ path: '$.currency', message: 'must be an ISO 4217 code such as "EUR"' });
+    r.done();
+    if (account!.startsWith('external:') || account === 'holon') throw new HolonError('invalid_request', 400, `demo credit goes to user accounts, not ${account}`);
+    const exists = await gateway.db('accounts').where({ handle: account }).first('handle');
+    if (!exists) throw new HolonError('not_found', 404, `there is no account ${account}`);
+    // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
+    const requestKey = req.get('idempotency-key') ?? randomUUID();
+    if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
+    await ensureAccount(gateway.db, DEMO_CREDIT_ACCOUNT);
+    const posted = await postEntry(gateway.db, {
+      key: `admin-credit:${requestKey}`,
+      kind: 'admin-credit',
+      lines: [
+        { account: DEMO_CREDIT_ACCOUNT, currency, amount: -amount! },
+        { account: account!, currency, amount: amount! },
+      ],
+    });
+    const balances = await readBalances(gateway.db, account);
+    res.status(posted.created ? 201 : 200).json({
+      replayed: !posted.created,
+      accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
+    });
+  }));
+
+  return router;
+}

@@ -1,0 +1,69 @@
+/**
+ * One entry point for running an agent, whatever its `runtime.kind`:
+ *   node    → the dev runtime (agent.mjs, node.ts)
+ *   webhook → the webhook contract (webhook.ts)
+ *   mcp     → the Holon MCP agent profile over Streamable HTTP (mcp.ts)
+ * `run` never throws: every outcome is a RunResult. `close` releases what the runtimes keep (pooled MCP sessions).
+ */
+import type { RuntimeKind } from '../../../shared/core/manifest/types.js';
+import { createMcpRuntime, type McpRuntimeOptions } from './mcp.js';
+import { createNodeRuntime, type NodeRuntimeOptions } from './node.js';
+import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
+import { createWebhookRuntime, type WebhookRuntimeOptions } from './webhook.js';
+
+export type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
+export {
+  abortedResult,
+  cancelReason,
+  CancelledError,
+  createNodeRuntime,
+  defineAgentContextExtension,
+  isCancel,
+  loadAgentModule,
+  RuntimeUnavailableError,
+  type AgentCall,
+  type AgentContext,
+  type AgentContextExtension,
+  type AgentContextExtensionInfo,
+  type Handler,
+  type NodeRunContext,
+  type NodeRuntimeOptions,
+} from './node.js';
+export { createWebhookRuntime, DEFAULT_MAX_RESPONSE_BYTES, type WebhookRuntimeOptions } from './webhook.js';
+export { createMcpRuntime, type McpRuntimeOptions } from './mcp.js';
+
+export interface RuntimesOptions {
+  node?: NodeRuntimeOptions;
+  webhook?: WebhookRuntimeOptions;
+  mcp?: McpRuntimeOptions;
+  /** Replace the runtime of a kind (tests). */
+  runtimes?: Partial<Record<RuntimeKind, Runtime>>;
+}
+
+export function createRuntimes(options: RuntimesOptions = {}): Runtime & { close(): Promise<void> } {
+  const byKind: Record<RuntimeKind, Runtime> = {
+    node: options.runtimes?.node ?? createNodeRuntime(options.node),
+    webhook: options.runtimes?.webhook ?? createWebhookRuntime(options.webhook),
+    mcp: options.runtimes?.mcp ?? createMcpRuntime(options.mcp),
+  };
+  return {
+    async close(): Promise<void> {
+      const closable = [...new Set(Object.values(byKind))].filter((r) => typeof r.close === 'function');
+      await Promise.all(closable.map((r) => Promise.resolve().then(() => r.close!()).catch(() => undefined)));
+    },
+    async run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult> {
+      const kind = agent.manifest.runtime.kind;
+      const runtime = Object.hasOwn(byKind, kind) ? byKind[kind] : undefined;
+      if (!runtime) {
+        return { kind: 'failure', code: 'runtime_unavailable', message: `no runtime for runtime.kind "${String(kind)}"` };
+      }
+      try {
+        return await runtime.run(agent, input, ctx);
+      } catch (err) {
+        // Runtimes are built never to throw; if one does, the call still ends with a result (never billed).
+        const what = err instanceof Error ? err.message : String(err);
+        return { kind: 'failure', code: 'runtime_unavailable', message: `the ${kind} runtime failed: ${what.slice(0, 200)}` };
+      }
+    },
+  };
+}

@@ -1,0 +1,43 @@
+/**
+ * Runtimes run one agent invocation and report what happened, in the agent's own terms.
+ * They never throw for anything the agent did: every outcome is a RunResult.
+ */
+import type { Manifest } from '../../../shared/core/manifest/types.js';
+
+export interface RunContext {
+  /** Stable call id (the receipt id): agents may deduplicate on it. */
+  callId: string;
+  /** The caller's cap in the agent's currency, when the caller set one. */
+  maxCost?: { amount: string; currency: string };
+  /** Fires at the hard timeout or on cancellation; the runtime must abort the agent with it. */
+  signal: AbortSignal;
+  /** The hard timeout the signal enforces (for information). */
+  timeoutMs: number;
+  /**
+   * A delegation token valid only for this run and only under its sub-mandate (gateway.md §3): remote
+   * runtimes pass it to the agent (`x-holon-delegation` for webhooks, `_meta["holon/delegation"]` for MCP).
+   */
+  delegationToken?: string;
+}
+
+export type RunResult =
+  /** The agent answered with an output (not yet validated against interface.output). */
+  | { kind: 'output'; output: unknown; units?: bigint; quote?: bigint }
+  /** The agent reported an error code (declared or not: billing decides). */
+  | { kind: 'error'; code: string; message?: string; units?: bigint; quote?: bigint }
+  /** Something went wrong that is never billed. */
+  | { kind: 'failure'; code: 'timeout' | 'agent_error' | 'runtime_unavailable' | 'cancelled'; message: string };
+
+export interface AgentVersion {
+  manifest: Manifest;
+  /** Directory holding holon.yaml (dev registry). */
+  dir?: string;
+  /** Shipped with the gateway (always eligible) or published by a third party. */
+  origin: 'shipped' | 'published';
+}
+
+export interface Runtime {
+  run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
+  /** Release what the runtime keeps between runs (the MCP runtime's pooled sessions). Runs still going fail. */
+  close?(): Promise<void>;
+}

@@ -1,0 +1,29 @@
+/**
+ * Restarts (gateway.md §7): calls that were in flight when the gateway stopped are closed `failed /
+ * gateway_restarted`, never billed; their holds and reservations are released by the settler. Delegated calls that
+ * had finished stay paid and count against the mandate (their own settlement is final; the parent settles after).
+ *
+ * With the in-process queue (`holon serve` without REDIS_URL) the queue died with the process, so at start-up
+ * every queued or running call is orphaned and closed here, and every call left `settling` is handed to the
+ * settler again. With Redis, queued jobs survive and a running call's job is redelivered after its runner's lock
+ * expires (the redelivery closes it, run.ts); the sweeper is the backstop for both.
+ *
+ * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/hosted/idempotency.ts).
+ */
+import { markInterrupted } from '../../shared/hosted/idempotency.js';
+import type { GatewayContext } from '../../shared/context.js';
+import { closeCall, enqueueSettle } from '../runner/run-call.js';
+
+export async function recoverOrphanedCalls(ctx: GatewayContext): Promise<{ closed: number; resettled: number }> {
+  const orphaned = await ctx.db('calls').whereIn('status', ['queued', 'running']).select('id', 'status');
+  const closed: string[] = [];
+  for (const c of orphaned) {
+    const ok = await closeCall(ctx, String(c.id), c.status, { kind: 'failure', code: 'gateway_restarted', billed: false, own: '0', duration_ms: 0 });
+    if (ok) closed.push(String(c.id));
+  }
+  await markInterrupted(ctx.db, closed);
+  const settling = await ctx.db('calls').where({ status: 'settling' }).select('id');
+  for (const c of settling) if (!closed.includes(String(c.id))) await enqueueSettle(ctx, String(c.id), ctx.now());
+  if (closed.length || settling.length) ctx.log.warn({ closed: closed.length, resettled: settling.length - closed.length }, 'recovered calls interrupted by the last stop');
+  return { closed: closed.length, resettled: settling.length - closed.length };
+}

@@ -1,0 +1,177 @@
+/**
+ * Agents hiring agents (gateway.md §3, mandate.md §5): when a run starts for an agent that declares `calls`,
+ * the gateway derives its sub-mandate, checks it never widens its parent, and gives the agent `ctx.call`.
+ * Each child call goes through the same admission as an API call (`submitCall`), under the sub-mandate,
+ * with `delegated: true` (nobody can approve), matched to a declared `calls` slot and its max_cost.
+ */
+import { createHash, randomBytes } from 'node:crypto';
+import { checkAttenuation } from '../core/mandate/attenuation.js';
+import { deriveSubMandate } from '../core/mandate/derive.js';
+import { matchesAgent } from '../core/mandate/patterns.js';
+import type { Mandate } from '../core/mandate/types.js';
+import type { CallSlot, Manifest } from '../core/manifest/types.js';
+import { convert, ONE_RATE, tryParseAmount } from '../core/money.js';
+import { fxRateFor, subMandateBudget } from '../core/pricing.js';
+import { ensureAccountCached } from '../ledger/accounts.js';
+import type { CallWaiter } from '../calls/waiter.js';
+import { outputKey, type GatewayContext } from '../context.js';
+import { loadMandate, saveMandate } from '../mandates/store.js';
+import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
+import { refuseDelegated, submitCall, type Delegation, type Submitted } from './submit.js';
+
+export type CallTarget = string | { agent: string } | { capability: string };
+
+export interface ChildResult {
+  ok: boolean;
+  output?: unknown;
+  error?: { code: string; message: string };
+  receipt: ReceiptView | null;
+}
+
+export interface RunningCall {
+  id: string;
+  rootId: string;
+  payer: string;
+  maxCost?: bigint;
+}
+
+/**
+ * Derive and store the sub-mandate for a run, or say why the run cannot delegate. `null` when the agent gets no
+ * `ctx.call` (no declared calls, or `delegation.max_depth` 0).
+ */
+export async function prepareDelegation(
+  ctx: GatewayContext,
+  parent: Mandate,
+  manifest: Manifest,
+  call: RunningCall,
+): Promise<{ ok: true; sub: Mandate } | { ok: false; reason: string } | null> {
+  if (manifest.calls.length === 0 || parent.delegation.maxDepth <= 0) return null;
+  const budgetTotal = subMandateBudget(manifest, parent.budget, call.maxCost);
+  const derived = deriveSubMandate(parent, manifest, { receiptId: call.id, budgetTotal });
+  if (!derived.ok) return { ok: false, reason: derived.reason };
+  const widening = checkAttenuation(parent, derived.mandate);
+  if (widening.length) return { ok: false, reason: `the derived sub-mandate would widen its parent: ${widening.join('; ')}` };
+  await saveMandate(ctx.db, derived.mandate);
+  await ctx.db('calls').where({ id: call.id }).update({ sub_mandate_id: derived.mandate.id });
+  if (manifest.downstream?.mode === 'included') await ensureAccountCached(ctx.db, manifest.namespace);
+  return { ok: true, sub: derived.mandate };
+}
+
+function slotFor(ctx: GatewayContext, manifest: Manifest, target: { agent: string } | { capability: string }): CallSlot | undefined {
+  if ('capability' in target) return manifest.calls.find((c) => c.capability === target.capability);
+  const resolved = ctx.registry.resolve(target.agent);
+  if (!resolved.ok) return manifest.calls.find((c) => c.agent !== undefined && c.agent.split('@')[0] === target.agent.split('@')[0]);
+  const { id, version } = resolved.agent.manifest;
+  return manifest.calls.find((c) => c.agent !== undefined && matchesAgent(c.agent, id, version));
+}
+
+export interface ParentRun {
+  call: RunningCall;
+  manifest: Manifest;
+  sub: Mandate;
+}
+
+/**
+ * Admit one child call of a running orchestrator (ctx.call, or POST /v0/calls with the run's delegation
+ * token): match a declared slot, then the same admission as any call, under the sub-mandate.
+ */
+export async function submitChild(
+  ctx: GatewayContext,
+  parent: ParentRun,
+  rawTarget: CallTarget,
+  input: unknown,
+  options: { max_cost?: string } = {},
+): Promise<Submitted> {
+  const target = typeof rawTarget === 'string' ? { agent: rawTarget } : rawTarget;
+  const { manifest, sub, call } = parent;
+  const mode = manifest.downstream?.mode ?? 'passthrough';
+  const delegation: Delegation = {
+    parentCallId: call.id,
+    rootId: call.rootId,
+    caller: manifest.id,
+    mode,
+    payer: mode === 'included' ? manifest.namespace : call.payer,
+    parentHoldId: call.id,
+    slotMaxCost: 0n,
+  };
+  const named = 'capability' in target ? target.capability : target.agent;
+  const slot = slotFor(ctx, manifest, target);
+  let maxCost: bigint | undefined;
+  if (options.max_cost !== undefined) {
+    const parsed = tryParseAmount(options.max_cost);
+    if (!parsed.ok) return refuseDelegated(ctx, sub, named, delegation, [`max_cost ${parsed.message}`]);
+    maxCost = parsed.value;
+  }
+  if (!slot) return refuseDelegated(ctx, sub, named, delegation, [`${manifest.id} declares no call to ${named} in its manifest's calls`]);
+  const fx = fxRateFor(manifest.pricing.currency, sub.budget) ?? ONE_RATE;
+  delegation.slotMaxCost = convert(slot.maxCost, fx);
+  return submitCall(ctx, {
+    mandateId: sub.id,
+    ...('capability' in target ? { capability: target.capability } : { agent: target.agent }),
+    input,
+    ...(maxCost !== undefined ? { maxCost } : {}),
+    delegation,
+  });
+}
+
+/** One `ctx.call` of a running orchestrator: admit it, wait for it, hand back `{ok, output?, error?, receipt}`. */
+export async function callChild(
+  ctx: GatewayContext & { waiter: CallWaiter },
+  parent: ParentRun & { signal: AbortSignal },
+  rawTarget: CallTarget,
+  input: unknown,
+  options: { max_cost?: string } = {},
+): Promise<ChildResult> {
+  const submitted = await submitChild(ctx, parent, rawTarget, input, options);
+  if (submitted.kind === 'refused') return refused(submitted.receipt, submitted.code, submitted.message);
+  const childId = submitted.callId;
+  const finished = await Promise.race([
+    ctx.waiter.wait(childId, submitted.timeoutMs + 30_000),
+    new Promise<false>((resolve) => parent.signal.addEventListener('abort', () => resolve(false), { once: true })),
+  ]);
+  const receipt = await loadReceiptTree(ctx.db, childId);
+  if (!finished || !receipt) {
+    return { ok: false, error: { code: 'timeout', message: 'the delegated call had not finished when the run stopped waiting' }, receipt };
+  }
+  if (receipt.status !== 'succeeded') {
+    return { ok: false, error: { code: receipt.error ?? 'agent_error', message: `the delegated call failed: ${receipt.error ?? 'agent_error'}` }, receipt };
+  }
+  const raw = await ctx.messaging.store.take(outputKey(childId));
+  return { ok: true, output: raw === undefined ? null : JSON.parse(raw), receipt };
+}
+
+function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {
+  return { ok: false, error: { code, message: message ?? receipt?.reasons[0] ?? code }, receipt };
+}
+
+// ---------------------------------------------------------------- delegation tokens (remote agents)
+
+const tokenKey = (token: string) => `delegation:${createHash('sha256').update(token).digest('hex')}`;
+
+/** A token valid only for this run (and only under its sub-mandate): stored hashed, for the run's timeout. */
+export async function mintDelegationToken(ctx: GatewayContext, callId: string, ttlSeconds: number): Promise<string> {
+  const token = `hld_${randomBytes(24).toString('base64url')}`;
+  await ctx.messaging.store.put(tokenKey(token), callId, ttlSeconds);
+  return token;
+}
+
+export async function revokeDelegationToken(ctx: GatewayContext, token: string): Promise<void> {
+  await ctx.messaging.store.delete(tokenKey(token));
+}
+
+/** The running parent a delegation token stands for, or null (unknown, expired, or the run has ended). */
+export async function parentOfToken(ctx: GatewayContext, token: string): Promise<ParentRun | null> {
+  if (!/^hld_[A-Za-z0-9_-]{32}$/.test(token)) return null;
+  const callId = await ctx.messaging.store.peek(tokenKey(token));
+  if (!callId) return null;
+  const row = await ctx.db('calls').where({ id: callId, status: 'running' }).first();
+  if (!row?.sub_mandate_id) return null;
+  const agent = ctx.registry.get(String(row.agent_id), String(row.agent_version));
+  const sub = await loadMandate(ctx.db, String(row.sub_mandate_id));
+  if (!agent || !sub) return null;
+  return {
+    call: { id: callId, rootId: String(row.root_id), payer: String(row.payer), ...(row.max_cost !== null && row.max_cost !== undefined ? { maxCost: BigInt(String(row.max_cost)) } : {}) },
+    manifest: agent.manifest,
+    sub: sub.mandate,
+  };
+}

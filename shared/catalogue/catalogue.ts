@@ -1,0 +1,192 @@
+/**
+ * The catalogue, as callers see it (GET /v0/agents and the MCP tools search_agents / get_agent):
+ *
+ * searchCatalogue({q?, capability?, mandate?}) — ranked. With a mandate: worst cases and the list price in its
+ *   currency, and the agents it does not allow listed apart with the reasons. Each result carries the compact
+ *   all-time record of the version shown (`record`), all results measured with ONE query.
+ * describeAgent(ref) — one agent: the resolved version's manifest, its Agent Record, and every listed version
+ *   with its own record (ONE query for the whole view).
+ *
+ * The Agent Record (records.ts: definitions, percentiles, currency) is what Holon measured, from `call_events`:
+ *   record   compact, all time, the version shown: {runs, successes, success_rate, latency_p50_ms,
+ *            cost_per_successful_run, currency}. Measured: cost per successful run is total billed ÷ successes
+ *            (null without successes), not the ranking estimate (that one is the top-level
+ *            `cost_per_successful_run` of a capability search under a mandate, in the mandate's currency).
+ *   records  one-agent view only: {version: {last_30_days, all_time}, agent: {last_30_days, all_time}}, each
+ *            window {runs, successes, success_rate, latency_ms: {p50, p95}, currency, billed_total,
+ *            cost_per_successful_run, errors: {code: count}[, by_currency]}.
+ * What the author declared is shown as declared, never as measured (gateway.md §6, manifest.md §6):
+ *   data     {attested: true, retention, region, training, subprocessors, note}; a field the manifest does not
+ *            declare is null.
+ *   runtime  {kind, attested}: `mcp` and `webhook` run on the author's server (attested: true, with a note);
+ *            `node` runs in the gateway's own runtime (attested: false).
+ *   evaluation  the status of the version's evaluation (evals.md); `none` until the evaluator has run it.
+ */
+import { HolonError } from '../core/errors.js';
+import type { Manifest } from '../core/manifest/types.js';
+import { checkCall } from '../core/mandate/check-call.js';
+import { convert, formatAmount } from '../core/money.js';
+import { fxRateFor, worstCase, type MandateBudget } from '../core/pricing.js';
+import { rankCapability } from '../core/resolution.js';
+import type { AgentVersion } from '../../services/runner/runtimes/types.js';
+import type { GatewayContext } from '../context.js';
+import { loadMandate } from '../mandates/store.js';
+import {
+  EMPTY_RECORD,
+  EMPTY_SUMMARY,
+  loadAgentRecords,
+  loadRecordSummaries,
+  recordKey,
+  summarize,
+  type MeasuredRecord,
+  type RecordSummary,
+} from './agent-record.js';
+
+function pricingView(m: Manifest) {
+  const p = m.pricing;
+  return {
+    model: p.model,
+    currency: p.currency,
+    ...(p.amount !== undefined ? { amount: formatAmount(p.amount) } : {}),
+    ...(p.unit ? { unit: p.unit } : {}),
+    ...(p.max !== undefined ? { max: formatAmount(p.max) } : {}),
+    charge_on: p.chargeOn,
+  };
+}
+
+export const DATA_POLICY_NOTE = 'declared by the author, not verified by Holon';
+export const REMOTE_RUNTIME_NOTE = "runs on the author's server: Holon cannot see what it does with the data";
+
+/** The data policy as declared (manifest.md §6): attested, not enforced. Undeclared fields are null. */
+export function dataView(m: Manifest) {
+  const d = m.data;
+  const retention = d?.retention ? (d.retention.kind === 'none' ? 'none' : `${d.retention.days}d`) : null;
+  return {
+    attested: true as const,
+    retention,
+    region: d?.region ?? null,
+    training: d?.training ?? null,
+    subprocessors: d?.subprocessors ?? null,
+    note: DATA_POLICY_NOTE,
+  };
+}
+
+/** Remote runtimes are attested, not enforced (gateway.md §6). */
+export function runtimeView(m: Manifest) {
+  const kind = m.runtime.kind;
+  return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
+}
+
+export function agentView(a: AgentVersion, record: RecordSummary) {
+  const m = a.manifest;
+  return {
+    id: m.id,
+    version: m.version,
+    summary: m.summary,
+    capabilities: m.capabilities,
+    license: m.license,
+    origin: a.origin,
+    pricing: pricingView(m),
+    record,
+    data: dataView(m),
+    runtime: runtimeView(m),
+    evaluation: EVALUATION,
+  };
+}
+
+/** No evaluator runs yet (evals.md): every version is `none`, and the mandate's admission rules see that. */
+const EVALUATION = 'none' as const;
+
+/** A list price in the mandate's currency (rounded up, like every conversion the caller pays); null without a rate. */
+function priceIn(m: Manifest, budget: MandateBudget) {
+  const rate = fxRateFor(m.pricing.currency, budget);
+  if (!rate) return null;
+  const p = m.pricing;
+  return {
+    model: p.model,
+    currency: budget.currency,
+    ...(p.amount !== undefined ? { amount: formatAmount(convert(p.amount, rate)) } : {}),
+    ...(p.unit ? { unit: p.unit } : {}),
+    ...(p.max !== undefined ? { max: formatAmount(convert(p.max, rate)) } : {}),
+  };
+}
+
+export interface CatalogueQuery {
+  q?: string;
+  capability?: string;
+  mandateId?: string;
+}
+
+export async function searchCatalogue(gateway: GatewayContext, query: CatalogueQuery) {
+  const { q, capability, mandateId } = query;
+  const found = gateway.registry.search({ ...(q ? { q } : {}), ...(capability ? { capability } : {}) });
+  // One query for every result: the compact record shown, and the figures ranking needs.
+  const records = await loadRecordSummaries(gateway.db, found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })));
+  const measured = (a: AgentVersion): MeasuredRecord => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
+  const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
+  if (!mandateId) return { agents: found.map((a) => agentView(a, shown(a))) };
+
+  const stored = await loadMandate(gateway.db, mandateId);
+  if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${mandateId}`);
+  const { mandate } = stored;
+  const now = gateway.now();
+  const currency = mandate.budget.currency;
+  const underMandate = (a: AgentVersion) => ({ ...agentView(a, shown(a)), price: priceIn(a.manifest, mandate.budget) });
+  if (capability && !capability.endsWith('.*')) {
+    const ranking = rankCapability(
+      capability,
+      found.map((a) => ({ manifest: a.manifest, facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) }, record: measured(a), usedBefore: true })),
+      mandate,
+      { depth: mandate.depth, delegated: false, usedBefore: true, now },
+    );
+    const byManifest = new Map(found.map((a) => [a.manifest, a]));
+    return {
+      currency,
+      agents: ranking.ranked.map((r) => ({
+        ...underMandate(byManifest.get(r.manifest)!),
+        worst_case: formatAmount(r.worstCase),
+        cost_per_successful_run: formatAmount(r.costPerSuccess),
+        decision: r.admission.decision,
+      })),
+      denied: ranking.denied.map((d) => ({ id: d.manifest.id, version: d.manifest.version, reasons: d.reasons })),
+    };
+  }
+  const allowed = [];
+  const denied = [];
+  for (const a of found) {
+    const wc = worstCase(a.manifest, mandate.budget);
+    const admission = checkCall(mandate, a.manifest, {
+      worstCase: wc.ok ? wc.total : null, depth: mandate.depth, delegated: false, via: { kind: 'id' }, usedBefore: true, now,
+      facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) },
+    });
+    if (admission.decision === 'deny') denied.push({ id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons });
+    else allowed.push({ ...underMandate(a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision });
+  }
+  return { currency, agents: allowed, denied };
+}
+
+/** One agent by `ns/name[@range]`; an invalid reference is a 400, an unknown one a 404. */
+export async function describeAgent(gateway: GatewayContext, ref: string) {
+  const resolved = gateway.registry.resolve(ref);
+  if (!resolved.ok) throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
+  const agent = resolved.agent;
+  const versions = gateway.registry.versions(agent.manifest.id);
+  const measuredRecords = await loadAgentRecords(gateway.db, agent.manifest.id, versions.map((v) => v.manifest.version), gateway.now());
+  const own = measuredRecords.versions.get(agent.manifest.version)!;
+  return {
+    // `record`: the resolved version, all time, compact (as in search); `records`: the full Agent Record.
+    ...agentView(agent, summarize(own.all_time)),
+    description: agent.manifest.description ?? null,
+    interface: {
+      input: agent.manifest.interface.input,
+      output: agent.manifest.interface.output,
+      errors: Object.fromEntries(Object.entries(agent.manifest.interface.errors).map(([code, e]) => [code, { description: e.description, billed: e.billed }])),
+    },
+    records: { version: own, agent: measuredRecords.agent },
+    manifest: agent.manifest.doc,
+    versions: versions.map((v) => {
+      const r = measuredRecords.versions.get(v.manifest.version)!;
+      return { version: v.manifest.version, record: summarize(r.all_time), records: r };
+    }),
+  };
+}

@@ -1,0 +1,139 @@
+/**
+ * Mandates in Postgres: the wire document plus the counters the gateway keeps (`spent`, `reserved`).
+ */
+import type { Queryable } from '../db/connect.js';
+import { toBigInt } from '../db/connect.js';
+import { HolonError } from '../core/errors.js';
+import { ensureAccount, DEMO_CREDIT_ACCOUNT } from '../ledger/accounts.js';
+import { postEntry } from '../ledger/entries.js';
+import { mandateToDoc, validateMandate } from '../core/mandate/validate.js';
+import type { Mandate } from '../core/mandate/types.js';
+import { formatAmount } from '../core/money.js';
+
+export interface StoredMandate {
+  mandate: Mandate;
+  spent: bigint;
+  reserved: bigint;
+  remaining: bigint;
+}
+
+/** Parsed mandate documents by their stored text: documents never change, so each is validated once. */
+const parsed = new Map<string, Mandate>();
+const PARSED_MAX = 2000;
+
+function parseStored(id: string, doc: unknown): Mandate {
+  const text = typeof doc === 'string' ? doc : JSON.stringify(doc);
+  const hit = parsed.get(text);
+  if (hit) return hit;
+  const v = validateMandate(JSON.parse(text));
+  if (!v.ok) throw new HolonError('gateway_error', 500, `stored mandate ${id} no longer validates`);
+  if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
+  parsed.set(text, v.mandate);
+  return v.mandate;
+}
+
+/** A stored mandate from its row (`id, doc, revoked_at, total, spent, reserved`), e.g. joined into another query. */
+export function mandateFromRow(row: Record<string, unknown>): StoredMandate {
+  const m = parseStored(String(row.id), row.doc);
+  // Revocation lives on the row, not in the document.
+  const mandate = row.revoked_at != null && !m.revoked ? { ...m, revoked: true } : m;
+  const total = toBigInt(row.total);
+  const spent = toBigInt(row.spent);
+  const reserved = toBigInt(row.reserved);
+  return { mandate, spent, reserved, remaining: total - spent - reserved };
+}
+
+export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
+  const row = await db('mandates').where({ id }).first();
+  return row ? mandateFromRow(row) : null;
+}
+
+/** Root mandates, oldest first, in one query: every one, or those an issuer issued. */
+export async function listRootMandates(db: Queryable, options: { issuer?: string; limit: number }): Promise<StoredMandate[]> {
+  const q = db('mandates').where({ depth: 0 }).orderBy('created_at', 'asc').limit(options.limit);
+  if (options.issuer !== undefined) q.where({ issuer: options.issuer });
+  return (await q).map(mandateFromRow);
+}
+
+/**
+ * Store a mandate. The same document stored twice is fine (`created: false`); another document under an
+ * existing id is a conflict. The issuer's account is created if needed.
+ */
+export async function saveMandate(db: Queryable, mandate: Mandate): Promise<{ created: boolean }> {
+  const doc = mandateToDoc(mandate);
+  // A root mandate's issuer is the account that pays; a sub-mandate's issuer is an agent acting for it.
+  if (mandate.depth === 0) await ensureAccount(db, mandate.issuer);
+  const inserted = await db.raw<{ rows: unknown[] }>(
+    `INSERT INTO mandates (id, issuer, grantee, parent_id, depth, doc, currency, total, expires_at)
+     VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`,
+    [
+      mandate.id,
+      mandate.issuer,
+      mandate.grantee,
+      mandate.parent ?? null,
+      mandate.depth,
+      JSON.stringify(doc),
+      mandate.budget.currency,
+      mandate.budget.total.toString(),
+      mandate.expiresAt === undefined ? null : new Date(mandate.expiresAt).toISOString(),
+    ],
+  );
+  if (inserted.rows.length) return { created: true };
+  const existing = await db('mandates').where({ id: mandate.id }).first('doc');
+  const stored = typeof existing.doc === 'string' ? JSON.parse(existing.doc) : existing.doc;
+  if (JSON.stringify(sortKeys(stored)) !== JSON.stringify(sortKeys(doc))) {
+    throw new HolonError('mandate_exists', 409, `mandate ${mandate.id} already exists with other terms`);
+  }
+  return { created: false };
+}
+
+function sortKeys(v: unknown): unknown {
+  if (Array.isArray(v)) return v.map(sortKeys);
+  if (v && typeof v === 'object') {
+    return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
+  }
+  return v;
+}
+
+/** Demo credit for an issuer, once: journal entry `signup:<handle>` from `external:demo-credit`. */
+export async function creditSignup(db: Queryable, handle: string, amount: bigint, currency: string): Promise<boolean> {
+  if (amount <= 0n) return false;
+  await ensureAccount(db, DEMO_CREDIT_ACCOUNT);
+  await ensureAccount(db, handle);
+  const posted = await postEntry(db, {
+    key: `signup:${handle}`,
+    kind: 'signup',
+    lines: [
+      { account: DEMO_CREDIT_ACCOUNT, currency, amount: -amount },
+      { account: handle, currency, amount },
+    ],
+  });
+  return posted.created;
+}
+
+export function describeBudget(m: StoredMandate): string {
+  const c = m.mandate.budget.currency;
+  return `mandate ${m.mandate.id} has ${formatAmount(m.remaining)} ${c} left of its ${formatAmount(m.mandate.budget.total)} ${c} (spent ${formatAmount(m.spent)}, reserved ${formatAmount(m.reserved)})`;
+}
+
+/** The wire view of a stored mandate: its document and its budget (spent, reserved, remaining). */
+export function mandateView(m: StoredMandate): { mandate: Record<string, unknown>; budget: Record<string, string> } {
+  return {
+    mandate: mandateToDoc(m.mandate),
+    budget: {
+      currency: m.mandate.budget.currency,
+      total: formatAmount(m.mandate.budget.total),
+      spent: formatAmount(m.spent),
+      reserved: formatAmount(m.reserved),
+      remaining: formatAmount(m.remaining),
+    },
+  };
+}
+
+/**
+ * A LIKE pattern for every mandate id in an issuer's tree: a root mandate's id starts with `<issuer>/` and a
+ * sub-mandate's with its root's. Handles hold no LIKE wildcards; any that slipped in are dropped, never matched.
+ */
+export function issuerMandatesLike(issuer: string): string {
+  return `${issuer.replace(/[\\%_]/g, '')}/%`;
+}

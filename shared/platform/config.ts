@@ -1,0 +1,221 @@
+/**
+ * Every environment variable the gateway reads, parsed and validated in one place at start-up.
+ * Command-line options override the environment.
+ */
+import path from 'node:path';
+import { tryParseAmount } from '../core/money.js';
+
+export interface Config {
+  port: number;
+  /** Postgres URL; absent = PGlite in `dbDir`. */
+  databaseUrl?: string;
+  /** PGlite data directory. */
+  dbDir: string;
+  /** Redis URL; absent = the in-process queue. */
+  redisUrl?: string;
+  /** Key prefix in Redis, so two gateways can share one Redis. */
+  redisPrefix: string;
+  /** Directories of the dev registry. */
+  registryDirs: string[];
+  /** True when the registry directories were named (HOLON_REGISTRY / --registry), not defaulted. */
+  registryExplicit: boolean;
+  /** Agent ids never listed (HOLON_EXCLUDE). */
+  exclude: string[];
+  /** Directory of mandate files loaded at start. */
+  mandatesDir?: string;
+  /** Demo credit for a new issuer, EUR micro-units. */
+  signupCredit: bigint;
+  /** How long a finished call's output waits for pickup. */
+  resultTtlS: number;
+  /** Longest synchronous wait before answering 202. */
+  syncWaitS: number;
+  bodyLimitBytes: number;
+  runnerConcurrency: number;
+  settlerConcurrency: number;
+  /** Largest Postgres pool per process (HOLON_DB_POOL). */
+  dbPool: number;
+  /** Hosted mode (`--hosted`, HOLON_HOSTED=1): accounts, API keys and principals (gateway.md §7). */
+  hosted: boolean;
+  /** Dev mode: `holon serve` runs the reference MCP agent host for agents/ (HOLON_AGENT_HOST=0 turns it off). */
+  agentHost: boolean;
+  /** Dev mode: the mandate of an MCP connection that names none (HOLON_MCP_MANDATE). */
+  mcpMandate: string;
+  /** How often /mcp's call_agent reports progress (HOLON_MCP_PROGRESS_MS). */
+  mcpProgressMs: number;
+  production: boolean;
+  logLevel: string;
+  /** HOLON_TRUST_PROXY=1: the client address is the last `X-Forwarded-For` entry (services/api/client-address.ts). */
+  trustProxy: boolean;
+  /** HOLON_PUBLIC_URL: the public origin (https in production), no trailing slash; signed file links point there. */
+  publicUrl?: string;
+  /** HOLON_SITE_URL: the public site (https in production), no trailing slash. */
+  siteUrl?: string;
+  /** HOLON_FILE_SECRET: signs file links (32+ characters in production). */
+  fileSecret?: string;
+  /** HOLON_ADMIN_KEY: the operator key (32+ characters whenever set). */
+  adminKey?: string;
+  /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may live on private addresses (refused in production). */
+  allowPrivateEndpoints: boolean;
+  /** HOLON_RATE_ADDRESS_PER_MIN, HOLON_RATE_ACCOUNT_PER_MIN, HOLON_RATE_SIGNUPS_PER_HOUR. */
+  rateLimits: { perAddressPerMin: number; perAccountPerMin: number; signupsPerHour: number };
+}
+
+export class ConfigError extends Error {
+  override readonly name = 'ConfigError';
+}
+
+export const DEFAULT_REGISTRY = ['agents', 'examples'];
+export const HOSTED_REGISTRY = ['agents'];
+export const DEFAULT_EXCLUDE = ['holon-labs/summarize', 'holon-labs/sec-company'];
+
+export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
+  const problems: string[] = [];
+  const int = (name: string, fallback: number, min: number, max: number): number => {
+    const v = nonEmpty(env[name]);
+    if (v === undefined) return fallback;
+    const n = Number(v);
+    if (!/^[0-9]+$/.test(v) || n < min || n > max) {
+      problems.push(`${name} must be an integer from ${min} to ${max}, not ${JSON.stringify(v)}`);
+      return fallback;
+    }
+    return n;
+  };
+  const databaseUrl = overrides.databaseUrl ?? nonEmpty(env.DATABASE_URL);
+  if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must be a postgres:// URL');
+  const redisUrl = overrides.redisUrl ?? nonEmpty(env.REDIS_URL);
+  if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// URL');
+  const redisPrefix = nonEmpty(env.HOLON_REDIS_PREFIX) ?? 'holon';
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) problems.push('HOLON_REDIS_PREFIX must be 1 to 64 of letters, digits, "_", "." and "-"');
+  let signupCredit = 5_000_000n;
+  const creditRaw = nonEmpty(env.HOLON_SIGNUP_CREDIT);
+  if (creditRaw !== undefined) {
+    const r = tryParseAmount(creditRaw);
+    if (r.ok) signupCredit = r.value;
+    else problems.push(`HOLON_SIGNUP_CREDIT ${r.message}`);
+  }
+  const registryRaw = nonEmpty(env.HOLON_REGISTRY);
+  const production = env.NODE_ENV === 'production';
+  const config: Config = {
+    port: int('PORT', 8080, 0, 65535),
+    databaseUrl,
+    dbDir: path.resolve(nonEmpty(env.HOLON_DB) ?? '.holon/db'),
+    redisUrl,
+    redisPrefix,
+    registryDirs: registryRaw ? splitList(registryRaw) : DEFAULT_REGISTRY,
+    registryExplicit: registryRaw !== undefined,
+    exclude: env.HOLON_EXCLUDE === undefined ? DEFAULT_EXCLUDE : splitList(env.HOLON_EXCLUDE),
+    mandatesDir: nonEmpty(env.HOLON_MANDATES),
+    signupCredit,
+    resultTtlS: int('HOLON_RESULT_TTL_S', 600, 1, 86_400),
+    syncWaitS: int('HOLON_SYNC_WAIT_S', 60, 1, 600),
+    bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
+    runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
+    settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
+    dbPool: int('HOLON_DB_POOL', 10, 2, 500),
+    hosted: ['1', 'true'].includes((nonEmpty(env.HOLON_HOSTED) ?? '0').toLowerCase()),
+    agentHost: !['0', 'off', 'false'].includes((nonEmpty(env.HOLON_AGENT_HOST) ?? '1').toLowerCase()),
+    mcpMandate: nonEmpty(env.HOLON_MCP_MANDATE) ?? 'demo/sandbox',
+    mcpProgressMs: int('HOLON_MCP_PROGRESS_MS', 2000, 50, 60_000),
+    production,
+    logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    ...operatingSettings(env, problems, int, production),
+    ...stripUndefined(overrides),
+  };
+  // Hosted: only the shipped agents of agents/; the demos of examples/ are listed only when named (gateway.md §7).
+  if (config.hosted && !config.registryExplicit) config.registryDirs = HOSTED_REGISTRY;
+  if (production && !config.databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
+  problems.push(...productionProblems(config, env, overrides));
+  if (problems.length) throw new ConfigError(`configuration problems:\n- ${problems.join('\n- ')}`);
+  return config;
+}
+
+export function splitList(v: string): string[] {
+  return v.split(',').map((s) => s.trim()).filter(Boolean);
+}
+
+function nonEmpty(v: string | undefined): string | undefined {
+  return v === undefined || v.trim() === '' ? undefined : v.trim();
+}
+
+function stripUndefined<T extends object>(o: T): Partial<T> {
+  return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
+}
+
+type OperatingSettings = Pick<Config, 'trustProxy' | 'publicUrl' | 'siteUrl' | 'fileSecret' | 'adminKey' | 'allowPrivateEndpoints' | 'rateLimits'>;
+
+/** Minimum length of HOLON_FILE_SECRET (production) and HOLON_ADMIN_KEY (always, when set). */
+export const MIN_SECRET_LENGTH = 32;
+
+/** Proxy, public URLs, secrets and rate limits (gateway.md §7 "Operating"). Secrets are never echoed in problems. */
+function operatingSettings(
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  int: (name: string, fallback: number, min: number, max: number) => number,
+  production: boolean,
+): OperatingSettings {
+  const flag = (name: string, meaning: string): boolean => {
+    const v = nonEmpty(env[name]);
+    if (v === undefined || v === '0') return false;
+    if (v === '1') return true;
+    problems.push(`${name} must be 1 (${meaning}) or 0, not ${JSON.stringify(v)}`);
+    return false;
+  };
+  const url = (name: string): string | undefined => {
+    const v = nonEmpty(env[name]);
+    if (v === undefined) return undefined;
+    let u: URL;
+    try {
+      u = new URL(v);
+    } catch {
+      problems.push(`${name} must be an absolute URL such as https://example.com, not ${JSON.stringify(v)}`);
+      return undefined;
+    }
+    if (u.protocol !== 'https:' && u.protocol !== 'http:') problems.push(`${name} must be an http(s) URL, not ${JSON.stringify(v)}`);
+    else if (production && u.protocol !== 'https:') problems.push(`${name} must be an https URL in production, not ${JSON.stringify(v)}`);
+    else if (u.username || u.password) problems.push(`${name} must not contain credentials`);
+    else return v.replace(/\/+$/, '');
+    return undefined;
+  };
+  const fileSecret = nonEmpty(env.HOLON_FILE_SECRET);
+  if (production && fileSecret !== undefined && fileSecret.length < MIN_SECRET_LENGTH) {
+    problems.push(`HOLON_FILE_SECRET must be at least ${MIN_SECRET_LENGTH} random characters (it has ${fileSecret.length})`);
+  }
+  const adminKey = nonEmpty(env.HOLON_ADMIN_KEY);
+  if (adminKey !== undefined && adminKey.length < MIN_SECRET_LENGTH) {
+    problems.push(`HOLON_ADMIN_KEY must be at least ${MIN_SECRET_LENGTH} random characters (it has ${adminKey.length})`);
+  }
+  return {
+    trustProxy: flag('HOLON_TRUST_PROXY', 'behind a proxy that appends X-Forwarded-For'),
+    publicUrl: url('HOLON_PUBLIC_URL'),
+    siteUrl: url('HOLON_SITE_URL'),
+    fileSecret,
+    adminKey,
+    allowPrivateEndpoints: flag('HOLON_ALLOW_PRIVATE_ENDPOINTS', 'allow agents on private addresses'),
+    rateLimits: {
+      perAddressPerMin: int('HOLON_RATE_ADDRESS_PER_MIN', 600, 1, 1_000_000),
+      perAccountPerMin: int('HOLON_RATE_ACCOUNT_PER_MIN', 1200, 1, 1_000_000),
+      signupsPerHour: int('HOLON_RATE_SIGNUPS_PER_HOUR', 10, 1, 100_000),
+    },
+  };
+}
+
+/**
+ * What production (NODE_ENV=production) refuses to start without (gateway.md §7 "Operating"; DATABASE_URL is
+ * checked beside it). Only settings that protect money, keys or users belong here: one that merely turns a
+ * feature off (GitHub sign-in, …) must never stop the gateway.
+ */
+function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: Partial<Config>): string[] {
+  if (!config.production) return [];
+  const out: string[] = [];
+  // Set but invalid values are already reported by operatingSettings; only the missing ones are added here.
+  const missing = (name: string) => nonEmpty(env[name]) === undefined;
+  if (!config.publicUrl && missing('HOLON_PUBLIC_URL')) out.push('production needs HOLON_PUBLIC_URL (the public https origin: signed file links point there)');
+  if (!config.fileSecret) out.push(`production needs HOLON_FILE_SECRET (${MIN_SECRET_LENGTH}+ random characters, stable across restarts: signs file links)`);
+  if (!config.adminKey) out.push(`production needs HOLON_ADMIN_KEY (${MIN_SECRET_LENGTH}+ random characters: demo credit and moderation)`);
+  if (overrides.trustProxy === undefined && missing('HOLON_TRUST_PROXY')) {
+    out.push('production needs HOLON_TRUST_PROXY set explicitly: 1 behind a proxy (else every visitor shares one rate limit), 0 if exposed directly');
+  }
+  if (!config.siteUrl && missing('HOLON_SITE_URL')) out.push('production needs HOLON_SITE_URL (the public https site: the console links to its terms and privacy pages)');
+  if (config.allowPrivateEndpoints) out.push('HOLON_ALLOW_PRIVATE_ENDPOINTS=1 is refused in production (published agents must not reach private addresses)');
+  return out;
+}

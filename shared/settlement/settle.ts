@@ -1,0 +1,166 @@
+/**
+ * The settler's job (gateway.md §1 step 7, DESIGN.md §1): ONE transaction writes the journal entry
+ * `settle:<receipt id>`, the receipt, the resolved hold, the mandate's `spent`/`reserved`, the `call_events`
+ * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
+ */
+import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
+import { recordEntry } from '../ledger/entries.js';
+import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
+import type { Manifest } from '../core/manifest/types.js';
+import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
+import type { Registry } from '../registry/registry.js';
+import { receiptRow } from '../receipts/store.js';
+import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob, type GatewayContext } from '../context.js';
+import { enqueueSettle } from '../../services/runner/run-call.js';
+import type { Tx } from '../db/connect.js';
+import type { CallOutcome } from '../../services/runner/run-call.js';
+
+/** The author and the upstream authors of forks, each with the royalty it pays upstream. */
+export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
+  const chain: ChainLink[] = [];
+  let current: Manifest | undefined = manifest;
+  const seen = new Set<string>();
+  while (current && chain.length < 9 && !seen.has(current.id)) {
+    seen.add(current.id);
+    const upstream: Manifest | undefined = current.lineage
+      ? registry.get(current.lineage.forkedFrom.id, current.lineage.forkedFrom.version)?.manifest
+      : undefined;
+    // A fork whose upstream is no longer listed keeps everything: its royalty has nobody to go to.
+    chain.push(upstream && current.lineage ? { account: current.namespace, royalty: current.lineage.royalty } : { account: current.namespace });
+    current = upstream;
+  }
+  return chain;
+}
+
+/** The mandates of a hold and of every hold above it, root first. */
+async function ancestorMandates(trx: Tx, holdId: string): Promise<string[]> {
+  const r = await trx.raw<{ rows: Array<{ mandate_id: string; level: number }> }>(
+    `WITH RECURSIVE up AS (
+       SELECT id, parent_hold_id, mandate_id, 0 AS level FROM holds WHERE id = ?
+       UNION ALL
+       SELECT h.id, h.parent_hold_id, h.mandate_id, up.level + 1 FROM holds h JOIN up ON h.id = up.parent_hold_id
+     ) SELECT mandate_id, level FROM up WHERE mandate_id IS NOT NULL ORDER BY level DESC`,
+    [holdId],
+  );
+  return r.rows.map((row) => row.mandate_id);
+}
+
+/** Children of a call that have not settled yet: a run is not settled until all its children have. */
+async function openChildren(db: GatewayContext['db'], callId: string): Promise<number> {
+  const r = await db('calls').where({ parent_id: callId }).whereNotIn('status', ['succeeded', 'failed']).count({ n: '*' }).first();
+  return Number(r?.n ?? 0);
+}
+
+export async function settleCall(ctx: GatewayContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
+  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id');
+  if (!pre || pre.status !== 'settling') return 'noop';
+  // The last child to settle hands its parent to the settler again.
+  if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
+  const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
+  const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
+  // Accounts and balance rows exist before the transaction, which then only takes row locks in the global order.
+  for (const link of chain) {
+    await ensureAccountCached(ctx.db, link.account);
+    await ensureBalanceRow(ctx.db, link.account, String(pre.currency));
+  }
+  await ensureAccountCached(ctx.db, PLATFORM_ACCOUNT);
+  await ensureBalanceRow(ctx.db, PLATFORM_ACCOUNT, String(pre.currency));
+
+  const done = await ctx.db.transaction(async (trx) => {
+    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
+    const call = r.rows[0];
+    if (!call || call.status !== 'settling') return null;
+    const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
+    const currency = String(call.currency);
+    const payer = String(call.payer);
+    const mandateId = String(call.mandate_id);
+    const own = outcome.billed ? BigInt(outcome.own) : 0n;
+    const lines = journalLinesForSettlement(payer, own, chain);
+
+    // First everything that locks only this call's own rows ...
+    if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) return 'deferred' as const;
+    const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
+    // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
+    // against every mandate up the tree.
+    const parentHold = hold.changed ? hold.parentHoldId : null;
+    const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
+    const agentManifest = agent?.manifest;
+    const downstream = call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
+      ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
+      : 0n;
+    const entry = own > 0n
+      ? await recordEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) })
+      : null;
+    const succeeded = outcome.kind === 'success';
+    const durationMs = outcome.duration_ms;
+    // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).
+    const receipt = receiptRow({
+      id: callId,
+      parentId: (call.parent_id as string | null) ?? null,
+      mandateId,
+      subMandateId: (call.sub_mandate_id as string | null) ?? null,
+      caller: String(call.caller),
+      agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
+      status: succeeded ? 'succeeded' : 'failed',
+      errorCode: outcome.code ?? null,
+      reasons: [],
+      worstCase: BigInt(String(call.worst_case)),
+      currency,
+      payer,
+      billed: own > 0n,
+      costOwn: own,
+      costDownstream: downstream,
+      splits: own > 0n ? split(own, chain) : [],
+      approvalId: (call.approval_id as string | null) ?? null,
+      durationMs,
+      entryId: entry?.id ?? null,
+    });
+    const event = {
+      call_id: callId,
+      agent_id: call.agent_id,
+      agent_version: call.agent_version,
+      status: succeeded ? 'succeeded' : 'failed',
+      error_code: outcome.code ?? null,
+      latency_ms: Math.max(0, Math.round(durationMs)),
+      cost: own.toString(),
+      currency,
+      delegated: Boolean(call.delegated),
+    };
+    await trx
+      .with('receipt', trx('receipts').insert(receipt))
+      .with('event', trx('call_events').insert(event))
+      .from('calls')
+      .where({ id: callId })
+      .update({ status: succeeded ? 'succeeded' : 'failed' });
+
+    // ... then the rows every call shares, last, in the global order and in ONE round trip (migration 007):
+    // mandates root first (shallower before deeper, this call's own mandate last), the parent hold, then the
+    // balance rows in byte order. Ancestors release what was charged; the own mandate releases the whole hold.
+    const lineAccounts = entry?.created ? lines : [];
+    await trx.raw(`SELECT holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[])`, [
+      [...ancestors, mandateId],
+      [...ancestors.map(() => own.toString()), (hold.changed ? hold.amount : 0n).toString()],
+      own.toString(),
+      parentHold,
+      parentHold && hold.amount > own ? (hold.amount - own).toString() : '0',
+      hold.changed ? hold.account : null,
+      hold.changed ? hold.currency : null,
+      hold.changed ? hold.amount.toString() : '0',
+      lineAccounts.map((l) => l.account),
+      lineAccounts.map(() => currency),
+      lineAccounts.map((l) => l.amount.toString()),
+    ]);
+    return { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null };
+  });
+  if (!done) return 'noop';
+  if (done === 'deferred') return 'deferred';
+  if (done.parentId) {
+    const parent = await ctx.db('calls').where({ id: done.parentId }).first('status');
+    if (parent?.status === 'settling' && (await openChildren(ctx.db, done.parentId)) === 0) await enqueueSettle(ctx, done.parentId, ctx.now());
+  }
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callId);
+  if (done.callbackUrl) {
+    await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });
+  }
+  return 'settled';
+}
