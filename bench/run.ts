@@ -13,7 +13,9 @@ import { readFileSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openDatabase, type Database } from '../shared/db/connect.js';
-import { ensureAccount, DEMO_CREDIT_ACCOUNT, postEntry, placeHold, resolveHold } from '../shared/ledger/index.js';
+import { ensureAccount, ensureBalanceRow, DEMO_CREDIT_ACCOUNT, postEntry, resolveHold } from '../shared/ledger/index.js';
+import { reserveShared, settleShared } from '../shared/ledger/money-functions.js';
+import { saveMandate } from '../shared/mandates/store.js';
 import { parseManifest, compileInterface } from '../shared/core/manifest/index.js';
 import { parseMandate, checkCall } from '../shared/core/mandate/index.js';
 import { split } from '../shared/core/splits.js';
@@ -59,13 +61,24 @@ async function ledgerBench(label: string, db: Database, concurrency: number): Pr
   const n = 500;
   const seqMs = await time(n, settle);
   record(label, 'settlement entries/s, sequential (4 lines)', perSecond(n, seqMs), '/s');
-  const holdMs = await time(n, (i) =>
-    k.transaction(async (trx) => {
-      await placeHold(trx, { id: `${label}-h${i}`, account: 'bob', currency: 'EUR', amount: 1_000n });
-      await resolveHold(trx, `${label}-h${i}`, 'released');
-    }),
-  );
-  record(label, 'hold placed + released (one transaction each)/s', perSecond(n, holdMs), '/s');
+  // The production path: reserve (holon_reserve) in one transaction, release (holon_settle_shared) in another.
+  const mandate = parseMandate(readFileSync(new URL('../tests/fixtures/mandates/bookkeeping.yaml', import.meta.url), 'utf8'));
+  if (!mandate.ok) throw new Error('the bench mandate must be valid');
+  const m = { ...mandate.mandate, issuer: 'bob' };
+  await saveMandate(k, m);
+  await ensureBalanceRow(k, 'bob', 'EUR');
+  const holdMs = await time(n, async (i) => {
+    const id = `${label}-h${i}`;
+    await k.transaction(async (trx) => {
+      const r = await reserveShared(trx, { mandateId: m.id, amount: 1_000n, account: 'bob', currency: 'EUR', holdId: id, callId: id });
+      if (r !== 'reserved') throw new Error(`reservation ${r}`);
+    });
+    await k.transaction(async (trx) => {
+      const hold = await resolveHold(trx, id, 'released', { adjustBalance: false });
+      await settleShared(trx, { mandates: [{ id: m.id, release: hold.amount }], spent: 0n, parentHold: null, hold, lines: [] });
+    });
+  });
+  record(label, 'reservation + release (two transactions each, the money functions)/s', perSecond(n, holdMs), '/s');
   if (concurrency > 1) {
     let next = n;
     const total = 2000;

@@ -7,7 +7,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/platform/config.js';
 import { openDatabase, type Database } from '../shared/db/connect.js';
-import { CALLBACK_QUEUE, DEFAULT_SETTINGS, RUN_QUEUE, SETTLE_QUEUE, type CallJob, type GatewayContext } from '../shared/context.js';
+import { DEFAULT_SETTINGS, type ServiceContext } from '../shared/context.js';
+import { CALLBACK_QUEUE, RUN_QUEUE, SETTLE_QUEUE, type CallJob } from '../shared/calls/jobs.js';
 import { saveMandate, creditSignup } from '../shared/mandates/store.js';
 import { runCall } from './runner/run-call.js';
 import { settleCall } from '../shared/settlement/settle.js';
@@ -28,7 +29,7 @@ import { createMemoryRateLimiter, createRedisRateLimiter } from '../shared/platf
 import { createMcpEndpoint } from './api/mcp/server.js';
 import { startDevAgentHost } from './cli/dev-agent-host.js';
 import { createCallWaiter } from '../shared/calls/waiter.js';
-import { createCancelWatcher } from '../shared/calls/cancel.js';
+import { createCancelWatcher } from './runner/cancel-watcher.js';
 
 export type Role = 'api' | 'runner' | 'settler';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler'];
@@ -36,7 +37,7 @@ export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler'];
 export interface RunningGateway {
   config: Config;
   db: Database;
-  context: GatewayContext;
+  context: ServiceContext;
   /** Set when the API runs. */
   port?: number;
   server?: Server;
@@ -55,7 +56,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
   const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log });
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
-  const context: GatewayContext = {
+  const context: ServiceContext = {
     db: db.knex,
     registry,
     messaging,
@@ -172,7 +173,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   };
 }
 
-async function loadMandates(ctx: GatewayContext, config: Config, log: Logger): Promise<void> {
+async function loadMandates(ctx: ServiceContext, config: Config, log: Logger): Promise<void> {
   const { mandates, problems } = await loadMandateFiles(config.mandatesDir!, { log });
   for (const m of mandates) {
     try {

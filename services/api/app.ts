@@ -4,7 +4,7 @@
  */
 import express, { type ErrorRequestHandler, type Express } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
-import type { GatewayContext } from '../../shared/context.js';
+import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/platform/log.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
@@ -19,7 +19,7 @@ import { manageRoutes } from './routes/mandates.js';
 import { readRoutes } from './routes/receipts.js';
 
 export interface ApiDeps {
-  gateway: GatewayContext;
+  gateway: ServiceContext;
   waiter: CallWaiter;
   syncWaitMs: number;
   signupCredit: bigint;

@@ -14,7 +14,8 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import { loadReceiptTree } from '../../shared/receipts/store.js';
-import { outputKey, type GatewayContext } from '../../shared/context.js';
+import { type ServiceContext } from '../../shared/context.js';
+import { outputKey } from '../../shared/calls/jobs.js';
 
 export const SIGNATURE_HEADER = 'holon-signature';
 export const DEFAULT_CALLBACK_SECRET = 'holon-dev-callback-secret';
@@ -43,7 +44,7 @@ export interface DeliveryOptions {
   dispatcher?: Dispatcher;
 }
 
-export async function deliverCallback(ctx: GatewayContext, callId: string, options: DeliveryOptions = {}): Promise<void> {
+export async function deliverCallback(ctx: ServiceContext, callId: string, options: DeliveryOptions = {}): Promise<void> {
   const call = await ctx.db('calls').where({ id: callId }).first('callback_url');
   const receipt = await loadReceiptTree(ctx.db, callId);
   if (!call?.callback_url || !receipt) return;

@@ -10,15 +10,16 @@
  *
  * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/hosted/idempotency.ts).
  */
+import { unbilled } from '../../shared/calls/outcome.js';
 import { markInterrupted } from '../../shared/hosted/idempotency.js';
-import type { GatewayContext } from '../../shared/context.js';
-import { closeCall, enqueueSettle } from '../runner/run-call.js';
+import type { ServiceContext } from '../../shared/context.js';
+import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
 
-export async function recoverOrphanedCalls(ctx: GatewayContext): Promise<{ closed: number; resettled: number }> {
+export async function recoverOrphanedCalls(ctx: ServiceContext): Promise<{ closed: number; resettled: number }> {
   const orphaned = await ctx.db('calls').whereIn('status', ['queued', 'running']).select('id', 'status');
   const closed: string[] = [];
   for (const c of orphaned) {
-    const ok = await closeCall(ctx, String(c.id), c.status, { kind: 'failure', code: 'gateway_restarted', billed: false, own: '0', duration_ms: 0 });
+    const ok = await closeCall(ctx, String(c.id), c.status, unbilled('gateway_restarted'));
     if (ok) closed.push(String(c.id));
   }
   await markInterrupted(ctx.db, closed);

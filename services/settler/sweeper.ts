@@ -4,9 +4,10 @@
  *   (a runner died with it, or its job was lost).
  * - A call `settling` whose settle job was handed out long ago is handed to the settler again (idempotent).
  */
-import { closeCall, enqueueSettle } from '../runner/run-call.js';
+import { unbilled } from '../../shared/calls/outcome.js';
+import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
 import { expireApprovals } from '../../shared/admission/approvals.js';
-import type { GatewayContext } from '../../shared/context.js';
+import type { ServiceContext } from '../../shared/context.js';
 
 export interface SweepOptions {
   /** How far past its deadline a call must be before it is closed (default 30 s). */
@@ -17,7 +18,7 @@ export interface SweepOptions {
   batch?: number;
 }
 
-export async function sweep(ctx: GatewayContext, options: SweepOptions = {}): Promise<{ closed: number; resettled: number }> {
+export async function sweep(ctx: ServiceContext, options: SweepOptions = {}): Promise<{ closed: number; resettled: number }> {
   const now = new Date(ctx.now());
   const grace = options.graceMs ?? 30_000;
   const batch = options.batch ?? 500;
@@ -28,7 +29,7 @@ export async function sweep(ctx: GatewayContext, options: SweepOptions = {}): Pr
     .select('id', 'status');
   let closed = 0;
   for (const c of overdue) {
-    if (await closeCall(ctx, c.id, c.status, { kind: 'failure', code: 'gateway_restarted', billed: false, own: '0', duration_ms: 0 })) closed++;
+    if (await closeCall(ctx, c.id, c.status, unbilled('gateway_restarted'))) closed++;
   }
   const stale = await ctx.db('calls')
     .where({ status: 'settling' })
@@ -42,7 +43,7 @@ export async function sweep(ctx: GatewayContext, options: SweepOptions = {}): Pr
 }
 
 /** Sweep every `intervalMs` until stopped. */
-export function startSweeper(ctx: GatewayContext, intervalMs = 10_000, options: SweepOptions = {}): { stop(): Promise<void> } {
+export function startSweeper(ctx: ServiceContext, intervalMs = 10_000, options: SweepOptions = {}): { stop(): Promise<void> } {
   let running: Promise<unknown> = Promise.resolve();
   const timer = setInterval(() => {
     running = sweep(ctx, options).catch((e) => ctx.log.error({ err: { message: (e as Error).message } }, 'sweep failed'));

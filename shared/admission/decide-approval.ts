@@ -6,7 +6,7 @@
  */
 import { HolonError } from '../core/errors.js';
 import { approvalView, decideApproval, loadApproval } from './approvals.js';
-import type { GatewayContext } from '../context.js';
+import type { ServiceContext } from '../context.js';
 import { submitCall, type Submitted } from './submit.js';
 
 export type ApprovalDecision = 'run' | 'grant' | 'reject';
@@ -16,7 +16,7 @@ export type Decided =
   | { kind: 'submitted'; submitted: Submitted };
 
 /** Throws 404 for an unknown approval and 409 for one already decided (or expired). */
-export async function decideAndSubmit(gateway: GatewayContext, id: string, decision: ApprovalDecision): Promise<Decided> {
+export async function decideAndSubmit(gateway: ServiceContext, id: string, decision: ApprovalDecision): Promise<Decided> {
   const decided = await decideApproval(gateway.db, id, decision, gateway.now());
   if (!decided) {
     const found = await loadApproval(gateway.db, id, gateway.now());

@@ -4,7 +4,6 @@
  * Each child call goes through the same admission as an API call (`submitCall`), under the sub-mandate,
  * with `delegated: true` (nobody can approve), matched to a declared `calls` slot and its max_cost.
  */
-import { createHash, randomBytes } from 'node:crypto';
 import { checkAttenuation } from '../core/mandate/attenuation.js';
 import { deriveSubMandate } from '../core/mandate/derive.js';
 import { matchesAgent } from '../core/mandate/patterns.js';
@@ -14,10 +13,12 @@ import { convert, ONE_RATE, tryParseAmount } from '../core/money.js';
 import { fxRateFor, subMandateBudget } from '../core/pricing.js';
 import { ensureAccountCached } from '../ledger/accounts.js';
 import type { CallWaiter } from '../calls/waiter.js';
-import { outputKey, type GatewayContext } from '../context.js';
+import { type ServiceContext } from '../context.js';
+import { outputKey } from '../calls/jobs.js';
 import { loadMandate, saveMandate } from '../mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
-import { refuseDelegated, submitCall, type Delegation, type Submitted } from './submit.js';
+import { submitCall, type Delegation, type Submitted } from './submit.js';
+import { refuseDelegated } from './refuse.js';
 
 export type CallTarget = string | { agent: string } | { capability: string };
 
@@ -40,7 +41,7 @@ export interface RunningCall {
  * `ctx.call` (no declared calls, or `delegation.max_depth` 0).
  */
 export async function prepareDelegation(
-  ctx: GatewayContext,
+  ctx: ServiceContext,
   parent: Mandate,
   manifest: Manifest,
   call: RunningCall,
@@ -57,7 +58,7 @@ export async function prepareDelegation(
   return { ok: true, sub: derived.mandate };
 }
 
-function slotFor(ctx: GatewayContext, manifest: Manifest, target: { agent: string } | { capability: string }): CallSlot | undefined {
+function slotFor(ctx: ServiceContext, manifest: Manifest, target: { agent: string } | { capability: string }): CallSlot | undefined {
   if ('capability' in target) return manifest.calls.find((c) => c.capability === target.capability);
   const resolved = ctx.registry.resolve(target.agent);
   if (!resolved.ok) return manifest.calls.find((c) => c.agent !== undefined && c.agent.split('@')[0] === target.agent.split('@')[0]);
@@ -76,7 +77,7 @@ export interface ParentRun {
  * token): match a declared slot, then the same admission as any call, under the sub-mandate.
  */
 export async function submitChild(
-  ctx: GatewayContext,
+  ctx: ServiceContext,
   parent: ParentRun,
   rawTarget: CallTarget,
   input: unknown,
@@ -116,7 +117,7 @@ export async function submitChild(
 
 /** One `ctx.call` of a running orchestrator: admit it, wait for it, hand back `{ok, output?, error?, receipt}`. */
 export async function callChild(
-  ctx: GatewayContext & { waiter: CallWaiter },
+  ctx: ServiceContext & { waiter: CallWaiter },
   parent: ParentRun & { signal: AbortSignal },
   rawTarget: CallTarget,
   input: unknown,
@@ -142,36 +143,4 @@ export async function callChild(
 
 function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {
   return { ok: false, error: { code, message: message ?? receipt?.reasons[0] ?? code }, receipt };
-}
-
-// ---------------------------------------------------------------- delegation tokens (remote agents)
-
-const tokenKey = (token: string) => `delegation:${createHash('sha256').update(token).digest('hex')}`;
-
-/** A token valid only for this run (and only under its sub-mandate): stored hashed, for the run's timeout. */
-export async function mintDelegationToken(ctx: GatewayContext, callId: string, ttlSeconds: number): Promise<string> {
-  const token = `hld_${randomBytes(24).toString('base64url')}`;
-  await ctx.messaging.store.put(tokenKey(token), callId, ttlSeconds);
-  return token;
-}
-
-export async function revokeDelegationToken(ctx: GatewayContext, token: string): Promise<void> {
-  await ctx.messaging.store.delete(tokenKey(token));
-}
-
-/** The running parent a delegation token stands for, or null (unknown, expired, or the run has ended). */
-export async function parentOfToken(ctx: GatewayContext, token: string): Promise<ParentRun | null> {
-  if (!/^hld_[A-Za-z0-9_-]{32}$/.test(token)) return null;
-  const callId = await ctx.messaging.store.peek(tokenKey(token));
-  if (!callId) return null;
-  const row = await ctx.db('calls').where({ id: callId, status: 'running' }).first();
-  if (!row?.sub_mandate_id) return null;
-  const agent = ctx.registry.get(String(row.agent_id), String(row.agent_version));
-  const sub = await loadMandate(ctx.db, String(row.sub_mandate_id));
-  if (!agent || !sub) return null;
-  return {
-    call: { id: callId, rootId: String(row.root_id), payer: String(row.payer), ...(row.max_cost !== null && row.max_cost !== undefined ? { maxCost: BigInt(String(row.max_cost)) } : {}) },
-    manifest: agent.manifest,
-    sub: sub.mandate,
-  };
 }

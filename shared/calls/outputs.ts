@@ -1,7 +1,8 @@
 /** A finished call's output, handed over once (sync answer, GET /v0/calls/{id}, MCP call_agent), then gone. */
-import { outputKey, type GatewayContext } from '../context.js';
+import { type ServiceContext } from '../context.js';
+import { outputKey } from './jobs.js';
 
-export async function takeOutput(gateway: GatewayContext, callId: string): Promise<unknown> {
+export async function takeOutput(gateway: ServiceContext, callId: string): Promise<unknown> {
   const raw = await gateway.messaging.store.take(outputKey(callId));
   return raw === undefined ? undefined : JSON.parse(raw);
 }

@@ -3,7 +3,7 @@
  * local fan-out to the requests waiting on each call id — never a connection per request.
  */
 import type { Db } from '../db/connect.js';
-import { CALLS_DONE_CHANNEL } from '../context.js';
+import { CALLS_DONE_CHANNEL } from './jobs.js';
 import type { Notifier } from '../messaging/types.js';
 
 export interface CallWaiter {

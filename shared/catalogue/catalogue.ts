@@ -28,8 +28,8 @@ import { checkCall } from '../core/mandate/check-call.js';
 import { convert, formatAmount } from '../core/money.js';
 import { fxRateFor, worstCase, type MandateBudget } from '../core/pricing.js';
 import { rankCapability } from '../core/resolution.js';
-import type { AgentVersion } from '../../services/runner/runtimes/types.js';
-import type { GatewayContext } from '../context.js';
+import type { AgentVersion } from '../registry/agent-version.js';
+import type { ServiceContext } from '../context.js';
 import { loadMandate } from '../mandates/store.js';
 import {
   EMPTY_RECORD,
@@ -117,7 +117,7 @@ export interface CatalogueQuery {
   mandateId?: string;
 }
 
-export async function searchCatalogue(gateway: GatewayContext, query: CatalogueQuery) {
+export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQuery) {
   const { q, capability, mandateId } = query;
   const found = gateway.registry.search({ ...(q ? { q } : {}), ...(capability ? { capability } : {}) });
   // One query for every result: the compact record shown, and the figures ranking needs.
@@ -166,7 +166,7 @@ export async function searchCatalogue(gateway: GatewayContext, query: CatalogueQ
 }
 
 /** One agent by `ns/name[@range]`; an invalid reference is a 400, an unknown one a 404. */
-export async function describeAgent(gateway: GatewayContext, ref: string) {
+export async function describeAgent(gateway: ServiceContext, ref: string) {
   const resolved = gateway.registry.resolve(ref);
   if (!resolved.ok) throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
   const agent = resolved.agent;

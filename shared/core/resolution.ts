@@ -41,10 +41,8 @@ export interface Candidate {
   usedBefore?: boolean;
 }
 
-export type RankRequest = Omit<CallRequest, 'worstCase' | 'via' | 'facts'> & {
-  /** A delegation slot's max_cost, already in the mandate's currency. */
-  slotMaxCost?: Micros;
-};
+/** The call as checkCall sees it, less what each candidate supplies (its worst case, its facts). */
+export type RankRequest = Omit<CallRequest, 'worstCase' | 'via' | 'facts'>;
 
 export interface Ranked {
   manifest: Manifest;
@@ -77,25 +75,20 @@ export function rankCapability(
   mandate: Mandate,
   request: RankRequest,
 ): Ranking {
-  const { slotMaxCost, ...base } = request;
   const ranked: Ranked[] = [];
   const denied: Ranking['denied'] = [];
   for (const c of candidates) {
     if (!c.manifest.capabilities.includes(capability)) continue;
     const wc = worstCase(c.manifest, mandate.budget, request.maxCost);
     const admission = checkCall(mandate, c.manifest, {
-      ...base,
-      usedBefore: c.usedBefore ?? base.usedBefore,
+      ...request,
+      usedBefore: c.usedBefore ?? request.usedBefore,
       worstCase: wc.ok ? wc.total : null,
       via: { kind: 'capability', capability },
       facts: c.facts,
     });
     const reasons = admission.decision === 'deny' ? [...admission.reasons] : [];
     if (!wc.ok && reasons.length === 0) reasons.push(wc.message);
-    if (wc.ok && slotMaxCost !== undefined && wc.total > slotMaxCost) {
-      const cur = mandate.budget.currency;
-      reasons.push(`worst case ${formatAmount(wc.total)} ${cur} is above the slot's max_cost ${formatAmount(slotMaxCost)} ${cur}`);
-    }
     if (!wc.ok || reasons.length > 0) {
       denied.push({ manifest: c.manifest, reasons });
       continue;

@@ -11,14 +11,14 @@
 import type { Db, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
-import type { GatewayContext } from '../context.js';
+import type { ServiceContext } from '../context.js';
 import { formatAmount } from '../core/money.js';
 import { revokeAccountKeys } from './keys.js';
 import { publishYanks, yankMessage } from './yanks.js';
 
 export const MAX_REASON_LENGTH = 1000;
 
-type ModerationContext = Pick<GatewayContext, 'db' | 'registry' | 'messaging' | 'log'>;
+type ModerationContext = Pick<ServiceContext, 'db' | 'registry' | 'messaging' | 'log'>;
 
 /** A reason is required: non-empty (not only spaces), at most 1000 characters, no NUL. */
 export function checkReason(reason: unknown): string {

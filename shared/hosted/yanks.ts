@@ -7,7 +7,7 @@
  * so a version heard twice (the channel and the start-up read) is harmless.
  */
 import type { Db } from '../db/connect.js';
-import type { GatewayContext } from '../context.js';
+import type { ServiceContext } from '../context.js';
 import type { Registry } from '../registry/registry.js';
 
 export const YANKS_CHANNEL = 'agents-yanked';
@@ -34,7 +34,7 @@ export async function applyYanks(db: Db, registry: Registry): Promise<number> {
 }
 
 /** Hide each version announced on the channel. Returns the unsubscribe function. */
-export async function followYanks(ctx: Pick<GatewayContext, 'registry' | 'messaging' | 'log'>): Promise<() => Promise<void>> {
+export async function followYanks(ctx: Pick<ServiceContext, 'registry' | 'messaging' | 'log'>): Promise<() => Promise<void>> {
   return ctx.messaging.notifier.subscribe(YANKS_CHANNEL, (message) => {
     const yank = parseYankMessage(message);
     if (!yank) {
@@ -46,7 +46,7 @@ export async function followYanks(ctx: Pick<GatewayContext, 'registry' | 'messag
 }
 
 /** Announce committed yanks to every process. A failure is logged, not thrown: the yank is already the truth. */
-export async function publishYanks(ctx: Pick<GatewayContext, 'messaging' | 'log'>, yanks: ReadonlyArray<{ id: string; version: string }>): Promise<boolean> {
+export async function publishYanks(ctx: Pick<ServiceContext, 'messaging' | 'log'>, yanks: ReadonlyArray<{ id: string; version: string }>): Promise<boolean> {
   let ok = true;
   for (const y of yanks) {
     try {
@@ -63,7 +63,7 @@ export async function publishYanks(ctx: Pick<GatewayContext, 'messaging' | 'log'
  * For the gateway's start-up: subscribe first, then read the table, so a yank committed in between is caught by
  * one or the other (never by neither). Returns the unsubscribe function, for the gateway's stop.
  */
-export async function startYankFollower(ctx: Pick<GatewayContext, 'db' | 'registry' | 'messaging' | 'log'>): Promise<() => Promise<void>> {
+export async function startYankFollower(ctx: Pick<ServiceContext, 'db' | 'registry' | 'messaging' | 'log'>): Promise<() => Promise<void>> {
   const unsubscribe = await followYanks(ctx);
   try {
     const hidden = await applyYanks(ctx.db, ctx.registry);

@@ -7,47 +7,7 @@ import type { Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import { formatAmount } from '../core/money.js';
-import { lockBalances } from './entries.js';
-
-export interface HoldInput {
-  id: string;
-  account: string;
-  currency: string;
-  amount: bigint;
-  mandateId?: string;
-  callId?: string;
-}
-
-/**
- * Place a hold inside the caller's transaction. The balance row is locked; the hold must fit
- * in `balance − held` (Postgres enforces the same with CHECK balance_covers_holds).
- */
-export async function placeHold(trx: Tx, hold: HoldInput): Promise<void> {
-  if (hold.amount < 0n) throw new HolonError('invalid_hold', 400, 'a hold cannot be negative');
-  const rows = await lockBalances(trx, [{ account: hold.account, currency: hold.currency }]);
-  const row = rows.values().next().value!;
-  const available = row.balance - row.held;
-  if (!row.overdraft && hold.amount > available) {
-    throw new HolonError(
-      'insufficient_funds',
-      402,
-      `account ${hold.account} has ${formatAmount(available)} ${hold.currency} available; the call's worst case is ${formatAmount(hold.amount)} ${hold.currency}`,
-    );
-  }
-  await trx('holds').insert({
-    id: hold.id,
-    account: hold.account,
-    currency: hold.currency,
-    amount: hold.amount.toString(),
-    mandate_id: hold.mandateId ?? null,
-    call_id: hold.callId ?? null,
-  });
-  await trx.raw(`UPDATE account_balances SET held = held + ?, version = version + 1 WHERE account = ? AND currency = ?`, [
-    hold.amount.toString(),
-    hold.account,
-    hold.currency,
-  ]);
-}
+import type { Reservation } from './money-functions.js';
 
 export interface ResolvedHold {
   id: string;
@@ -136,25 +96,7 @@ export async function ensureBalanceRow(db: Queryable, account: string, currency:
   set.add(key);
 }
 
-export type Reservation = 'reserved' | 'budget_short' | 'balance_short';
-
-/**
- * Reserve `amount` for a call inside the caller's transaction: the mandate's budget, then the payer's
- * balance — the global lock order — each taken and checked by ONE conditional UPDATE, then the hold row.
- * The hot rows are locked by the last statements of the reservation, so they are held for as short a time
- * as possible. Anything else the transaction writes should come before. On a shortfall nothing is taken
- * from the second row; the caller must roll back (the first UPDATE may have succeeded).
- */
-export async function reserveForCall(
-  trx: Tx,
-  r: { holdId: string; callId: string; mandateId: string; account: string; currency: string; amount: bigint },
-): Promise<Reservation> {
-  // One round trip holds the two hot rows (migration 007): the mandate's budget, then the payer's balance.
-  const r2 = await trx.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_reserve(?, ?::bigint, ?, ?, ?, ?) AS outcome`, [
-    r.mandateId, r.amount.toString(), r.account, r.currency, r.holdId, r.callId,
-  ]);
-  return r2.rows[0]!.outcome;
-}
+export type { Reservation } from './money-functions.js';
 
 /**
  * Reserve a passthrough child's worst case out of its parent's hold (gateway.md §3: the original payer pays

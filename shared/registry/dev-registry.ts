@@ -18,7 +18,7 @@ import { parseDocumentText } from '../core/documents.js';
 import type { Problem } from '../core/errors.js';
 import { createLogger, type Logger } from '../platform/log.js';
 import { validateManifest } from '../core/manifest/index.js';
-import type { AgentVersion } from '../../services/runner/runtimes/types.js';
+import type { AgentVersion } from './agent-version.js';
 import { createRegistry, type Registry } from './registry.js';
 
 export const MANIFEST_FILE_NAMES = ['holon.yaml', 'holon.json'] as const;

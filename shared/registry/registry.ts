@@ -14,7 +14,7 @@
 import semver from 'semver';
 import { parseAgentRef, resolveVersion } from '../core/resolution.js';
 import { matchesCapability } from '../core/mandate/patterns.js';
-import type { AgentVersion } from '../../services/runner/runtimes/types.js';
+import type { AgentVersion } from './agent-version.js';
 
 export type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invalid_ref';
 

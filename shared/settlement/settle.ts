@@ -6,14 +6,16 @@
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
 import { recordEntry } from '../ledger/entries.js';
 import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
+import { settleShared } from '../ledger/money-functions.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
 import type { Registry } from '../registry/registry.js';
 import { receiptRow } from '../receipts/store.js';
-import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob, type GatewayContext } from '../context.js';
-import { enqueueSettle } from '../../services/runner/run-call.js';
+import { type ServiceContext } from '../context.js';
+import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob } from '../calls/jobs.js';
+import { enqueueSettle } from '../calls/transitions.js';
 import type { Tx } from '../db/connect.js';
-import type { CallOutcome } from '../../services/runner/run-call.js';
+import type { CallOutcome } from '../calls/outcome.js';
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
 export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
@@ -46,12 +48,12 @@ async function ancestorMandates(trx: Tx, holdId: string): Promise<string[]> {
 }
 
 /** Children of a call that have not settled yet: a run is not settled until all its children have. */
-async function openChildren(db: GatewayContext['db'], callId: string): Promise<number> {
+async function openChildren(db: ServiceContext['db'], callId: string): Promise<number> {
   const r = await db('calls').where({ parent_id: callId }).whereNotIn('status', ['succeeded', 'failed']).count({ n: '*' }).first();
   return Number(r?.n ?? 0);
 }
 
-export async function settleCall(ctx: GatewayContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
+export async function settleCall(ctx: ServiceContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
   const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id');
   if (!pre || pre.status !== 'settling') return 'noop';
   // The last child to settle hands its parent to the settler again.
@@ -137,19 +139,13 @@ export async function settleCall(ctx: GatewayContext, callId: string): Promise<'
     // mandates root first (shallower before deeper, this call's own mandate last), the parent hold, then the
     // balance rows in byte order. Ancestors release what was charged; the own mandate releases the whole hold.
     const lineAccounts = entry?.created ? lines : [];
-    await trx.raw(`SELECT holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[])`, [
-      [...ancestors, mandateId],
-      [...ancestors.map(() => own.toString()), (hold.changed ? hold.amount : 0n).toString()],
-      own.toString(),
-      parentHold,
-      parentHold && hold.amount > own ? (hold.amount - own).toString() : '0',
-      hold.changed ? hold.account : null,
-      hold.changed ? hold.currency : null,
-      hold.changed ? hold.amount.toString() : '0',
-      lineAccounts.map((l) => l.account),
-      lineAccounts.map(() => currency),
-      lineAccounts.map((l) => l.amount.toString()),
-    ]);
+    await settleShared(trx, {
+      mandates: [...ancestors.map((id) => ({ id, release: own })), { id: mandateId, release: hold.changed ? hold.amount : 0n }],
+      spent: own,
+      parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
+      hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
+      lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
+    });
     return { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null };
   });
   if (!done) return 'noop';

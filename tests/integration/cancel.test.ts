@@ -7,11 +7,12 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { startGateway, type RunningGateway } from '../../services/compose.js';
-import { cancelKey, createCancelWatcher, requestCancel } from '../../shared/calls/cancel.js';
-import { inputKey } from '../../shared/context.js';
+import { cancelKey, requestCancel } from '../../shared/calls/cancel.js';
+import { createCancelWatcher } from '../../services/runner/cancel-watcher.js';
+import { inputKey } from '../../shared/calls/jobs.js';
 import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
-import { isCancel } from '../../services/runner/runtimes/node.js';
+import { isCancel } from '../../services/runner/runtimes/abort.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {

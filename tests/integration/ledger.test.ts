@@ -2,8 +2,9 @@ import { describe, expect } from 'vitest';
 import fc from 'fast-check';
 import { BACKENDS, dbTest } from '../support/db.js';
 import {
-  audit, DEMO_CREDIT_ACCOUNT, ensureAccount, placeHold, postEntry, readBalance, readBalances, resolveHold,
+  audit, DEMO_CREDIT_ACCOUNT, ensureAccount, postEntry, readBalance, readBalances, resolveHold,
 } from '../../shared/ledger/index.js';
+import { placeHold } from '../support/place-hold.js';
 import { HolonError } from '../../shared/core/errors.js';
 import type { Queryable } from '../../shared/db/connect.js';
 

@@ -5,7 +5,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { cancelReason } from '../../services/runner/runtimes/node.js';
+import { cancelReason } from '../../services/runner/runtimes/abort.js';
 import { createRuntimes } from '../../services/runner/runtimes/index.js';
 import type { AgentVersion, RunContext, RunResult } from '../../services/runner/runtimes/types.js';
 import { createWebhookRuntime } from '../../services/runner/runtimes/webhook.js';

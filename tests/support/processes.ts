@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
-import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/context.js';
+import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/jobs.js';
 
 export type ServiceRole = 'api' | 'runner' | 'settler';
 

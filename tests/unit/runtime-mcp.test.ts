@@ -23,8 +23,8 @@ import {
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
 import { createRuntimes } from '../../services/runner/runtimes/index.js';
-import { createMcpRuntime, type McpRuntimeOptions } from '../../services/runner/runtimes/mcp.js';
-import { cancelReason } from '../../services/runner/runtimes/node.js';
+import { createMcpRuntime, type McpRuntimeOptions } from '../../services/runner/runtimes/mcp/runtime.js';
+import { cancelReason } from '../../services/runner/runtimes/abort.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from '../../services/runner/runtimes/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 

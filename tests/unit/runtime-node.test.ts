@@ -1,11 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
+import { cancelReason, isCancel } from '../../services/runner/runtimes/abort.js';
 import {
-  cancelReason,
   createNodeRuntime,
   defineAgentContextExtension,
-  isCancel,
   type AgentContext,
   type NodeRunContext,
 } from '../../services/runner/runtimes/node.js';

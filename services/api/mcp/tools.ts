@@ -6,7 +6,7 @@
 import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/admission/approvals.js';
 import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
 import type { CallWaiter } from '../../../shared/calls/waiter.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { HolonError } from '../../../shared/core/errors.js';
@@ -21,7 +21,7 @@ export interface McpPrincipal {
 }
 
 export interface McpDeps {
-  gateway: GatewayContext;
+  gateway: ServiceContext;
   waiter: CallWaiter;
   /** How often call_agent reports progress while a call is queued or running. */
   progressIntervalMs: number;

@@ -8,7 +8,7 @@
  */
 import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { createKey, keyView, listKeys, revokeKey } from '../../../shared/hosted/keys.js';
 import { signup } from '../../../shared/hosted/signup.js';
@@ -19,7 +19,7 @@ import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface AccountDeps {
-  gateway: GatewayContext;
+  gateway: ServiceContext;
   signupCredit: bigint;
   hosted: boolean;
 }

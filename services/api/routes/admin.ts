@@ -8,14 +8,14 @@
  */
 import { Router, type Request } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/hosted/moderation.js';
 import { requireKind } from '../principal.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface AdminDeps {
-  gateway: GatewayContext;
+  gateway: ServiceContext;
 }
 
 const DEFAULT_LIMIT = 50;

@@ -5,13 +5,13 @@
  */
 import { Router } from 'express';
 import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { assertSeesMandate, principalOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
 
 const optional = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
 
-export function agentRoutes(gateway: GatewayContext): Router {
+export function agentRoutes(gateway: ServiceContext): Router {
   const router = Router();
 
   router.get('/v0/agents', asyncRoute(async (req, res) => {

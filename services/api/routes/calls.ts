@@ -5,11 +5,12 @@
  */
 import { Router, type Request, type Response } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
-import { parentOfToken, submitChild } from '../../../shared/admission/delegate.js';
+import { submitChild } from '../../../shared/admission/delegate.js';
+import { parentOfToken } from '../../../shared/admission/delegation-tokens.js';
 import type { CallWaiter } from '../../../shared/calls/waiter.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
@@ -26,7 +27,7 @@ import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
 import { asyncRoute } from '../route.js';
 
 export interface CallRoutesDeps {
-  gateway: GatewayContext;
+  gateway: ServiceContext;
   waiter: CallWaiter;
   /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
   syncWaitMs: number;
@@ -165,7 +166,7 @@ export async function answerSubmission(deps: CallRoutesDeps, res: Response, subm
 }
 
 /** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
-async function answerReplay(gateway: GatewayContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
+async function answerReplay(gateway: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
   if (row.requestHash !== hash) {
     throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
   }
@@ -199,7 +200,7 @@ async function answerReplay(gateway: GatewayContext, res: Response, row: Idempot
   });
 }
 
-async function answerFinished(gateway: GatewayContext, res: Response, receipt: ReceiptView): Promise<void> {
+async function answerFinished(gateway: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
   if (receipt.status === 'succeeded') {
     const output = await takeOutput(gateway, receipt.id);
     res.status(200).json({ output: output ?? null, receipt });

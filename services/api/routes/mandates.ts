@@ -8,7 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { creditSignup, listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/mandates/store.js';
 import { DEMO_CREDIT_ACCOUNT, ensureAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { postEntry } from '../../../shared/ledger/entries.js';
@@ -19,7 +19,7 @@ import { BodyReader, findNul, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface ManageDeps {
-  gateway: GatewayContext;
+  gateway: ServiceContext;
   /** Demo credit for a new issuer (HOLON_SIGNUP_CREDIT), in EUR. */
   signupCredit: bigint;
 }

@@ -3,7 +3,7 @@
  */
 import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GatewayContext } from '../../../shared/context.js';
+import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { listReceipts, loadReceiptTree } from '../../../shared/receipts/store.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
@@ -12,7 +12,7 @@ import { assertSeesMandate, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { agentRoutes } from './agents.js';
 
-export function readRoutes(gateway: GatewayContext): Router {
+export function readRoutes(gateway: ServiceContext): Router {
   const router = Router();
 
   router.get('/v0/receipts', asyncRoute(async (req, res) => {

@@ -2,23 +2,20 @@
  * One entry point for running an agent, whatever its `runtime.kind`:
  *   node    → the dev runtime (agent.mjs, node.ts)
  *   webhook → the webhook contract (webhook.ts)
- *   mcp     → the Holon MCP agent profile over Streamable HTTP (mcp.ts)
+ *   mcp     → the Holon MCP agent profile over Streamable HTTP (mcp/runtime.ts)
  * `run` never throws: every outcome is a RunResult. `close` releases what the runtimes keep (pooled MCP sessions).
  */
 import type { RuntimeKind } from '../../../shared/core/manifest/types.js';
-import { createMcpRuntime, type McpRuntimeOptions } from './mcp.js';
+import { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
 import { createNodeRuntime, type NodeRuntimeOptions } from './node.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 import { createWebhookRuntime, type WebhookRuntimeOptions } from './webhook.js';
 
 export type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
+export { abortedResult, cancelReason, CancelledError, isCancel } from './abort.js';
 export {
-  abortedResult,
-  cancelReason,
-  CancelledError,
   createNodeRuntime,
   defineAgentContextExtension,
-  isCancel,
   loadAgentModule,
   RuntimeUnavailableError,
   type AgentCall,
@@ -30,7 +27,7 @@ export {
   type NodeRuntimeOptions,
 } from './node.js';
 export { createWebhookRuntime, DEFAULT_MAX_RESPONSE_BYTES, type WebhookRuntimeOptions } from './webhook.js';
-export { createMcpRuntime, type McpRuntimeOptions } from './mcp.js';
+export { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
 
 export interface RuntimesOptions {
   node?: NodeRuntimeOptions;

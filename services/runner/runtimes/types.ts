@@ -2,7 +2,9 @@
  * Runtimes run one agent invocation and report what happened, in the agent's own terms.
  * They never throw for anything the agent did: every outcome is a RunResult.
  */
-import type { Manifest } from '../../../shared/core/manifest/types.js';
+import type { AgentVersion } from '../../../shared/registry/agent-version.js';
+
+export type { AgentVersion };
 
 export interface RunContext {
   /** Stable call id (the receipt id): agents may deduplicate on it. */
@@ -28,13 +30,6 @@ export type RunResult =
   /** Something went wrong that is never billed. */
   | { kind: 'failure'; code: 'timeout' | 'agent_error' | 'runtime_unavailable' | 'cancelled'; message: string };
 
-export interface AgentVersion {
-  manifest: Manifest;
-  /** Directory holding holon.yaml (dev registry). */
-  dir?: string;
-  /** Shipped with the gateway (always eligible) or published by a third party. */
-  origin: 'shipped' | 'published';
-}
 
 export interface Runtime {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;

@@ -14,8 +14,9 @@
  * Published webhooks must go through the guarded client: pass it as `dispatcher`.
  */
 import { request, type Dispatcher } from 'undici';
-import { abortedResult, raceSignal, truncate } from './node.js';
-import { endpointOf, extraHeaders, maxResponseBytesOf, type HeadersOption } from './remote.js';
+import { abortedResult, raceSignal } from './abort.js';
+import { agentError, MAX_DECLARED_MESSAGE, truncate } from './messages.js';
+import { describeLimit, endpointOf, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from './remote.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 
 export { DEFAULT_MAX_RESPONSE_BYTES } from './remote.js';
@@ -29,71 +30,10 @@ export interface WebhookRuntimeOptions {
   headers?: HeadersOption;
 }
 
-const MAX_FAILURE_MESSAGE = 200;
 /** The contract's own request headers: the `headers` option never replaces them. */
 const CONTRACT_HEADERS: ReadonlySet<string> = new Set(['content-type', 'x-holon-agent', 'x-holon-call', 'x-holon-delegation']);
-const MAX_DECLARED_MESSAGE = 1000;
 /** undici's own timers are only a safety net behind the signal. */
 const UNDICI_TIMER_MARGIN_MS = 5_000;
-
-/** Network errors that mean the endpoint could not be reached at all. */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_FAIL',
-  'EAI_NODATA',
-  'EAI_NONAME',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** Errors after the endpoint was reached: it closed the connection or spoke something that is not HTTP. */
-const BROKEN_ANSWER_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH']);
-
-const TIMER_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
-
-/** Every string `code` on an error, its causes and aggregated errors (Node and undici network errors). */
-export function errorCodes(err: unknown): string[] {
-  const codes: string[] = [];
-  const visit = (e: unknown, depth: number): void => {
-    if (depth > 3 || typeof e !== 'object' || e === null) return;
-    const { code, cause, errors } = e as { code?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof code === 'string') codes.push(code);
-    visit(cause, depth + 1);
-    if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
-  };
-  visit(err, 0);
-  return codes;
-}
-
-/** The failure for a network error: unreachable → runtime_unavailable, dropped mid-answer → agent_error. */
-export function networkFailure(err: unknown, timeoutMs: number): RunResult {
-  const codes = errorCodes(err);
-  if (codes.some((c) => TIMER_CODES.has(c))) return abortedResult(undefined, timeoutMs);
-  const unreachable = codes.find((c) => UNREACHABLE_CODES.has(c));
-  if (unreachable) return { kind: 'failure', code: 'runtime_unavailable', message: `the endpoint is unreachable (${unreachable})` };
-  const broken = codes.find((c) => BROKEN_ANSWER_CODES.has(c) || c.startsWith('HPE_'));
-  if (broken) {
-    return { kind: 'failure', code: 'agent_error', message: `the endpoint closed the connection or sent an invalid HTTP answer (${broken})` };
-  }
-  const what = err instanceof Error ? `${codes[0] ?? err.name}: ${err.message}` : String(err);
-  return { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the endpoint could not be called (${what})`, MAX_FAILURE_MESSAGE) };
-}
-
-function agentError(message: string): RunResult {
-  return { kind: 'failure', code: 'agent_error', message };
-}
-
-export function describeLimit(bytes: number): string {
-  const mb = bytes / (1024 * 1024);
-  return Number.isInteger(mb) ? `${mb} MB` : `${bytes} bytes`;
-}
 
 /** The `{"error": {"code": "<string>", "message"?}}` shape, if the answer has it. */
 function declaredError(body: unknown): { code: string; message?: string } | undefined {

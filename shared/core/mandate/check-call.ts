@@ -82,7 +82,7 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
     }
   }
 
-  // 7. worst case within per_call and total
+  // 7. worst case within per_call, total and the delegation slot's max_cost
   const worst = request.worstCase ?? (free ? 0n : null);
   if (worst === null) {
     if (!noRate && !belowPrice) deny.push(`the worst case of a call to ${agent} could not be determined in ${mandate.budget.currency}`);
@@ -90,6 +90,10 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
     const { perCall, total } = mandate.budget;
     if (perCall !== undefined && worst > perCall) deny.push(`the worst case ${money(worst)} is above budget.per_call ${money(perCall)}`);
     if (worst > total) deny.push(`the worst case ${money(worst)} is above budget.total ${money(total)}`);
+    // A child call must fit the slot its orchestrator declared, however it was named.
+    if (request.slotMaxCost !== undefined && worst > request.slotMaxCost) {
+      deny.push(`the worst case ${money(worst)} is above the slot's max_cost ${money(request.slotMaxCost)} (the declared call's cap)`);
+    }
   }
 
   // 8. depth

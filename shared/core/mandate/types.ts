@@ -63,6 +63,8 @@ export interface CallRequest {
   /** Epoch milliseconds. */
   now: number;
   facts: AgentFacts;
+  /** Inside a delegated run: the declared call slot's max_cost, in the mandate's currency (manifest.md §5). */
+  slotMaxCost?: Micros;
 }
 
 export type Decision = 'allow' | 'approve' | 'deny';

@@ -26,6 +26,14 @@ export const CURRENCY_PATTERN = '^[A-Z]{3}$';
 export const REPOSITORY_PATTERN = '^https://github\\.com/[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$';
 /** snake_case error codes. */
 export const ERROR_CODE_PATTERN = '^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$';
+export const ERROR_CODE_RE = new RegExp(ERROR_CODE_PATTERN);
+/** The longest error code an agent may report at run time (it lands in receipts). */
+export const MAX_ERROR_CODE_LENGTH = 64;
+
+/** An error code an agent may report (manifest.md §3: snake_case, at most 64 characters). */
+export function isErrorCode(code: string): boolean {
+  return code.length <= MAX_ERROR_CODE_LENGTH && ERROR_CODE_RE.test(code);
+}
 /** `none` or `"<n>d"`, n a positive integer of at most 6 digits. */
 export const RETENTION_PATTERN = '^(?:none|[1-9][0-9]{0,5}d)$';
 /** A region code (`eu`, `us`) or an ISO 3166 alpha-2 country code, any case (normalized to lower case). */

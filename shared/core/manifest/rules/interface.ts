@@ -4,12 +4,11 @@
 import { jsonPath } from '../../errors.js';
 import { ajvProblems, type ValidateFunction } from '../../schema/ajv.js';
 import { RESERVED_ERROR_CODES } from '../types.js';
-import { ERROR_CODE_PATTERN, PATTERN_MESSAGES } from '../schema.js';
+import { ERROR_CODE_PATTERN, ERROR_CODE_RE, PATTERN_MESSAGES } from '../schema.js';
 import { checkAuthorSchema } from './author-schema.js';
 import { has, isRecord, section, type Doc, type Report } from './util.js';
 
 const RESERVED = new Set<string>(RESERVED_ERROR_CODES);
-const ERROR_CODE_RE = new RegExp(ERROR_CODE_PATTERN);
 
 export function checkInterface(doc: Doc, report: Report): void {
   const iface = section(doc, 'interface');

@@ -37,24 +37,17 @@
  *     own stream, so the GET is answered locally with 405, which the SDK reads as "this server has no such stream".
  * Nothing is logged.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StreamableHTTPClientTransport, StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import {
-  ErrorCode,
-  isJSONRPCErrorResponse,
-  isJSONRPCRequest,
-  isJSONRPCResultResponse,
-  McpError,
-  type CallToolResult,
-  type JSONRPCMessage,
-} from '@modelcontextprotocol/sdk/types.js';
-import { tryParseAmount } from '../../../shared/core/money.js';
-import { abortedResult, raceSignal, truncate } from './node.js';
-import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
-import { endpointOf, extraHeaders, maxResponseBytesOf, type HeadersOption } from './remote.js';
-import { describeLimit, errorCodes, networkFailure } from './webhook.js';
+import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { abortedResult, raceSignal } from '../abort.js';
+import { agentError, failure } from '../messages.js';
+import { describeLimit, endpointOf, errorCodes, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from '../remote.js';
+import type { AgentVersion, RunContext, RunResult, Runtime } from '../types.js';
+import { ResponseTooLargeError, watchBody } from './body-watch.js';
+import { abortError, Exchange, ExchangeFailed, exchanges, ExchangeTransport, follow, within } from './exchange.js';
+import { describeValue, readResult } from './tool-result.js';
 
 export interface McpRuntimeOptions {
   /** The largest HTTP answer read, in bytes. Default 10 MB. */
@@ -71,11 +64,7 @@ export interface McpRuntimeOptions {
   connectTimeoutMs?: number;
 }
 
-type Failure = Extract<RunResult, { kind: 'failure' }>;
-
 const CLIENT_INFO = { name: 'holon-gateway', version: '0.1.0' };
-const MAX_FAILURE_MESSAGE = 200;
-const MAX_DECLARED_MESSAGE = 1000;
 /** The SDK's own request timer is only a safety net behind the signal. */
 const SDK_TIMER_MARGIN_MS = 5_000;
 /** setTimeout fires at once for delays past 2^31 - 1 ms. */
@@ -84,107 +73,15 @@ const MAX_TIMER_MS = 2_147_483_647;
 const DEFAULT_CONNECT_TIMEOUT_MS = 30_000;
 /** Ending a session (DELETE) never holds a close for longer than this. */
 const TERMINATE_TIMEOUT_MS = 2_000;
-/** A stream failure is reported after this grace, so an answer the SDK already holds still wins. */
-const FAIL_GRACE_MS = 20;
 const DEFAULT_IDLE_TIMEOUT_MS = 5 * 60_000;
 /** Headers the transport owns: the `headers` option cannot replace them. */
 const TRANSPORT_HEADERS: ReadonlySet<string> = new Set(['accept', 'content-type', 'mcp-session-id', 'mcp-protocol-version', 'last-event-id']);
 const NULL_BODY_STATUSES = new Set([101, 204, 205, 304]);
 
-function failure(code: Failure['code'], message: string): Failure {
-  return { kind: 'failure', code, message };
-}
-
-function agentError(message: string): Failure {
-  return failure('agent_error', truncate(message, MAX_FAILURE_MESSAGE));
-}
-
+/** A thrown value's message alone (no name, untruncated): the messages that quote it are truncated by agentError. */
 function describeError(err: unknown): string {
   if (err instanceof Error) return err.message || err.name;
   return typeof err === 'string' ? err : `a thrown ${err === null ? 'null' : typeof err}`;
-}
-
-function describeValue(v: unknown): string {
-  if (typeof v === 'number') return `the number ${String(v)}`;
-  if (typeof v === 'string') return `the string ${JSON.stringify(truncate(v, 40))}`;
-  if (v === null) return 'null';
-  return Array.isArray(v) ? 'an array' : `a ${typeof v}`;
-}
-
-class ResponseTooLargeError extends Error {
-  override readonly name = 'ResponseTooLargeError';
-  constructor(readonly limit: number) {
-    super(`answer larger than ${describeLimit(limit)}`);
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Exchanges: one JSON-RPC request (a tool call, or a session's initialize) and the HTTP traffic carrying it.
-// ---------------------------------------------------------------------------------------------
-
-class Exchange {
-  /** Aborted when the request is over: closes its HTTP request and response stream if they are still open. */
-  readonly controller = new AbortController();
-  /** Resolves when the HTTP side says the SDK will never deliver the answer. */
-  readonly failed: Promise<Failure>;
-  /** The JSON-RPC response reached the SDK (the exchange may still be running: connect sends `initialized` after it). */
-  answered = false;
-  private report!: (f: Failure) => void;
-  private reported = false;
-
-  constructor() {
-    this.failed = new Promise<Failure>((resolve) => (this.report = resolve));
-  }
-
-  get ended(): boolean {
-    return this.controller.signal.aborted;
-  }
-
-  /** The answer cannot come any more, unless it is already on its way to the SDK: decided after a short grace. */
-  fail(f: Failure): void {
-    if (this.reported || this.ended || this.answered) return;
-    this.reported = true;
-    setTimeout(() => {
-      if (!this.answered) this.report(f);
-    }, FAIL_GRACE_MS);
-  }
-
-  end(): void {
-    this.controller.abort();
-  }
-}
-
-/** The exchange whose request is being sent: set around client.callTool / client.connect, read by the transport's fetch. */
-const exchanges = new AsyncLocalStorage<Exchange | undefined>();
-
-/**
- * Ties each HTTP request to the exchange of the JSON-RPC request it carries, and to nothing else (notifications,
- * replies), and tells the exchange when its response arrives.
- */
-class ExchangeTransport extends StreamableHTTPClientTransport {
-  private readonly waiting = new Map<string | number, Exchange>();
-
-  override send(message: JSONRPCMessage | JSONRPCMessage[], options?: Parameters<StreamableHTTPClientTransport['send']>[1]): Promise<void> {
-    const exchange = exchanges.getStore();
-    if (!exchange || Array.isArray(message) || !isJSONRPCRequest(message)) {
-      return exchanges.run(undefined, () => super.send(message, options));
-    }
-    const id = message.id;
-    this.waiting.set(id, exchange);
-    exchange.controller.signal.addEventListener('abort', () => this.waiting.get(id) === exchange && this.waiting.delete(id), { once: true });
-    return exchanges.run(exchange, () => super.send(message, options));
-  }
-
-  /** Installed as `onmessage` before the Client connects: Protocol.connect calls it before its own handler. */
-  noteAnswer(message: JSONRPCMessage): void {
-    if (!isJSONRPCResultResponse(message) && !isJSONRPCErrorResponse(message)) return;
-    const id = message.id;
-    if (id === undefined) return;
-    const exchange = this.waiting.get(id);
-    if (!exchange) return;
-    exchange.answered = true;
-    this.waiting.delete(id);
-  }
 }
 
 class HandshakeTimeout extends Error {
@@ -192,196 +89,6 @@ class HandshakeTimeout extends Error {
     super(`the endpoint did not complete the MCP handshake within ${ms} ms`);
   }
 }
-
-class ExchangeFailed extends Error {
-  constructor(readonly failure: Failure) {
-    super(failure.message);
-  }
-}
-
-/** `work`, unless the exchange fails first. The exchange ends either way. */
-async function within<T>(exchange: Exchange, work: () => Promise<T>): Promise<T> {
-  try {
-    const running = exchanges.run(exchange, work);
-    return await Promise.race([
-      running,
-      exchange.failed.then((f): never => {
-        throw new ExchangeFailed(f);
-      }),
-    ]);
-  } finally {
-    exchange.end();
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// Response bodies: the size cap, and what the end of a stream means.
-// ---------------------------------------------------------------------------------------------
-
-interface BodyWatch {
-  sse: boolean;
-  tooLarge(): void;
-  broken(err: unknown): void;
-  ended(primed: boolean): void;
-}
-
-const ID_FIELD = [0x69, 0x64, 0x3a]; // "id:"
-
-/** Pass `source` through, at most `limit` bytes; for an event stream, notice an `id:` field (the SDK may resume from it). */
-function watchBody(source: ReadableStream<Uint8Array>, limit: number, watch: BodyWatch): ReadableStream<Uint8Array> {
-  const reader = source.getReader();
-  let total = 0;
-  let primed = false;
-  /** How much of "id:" the current line starts with; -1 once the line cannot be an id field. */
-  let matched = 0;
-  const scan = (bytes: Uint8Array): void => {
-    for (let i = 0; i < bytes.length; i++) {
-      const b = bytes[i];
-      if (b === 0x0a || b === 0x0d) {
-        matched = 0;
-      } else if (matched < 0) {
-        const next = bytes.indexOf(0x0a, i);
-        if (next < 0) return;
-        i = next - 1;
-      } else if (b === ID_FIELD[matched]) {
-        matched += 1;
-        if (matched === ID_FIELD.length) {
-          primed = true;
-          return;
-        }
-      } else {
-        matched = -1;
-      }
-    }
-  };
-  return new ReadableStream<Uint8Array>({
-    async pull(controller) {
-      let chunk: ReadableStreamReadResult<Uint8Array>;
-      try {
-        chunk = await reader.read();
-      } catch (err) {
-        watch.broken(err);
-        controller.error(err);
-        return;
-      }
-      if (chunk.done) {
-        watch.ended(primed);
-        controller.close();
-        return;
-      }
-      total += chunk.value.byteLength;
-      if (total > limit) {
-        const err = new ResponseTooLargeError(limit);
-        watch.tooLarge();
-        reader.cancel(err).catch(() => undefined);
-        controller.error(err);
-        return;
-      }
-      if (watch.sse && !primed) scan(chunk.value);
-      controller.enqueue(chunk.value);
-    },
-    cancel(reason) {
-      return reader.cancel(reason);
-    },
-  });
-}
-
-/**
- * A signal that follows `signal` until released. The SDK listens to a request's signal for good (and sends
- * notifications/cancelled whenever it fires), while the gateway's signal fires at the hard timeout even after the
- * run ended: the SDK only ever sees this one.
- */
-function follow(signal: AbortSignal): { signal: AbortSignal; release(): void } {
-  const local = new AbortController();
-  const forward = (): void => local.abort(signal.reason);
-  if (signal.aborted) forward();
-  else signal.addEventListener('abort', forward, { once: true });
-  return { signal: local.signal, release: () => signal.removeEventListener('abort', forward) };
-}
-
-function abortError(): Error {
-  return new DOMException('This operation was aborted', 'AbortError');
-}
-
-// ---------------------------------------------------------------------------------------------
-// Results
-// ---------------------------------------------------------------------------------------------
-
-type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
-
-function readUnits(value: unknown): Parsed<bigint> {
-  if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return { ok: true, value: BigInt(value) };
-  if (typeof value === 'string' && /^(0|[1-9][0-9]{0,29})$/.test(value)) return { ok: true, value: BigInt(value) };
-  return { ok: false, message: `_meta["holon/units"] must be a whole number of units (a non-negative integer or a string of digits), not ${describeValue(value)}` };
-}
-
-function readBilling(meta: unknown): Parsed<{ units?: bigint; quote?: bigint }> {
-  if (typeof meta !== 'object' || meta === null) return { ok: true, value: {} };
-  const value: { units?: bigint; quote?: bigint } = {};
-  if (Object.hasOwn(meta, 'holon/units')) {
-    const units = readUnits((meta as Record<string, unknown>)['holon/units']);
-    if (!units.ok) return units;
-    value.units = units.value;
-  }
-  if (Object.hasOwn(meta, 'holon/quote')) {
-    const quote = tryParseAmount((meta as Record<string, unknown>)['holon/quote']);
-    if (!quote.ok) return { ok: false, message: `_meta["holon/quote"] ${quote.message}` };
-    value.quote = quote.value;
-  }
-  return { ok: true, value };
-}
-
-/** `structuredContent.error` = `{code: "<string>", message?}`, if the result has it. */
-function declaredError(structured: unknown): { code: string; message?: string } | undefined {
-  if (typeof structured !== 'object' || structured === null) return undefined;
-  const error = (structured as { error?: unknown }).error;
-  if (typeof error !== 'object' || error === null || Array.isArray(error)) return undefined;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code !== 'string' || code === '') return undefined;
-  return { code, ...(typeof message === 'string' ? { message: truncate(message, MAX_DECLARED_MESSAGE) } : {}) };
-}
-
-function firstText(result: CallToolResult): string | undefined {
-  const content: unknown = result.content;
-  if (!Array.isArray(content)) return undefined;
-  for (const block of content as unknown[]) {
-    if (typeof block === 'object' && block !== null && (block as { type?: unknown }).type === 'text') {
-      const text = (block as { text?: unknown }).text;
-      return typeof text === 'string' ? text : undefined;
-    }
-  }
-  return undefined;
-}
-
-function readResult(result: CallToolResult): RunResult {
-  const billing = readBilling(result._meta);
-  if (!billing.ok) return agentError(billing.message);
-  const extra = billing.value;
-  const structured: unknown = result.structuredContent;
-  if (result.isError === true) {
-    const declared = declaredError(structured);
-    if (declared) return { kind: 'error', ...declared, ...extra };
-    const text = firstText(result);
-    return agentError(text ? `the tool reported an error without a code (structuredContent.error.code): ${text}` : 'the tool reported an error without a code (structuredContent.error.code)');
-  }
-  if (structured !== undefined) {
-    if (typeof structured !== 'object' || structured === null || Array.isArray(structured)) {
-      return agentError('the tool result\'s structuredContent is not a JSON object');
-    }
-    return { kind: 'output', output: structured, ...extra };
-  }
-  const text = firstText(result);
-  if (text === undefined) return agentError('the tool result has neither structuredContent nor a text block');
-  try {
-    return { kind: 'output', output: JSON.parse(text) as unknown, ...extra };
-  } catch {
-    return agentError('the tool result\'s text block is not JSON');
-  }
-}
-
-// ---------------------------------------------------------------------------------------------
-// The runtime
-// ---------------------------------------------------------------------------------------------
 
 interface Connection {
   key: string;

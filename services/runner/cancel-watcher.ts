@@ -1,0 +1,47 @@
+/**
+ * Hears cancellations for the runs this runner process holds (shared/calls/cancel.ts says who cancels): one
+ * notifier subscription per process, fanned out to the runs; a cancel that arrived before a run started
+ * watching left its mark in the ephemeral store.
+ */
+import type { EphemeralStore, Notifier } from '../../shared/messaging/types.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey } from '../../shared/calls/cancel.js';
+import { cancelReason } from './runtimes/abort.js';
+
+export interface CancelWatch {
+  /** Aborts (with a cancel reason) when someone cancels the call. */
+  signal: AbortSignal;
+  release(): void;
+}
+
+/** One per runner process: one subscription, fanned out to the runs it holds. */
+export interface CancelWatcher {
+  watch(callId: string): Promise<CancelWatch>;
+  close(): Promise<void>;
+}
+
+export async function createCancelWatcher(notifier: Notifier, store: EphemeralStore): Promise<CancelWatcher> {
+  const running = new Map<string, AbortController>();
+  const cancel = (callId: string): void => {
+    const controller = running.get(callId);
+    if (controller && !controller.signal.aborted) controller.abort(cancelReason('the caller cancelled the call'));
+  };
+  const unsubscribe = await notifier.subscribe(CALLS_CANCEL_CHANNEL, cancel);
+  return {
+    async watch(callId) {
+      const controller = new AbortController();
+      running.set(callId, controller);
+      // A cancel that arrived before this run started watching left its mark.
+      if ((await store.peek(cancelKey(callId))) !== undefined) cancel(callId);
+      return {
+        signal: controller.signal,
+        release: () => {
+          if (running.get(callId) === controller) running.delete(callId);
+        },
+      };
+    },
+    async close() {
+      running.clear();
+      await unsubscribe();
+    },
+  };
+}

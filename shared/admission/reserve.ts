@@ -1,0 +1,97 @@
+/**
+ * Reserving a call's worst case (gateway.md §1 step 4): the call row, the hold and the mandate's `reserved`, in
+ * one transaction, hot rows last and in the global lock order (docs/ledger.md, "Lock order").
+ */
+import type { Manifest } from '../core/manifest/types.js';
+import { formatAmount } from '../core/money.js';
+import { ensureBalanceRow, reserveFromParentHold } from '../ledger/holds.js';
+import { reserveShared } from '../ledger/money-functions.js';
+import { readBalance } from '../ledger/accounts.js';
+import type { ServiceContext } from '../context.js';
+import { describeBudget, loadMandate, type StoredMandate } from '../mandates/store.js';
+import type { CallSubmission, Refusal } from './types.js';
+
+/**
+ * Reserve the worst case: one transaction, row locks in the global order (mandate, then the payer's balance).
+ * Both the mandate's remaining budget and the payer's available balance must cover it. Returns a refusal
+ * saying what was short, or null once the call row, the hold and the mandate's `reserved` are written.
+ */
+class Shortfall extends Error {
+  constructor(readonly what: 'budget_short' | 'balance_short' | 'approval_used') {
+    super(what);
+  }
+}
+
+/**
+ * Reserve the worst case: one transaction. The call row (and a redeemed grant) are written first; the two
+ * hot rows — the mandate, then the payer's balance, the global lock order — are taken last, each by one
+ * conditional UPDATE that checks what is left (`reserveShared`, one round trip). A shortfall rolls everything back and is
+ * explained with a fresh read.
+ */
+export async function reserve(
+  ctx: ServiceContext,
+  id: string,
+  stored: StoredMandate,
+  manifest: Manifest,
+  worst: bigint,
+  sub: CallSubmission,
+  timeoutMs: number,
+  approvalId: string | undefined,
+): Promise<Refusal | null> {
+  const currency = stored.mandate.budget.currency;
+  const d = sub.delegation;
+  const payer = d ? d.payer : stored.mandate.issuer;
+  await ensureBalanceRow(ctx.db, payer, currency);
+  try {
+    await ctx.db.transaction(async (trx) => {
+      if (approvalId !== undefined) {
+        // A grant is redeemed once: the one transaction that reserves also marks it used.
+        const used = await trx.raw<{ rows: unknown[] }>(
+          `UPDATE approvals SET status = 'used', call_id = ? WHERE id = ? AND (status = 'approved' OR (status = 'used' AND call_id IS NULL AND ?)) RETURNING id`,
+          [id, approvalId, sub.preApproved === approvalId],
+        );
+        if (used.rows.length === 0) throw new Shortfall('approval_used');
+      }
+      await trx('calls').insert({
+        id,
+        root_id: d ? d.rootId : id,
+        parent_id: d ? d.parentCallId : null,
+        mandate_id: stored.mandate.id,
+        caller: d ? d.caller : stored.mandate.grantee,
+        agent_id: manifest.id,
+        agent_version: manifest.version,
+        payer,
+        currency,
+        worst_case: worst.toString(),
+        max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
+        depth: stored.mandate.depth,
+        delegated: d !== undefined,
+        status: 'queued',
+        timeout_ms: timeoutMs,
+        deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
+        callback_url: sub.callbackUrl ?? null,
+        approval_id: approvalId ?? null,
+      });
+      const outcome = d?.mode === 'passthrough'
+        ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
+        : await reserveShared(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
+      if (outcome === 'parent_short') throw new Shortfall('budget_short');
+      if (outcome !== 'reserved') throw new Shortfall(outcome);
+    });
+    return null;
+  } catch (e) {
+    if (!(e instanceof Shortfall)) throw e;
+    const money = (v: bigint) => `${formatAmount(v)} ${currency}`;
+    if (e.what === 'approval_used') {
+      return { httpStatus: 409, code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
+    }
+    if (e.what === 'budget_short') {
+      const now = await loadMandate(ctx.db, stored.mandate.id);
+      return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`] };
+    }
+    const b = await readBalance(ctx.db, payer, currency);
+    return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [`account ${payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`] };
+  }
+}
+
+/** A delegated call refused before admission (no declared slot, a bad max_cost): its receipt, under the run. */

@@ -1,0 +1,78 @@
+/**
+ * Resolution with the database's facts (gateway.md §1.1): an id names a listed version; a capability ranks its
+ * implementers by their Agent Record (shared/core/resolution.ts is the pure rule). Also the facts admission needs:
+ * whether a version was used under a mandate's tree before, and the agent's record.
+ */
+import type { AgentFacts } from '../core/mandate/types.js';
+import type { Manifest } from '../core/manifest/types.js';
+import { rankCapability, type Candidate } from '../core/resolution.js';
+import { EMPTY_RECORD, loadRecords, recordKey } from '../catalogue/agent-record.js';
+import type { ServiceContext } from '../context.js';
+import type { StoredMandate } from '../mandates/store.js';
+import type { AgentVersion } from '../registry/agent-version.js';
+import { label, type CallSubmission, type Refusal } from './types.js';
+
+export type Resolution = { ok: true; agent: AgentVersion } | { ok: false; refusal: Refusal };
+
+export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, sub: CallSubmission): Promise<Resolution> {
+  if (sub.agent !== undefined) {
+    const r = ctx.registry.resolve(sub.agent);
+    if (r.ok) return r;
+    return { ok: false, refusal: { httpStatus: r.code === 'invalid_ref' ? 400 : 404, code: r.code, status: 'denied', reasons: [r.message] } };
+  }
+  const capability = sub.capability!;
+  const versions = ctx.registry.implementers(capability);
+  if (versions.length === 0) {
+    return { ok: false, refusal: { httpStatus: 404, code: 'unknown_capability', status: 'denied', reasons: [`no listed agent implements ${capability}`] } };
+  }
+  const records = await loadRecords(ctx.db, versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })));
+  const candidates: Candidate[] = [];
+  for (const v of versions) {
+    const record = records.get(recordKey(v.manifest.id, v.manifest.version)) ?? EMPTY_RECORD;
+    candidates.push({
+      manifest: v.manifest,
+      facts: { origin: v.origin, evaluation: 'none', record },
+      record,
+      usedBefore: await usedBefore(ctx, stored.mandate.id, v.manifest, stored.mandate.approval.firstUse),
+    });
+  }
+  const ranking = rankCapability(capability, candidates, stored.mandate, {
+    ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+    depth: stored.mandate.depth,
+    delegated: sub.delegation !== undefined,
+    usedBefore: false,
+    now: ctx.now(),
+    ...(sub.delegation ? { slotMaxCost: sub.delegation.slotMaxCost } : {}),
+  });
+  const best = ranking.ranked[0];
+  if (!best) {
+    const reasons = ranking.denied.flatMap((d) => d.reasons.map((r) => `${label(d.manifest)}: ${r}`));
+    return { ok: false, refusal: { httpStatus: 403, code: 'denied', status: 'denied', reasons } };
+  }
+  return { ok: true, agent: versions.find((v) => v.manifest === best.manifest)! };
+}
+
+/**
+ * `approval.first_use`: was this agent version called before under the mandate — counting the whole tree of a
+ * root mandate (a sub-mandate is `<root>.<receipt>`; every run derives a new one, so its own history is empty).
+ */
+export async function usedBefore(ctx: ServiceContext, mandateId: string, manifest: Manifest, needed: boolean): Promise<boolean> {
+  if (!needed) return true;
+  const root = mandateId.split('.')[0]!;
+  const row = await ctx.db('calls')
+    .where({ agent_id: manifest.id, agent_version: manifest.version })
+    .where((q) => q.where({ mandate_id: root }).orWhere('mandate_id', 'like', `${root.replace(/[\\%_]/g, '\\$&')}.%`))
+    .first('id');
+  return row !== undefined;
+}
+
+export async function factsOf(ctx: ServiceContext, agent: AgentVersion, withRecord: boolean): Promise<AgentFacts> {
+  const facts: AgentFacts = { origin: agent.origin, evaluation: 'none' };
+  if (withRecord) {
+    const records = await loadRecords(ctx.db, [{ id: agent.manifest.id, version: agent.manifest.version }]);
+    const r = records.get(recordKey(agent.manifest.id, agent.manifest.version)) ?? EMPTY_RECORD;
+    facts.record = { runs: r.runs, successes: r.successes };
+  }
+  return facts;
+}
+

@@ -1,0 +1,51 @@
+/** What admission takes and answers: a call's submission, a delegated call's terms, refusals. */
+import type { Problem } from '../core/errors.js';
+import type { Manifest } from '../core/manifest/types.js';
+import type { ReceiptStatus, ReceiptView } from '../receipts/store.js';
+import type { approvalView } from './approvals.js';
+
+export interface CallSubmission {
+  mandateId: string;
+  /** `ns/name[@range]` — exactly one of agent / capability. */
+  agent?: string;
+  capability?: string;
+  input: unknown;
+  /** The caller's cap, in the mandate's currency. */
+  maxCost?: bigint;
+  callbackUrl?: string;
+  /** A granted approval (`{"run": false}`) this call redeems: same mandate, version, input and max_cost. */
+  approval?: string;
+  /** Internal: an approval already moved to `used` by `POST /v0/approvals/{id}` with `{}`. */
+  preApproved?: string;
+  /** Internal: a call made by a running agent (ctx.call), under its sub-mandate. */
+  delegation?: Delegation;
+}
+
+export interface Delegation {
+  parentCallId: string;
+  rootId: string;
+  /** The orchestrator's agent id: the caller of the child call. */
+  caller: string;
+  /** passthrough: the original payer, out of the parent's hold; included: the orchestrator's author. */
+  mode: 'passthrough' | 'included';
+  payer: string;
+  parentHoldId: string;
+  /** The declared slot's max_cost, in the mandate's currency. */
+  slotMaxCost: bigint;
+}
+
+export type Submitted =
+  | { kind: 'queued'; callId: string; timeoutMs: number }
+  | { kind: 'refused'; httpStatus: number; code: string; message: string; receipt: ReceiptView; problems?: Problem[]; approval?: ReturnType<typeof approvalView> };
+
+export interface Refusal {
+  httpStatus: number;
+  code: string;
+  status: ReceiptStatus;
+  reasons: string[];
+  problems?: Problem[];
+  approvalId?: string;
+}
+
+
+export const label = (m: Manifest): string => `${m.id}@${m.version}`;

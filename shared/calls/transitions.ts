@@ -1,0 +1,81 @@
+/**
+ * The call row and its transitions (gateway.md §1, DESIGN.md §3.4): the row decides, the queues only carry ids.
+ *
+ *   queued ──claim (one runner wins)──► running ──close──► settling ──settle (shared/settlement)──► succeeded | failed
+ *     └───────────── close (cancelled, never reached a runner, restart) ──────────┘
+ *
+ * Every transition is a conditional UPDATE on the row, so exactly one of two racing writers wins.
+ */
+import type { Db } from '../db/connect.js';
+import type { ServiceContext } from '../context.js';
+import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './jobs.js';
+import type { CallOutcome } from './outcome.js';
+
+export type CallStatus = 'queued' | 'running' | 'settling' | 'succeeded' | 'failed';
+
+/** A claimed call: its row, with the row of the mandate it runs under (`mandate_*` columns). */
+export type ClaimedCall = Record<string, unknown>;
+
+/**
+ * Move the call from `queued` to `running` (at most one delivery wins) and start its hard deadline. The claim
+ * also brings the call's mandate (one round trip; the mandate row is read, not locked). Null when the call was
+ * not `queued`.
+ */
+export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | null> {
+  const claimed = await db.raw<{ rows: ClaimedCall[] }>(
+    `UPDATE calls c SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => c.timeout_ms / 1000.0)
+       FROM mandates m
+      WHERE c.id = ? AND c.status = 'queued' AND m.id = c.mandate_id
+     RETURNING c.*, m.doc AS mandate_doc, m.revoked_at AS mandate_revoked_at, m.total AS mandate_total,
+               m.spent AS mandate_spent, m.reserved AS mandate_reserved`,
+    [callId],
+  );
+  return claimed.rows[0] ?? null;
+}
+
+/**
+ * Move the call from `from` to `settling` with its outcome, then hand it to the settler. A call that is no
+ * longer in `from` (someone else closed it) is left alone: false.
+ */
+export async function closeCall(ctx: ServiceContext, callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
+  const r = await ctx.db.raw<{ rows: unknown[] }>(
+    `UPDATE calls SET status = 'settling', outcome = ?::jsonb, finished_at = now(), error_code = ?, settle_enqueued_at = now()
+      WHERE id = ? AND status = ? RETURNING id`,
+    [JSON.stringify(outcome), outcome.code ?? null, callId, from],
+  );
+  if (r.rows.length === 0) return false;
+  await addSettleJob(ctx, callId, 0);
+  return true;
+}
+
+/**
+ * Hand a settling call to the settler. The job id deduplicates; a re-handout (sweeper) uses a fresh id, because
+ * a failed job's id stays taken in Redis for an hour and settling is idempotent anyway.
+ */
+export async function enqueueSettle(ctx: ServiceContext, callId: string, handout = 0): Promise<void> {
+  await addSettleJob(ctx, callId, handout);
+  await ctx.db('calls').where({ id: callId }).update({ settle_enqueued_at: new Date(ctx.now()) });
+}
+
+/** The settle job alone (the caller records `settle_enqueued_at`; closeCall does it in its own UPDATE). */
+async function addSettleJob(ctx: ServiceContext, callId: string, handout: number): Promise<void> {
+  const jobId = handout ? `settle-${callId}-${handout}` : `settle-${callId}`;
+  await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId, attempts: 10, backoffMs: 500 });
+}
+
+/** Hand a reserved call to the runners: the job id is the call id, so a repeated add is one job. */
+export async function enqueueRun(ctx: ServiceContext, callId: string): Promise<void> {
+  await ctx.messaging.queues.queue<CallJob>(RUN_QUEUE).add({ callId }, { jobId: callId });
+}
+
+/** The call row's status, or undefined when there is no such call. */
+export async function callStatus(db: Db, callId: string): Promise<CallStatus | undefined> {
+  const row = await db('calls').where({ id: callId }).first('status');
+  return row?.status;
+}
+
+/** What a reader of a call may see before its receipt exists: its status and the mandate it runs under. */
+export async function readCall(db: Db, callId: string): Promise<{ id: string; status: CallStatus; mandateId: string } | undefined> {
+  const row = await db('calls').where({ id: callId }).first('id', 'status', 'mandate_id');
+  return row ? { id: String(row.id), status: row.status, mandateId: String(row.mandate_id) } : undefined;
+}

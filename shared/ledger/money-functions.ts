@@ -1,0 +1,63 @@
+/**
+ * The only caller of the SQL money functions of migration 007 (`holon_reserve`, `holon_settle_shared`): the hot,
+ * shared rows of a reservation and of a settlement, each in ONE round trip, in the global lock order
+ * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
+ */
+import type { Tx } from '../db/connect.js';
+
+export type Reservation = 'reserved' | 'budget_short' | 'balance_short';
+
+export interface RootReservation {
+  mandateId: string;
+  amount: bigint;
+  /** The payer's balance row (account, currency) that holds the amount. */
+  account: string;
+  currency: string;
+  holdId: string;
+  callId: string;
+}
+
+/**
+ * Reserve `amount` inside the caller's transaction: the mandate's budget, then the payer's balance, each taken and
+ * checked by one conditional UPDATE, then the hold row. On `balance_short` the mandate was already charged: the
+ * caller must roll back.
+ */
+export async function reserveShared(trx: Tx, r: RootReservation): Promise<Reservation> {
+  const res = await trx.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_reserve(?, ?::bigint, ?, ?, ?, ?) AS outcome`, [
+    r.mandateId, r.amount.toString(), r.account, r.currency, r.holdId, r.callId,
+  ]);
+  return res.rows[0]!.outcome;
+}
+
+export interface SharedSettlement {
+  /** Mandates root first; each releases `release` from `reserved` and adds `spent` to `spent`. */
+  mandates: ReadonlyArray<{ id: string; release: bigint }>;
+  spent: bigint;
+  /** A passthrough child's parent hold gets back what the child did not use, if it is still held. */
+  parentHold: { id: string; back: bigint } | null;
+  /** The call's own hold, just resolved: its amount leaves the account's `held`. Null when nothing changed. */
+  hold: { account: string; currency: string; amount: bigint } | null;
+  /** The journal entry's lines, applied to the cached balances. */
+  lines: ReadonlyArray<{ account: string; currency: string; amount: bigint }>;
+}
+
+/** Apply a settlement's shared rows; returns what went back into the parent hold. */
+export async function settleShared(trx: Tx, s: SharedSettlement): Promise<bigint> {
+  const res = await trx.raw<{ rows: Array<{ back: string | number }> }>(
+    `SELECT holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[]) AS back`,
+    [
+      s.mandates.map((m) => m.id),
+      s.mandates.map((m) => m.release.toString()),
+      s.spent.toString(),
+      s.parentHold?.id ?? null,
+      (s.parentHold?.back ?? 0n).toString(),
+      s.hold?.account ?? null,
+      s.hold?.currency ?? null,
+      (s.hold?.amount ?? 0n).toString(),
+      s.lines.map((l) => l.account),
+      s.lines.map((l) => l.currency),
+      s.lines.map((l) => l.amount.toString()),
+    ],
+  );
+  return BigInt(res.rows[0]?.back ?? 0);
+}
