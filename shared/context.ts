@@ -24,3 +24,13 @@ export interface ServiceContext {
 }
 
 export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300 };
+
+/** What a started role hands its composition root, in the order the root stops things (services/compose.ts). */
+export interface StartedRole {
+  /** First: stop taking new work (the API stops listening, watchers and sweeps stop). */
+  stop: Array<() => Promise<void>>;
+  /** Then, for every role together: workers finish what they run, or hand it back. */
+  workers: Array<{ close(): Promise<void> }>;
+  /** Last, once no worker runs: what the running work needed (pooled sessions, HTTP clients, limiters). */
+  release: Array<() => Promise<void>>;
+}

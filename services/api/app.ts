@@ -15,8 +15,10 @@ import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
-import { manageRoutes } from './routes/mandates.js';
-import { readRoutes } from './routes/receipts.js';
+import { agentRoutes } from './routes/agents.js';
+import { keyRoutes } from './routes/keys.js';
+import { mandateRoutes } from './routes/mandates.js';
+import { receiptRoutes } from './routes/receipts.js';
 
 export interface ApiDeps {
   gateway: ServiceContext;
@@ -74,10 +76,12 @@ export function createApp(deps: ApiDeps): Express {
   const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs, ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}) };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
+  app.use(mandateRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
+  app.use(receiptRoutes(deps.gateway));
   app.use(accountRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
+  app.use(keyRoutes({ gateway: deps.gateway, hosted: deps.auth.hosted }));
+  app.use(agentRoutes(deps.gateway));
   app.use(adminRoutes({ gateway: deps.gateway }));
-  app.use(manageRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
-  app.use(readRoutes(deps.gateway));
 
   app.use((_req, _res, next) => next(new HolonError('not_found', 404, 'no such route')));
   app.use(errorHandler(deps.gateway.log, deps.bodyLimitBytes));

@@ -10,7 +10,8 @@ Usage:
   holon serve [--port N] [--db DIR] [--registry DIR,…] [--mandates DIR]
                                         run every service in one process (PGlite and an in-process
                                         queue unless DATABASE_URL / REDIS_URL are set)
-  holon api | runner | settler [options] run one service (needs DATABASE_URL and REDIS_URL)
+  holon api | runner | settler | evaluator [options]
+                                        run one service (needs DATABASE_URL and REDIS_URL)
   holon validate <file>… [--json]       check manifests (holon.yaml) and mandates; exit 1 when any is invalid
   holon help                            this text
 `;
@@ -25,6 +26,7 @@ export async function main(argv: string[]): Promise<number> {
     case 'api':
     case 'runner':
     case 'settler':
+    case 'evaluator':
       return serveCommand(rest, [command]);
     case undefined:
     case 'help':

@@ -1,5 +1,5 @@
 /**
- * `holon serve | api | runner | settler`: run every service in one process, or one service each.
+ * `holon serve | api | runner | settler | evaluator`: run every service in one process, or one service each.
  * Stops gracefully on SIGTERM / SIGINT: stop taking work, finish or hand back what runs, close connections.
  */
 import { parseArgs } from 'node:util';

@@ -9,7 +9,8 @@
  */
 import type { Db } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
-import { creditSignup, loadMandate, mandateView, saveMandate } from '../mandates/store.js';
+import { loadMandate, mandateView, saveMandate } from '../mandates/store.js';
+import { creditSignup } from '../ledger/demo-credit.js';
 import { isHandle } from '../core/identifiers.js';
 import { PLATFORM_ACCOUNT } from '../ledger/accounts.js';
 import { validateMandate } from '../core/mandate/validate.js';

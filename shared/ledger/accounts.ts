@@ -52,6 +52,12 @@ export async function readBalance(db: Queryable, account: string, currency: stri
   return row ?? { account, currency, balance: 0n, held: 0n, available: 0n };
 }
 
+/** A user account's own fields, or undefined. */
+export async function readAccount(db: Queryable, handle: string): Promise<{ handle: string; email: string | null; createdAt: Date } | undefined> {
+  const row = await db('accounts').where({ handle }).first('handle', 'email', 'created_at');
+  return row ? { handle: String(row.handle), email: row.email ?? null, createdAt: new Date(row.created_at) } : undefined;
+}
+
 const known = new WeakMap<object, Set<string>>();
 
 /**

@@ -1,11 +1,10 @@
 /**
  * Mandates in Postgres: the wire document plus the counters the gateway keeps (`spent`, `reserved`).
  */
+import { ensureAccount } from '../ledger/accounts.js';
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
-import { ensureAccount, DEMO_CREDIT_ACCOUNT } from '../ledger/accounts.js';
-import { postEntry } from '../ledger/entries.js';
 import { mandateToDoc, validateMandate } from '../core/mandate/validate.js';
 import type { Mandate } from '../core/mandate/types.js';
 import { formatAmount } from '../core/money.js';
@@ -93,22 +92,6 @@ function sortKeys(v: unknown): unknown {
     return Object.fromEntries(Object.keys(v).sort().map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]));
   }
   return v;
-}
-
-/** Demo credit for an issuer, once: journal entry `signup:<handle>` from `external:demo-credit`. */
-export async function creditSignup(db: Queryable, handle: string, amount: bigint, currency: string): Promise<boolean> {
-  if (amount <= 0n) return false;
-  await ensureAccount(db, DEMO_CREDIT_ACCOUNT);
-  await ensureAccount(db, handle);
-  const posted = await postEntry(db, {
-    key: `signup:${handle}`,
-    kind: 'signup',
-    lines: [
-      { account: DEMO_CREDIT_ACCOUNT, currency, amount: -amount },
-      { account: handle, currency, amount },
-    ],
-  });
-  return posted.created;
 }
 
 export function describeBudget(m: StoredMandate): string {

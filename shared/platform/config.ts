@@ -32,6 +32,11 @@ export interface Config {
   bodyLimitBytes: number;
   runnerConcurrency: number;
   settlerConcurrency: number;
+  /** Evaluation jobs one evaluator runs at once (HOLON_EVALUATOR_CONCURRENCY). */
+  evaluatorConcurrency: number;
+  /** The public evaluation suites (the repository's `evals/`) and the private ones (HOLON_PRIVATE_EVALS). */
+  evalsDir: string;
+  privateEvalsDir?: string;
   /** Largest Postgres pool per process (HOLON_DB_POOL). */
   dbPool: number;
   /** Hosted mode (`--hosted`, HOLON_HOSTED=1): accounts, API keys and principals (gateway.md §7). */
@@ -111,6 +116,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
     settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
+    evaluatorConcurrency: int('HOLON_EVALUATOR_CONCURRENCY', 2, 1, 100),
+    evalsDir: path.resolve('evals'),
+    ...(nonEmpty(env.HOLON_PRIVATE_EVALS) ? { privateEvalsDir: path.resolve(env.HOLON_PRIVATE_EVALS!) } : {}),
     dbPool: int('HOLON_DB_POOL', 10, 2, 500),
     hosted: ['1', 'true'].includes((nonEmpty(env.HOLON_HOSTED) ?? '0').toLowerCase()),
     agentHost: !['0', 'off', 'false'].includes((nonEmpty(env.HOLON_AGENT_HOST) ?? '1').toLowerCase()),

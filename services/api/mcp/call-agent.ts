@@ -14,6 +14,7 @@ import { ElicitResultSchema, type ServerNotification, type ServerRequest } from 
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import { requestCancel } from '../../../shared/calls/cancel.js';
+import { callStatus } from '../../../shared/calls/transitions.js';
 import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
@@ -148,7 +149,7 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
     };
     await report('queued');
     const deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
-    const status = async () => String((await gateway.db('calls').where({ id: callId }).first('status'))?.status ?? 'queued');
+    const status = async () => (await callStatus(gateway.db, callId)) ?? 'queued';
     for (;;) {
       const left = deadline - Date.now();
       // Without a progress token there is nobody to report to: wait for the whole of what is left.

@@ -4,12 +4,17 @@
  *   POST /v0/admin/agents/{ns}/{name}@{version}/yank {reason}         withdraw one published version
  *   GET  /v0/admin/accounts?q=&limit=                                 user accounts, newest first
  *   GET  /v0/admin/log?limit=&before=                                 the moderation log, newest first
+ *   POST /v0/admin/credit {account, amount, currency?}                demo credit, once per Idempotency-Key
  * Every action is logged with its reason (shared/hosted/moderation.ts).
  */
+import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/hosted/moderation.js';
+import { readBalances } from '../../../shared/ledger/accounts.js';
+import { giveDemoCredit } from '../../../shared/ledger/demo-credit.js';
+import { formatAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
@@ -92,6 +97,25 @@ export function adminRoutes(deps: AdminDeps): Router {
       throw new HolonError('invalid_request', 400, 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
     }
     res.json(await readLog(gateway.db, { limit, ...(before !== undefined ? { before } : {}) }));
+  }));
+
+  router.post('/v0/admin/credit', asyncRoute(async (req, res) => {
+    requireKind(res, ['admin', 'operator'], 'give demo credit');
+    const r = new BodyReader(requireObject(req.body), ['account', 'amount', 'currency']);
+    const account = r.string('account', { required: true, max: 100 });
+    const amount = r.amount('amount', { required: true, allowZero: false });
+    const currency = r.string('currency', { max: 3 }) ?? 'EUR';
+    if (!/^[A-Z]{3}$/.test(currency)) r.problems.push({ path: '$.currency', message: 'must be an ISO 4217 code such as "EUR"' });
+    r.done();
+    // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
+    const requestKey = req.get('idempotency-key') ?? randomUUID();
+    if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
+    const posted = await giveDemoCredit(gateway.db, { account: account!, amount: amount!, currency, requestKey });
+    const balances = await readBalances(gateway.db, account);
+    res.status(posted.created ? 201 : 200).json({
+      replayed: !posted.created,
+      accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
+    });
   }));
 
   return router;

@@ -11,9 +11,9 @@ import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
 import { asyncRoute } from '../route.js';
-import { answerSubmission, wantsAsync, type CallRoutesDeps } from './calls.js';
+import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
 
-export function approvalRoutes(deps: CallRoutesDeps): Router {
+export function approvalRoutes(deps: AnswerDeps): Router {
   const router = Router();
   const { gateway } = deps;
 

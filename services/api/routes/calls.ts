@@ -1,45 +1,34 @@
 /**
- * POST /v0/calls and GET /v0/calls/{id} (gateway.md §5).
- * 200 succeeded · 202 pending approval, async, or still running past the sync bound · 403 denied ·
- * 404 unknown mandate or agent · 422 rejected input · 502 the agent failed (with its receipt).
+ * Calls: POST /v0/calls and GET /v0/calls/{id} (gateway.md §5). How each is answered: answers.ts.
  */
-import { Router, type Request, type Response } from 'express';
+import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { ServiceContext } from '../../../shared/context.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
-import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { readCall } from '../../../shared/calls/transitions.js';
+import { loadReceiptTree } from '../../../shared/receipts/store.js';
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
 import { submitChild } from '../../../shared/admission/delegate.js';
 import { parentOfToken } from '../../../shared/admission/delegation-tokens.js';
-import type { CallWaiter } from '../../../shared/calls/waiter.js';
-import { BodyReader, requireObject } from '../requests.js';
-import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
 import {
   claimIdempotencyKey,
   isIdempotencyKey,
   recordIdempotentCall,
   releaseIdempotencyKey,
   requestHash,
-  STALE_CLAIM_MS,
-  type IdempotencyRow,
 } from '../../../shared/hosted/idempotency.js';
 import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
+import { answerReplay, answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
+import { BodyReader, requireObject } from '../requests.js';
+import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 
-export interface CallRoutesDeps {
-  gateway: ServiceContext;
-  waiter: CallWaiter;
-  /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
-  syncWaitMs: number;
+export interface CallRoutesDeps extends AnswerDeps {
   /** Hosted: a callback URL must resolve only to public addresses. */
   callbackGuard?: { allowPrivate: boolean };
 }
 
 const FIELDS = ['mandate', 'agent', 'capability', 'input', 'max_cost', 'callback_url', 'approval'];
 
-export function wantsAsync(req: Request): boolean {
-  return /\brespond-async\b/i.test(req.get('prefer') ?? '');
-}
 
 export function callRoutes(deps: CallRoutesDeps): Router {
   const router = Router();
@@ -119,12 +108,12 @@ export function callRoutes(deps: CallRoutesDeps): Router {
   router.get('/v0/calls/:id', asyncRoute(async (req, res) => {
     const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
     const id = String(req.params.id);
-    const call = await deps.gateway.db('calls').where({ id }).first('id', 'status', 'error_code', 'mandate_id');
+    const call = await readCall(deps.gateway.db, id);
     const receipt = await loadReceiptTree(deps.gateway.db, id);
     if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id.slice(0, 100)}`);
-    assertSeesMandate(p, receipt ? receipt.mandate : String(call.mandate_id), `there is no call ${id.slice(0, 100)}`);
+    assertSeesMandate(p, receipt ? receipt.mandate : call!.mandateId, `there is no call ${id.slice(0, 100)}`);
     if (!receipt) {
-      res.json({ call: { id, status: call.status } });
+      res.json({ call: { id, status: call!.status } });
       return;
     }
     const output = receipt.status === 'succeeded' ? await takeOutput(deps.gateway, id) : undefined;
@@ -137,77 +126,4 @@ export function callRoutes(deps: CallRoutesDeps): Router {
   }));
 
   return router;
-}
-
-/** Answer a submission as POST /v0/calls does: refusals, 202 async, or wait (bounded) for the outcome. */
-export async function answerSubmission(deps: CallRoutesDeps, res: Response, submitted: Submitted, async: boolean): Promise<void> {
-  if (submitted.kind === 'refused') {
-    res.status(submitted.httpStatus).json({
-      ...(submitted.httpStatus === 202
-        ? { status: 'pending_approval', approval: submitted.approval }
-        : { error: { code: submitted.code, message: submitted.message, ...(submitted.problems ? { problems: submitted.problems } : {}) } }),
-      receipt: submitted.receipt,
-    });
-    return;
-  }
-  const { callId, timeoutMs } = submitted;
-  if (async) {
-    res.status(202).json({ call: { id: callId, status: 'queued' } });
-    return;
-  }
-  const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
-  if (!finished) {
-    const row = await deps.gateway.db('calls').where({ id: callId }).first('status');
-    res.status(202).json({ call: { id: callId, status: row?.status ?? 'queued' } });
-    return;
-  }
-  const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
-  await answerFinished(deps.gateway, res, receipt);
-}
-
-/** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
-async function answerReplay(gateway: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
-  if (row.requestHash !== hash) {
-    throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
-  }
-  const interrupted = new HolonError(
-    'idempotency_key_interrupted',
-    409,
-    'the call under this Idempotency-Key was interrupted by a restart and its outcome is unknown: check GET /v0/receipts before sending it again with a new key',
-  );
-  if (row.status === 'interrupted') throw interrupted;
-  if (row.callId === null) {
-    if (gateway.now() - row.createdAt.getTime() > STALE_CLAIM_MS) throw interrupted;
-    throw new HolonError('idempotency_key_in_use', 409, 'the call under this Idempotency-Key is still running');
-  }
-  const receipt = await loadReceiptTree(gateway.db, row.callId);
-  if (!receipt) throw new HolonError('idempotency_key_in_use', 409, `the call under this Idempotency-Key is still running (call ${row.callId})`);
-  if (receipt.error === 'gateway_restarted') throw interrupted;
-  if (row.refused) {
-    res.status(row.refused.status).json({
-      replayed: true,
-      status: receipt.status,
-      ...(receipt.status === 'pending_approval' ? {} : { error: { code: row.refused.code, message: receipt.reasons[0] ?? row.refused.code } }),
-      receipt,
-    });
-    return;
-  }
-  res.status(receipt.status === 'succeeded' ? 200 : 502).json({
-    replayed: true,
-    status: receipt.status,
-    ...(receipt.status === 'succeeded' ? { output: null } : { error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}` } }),
-    receipt,
-  });
-}
-
-async function answerFinished(gateway: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
-  if (receipt.status === 'succeeded') {
-    const output = await takeOutput(gateway, receipt.id);
-    res.status(200).json({ output: output ?? null, receipt });
-    return;
-  }
-  res.status(502).json({
-    error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}; nothing was charged` },
-    receipt,
-  });
 }

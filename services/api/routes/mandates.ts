@@ -1,24 +1,21 @@
 /**
- * GET|POST /v0/mandates and POST /v0/admin/credit.
+ * Mandates: GET|POST /v0/mandates and GET /v0/mandates/{id} (with its budget: spent, reserved, remaining).
  * Dev mode: the local operator creates any root mandate, and its issuer gets demo credit once.
  * Hosted mode (gateway.md §7): a human creates root mandates in their own namespace — the id is put there, the
  * issuer is the caller, the grantee is `<handle>/…`, the currency EUR and `fx` the platform's (a caller cannot
- * pick the rate it pays at); no credit (sign-up gave it). Demo credit is the admin key's alone.
+ * pick the rate it pays at); no credit (sign-up gave it).
  */
-import { randomUUID } from 'node:crypto';
 import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { creditSignup, listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/mandates/store.js';
-import { DEMO_CREDIT_ACCOUNT, ensureAccount, readBalances } from '../../../shared/ledger/accounts.js';
-import { postEntry } from '../../../shared/ledger/entries.js';
+import { listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/mandates/store.js';
+import { creditSignup } from '../../../shared/ledger/demo-credit.js';
 import { validateMandate } from '../../../shared/core/mandate/validate.js';
-import { formatAmount } from '../../../shared/core/money.js';
-import { requireKind } from '../principal.js';
-import { BodyReader, findNul, requireObject } from '../requests.js';
+import { assertSeesMandate, requireKind } from '../principal.js';
+import { findNul, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
-export interface ManageDeps {
+export interface MandateDeps {
   gateway: ServiceContext;
   /** Demo credit for a new issuer (HOLON_SIGNUP_CREDIT), in EUR. */
   signupCredit: bigint;
@@ -41,7 +38,7 @@ function ownMandateDoc(body: Record<string, unknown>, handle: string): Record<st
   return { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };
 }
 
-export function manageRoutes(deps: ManageDeps): Router {
+export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
   const { gateway } = deps;
 
@@ -66,34 +63,13 @@ export function manageRoutes(deps: ManageDeps): Router {
     res.status(created ? 201 : 200).json(mandateView(stored));
   }));
 
-  router.post('/v0/admin/credit', asyncRoute(async (req, res) => {
-    requireKind(res, ['admin', 'operator'], 'give demo credit');
-    const r = new BodyReader(requireObject(req.body), ['account', 'amount', 'currency']);
-    const account = r.string('account', { required: true, max: 100 });
-    const amount = r.amount('amount', { required: true, allowZero: false });
-    const currency = r.string('currency', { max: 3 }) ?? 'EUR';
-    if (!/^[A-Z]{3}$/.test(currency)) r.problems.push({ path: '$.currency', message: 'must be an ISO 4217 code such as "EUR"' });
-    r.done();
-    if (account!.startsWith('external:') || account === 'holon') throw new HolonError('invalid_request', 400, `demo credit goes to user accounts, not ${account}`);
-    const exists = await gateway.db('accounts').where({ handle: account }).first('handle');
-    if (!exists) throw new HolonError('not_found', 404, `there is no account ${account}`);
-    // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
-    const requestKey = req.get('idempotency-key') ?? randomUUID();
-    if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
-    await ensureAccount(gateway.db, DEMO_CREDIT_ACCOUNT);
-    const posted = await postEntry(gateway.db, {
-      key: `admin-credit:${requestKey}`,
-      kind: 'admin-credit',
-      lines: [
-        { account: DEMO_CREDIT_ACCOUNT, currency, amount: -amount! },
-        { account: account!, currency, amount: amount! },
-      ],
-    });
-    const balances = await readBalances(gateway.db, account);
-    res.status(posted.created ? 201 : 200).json({
-      replayed: !posted.created,
-      accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
-    });
+  router.get(/^\/v0\/mandates\/(.+)$/, asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
+    const id = String((req.params as Record<string, string>)[0]);
+    assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
+    const stored = await loadMandate(gateway.db, id);
+    if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id.slice(0, 300)}`);
+    res.json(mandateView(stored));
   }));
 
   return router;

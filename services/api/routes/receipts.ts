@@ -1,18 +1,15 @@
 /**
- * Reads: receipts (trees, paged), mandates with their budget, accounts, agents (search and one agent).
+ * Receipts (receipts.md): GET /v0/receipts[?mandate=&limit=&before=] (trees, newest first, paged) and
+ * GET /v0/receipts/{id}. A principal reads only the receipts of mandates it sees.
  */
 import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { listReceipts, loadReceiptTree } from '../../../shared/receipts/store.js';
-import { readBalances } from '../../../shared/ledger/accounts.js';
-import { formatAmount } from '../../../shared/core/money.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
-import { agentRoutes } from './agents.js';
 
-export function readRoutes(gateway: ServiceContext): Router {
+export function receiptRoutes(gateway: ServiceContext): Router {
   const router = Router();
 
   router.get('/v0/receipts', asyncRoute(async (req, res) => {
@@ -37,30 +34,5 @@ export function readRoutes(gateway: ServiceContext): Router {
     res.json(receipt);
   }));
 
-  router.get(/^\/v0\/mandates\/(.+)$/, asyncRoute(async (req, res) => {
-    const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
-    const id = String((req.params as Record<string, string>)[0]);
-    assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
-    const stored = await loadMandate(gateway.db, id);
-    if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id.slice(0, 300)}`);
-    res.json(mandateView(stored));
-  }));
-
-  router.get('/v0/accounts', asyncRoute(async (_req, res) => {
-    // Balances: the admin sees all, a human their own account's.
-    const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
-    const balances = await readBalances(gateway.db, p.kind === 'human' ? p.account : undefined);
-    res.json({
-      accounts: balances.map((b) => ({
-        account: b.account,
-        currency: b.currency,
-        balance: formatAmount(b.balance),
-        held: formatAmount(b.held),
-        available: formatAmount(b.available),
-      })),
-    });
-  }));
-
-  router.use(agentRoutes(gateway));
   return router;
 }

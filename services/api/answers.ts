@@ -1,0 +1,99 @@
+/**
+ * How an admitted, refused, finished or replayed call is answered over HTTP (gateway.md §5), in one place:
+ * 200 succeeded · 202 pending approval, async, or still running past the sync bound · 403 denied ·
+ * 404 unknown mandate or agent · 409/422 an Idempotency-Key that cannot replay · 422 rejected input ·
+ * 502 the agent failed (with its receipt).
+ */
+import type { Request, Response } from 'express';
+import { HolonError } from '../../shared/core/errors.js';
+import type { ServiceContext } from '../../shared/context.js';
+import type { Submitted } from '../../shared/admission/submit.js';
+import { takeOutput } from '../../shared/calls/outputs.js';
+import { callStatus } from '../../shared/calls/transitions.js';
+import type { CallWaiter } from '../../shared/calls/waiter.js';
+import { STALE_CLAIM_MS, type IdempotencyRow } from '../../shared/hosted/idempotency.js';
+import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
+
+export interface AnswerDeps {
+  gateway: ServiceContext;
+  waiter: CallWaiter;
+  /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
+  syncWaitMs: number;
+}
+
+/** `Prefer: respond-async` asks for 202 at once. */
+export function wantsAsync(req: Request): boolean {
+  return /\brespond-async\b/i.test(req.get('prefer') ?? '');
+}
+
+/** Answer a submission as POST /v0/calls does: refusals, 202 async, or wait (bounded) for the outcome. */
+export async function answerSubmission(deps: AnswerDeps, res: Response, submitted: Submitted, async: boolean): Promise<void> {
+  if (submitted.kind === 'refused') {
+    res.status(submitted.httpStatus).json({
+      ...(submitted.httpStatus === 202
+        ? { status: 'pending_approval', approval: submitted.approval }
+        : { error: { code: submitted.code, message: submitted.message, ...(submitted.problems ? { problems: submitted.problems } : {}) } }),
+      receipt: submitted.receipt,
+    });
+    return;
+  }
+  const { callId, timeoutMs } = submitted;
+  if (async) {
+    res.status(202).json({ call: { id: callId, status: 'queued' } });
+    return;
+  }
+  const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
+  if (!finished) {
+    res.status(202).json({ call: { id: callId, status: (await callStatus(deps.gateway.db, callId)) ?? 'queued' } });
+    return;
+  }
+  const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
+  await answerFinished(deps.gateway, res, receipt);
+}
+
+/** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
+export async function answerReplay(gateway: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
+  if (row.requestHash !== hash) {
+    throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
+  }
+  const interrupted = new HolonError(
+    'idempotency_key_interrupted',
+    409,
+    'the call under this Idempotency-Key was interrupted by a restart and its outcome is unknown: check GET /v0/receipts before sending it again with a new key',
+  );
+  if (row.status === 'interrupted') throw interrupted;
+  if (row.callId === null) {
+    if (gateway.now() - row.createdAt.getTime() > STALE_CLAIM_MS) throw interrupted;
+    throw new HolonError('idempotency_key_in_use', 409, 'the call under this Idempotency-Key is still running');
+  }
+  const receipt = await loadReceiptTree(gateway.db, row.callId);
+  if (!receipt) throw new HolonError('idempotency_key_in_use', 409, `the call under this Idempotency-Key is still running (call ${row.callId})`);
+  if (receipt.error === 'gateway_restarted') throw interrupted;
+  if (row.refused) {
+    res.status(row.refused.status).json({
+      replayed: true,
+      status: receipt.status,
+      ...(receipt.status === 'pending_approval' ? {} : { error: { code: row.refused.code, message: receipt.reasons[0] ?? row.refused.code } }),
+      receipt,
+    });
+    return;
+  }
+  res.status(receipt.status === 'succeeded' ? 200 : 502).json({
+    replayed: true,
+    status: receipt.status,
+    ...(receipt.status === 'succeeded' ? { output: null } : { error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}` } }),
+    receipt,
+  });
+}
+
+async function answerFinished(gateway: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
+  if (receipt.status === 'succeeded') {
+    const output = await takeOutput(gateway, receipt.id);
+    res.status(200).json({ output: output ?? null, receipt });
+    return;
+  }
+  res.status(502).json({
+    error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}; nothing was charged` },
+    receipt,
+  });
+}

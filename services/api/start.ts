@@ -1,0 +1,66 @@
+/**
+ * The API service (`holon api`): REST /v0 and the MCP server at /mcp on one HTTP listener (app.ts).
+ */
+import type { Server } from 'node:http';
+import type { CallWaiter } from '../../shared/calls/waiter.js';
+import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import type { Config } from '../../shared/platform/config.js';
+import { createMemoryRateLimiter, createRedisRateLimiter } from '../../shared/platform/rate-limit.js';
+import { createApp, type ApiDeps } from './app.js';
+import { createMcpEndpoint } from './mcp/server.js';
+
+export interface StartedApi extends StartedRole {
+  server: Server;
+  port: number;
+}
+
+export async function startApi(ctx: ServiceContext, config: Config, waiter: CallWaiter): Promise<StartedApi> {
+  const release: StartedRole['release'] = [];
+  const mcp = createMcpEndpoint({
+    gateway: ctx,
+    waiter,
+    defaultMandate: config.mcpMandate,
+    progressIntervalMs: config.mcpProgressMs,
+    elicitationTimeoutMs: 10 * 60_000,
+  });
+  let rateLimits: ApiDeps['rateLimits'];
+  if (config.hosted) {
+    const limiter = config.redisUrl ? createRedisRateLimiter(config.redisUrl, config.redisPrefix) : createMemoryRateLimiter();
+    release.push(() => limiter.close());
+    const minute = 60_000;
+    rateLimits = {
+      limiter,
+      trustProxy: config.trustProxy,
+      perAddress: { limit: config.rateLimits.perAddressPerMin, windowMs: minute },
+      perAccount: { limit: config.rateLimits.perAccountPerMin, windowMs: minute },
+      signups: { limit: config.rateLimits.signupsPerHour, windowMs: 60 * minute },
+    };
+  }
+  const app = createApp({
+    ...(rateLimits ? { rateLimits } : {}),
+    mcp,
+    ...(config.hosted ? { callbackGuard: { allowPrivate: config.allowPrivateEndpoints } } : {}),
+    auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: ctx.now },
+    gateway: ctx,
+    waiter,
+    syncWaitMs: config.syncWaitS * 1000,
+    signupCredit: config.signupCredit,
+    bodyLimitBytes: config.bodyLimitBytes,
+  });
+  const server = await new Promise<Server>((resolve, reject) => {
+    const s = app.listen(config.port, '0.0.0.0', () => resolve(s));
+    s.once('error', reject);
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const stop = async () => {
+    // Stop taking requests first; in-flight requests finish. MCP sessions hold their streams open: close them.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await mcp.close();
+    // Keep-alive connections become idle as their last response ends: close them as they do.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    await closed;
+    clearInterval(idle);
+  };
+  return { server, port, stop: [stop], workers: [], release };
+}
