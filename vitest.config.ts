@@ -2,12 +2,16 @@ import { defineConfig } from 'vitest/config';
 
 export default defineConfig({
   test: {
-    include: ['tests/**/*.test.ts'],
-    globalSetup: ['tests/support/global-setup.ts'],
     testTimeout: 60_000,
     hookTimeout: 120_000,
     pool: 'forks',
     // Two cores: integration tests each take their own database, so files may run in parallel.
     maxWorkers: 2,
+    projects: [
+      // The pure core and whatever needs neither Postgres nor Redis: `npm run test:unit`, in seconds.
+      { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
+      // Real Postgres and Redis (tests/support/global-setup.ts finds or starts them).
+      { extends: true, test: { name: 'integration', include: ['tests/integration/**/*.test.ts'], globalSetup: ['tests/support/global-setup.ts'] } },
+    ],
   },
 });

@@ -4,15 +4,13 @@
  */
 import { parseArgs } from 'node:util';
 import { ConfigError, splitList, type Config } from '../../shared/platform/config.js';
-import { ALL_ROLES, startGateway, type Role } from '../compose.js';
+import { ALL_ROLES, startGateway, type Role, type RunningGateway } from '../compose.js';
 
 export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
-  let values;
+  const options = { port: { type: 'string' }, db: { type: 'string' }, registry: { type: 'string' }, mandates: { type: 'string' }, hosted: { type: 'boolean' } } as const;
+  let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>['values'];
   try {
-    ({ values } = parseArgs({
-      args: argv,
-      options: { port: { type: 'string' }, db: { type: 'string' }, registry: { type: 'string' }, mandates: { type: 'string' }, hosted: { type: 'boolean' } },
-    }));
+    ({ values } = parseArgs({ args: argv, options }));
   } catch (e) {
     process.stderr.write(`holon: ${(e as Error).message}\n`);
     return 2;
@@ -34,7 +32,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
     process.stderr.write(`holon ${roles.join(' ')}: a single service needs DATABASE_URL and REDIS_URL (use \`holon serve\` for the embedded defaults)\n`);
     return 2;
   }
-  let gateway;
+  let gateway: RunningGateway;
   try {
     gateway = await startGateway(roles, overrides);
   } catch (e) {

@@ -72,9 +72,10 @@ export function formatReport(r: FileReport): string {
 }
 
 export async function validateCommand(argv: string[]): Promise<number> {
-  let parsed;
+  const options = { json: { type: 'boolean', default: false } } as const;
+  let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof options }>>;
   try {
-    parsed = parseArgs({ args: argv, allowPositionals: true, options: { json: { type: 'boolean', default: false } } });
+    parsed = parseArgs({ args: argv, allowPositionals: true, options });
   } catch (e) {
     process.stderr.write(`holon validate: ${(e as Error).message}\nusage: holon validate <file>… [--json]\n`);
     return 2;

@@ -14,7 +14,7 @@
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import { loadReceiptTree } from '../../shared/receipts/store.js';
-import { type ServiceContext } from '../../shared/context.js';
+import type { ServiceContext } from '../../shared/context.js';
 import { outputKey } from '../../shared/calls/jobs.js';
 
 export const SIGNATURE_HEADER = 'holon-signature';

@@ -9,7 +9,7 @@
  *              a timeout, and the runtime reports `cancelled` (services/runner/cancel-watcher.ts).
  *   anything else (settling, done): too late, nothing happens.
  */
-import { type ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context.js';
 import { inputKey } from './jobs.js';
 import { callStatus, closeCall } from './transitions.js';
 import { unbilled } from './outcome.js';

@@ -18,7 +18,7 @@
  * go to `denied` with every reason.
  */
 import semver from 'semver';
-import { divRound, formatAmount, type Micros } from './money.js';
+import { divRound, type Micros } from './money.js';
 import type { Manifest } from './manifest/types.js';
 import type { Admission, AgentFacts, CallRequest, Mandate } from './mandate/types.js';
 import { checkCall } from './mandate/check-call.js';

@@ -66,7 +66,10 @@ const known = new WeakMap<object, Set<string>>();
  */
 export async function ensureAccountCached(db: Queryable, handle: string): Promise<void> {
   let set = known.get(db);
-  if (!set) known.set(db, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    known.set(db, set);
+  }
   if (set.has(handle)) return;
   await ensureAccount(db, handle);
   set.add(handle);

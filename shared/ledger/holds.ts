@@ -6,7 +6,6 @@
 import type { Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
-import { formatAmount } from '../core/money.js';
 import type { Reservation } from './money-functions.js';
 
 export interface ResolvedHold {
@@ -81,7 +80,10 @@ const knownBalanceRows = new WeakMap<object, Set<string>>();
  */
 export async function ensureBalanceRow(db: Queryable, account: string, currency: string): Promise<void> {
   let set = knownBalanceRows.get(db);
-  if (!set) knownBalanceRows.set(db, (set = new Set()));
+  if (!set) {
+    set = new Set();
+    knownBalanceRows.set(db, set);
+  }
   const key = `${account}\u0000${currency}`;
   if (set.has(key)) return;
   const r = await db.raw<{ rows: unknown[] }>(

@@ -13,6 +13,7 @@
  * followed once (a link back up the tree is not walked twice).
  */
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseDocumentText } from '../core/documents.js';
 import type { Problem } from '../core/errors.js';
@@ -118,7 +119,7 @@ async function walk(
   report: (file: string, problems: Problem[]) => void,
 ): Promise<void> {
   let real: string;
-  let entries;
+  let entries: Dirent[];
   try {
     real = await realpath(dir);
     entries = await readdir(dir, { withFileTypes: true });

@@ -11,7 +11,7 @@ import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
 import type { Registry } from '../registry/registry.js';
 import { receiptRow } from '../receipts/store.js';
-import { type ServiceContext } from '../context.js';
+import type { ServiceContext } from '../context.js';
 import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob } from '../calls/jobs.js';
 import { enqueueSettle } from '../calls/transitions.js';
 import type { Tx } from '../db/connect.js';
@@ -55,7 +55,7 @@ async function openChildren(db: ServiceContext['db'], callId: string): Promise<n
 
 export async function settleCall(ctx: ServiceContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
   const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id');
-  if (!pre || pre.status !== 'settling') return 'noop';
+  if (pre?.status !== 'settling') return 'noop';
   // The last child to settle hands its parent to the settler again.
   if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
@@ -71,7 +71,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   const done = await ctx.db.transaction(async (trx) => {
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     const call = r.rows[0];
-    if (!call || call.status !== 'settling') return null;
+    if (call?.status !== 'settling') return null;
     const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
     const currency = String(call.currency);
     const payer = String(call.payer);

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseManifest, type Manifest } from '../../shared/core/manifest/index.js';
 import { createAjv } from '../../shared/core/schema/ajv.js';
 
-import { MAX_BODY_BYTES, startAgentHost, type AgentHost, type AgentHostOptions } from '../../agents/host.mjs';
+import { MAX_BODY_BYTES, startAgentHost, type AgentHost, } from '../../agents/host.mjs';
 
 function manifest(agent: string): Manifest {
   const r = parseManifest(readFileSync(new URL(`../../agents/${agent}/holon.yaml`, import.meta.url), 'utf8'), 'yaml');

@@ -6,7 +6,7 @@ import { request, type Dispatcher } from 'undici';
 import { HolonError } from '../../shared/core/errors.js';
 import {
   ADDRESS_REFUSED,
-  AddressRefusedError,
+  type AddressRefusedError,
   addressClass,
   assertPublicUrl,
   createGuardedDispatcher,

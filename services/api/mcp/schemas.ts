@@ -119,7 +119,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'One approval',
     description: 'The status of one approval of this mandate: pending, approved, rejected, expired or used.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
-    outputSchema: output(APPROVAL.required.reduce<Schema>((p, k) => ({ ...p, [k]: {} }), {}), [...APPROVAL.required]),
+    outputSchema: output(Object.fromEntries(APPROVAL.required.map((k) => [k, {}])) as Schema, [...APPROVAL.required]),
     annotations: { readOnlyHint: true },
   },
   {

@@ -26,7 +26,7 @@ export function keyRoutes(deps: { gateway: ServiceContext; hosted: boolean }): R
     r.done();
     // An agent key acts under one of the caller's own root mandates.
     const stored = await loadMandate(gateway.db, mandate!);
-    if (!stored || stored.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', 404, `you have no mandate ${mandate}`);
+    if (stored?.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', 404, `you have no mandate ${mandate}`);
     const minted = await createKey(gateway.db, { kind: 'agent', account: p.account, mandateId: mandate!, askInClient: ask === true });
     res.status(201).json({ ...minted, note: 'the key is shown once: keep it now' });
   }));

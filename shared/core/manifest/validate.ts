@@ -111,7 +111,7 @@ function checkNul(doc: Record<string, unknown>, report: Report): void {
     if (typeof value === 'string') {
       if (value.includes('\u0000')) report(path, 'contains a NUL character');
     } else if (Array.isArray(value)) {
-      value.forEach((v, i) => stack.push({ value: v, path: childPath(path, i) }));
+      for (const [i, v] of value.entries()) stack.push({ value: v, path: childPath(path, i) });
     } else if (isRecord(value)) {
       for (const [key, v] of Object.entries(value)) {
         const at = childPath(path, key);

@@ -93,7 +93,7 @@ function* subschemas(root: Record<string, unknown>, rootPath: string): Generator
     for (const key of SCHEMA_ONE) push(node.schema[key], at(key));
     for (const key of SCHEMA_LISTS) {
       const list = node.schema[key];
-      if (Array.isArray(list)) list.forEach((sub, i) => push(sub, at(key, i)));
+      if (Array.isArray(list)) for (const [i, sub] of list.entries()) push(sub, at(key, i));
     }
   }
 }

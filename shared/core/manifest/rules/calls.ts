@@ -5,7 +5,7 @@ import { parseAgentRef } from '../../identifiers.js';
 import { formatAmount, type Micros } from '../../money.js';
 import { jsonPath } from '../../errors.js';
 import { ownWorstCase } from './pricing.js';
-import { amountField, has, isAgentId, isRecord, section, type Doc, type Report } from './util.js';
+import { amountField, has, isRecord, section, type Doc, type Report } from './util.js';
 
 export function checkCalls(doc: Doc, report: Report): void {
   const calls = Array.isArray(doc.calls) ? doc.calls : [];

@@ -1,0 +1,60 @@
+/**
+ * The shape of the code, enforced (`npm run lint`, run by .ci/run): docs/ARCHITECTURE.md explains it.
+ */
+module.exports = {
+  forbidden: [
+    {
+      name: 'no-circular',
+      comment: 'No import cycles anywhere in shared/ and services/, type-only imports included.',
+      severity: 'error',
+      from: {},
+      to: { circular: true },
+    },
+    {
+      name: 'services-stay-apart',
+      comment: 'A service never imports another: they share shared/ only (the composition root and the CLI excepted).',
+      severity: 'error',
+      from: { path: '^services/(api|runner|settler|evaluator)/' },
+      to: { path: '^services/([^/]+)/', pathNot: ['^services/$1/'] },
+    },
+    {
+      name: 'services-not-from-shared',
+      comment: 'shared/ is what every service uses; it never reaches into a service.',
+      severity: 'error',
+      from: { path: '^shared/' },
+      to: { path: '^services/' },
+    },
+    {
+      name: 'core-is-pure',
+      comment: 'shared/core has no I/O: it imports only itself and a few pure libraries (hashing is the one builtin).',
+      severity: 'error',
+      from: { path: '^shared/core/' },
+      to: {
+        pathNot: ['^shared/core/', '^node_modules/(ajv|ajv-formats|re2|semver|yaml)/'],
+        dependencyTypesNot: ['type-only', 'core'],
+        path: '.',
+      },
+    },
+    {
+      name: 'core-builtins',
+      comment: 'shared/core may hash (node:crypto) and nothing else from Node: no fs, net, http, timers or process.',
+      severity: 'error',
+      from: { path: '^shared/core/' },
+      to: { dependencyTypes: ['core'], pathNot: ['^crypto$'] },
+    },
+    {
+      name: 'one-file-imports-bullmq',
+      comment: 'The queue seam: only shared/messaging/bullmq.ts imports bullmq (its in-memory twin and one contract test keep them alike).',
+      severity: 'error',
+      from: { pathNot: '^shared/messaging/bullmq\\.ts$' },
+      to: { path: '(^|/)bullmq(/|$)', pathNot: '^shared/' },
+    },
+  ],
+  options: {
+    doNotFollow: { path: 'node_modules' },
+    tsPreCompilationDeps: true,
+    tsConfig: { fileName: 'tsconfig.json' },
+    enhancedResolveOptions: { exportsFields: ['exports'], conditionNames: ['import', 'require', 'node', 'default'], extensions: ['.ts', '.js', '.mjs', '.mts', '.d.mts'] },
+    exclude: { path: '^(tests|bench)/' },
+  },
+};
