@@ -13,9 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import {
-  CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError,
-} from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
@@ -40,14 +38,7 @@ const addFormats = addFormatsModule.default ?? addFormatsModule;
  * error to stderr). `allowedOrigins`: browser origins allowed to call /mcp; any other request carrying an
  * Origin header is refused (DNS-rebinding guard; the gateway sends none).
  */
-export async function startAgentHost({
-  port = 7474,
-  host = '127.0.0.1',
-  dir = AGENTS_DIR,
-  env = process.env,
-  log = defaultLog,
-  allowedOrigins = [],
-} = {}) {
+export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AGENTS_DIR, env = process.env, log = defaultLog, allowedOrigins = [] } = {}) {
   const tools = await loadTools(dir, log);
   const listed = [...tools.values()].map((t) => t.listing);
   const sessions = new Map(); // mcp-session-id → { transport, open, lastActive }
@@ -141,9 +132,10 @@ export async function startAgentHost({
     const path = (req.url ?? '/').split('?')[0];
     let handled;
     if (path === '/healthz') {
-      handled = req.method === 'GET' || req.method === 'HEAD'
-        ? sendJson(res, 200, { status: 'ok', tools: tools.size })
-        : sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
+      handled =
+        req.method === 'GET' || req.method === 'HEAD'
+          ? sendJson(res, 200, { status: 'ok', tools: tools.size })
+          : sendJson(res, 405, { error: 'method not allowed' }, { allow: 'GET, HEAD' });
     } else if (path === '/mcp') {
       handled = handleMcp(req, res);
     } else {
@@ -343,7 +335,10 @@ function readMaxCost(value) {
 }
 
 function describeAjvErrors(errors) {
-  return (errors ?? []).slice(0, 10).map((e) => `${e.instancePath || '(root)'} ${e.message}`).join('; ');
+  return (errors ?? [])
+    .slice(0, 10)
+    .map((e) => `${e.instancePath || '(root)'} ${e.message}`)
+    .join('; ');
 }
 
 // ------------------------------------------------------------------------------------------------ http

@@ -39,4 +39,3 @@ export function formatMicros(micros) {
   const frac = (micros % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
   return `${micros / 1_000_000n}${frac ? `.${frac}` : ''}`;
 }
-

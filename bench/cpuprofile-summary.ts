@@ -87,12 +87,18 @@ const idle = selfBucket.get('(idle)') ?? 0;
 const busy = total - idle;
 console.log(`profile ${(total / 1e6).toFixed(1)} s, busy ${(busy / 1e6).toFixed(1)} s (${((100 * busy) / total).toFixed(0)} %)\n`);
 console.log('self time by where it ran (% of busy time):');
-for (const [b, t] of [...selfBucket].filter(([b]) => b !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, 30)) {
+for (const [b, t] of [...selfBucket]
+  .filter(([b]) => b !== '(idle)')
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, 30)) {
   console.log(`  ${((100 * t) / busy).toFixed(1).padStart(5)} %  ${b}`);
 }
 console.log(`\nsocket writes (${((100 * writes) / busy).toFixed(1)} % of busy time), by the code that wrote (% of busy time):`);
 for (const [b, t] of [...writesBy].sort((a, b) => b[1] - a[1]).slice(0, 10)) console.log(`  ${((100 * t) / busy).toFixed(1).padStart(5)} %  ${b}`);
 console.log(`\ntop ${top} functions by self time (% of busy time):`);
-for (const [f, t] of [...selfFunction].filter(([f]) => !f.startsWith('(idle)')).sort((a, b) => b[1] - a[1]).slice(0, top)) {
+for (const [f, t] of [...selfFunction]
+  .filter(([f]) => !f.startsWith('(idle)'))
+  .sort((a, b) => b[1] - a[1])
+  .slice(0, top)) {
   console.log(`  ${((100 * t) / busy).toFixed(1).padStart(5)} %  ${f}`);
 }

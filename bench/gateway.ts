@@ -297,7 +297,12 @@ export async function gatewayBench(
     // (2) latency at concurrency 1: the agent directly, then the same agent through the gateway.
     const direct = await driver.sequential({ url: bench.agentUrl, body: bench.agentBody, warmup: options.latencyWarmup, samples: options.latencySamples * 4 });
     const quiet = await startProbe(bench, driver, env.database.url, 0, 'c1');
-    const through = await driver.sequential({ url: `${bench.url}/v0/calls`, body: bench.callBody, warmup: options.latencyWarmup, samples: options.latencySamples });
+    const through = await driver.sequential({
+      url: `${bench.url}/v0/calls`,
+      body: bench.callBody,
+      warmup: options.latencyWarmup,
+      samples: options.latencySamples,
+    });
     const seenQuiet = await quiet.stop();
     const d50 = quantile(direct.latencies, 0.5);
     const d99 = quantile(direct.latencies, 0.99);
@@ -396,7 +401,13 @@ interface Seen {
  * thread, process CPU, the knex pool, and Postgres backends waiting on locks (pg_stat_activity, every 200 ms
  * from a connection of its own), plus transactions committed in the bench database per succeeded call.
  */
-async function startProbe(bench: BenchGateway, driver: Driver, databaseUrl: string, warmupMs: number, phase: 'c1' | 'load'): Promise<{ stop(): Promise<Seen> }> {
+async function startProbe(
+  bench: BenchGateway,
+  driver: Driver,
+  databaseUrl: string,
+  warmupMs: number,
+  phase: 'c1' | 'load',
+): Promise<{ stop(): Promise<Seen> }> {
   const client = new pg.Client({ connectionString: databaseUrl });
   await client.connect();
   const pool = (bench.gw.db.knex.client as { pool: { numUsed(): number; numPendingAcquires(): number } }).pool;
@@ -410,9 +421,21 @@ async function startProbe(bench: BenchGateway, driver: Driver, databaseUrl: stri
     const v = (k: string) => Number(new RegExp(`^${k}:([0-9.]+)`, 'm').exec(info)?.[1] ?? 'NaN');
     return (v('used_cpu_user') + v('used_cpu_sys')) * 1000;
   };
-  const backendPids = async () => (await client.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => Number(r.pid));
+  const backendPids = async () =>
+    (await client.query(`SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()`)).rows.map((r) => Number(r.pid));
   let base:
-    | { elu: ReturnType<typeof performance.eventLoopUtilization>; cpu: NodeJS.CpuUsage; thread: number; driverThread: number; pgPids: number[]; pg: number; redis: number; t: number; calls: number; commits: number }
+    | {
+        elu: ReturnType<typeof performance.eventLoopUtilization>;
+        cpu: NodeJS.CpuUsage;
+        thread: number;
+        driverThread: number;
+        pgPids: number[];
+        pg: number;
+        redis: number;
+        t: number;
+        calls: number;
+        commits: number;
+      }
     | undefined;
   const histogram = monitorEventLoopDelay({ resolution: LOOP_RESOLUTION_MS });
   const samples: Array<{ used: number; pending: number; locks: number; active: number }> = [];

@@ -23,12 +23,14 @@ try {
   const run = async (label: string, once: () => Promise<unknown>) => {
     let done = 0;
     const stopAt = performance.now() + seconds * 1000;
-    await Promise.all(Array.from({ length: 64 }, async () => {
-      while (performance.now() < stopAt) {
-        await once();
-        done++;
-      }
-    }));
+    await Promise.all(
+      Array.from({ length: 64 }, async () => {
+        while (performance.now() < stopAt) {
+          await once();
+          done++;
+        }
+      }),
+    );
     console.log(`  ${label.padEnd(70)} ${(done / seconds).toFixed(0).padStart(6)} /s`);
   };
   console.log(`64 concurrent callers, one shared row, knex pool 10, ${seconds} s each`);

@@ -105,7 +105,12 @@ async function startServer(): Promise<BenchServer> {
 }
 
 function benchManifest(endpoint: string): Manifest {
-  return buildManifest({ id: 'bench/echo', summary: 'A trivial MCP tool', capabilities: ['bench.echo'], runtime: { kind: 'mcp', endpoint, tool: 'echo', timeoutS: 30 } });
+  return buildManifest({
+    id: 'bench/echo',
+    summary: 'A trivial MCP tool',
+    capabilities: ['bench.echo'],
+    runtime: { kind: 'mcp', endpoint, tool: 'echo', timeoutS: 30 },
+  });
 }
 
 function context(): RunContext {

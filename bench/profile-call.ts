@@ -121,7 +121,9 @@ try {
     perCallEvents.push([...events]);
   }
   perCall.sort((a, b) => a - b);
-  console.log(`\n${calls} sequential calls: p50 ${perCall[Math.floor(calls / 2)]!.toFixed(2)} ms, mean ${(perCall.reduce((a, b) => a + b, 0) / calls).toFixed(2)} ms`);
+  console.log(
+    `\n${calls} sequential calls: p50 ${perCall[Math.floor(calls / 2)]!.toFixed(2)} ms, mean ${(perCall.reduce((a, b) => a + b, 0) / calls).toFixed(2)} ms`,
+  );
 
   // Counts per call (averaged), over the calls' own windows.
   const sqlCount = new Map<string, number>();
@@ -161,11 +163,22 @@ try {
     'settle transaction (BEGIN → COMMIT sent)',
     'commit, PUBLISH, waiter wakes, receipt reads, output GETDEL, answer',
   ];
-  names.forEach((name, i) => stages.push([name, (evs) => { const m = marks(evs); return m[i + 1] !== undefined && m[i] !== undefined ? m[i + 1]! - m[i]! : undefined; }]));
+  names.forEach((name, i) =>
+    stages.push([
+      name,
+      (evs) => {
+        const m = marks(evs);
+        return m[i + 1] !== undefined && m[i] !== undefined ? m[i + 1]! - m[i]! : undefined;
+      },
+    ]),
+  );
   console.log('\nstages of a call (median ms over the calls):');
   let sum = 0;
   for (const [name, f] of stages) {
-    const xs = perCallEvents.map(f).filter((x): x is number => x !== undefined).sort((a, b) => a - b);
+    const xs = perCallEvents
+      .map(f)
+      .filter((x): x is number => x !== undefined)
+      .sort((a, b) => a - b);
     const m = xs[Math.floor(xs.length / 2)] ?? Number.NaN;
     sum += m;
     console.log(`  ${m.toFixed(2).padStart(7)}  ${name}`);
@@ -181,7 +194,9 @@ try {
     if (e.kind === 'sql-done' || e.kind === 'redis-done') continue;
     const gap = e.t - last;
     last = e.t;
-    console.log(`  ${(e.t - t0).toFixed(2).padStart(8)}  (+${gap.toFixed(2).padStart(6)})  ${e.kind.padEnd(5)} ${e.conn ? e.conn.padEnd(9) + ' ' : ''}${e.what}`);
+    console.log(
+      `  ${(e.t - t0).toFixed(2).padStart(8)}  (+${gap.toFixed(2).padStart(6)})  ${e.kind.padEnd(5)} ${e.conn ? e.conn.padEnd(9) + ' ' : ''}${e.what}`,
+    );
   }
 } finally {
   await dispatcher.close();
@@ -205,10 +220,16 @@ async function profileLoad(seconds: number): Promise<void> {
   pool.on('acquireRequest', (id) => on && acquireStart.set(id, performance.now()));
   pool.on('acquireSuccess', (id) => {
     const t = acquireStart.get(id);
-    if (t !== undefined) (acquireStart.delete(id), poolWaits.push(performance.now() - t));
+    if (t !== undefined) acquireStart.delete(id), poolWaits.push(performance.now() - t);
   });
   // Transactions: which one (reserve / settle), when the mandate lock was asked for and got, when it committed.
-  interface Tx { kind?: 'reserve' | 'settle'; begin: number; lockAsked?: number; lockGot?: number; statements: number }
+  interface Tx {
+    kind?: 'reserve' | 'settle';
+    begin: number;
+    lockAsked?: number;
+    lockGot?: number;
+    statements: number;
+  }
   const txs = new Map<string, Tx>();
   const done: Array<Tx & { end: number }> = [];
   // Every statement, BEGIN and COMMIT included, passes through the dialect's _query (transactions use a clone of
@@ -230,7 +251,7 @@ async function profileLoad(seconds: number): Promise<void> {
     if (tx && isLock) tx.lockAsked = t0;
     return inner.call(this, conn, obj).then((r) => {
       if (tx && isLock) tx.lockGot = performance.now();
-      if (tx && sql.startsWith('COMMIT')) (txs.delete(id), done.push({ ...tx, end: performance.now() }));
+      if (tx && sql.startsWith('COMMIT')) txs.delete(id), done.push({ ...tx, end: performance.now() });
       return r;
     });
   };

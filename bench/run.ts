@@ -46,7 +46,14 @@ async function ledgerBench(label: string, db: Database, concurrency: number): Pr
   console.log(`\nledger on ${label}`);
   const k = db.knex;
   for (const a of [DEMO_CREDIT_ACCOUNT, 'bob', 'holon', 'lena', 'acme']) await ensureAccount(k, a);
-  await postEntry(k, { key: 'signup:bob', kind: 'signup', lines: [{ account: DEMO_CREDIT_ACCOUNT, currency: 'EUR', amount: -1_000_000_000n }, { account: 'bob', currency: 'EUR', amount: 1_000_000_000n }] });
+  await postEntry(k, {
+    key: 'signup:bob',
+    kind: 'signup',
+    lines: [
+      { account: DEMO_CREDIT_ACCOUNT, currency: 'EUR', amount: -1_000_000_000n },
+      { account: 'bob', currency: 'EUR', amount: 1_000_000_000n },
+    ],
+  });
   const settle = (i: number) =>
     postEntry(k, {
       key: `settle:${label}:${i}`,
@@ -120,13 +127,36 @@ async function coreBench(): Promise<void> {
   n = 20_000;
   record('core', 'inputs validated/s (compiled schema)', perSecond(n, await time(n, () => validator.input({ file: 'holon://files/x' }))), '/s');
   const hostile = { file: 'holon://files/' + 'a'.repeat(100_000) + '!' };
-  const hostileValidator = compileInterface({ ...m.manifest, version: '9.9.9', interface: { ...m.manifest.interface, input: { type: 'object', properties: { file: { type: 'string', pattern: '^holon://files/(a+)+$' } } } } });
+  const hostileValidator = compileInterface({
+    ...m.manifest,
+    version: '9.9.9',
+    interface: { ...m.manifest.interface, input: { type: 'object', properties: { file: { type: 'string', pattern: '^holon://files/(a+)+$' } } } },
+  });
   n = 20;
   record('core', 'ms per 100 KB input vs ^(a+)+$ (RE2)', (await time(n, () => hostileValidator.input(hostile))) / n, 'ms');
-  const request = { worstCase: 100_000n, depth: 0, delegated: false, via: { kind: 'capability' as const, capability: 'extraction.table' }, usedBefore: true, now: Date.parse('2026-06-01T00:00:00Z'), facts: { origin: 'shipped' as const, evaluation: 'passed' as const } };
+  const request = {
+    worstCase: 100_000n,
+    depth: 0,
+    delegated: false,
+    via: { kind: 'capability' as const, capability: 'extraction.table' },
+    usedBefore: true,
+    now: Date.parse('2026-06-01T00:00:00Z'),
+    facts: { origin: 'shipped' as const, evaluation: 'passed' as const },
+  };
   n = 50_000;
   record('core', 'checkCall/s', perSecond(n, await time(n, () => checkCall(md.mandate, m.manifest, request))), '/s');
-  record('core', 'worstCase + charge/s', perSecond(n, await time(n, () => { worstCase(m.manifest, md.mandate.budget, 200_000n); charge(m.manifest, { kind: 'success', units: 7 }, md.mandate.budget, 200_000n); })), '/s');
+  record(
+    'core',
+    'worstCase + charge/s',
+    perSecond(
+      n,
+      await time(n, () => {
+        worstCase(m.manifest, md.mandate.budget, 200_000n);
+        charge(m.manifest, { kind: 'success', units: 7 }, md.mandate.budget, 200_000n);
+      }),
+    ),
+    '/s',
+  );
   const chain = [{ account: 'lena', royalty: { num: 15n, den: 100n } }, { account: 'acme', royalty: { num: 1n, den: 10n } }, { account: 'zed' }];
   record('core', 'splits/s (3-level chain)', perSecond(n, await time(n, (i) => split(35_000n + BigInt(i), chain))), '/s');
 }

@@ -77,7 +77,10 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     ? startSettler(context, { concurrency: config.settlerConcurrency, guardCallbacks: config.hosted && !config.allowPrivateEndpoints })
     : undefined;
   const evaluator = roles.includes('evaluator')
-    ? startEvaluator(context, { concurrency: config.evaluatorConcurrency, suites: { publicDir: config.evalsDir, ...(config.privateEvalsDir ? { privateDir: config.privateEvalsDir } : {}) } })
+    ? startEvaluator(context, {
+        concurrency: config.evaluatorConcurrency,
+        suites: { publicDir: config.evalsDir, ...(config.privateEvalsDir ? { privateDir: config.privateEvalsDir } : {}) },
+      })
     : undefined;
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);

@@ -27,9 +27,7 @@ export function profileCsv(text, { delimiter = ',', header = true, signal } = {}
   if (width > MAX_COLUMNS) {
     throw toolError('too_many_columns', `the first row has ${width} fields; at most ${MAX_COLUMNS} columns are profiled`);
   }
-  const names = header
-    ? first.fields.map((name, i) => (name === '' ? `column_${i + 1}` : name))
-    : first.fields.map((_, i) => `column_${i + 1}`);
+  const names = header ? first.fields.map((name, i) => (name === '' ? `column_${i + 1}` : name)) : first.fields.map((_, i) => `column_${i + 1}`);
   const data = header ? records.slice(1) : records;
   if (data.length === 0) throw toolError('empty_input', 'the CSV has a header but no data rows');
 
@@ -39,8 +37,7 @@ export function profileCsv(text, { delimiter = ',', header = true, signal } = {}
     if (fields.length !== width) {
       throw toolError(
         'malformed_csv',
-        `the row on line ${line} has ${fields.length} field${fields.length === 1 ? '' : 's'}; ` +
-          `${header ? 'the header has' : 'the first row has'} ${width}`,
+        `the row on line ${line} has ${fields.length} field${fields.length === 1 ? '' : 's'}; ` + `${header ? 'the header has' : 'the first row has'} ${width}`,
       );
     }
     if (r % CHECK_EVERY === 0) signal?.throwIfAborted();

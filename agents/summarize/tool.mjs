@@ -83,7 +83,10 @@ export default async function run(input, { signal, maxCost, env = process.env } 
   }
   const message = parseJson(body);
   const text = Array.isArray(message?.content)
-    ? message.content.filter((b) => b?.type === 'text' && typeof b.text === 'string').map((b) => b.text).join('')
+    ? message.content
+        .filter((b) => b?.type === 'text' && typeof b.text === 'string')
+        .map((b) => b.text)
+        .join('')
     : undefined;
   const inputTokens = message?.usage?.input_tokens;
   const outputTokens = message?.usage?.output_tokens;

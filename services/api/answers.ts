@@ -81,7 +81,9 @@ export async function answerReplay(gateway: ServiceContext, res: Response, row: 
   res.status(receipt.status === 'succeeded' ? 200 : 502).json({
     replayed: true,
     status: receipt.status,
-    ...(receipt.status === 'succeeded' ? { output: null } : { error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}` } }),
+    ...(receipt.status === 'succeeded'
+      ? { output: null }
+      : { error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}` } }),
     receipt,
   });
 }

@@ -57,23 +57,30 @@ export function createApp(deps: ApiDeps): Express {
   if (limits) {
     const log = deps.gateway.log;
     app.post('/v0/signup', signupLimit(limits.limiter, limits.trustProxy, limits.signups, log));
-    app.use(rateLimitMiddleware(limits.limiter, {
-      trustProxy: limits.trustProxy,
-      perAddress: limits.perAddress,
-      perAccount: limits.perAccount,
-      log,
-      account: (_req, res) => {
-        const p = principalOf(res);
-        return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
-      },
-    }));
+    app.use(
+      rateLimitMiddleware(limits.limiter, {
+        trustProxy: limits.trustProxy,
+        perAddress: limits.perAddress,
+        perAccount: limits.perAccount,
+        log,
+        account: (_req, res) => {
+          const p = principalOf(res);
+          return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
+        },
+      }),
+    );
   }
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
   if (deps.mcp) app.use(deps.mcp.router);
-  const calls = { gateway: deps.gateway, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs, ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}) };
+  const calls = {
+    gateway: deps.gateway,
+    waiter: deps.waiter,
+    syncWaitMs: deps.syncWaitMs,
+    ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
+  };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
   app.use(mandateRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
@@ -95,7 +102,8 @@ function errorHandler(log: Logger, limit: number): ErrorRequestHandler {
     if (err instanceof HolonError) e = err;
     else if (err?.type === 'entity.parse.failed') e = new HolonError('invalid_json', 400, 'the request body is not valid JSON');
     else if (err?.type === 'entity.too.large') e = new HolonError('body_too_large', 413, `the request body is larger than ${limit} bytes`);
-    else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500) e = new HolonError('bad_request', err.status, 'the request could not be read');
+    else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500)
+      e = new HolonError('bad_request', err.status, 'the request could not be read');
     else {
       log.error({ err: { message: (err as Error)?.message, name: (err as Error)?.name, stack: (err as Error)?.stack } }, 'unexpected error');
       e = new HolonError('gateway_error', 500, 'the gateway failed; nothing was charged');

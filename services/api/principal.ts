@@ -63,9 +63,11 @@ export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
     authenticateKey(db, token, settings.now())
       .then((key) => {
         if (!key) throw new HolonError('unauthorized', 401, 'the key is unknown, revoked or expired');
-        res.locals.principal = (key.kind === 'human'
-          ? { kind: 'human', account: key.account, keyPrefix: key.prefix }
-          : { kind: 'agent', account: key.account, keyPrefix: key.prefix, mandateId: key.mandateId!, askInClient: key.askInClient }) satisfies Principal;
+        res.locals.principal = (
+          key.kind === 'human'
+            ? { kind: 'human', account: key.account, keyPrefix: key.prefix }
+            : { kind: 'agent', account: key.account, keyPrefix: key.prefix, mandateId: key.mandateId!, askInClient: key.askInClient }
+        ) satisfies Principal;
         next();
       })
       .catch(next);

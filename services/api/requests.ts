@@ -36,7 +36,10 @@ export function findNul(value: unknown, path = '$', depth = 0): string | null {
 
 export class BodyReader {
   readonly problems: Problem[] = [];
-  constructor(readonly body: Body, allowed: readonly string[]) {
+  constructor(
+    readonly body: Body,
+    allowed: readonly string[],
+  ) {
     for (const k of Object.keys(body)) {
       if (!allowed.includes(k)) this.problems.push({ path: `$.${k}`, message: 'is not a known field' });
     }

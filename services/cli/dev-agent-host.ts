@@ -39,9 +39,12 @@ export async function startDevAgentHost(registry: Registry, log: Logger): Promis
     return host;
   } catch (e) {
     const code = (e as NodeJS.ErrnoException).code;
-    log.warn({ address: `${address.host}:${address.port}`, code }, code === 'EADDRINUSE'
-      ? `the reference MCP agent host was not started: port ${address.port} is taken (a host running on its own answers there)`
-      : 'the reference MCP agent host could not start');
+    log.warn(
+      { address: `${address.host}:${address.port}`, code },
+      code === 'EADDRINUSE'
+        ? `the reference MCP agent host was not started: port ${address.port} is taken (a host running on its own answers there)`
+        : 'the reference MCP agent host could not start',
+    );
     return undefined;
   }
 }

@@ -7,7 +7,13 @@ import { ConfigError, splitList, type Config } from '../../shared/platform/confi
 import { ALL_ROLES, startGateway, type Role, type RunningGateway } from '../compose.js';
 
 export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
-  const options = { port: { type: 'string' }, db: { type: 'string' }, registry: { type: 'string' }, mandates: { type: 'string' }, hosted: { type: 'boolean' } } as const;
+  const options = {
+    port: { type: 'string' },
+    db: { type: 'string' },
+    registry: { type: 'string' },
+    mandates: { type: 'string' },
+    hosted: { type: 'boolean' },
+  } as const;
   let values: ReturnType<typeof parseArgs<{ args: string[]; options: typeof options }>>['values'];
   try {
     ({ values } = parseArgs({ args: argv, options }));

@@ -38,7 +38,12 @@ export async function validateFile(file: string): Promise<FileReport> {
   try {
     text = await readFile(file, 'utf8');
   } catch (e) {
-    return { file, kind: 'unknown', valid: false, problems: [{ path: '$', message: `cannot read the file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` }] };
+    return {
+      file,
+      kind: 'unknown',
+      valid: false,
+      problems: [{ path: '$', message: `cannot read the file: ${(e as NodeJS.ErrnoException).code ?? (e as Error).message}` }],
+    };
   }
   const format = /\.json$/i.test(file) ? 'json' : /\.ya?ml$/i.test(file) ? 'yaml' : undefined;
   const parsed = parseDocumentText(text, format);
@@ -46,9 +51,7 @@ export async function validateFile(file: string): Promise<FileReport> {
   const kind = recogniseKind(parsed.value);
   if (kind === 'manifest') {
     const r = validateManifest(parsed.value);
-    return r.ok
-      ? { file, kind, valid: true, id: `${r.manifest.id}@${r.manifest.version}`, problems: [] }
-      : { file, kind, valid: false, problems: r.problems };
+    return r.ok ? { file, kind, valid: true, id: `${r.manifest.id}@${r.manifest.version}`, problems: [] } : { file, kind, valid: false, problems: r.problems };
   }
   if (kind === 'mandate') {
     const r = validateMandate(parsed.value);
@@ -66,9 +69,7 @@ export function formatReport(r: FileReport): string {
   if (r.valid) return `✓ ${r.file}: valid ${r.kind} ${r.id ?? ''}`.trimEnd() + '\n';
   const what = r.kind === 'unknown' ? 'not valid' : `invalid ${r.kind}`;
   const n = r.problems.length;
-  return (
-    `✗ ${r.file}: ${what}, ${n} problem${n === 1 ? '' : 's'}\n` + r.problems.map((p) => `    ${p.path}: ${p.message}\n`).join('')
-  );
+  return `✗ ${r.file}: ${what}, ${n} problem${n === 1 ? '' : 's'}\n` + r.problems.map((p) => `    ${p.path}: ${p.message}\n`).join('');
 }
 
 export async function validateCommand(argv: string[]): Promise<number> {

@@ -19,7 +19,10 @@ export interface SuiteLocation {
 }
 
 async function exists(file: string): Promise<boolean> {
-  return access(file).then(() => true, () => false);
+  return access(file).then(
+    () => true,
+    () => false,
+  );
 }
 
 /** The suite file for each capability that has one; capabilities without a suite are left out. */

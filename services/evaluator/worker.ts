@@ -29,7 +29,9 @@ export async function evaluateVersion(ctx: ServiceContext, job: EvaluationJob, d
 export function startEvaluator(ctx: ServiceContext, options: EvaluatorOptions): StartedRole {
   const worker = ctx.messaging.queues.worker<EvaluationJob>(
     EVALUATE_QUEUE,
-    async (job) => { await evaluateVersion(ctx, job, options.suites); },
+    async (job) => {
+      await evaluateVersion(ctx, job, options.suites);
+    },
     { concurrency: options.concurrency },
   );
   return { stop: [], workers: [worker], release: [] };

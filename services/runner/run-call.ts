@@ -66,8 +66,12 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
   const rawInput = await ctx.messaging.store.take(inputKey(callId));
   const agent = ctx.registry.get(String(call.agent_id), String(call.agent_version));
   const stored = mandateFromRow({
-    id: call.mandate_id, doc: call.mandate_doc, revoked_at: call.mandate_revoked_at,
-    total: call.mandate_total, spent: call.mandate_spent, reserved: call.mandate_reserved,
+    id: call.mandate_id,
+    doc: call.mandate_doc,
+    revoked_at: call.mandate_revoked_at,
+    total: call.mandate_total,
+    spent: call.mandate_spent,
+    reserved: call.mandate_reserved,
   });
   if (rawInput === undefined || !agent) {
     log.warn({ input: rawInput !== undefined, agent: Boolean(agent) }, 'call cannot run: input or agent missing');
@@ -100,9 +104,7 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
   }
 
   // Remote agents delegate through POST /v0/calls with a token valid only for this run.
-  const delegationToken = prepared && manifest.runtime.kind !== 'node'
-    ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60)
-    : undefined;
+  const delegationToken = prepared && manifest.runtime.kind !== 'node' ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60) : undefined;
 
   let result: RunResult;
   try {

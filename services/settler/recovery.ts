@@ -25,6 +25,7 @@ export async function recoverOrphanedCalls(ctx: ServiceContext): Promise<{ close
   await markInterrupted(ctx.db, closed);
   const settling = await ctx.db('calls').where({ status: 'settling' }).select('id');
   for (const c of settling) if (!closed.includes(String(c.id))) await enqueueSettle(ctx, String(c.id), ctx.now());
-  if (closed.length || settling.length) ctx.log.warn({ closed: closed.length, resettled: settling.length - closed.length }, 'recovered calls interrupted by the last stop');
+  if (closed.length || settling.length)
+    ctx.log.warn({ closed: closed.length, resettled: settling.length - closed.length }, 'recovered calls interrupted by the last stop');
   return { closed: closed.length, resettled: settling.length - closed.length };
 }

@@ -22,7 +22,8 @@ export async function sweep(ctx: ServiceContext, options: SweepOptions = {}): Pr
   const now = new Date(ctx.now());
   const grace = options.graceMs ?? 30_000;
   const batch = options.batch ?? 500;
-  const overdue = await ctx.db('calls')
+  const overdue = await ctx
+    .db('calls')
     .whereIn('status', ['queued', 'running'])
     .where('deadline_at', '<', new Date(now.getTime() - grace))
     .limit(batch)
@@ -31,7 +32,8 @@ export async function sweep(ctx: ServiceContext, options: SweepOptions = {}): Pr
   for (const c of overdue) {
     if (await closeCall(ctx, c.id, c.status, unbilled('gateway_restarted'))) closed++;
   }
-  const stale = await ctx.db('calls')
+  const stale = await ctx
+    .db('calls')
     .where({ status: 'settling' })
     .where((q) => q.whereNull('settle_enqueued_at').orWhere('settle_enqueued_at', '<', new Date(now.getTime() - (options.resettleAfterMs ?? 60_000))))
     .limit(batch)

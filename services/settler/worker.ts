@@ -19,7 +19,13 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
   const guarded = options.guardCallbacks ? createGuardedDispatcher() : undefined;
   const { queues } = ctx.messaging;
   const workers = [
-    queues.worker<CallJob>(SETTLE_QUEUE, async (job) => { await settleCall(ctx, job.callId); }, { concurrency: options.concurrency }),
+    queues.worker<CallJob>(
+      SETTLE_QUEUE,
+      async (job) => {
+        await settleCall(ctx, job.callId);
+      },
+      { concurrency: options.concurrency },
+    ),
     queues.worker<CallJob>(CALLBACK_QUEUE, (job) => deliverCallback(ctx, job.callId, guarded ? { dispatcher: guarded } : {}), { concurrency: 4 }),
   ];
   const sweeper = startSweeper(ctx);

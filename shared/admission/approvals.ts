@@ -78,7 +78,19 @@ export function approvalView(a: ApprovalRow, input?: unknown) {
 
 export async function createApproval(
   db: Queryable,
-  a: { id: string; mandateId: string; agentId: string; agentVersion: string; input: unknown; maxCost?: bigint; worstCase: bigint; currency: string; reasons: string[]; receiptId: string; now: number },
+  a: {
+    id: string;
+    mandateId: string;
+    agentId: string;
+    agentVersion: string;
+    input: unknown;
+    maxCost?: bigint;
+    worstCase: bigint;
+    currency: string;
+    reasons: string[];
+    receiptId: string;
+    now: number;
+  },
 ): Promise<void> {
   await db('approvals').insert({
     id: a.id,
@@ -106,7 +118,11 @@ export async function expireApprovals(db: Queryable, now: number): Promise<numbe
 }
 
 export async function loadApproval(db: Queryable, id: string, now: number): Promise<{ approval: ApprovalRow; input?: unknown } | null> {
-  await db.raw(`UPDATE approvals SET status = 'expired', input = NULL, decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at <= ?`, [new Date(now), id, new Date(now)]);
+  await db.raw(`UPDATE approvals SET status = 'expired', input = NULL, decided_at = ? WHERE id = ? AND status = 'pending' AND expires_at <= ?`, [
+    new Date(now),
+    id,
+    new Date(now),
+  ]);
   const row = await db('approvals').where({ id }).first();
   if (!row) return null;
   const input = row.input === null || row.input === undefined ? undefined : typeof row.input === 'string' ? JSON.parse(row.input) : row.input;
@@ -114,7 +130,12 @@ export async function loadApproval(db: Queryable, id: string, now: number): Prom
 }
 
 /** Pending approvals, newest first: of one mandate, or of every mandate whose root `issuer` issued (hosted humans). */
-export async function listPendingApprovals(db: Queryable, now: number, mandateId?: string, issuer?: string): Promise<Array<{ approval: ApprovalRow; input: unknown }>> {
+export async function listPendingApprovals(
+  db: Queryable,
+  now: number,
+  mandateId?: string,
+  issuer?: string,
+): Promise<Array<{ approval: ApprovalRow; input: unknown }>> {
   await expireApprovals(db, now);
   const q = db('approvals').where({ status: 'pending' }).orderBy('created_at', 'desc').limit(200);
   if (mandateId) q.where({ mandate_id: mandateId });
@@ -160,6 +181,7 @@ export function grantMismatch(
   if (a.mandateId !== call.mandateId) reasons.push(`approval ${a.id} is for mandate ${a.mandateId}`);
   if (a.agentId !== call.agentId || a.agentVersion !== call.agentVersion) reasons.push(`approval ${a.id} is for ${a.agentId}@${a.agentVersion}`);
   if (a.inputSha256 !== inputHash(call.input)) reasons.push(`approval ${a.id} was given for another input`);
-  if ((a.maxCost ?? null) !== (call.maxCost ?? null)) reasons.push(`approval ${a.id} was given for max_cost ${a.maxCost === null ? 'none' : formatAmount(a.maxCost)}`);
+  if ((a.maxCost ?? null) !== (call.maxCost ?? null))
+    reasons.push(`approval ${a.id} was given for max_cost ${a.maxCost === null ? 'none' : formatAmount(a.maxCost)}`);
   return reasons;
 }

@@ -11,9 +11,7 @@ import { submitCall, type Submitted } from './submit.js';
 
 export type ApprovalDecision = 'run' | 'grant' | 'reject';
 
-export type Decided =
-  | { kind: 'decided'; approval: ReturnType<typeof approvalView> }
-  | { kind: 'submitted'; submitted: Submitted };
+export type Decided = { kind: 'decided'; approval: ReturnType<typeof approvalView> } | { kind: 'submitted'; submitted: Submitted };
 
 /** Throws 404 for an unknown approval and 409 for one already decided (or expired). */
 export async function decideAndSubmit(gateway: ServiceContext, id: string, decision: ApprovalDecision): Promise<Decided> {

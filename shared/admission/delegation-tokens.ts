@@ -32,7 +32,12 @@ export async function parentOfToken(ctx: ServiceContext, token: string): Promise
   const sub = await loadMandate(ctx.db, String(row.sub_mandate_id));
   if (!agent || !sub) return null;
   return {
-    call: { id: callId, rootId: String(row.root_id), payer: String(row.payer), ...(row.max_cost !== null && row.max_cost !== undefined ? { maxCost: BigInt(String(row.max_cost)) } : {}) },
+    call: {
+      id: callId,
+      rootId: String(row.root_id),
+      payer: String(row.payer),
+      ...(row.max_cost !== null && row.max_cost !== undefined ? { maxCost: BigInt(String(row.max_cost)) } : {}),
+    },
     manifest: agent.manifest,
     sub: sub.mandate,
   };

@@ -41,9 +41,12 @@ export async function refuse(
   if (!receipt) throw new HolonError('gateway_error', 500, 'a receipt could not be read back');
   const approval = r.approvalId ? (await loadApproval(ctx.db, r.approvalId, ctx.now()))?.approval : undefined;
   return {
-    kind: 'refused', httpStatus: r.httpStatus, code: r.code, message: r.reasons[0] ?? r.code, receipt,
+    kind: 'refused',
+    httpStatus: r.httpStatus,
+    code: r.code,
+    message: r.reasons[0] ?? r.code,
+    receipt,
     ...(r.problems ? { problems: r.problems } : {}),
     ...(approval ? { approval: approvalView(approval) } : {}),
   };
 }
-

@@ -72,9 +72,10 @@ export async function reserve(
         callback_url: sub.callbackUrl ?? null,
         approval_id: approvalId ?? null,
       });
-      const outcome = d?.mode === 'passthrough'
-        ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
-        : await reserveShared(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
+      const outcome =
+        d?.mode === 'passthrough'
+          ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
+          : await reserveShared(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
       if (outcome === 'parent_short') throw new Shortfall('budget_short');
       if (outcome !== 'reserved') throw new Shortfall(outcome);
     });
@@ -87,10 +88,20 @@ export async function reserve(
     }
     if (e.what === 'budget_short') {
       const now = await loadMandate(ctx.db, stored.mandate.id);
-      return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`] };
+      return {
+        httpStatus: 403,
+        code: 'denied',
+        status: 'denied',
+        reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`],
+      };
     }
     const b = await readBalance(ctx.db, payer, currency);
-    return { httpStatus: 403, code: 'denied', status: 'denied', reasons: [`account ${payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`] };
+    return {
+      httpStatus: 403,
+      code: 'denied',
+      status: 'denied',
+      reasons: [`account ${payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`],
+    };
   }
 }
 

@@ -25,7 +25,10 @@ export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, s
   if (versions.length === 0) {
     return { ok: false, refusal: { httpStatus: 404, code: 'unknown_capability', status: 'denied', reasons: [`no listed agent implements ${capability}`] } };
   }
-  const records = await loadRecords(ctx.db, versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })));
+  const records = await loadRecords(
+    ctx.db,
+    versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })),
+  );
   const candidates: Candidate[] = [];
   for (const v of versions) {
     const record = records.get(recordKey(v.manifest.id, v.manifest.version)) ?? EMPTY_RECORD;
@@ -59,7 +62,8 @@ export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, s
 export async function usedBefore(ctx: ServiceContext, mandateId: string, manifest: Manifest, needed: boolean): Promise<boolean> {
   if (!needed) return true;
   const root = mandateId.split('.')[0]!;
-  const row = await ctx.db('calls')
+  const row = await ctx
+    .db('calls')
     .where({ agent_id: manifest.id, agent_version: manifest.version })
     .where((q) => q.where({ mandate_id: root }).orWhere('mandate_id', 'like', `${root.replace(/[\\%_]/g, '\\$&')}.%`))
     .first('id');
@@ -75,4 +79,3 @@ export async function factsOf(ctx: ServiceContext, agent: AgentVersion, withReco
   }
   return facts;
 }
-

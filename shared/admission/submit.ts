@@ -28,17 +28,29 @@ async function abandonCall(ctx: ServiceContext, id: string): Promise<void> {
   } catch {
     // the settle queue is down too: the call row is `settling` (or still `queued` for the sweeper); settle here
   }
-  await settleCall(ctx, id).catch((e) => ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'inline settlement failed; the sweeper will retry'));
+  await settleCall(ctx, id).catch((e) =>
+    ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'inline settlement failed; the sweeper will retry'),
+  );
 }
-
 
 export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Promise<Submitted> {
   const id = newReceiptId(ctx.now());
   const stored = await loadMandate(ctx.db, sub.mandateId);
   if (!stored) {
-    return refuse(ctx, id, null, sub.agent ?? sub.capability ?? null, null, {
-      httpStatus: 404, code: 'unknown_mandate', status: 'denied', reasons: [`there is no mandate ${sub.mandateId}`],
-    }, sub.delegation);
+    return refuse(
+      ctx,
+      id,
+      null,
+      sub.agent ?? sub.capability ?? null,
+      null,
+      {
+        httpStatus: 404,
+        code: 'unknown_mandate',
+        status: 'denied',
+        reasons: [`there is no mandate ${sub.mandateId}`],
+      },
+      sub.delegation,
+    );
   }
   const { mandate } = stored;
   const resolved = await resolveAgent(ctx, stored, sub);
@@ -67,9 +79,20 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   if (sub.approval !== undefined && approvalId === undefined) {
     const found = await loadApproval(ctx.db, sub.approval, ctx.now());
     const mismatch = found
-      ? grantMismatch(found.approval, { mandateId: mandate.id, agentId: manifest.id, agentVersion: manifest.version, input: sub.input, ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}) }, ctx.now())
+      ? grantMismatch(
+          found.approval,
+          {
+            mandateId: mandate.id,
+            agentId: manifest.id,
+            agentVersion: manifest.version,
+            input: sub.input,
+            ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+          },
+          ctx.now(),
+        )
       : [`there is no approval ${sub.approval}`];
-    if (mismatch.length) return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch }, sub.delegation);
+    if (mismatch.length)
+      return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch }, sub.delegation);
     approvalId = sub.approval;
   }
   const problems = compileInterface(manifest).input(sub.input);
@@ -77,20 +100,50 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
     // Held for a human: the input is validated first, so nothing is kept for an input the agent would refuse.
     const pending = newApprovalId();
     await createApproval(ctx.db, {
-      id: pending, mandateId: mandate.id, agentId: manifest.id, agentVersion: manifest.version, input: sub.input,
-      ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}), worstCase: worst!, currency: mandate.budget.currency,
-      reasons: admission.reasons, receiptId: id, now: ctx.now(),
+      id: pending,
+      mandateId: mandate.id,
+      agentId: manifest.id,
+      agentVersion: manifest.version,
+      input: sub.input,
+      ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+      worstCase: worst!,
+      currency: mandate.budget.currency,
+      reasons: admission.reasons,
+      receiptId: id,
+      now: ctx.now(),
     });
-    return refuse(ctx, id, stored, label(manifest), worst, {
-      httpStatus: 202, code: 'pending_approval', status: 'pending_approval', reasons: admission.reasons, approvalId: pending,
-    }, sub.delegation);
+    return refuse(
+      ctx,
+      id,
+      stored,
+      label(manifest),
+      worst,
+      {
+        httpStatus: 202,
+        code: 'pending_approval',
+        status: 'pending_approval',
+        reasons: admission.reasons,
+        approvalId: pending,
+      },
+      sub.delegation,
+    );
   }
   if (problems.length) {
-    return refuse(ctx, id, stored, label(manifest), worst, {
-      httpStatus: 422, code: 'rejected_input', status: 'rejected_input',
-      reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
-      problems,
-    }, sub.delegation);
+    return refuse(
+      ctx,
+      id,
+      stored,
+      label(manifest),
+      worst,
+      {
+        httpStatus: 422,
+        code: 'rejected_input',
+        status: 'rejected_input',
+        reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
+        problems,
+      },
+      sub.delegation,
+    );
   }
   const timeoutMs = manifest.runtime.timeoutS * 1000;
   const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs, approvalId);
@@ -107,4 +160,3 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   }
   return { kind: 'queued', callId: id, timeoutMs };
 }
-

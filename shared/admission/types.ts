@@ -36,7 +36,15 @@ export interface Delegation {
 
 export type Submitted =
   | { kind: 'queued'; callId: string; timeoutMs: number }
-  | { kind: 'refused'; httpStatus: number; code: string; message: string; receipt: ReceiptView; problems?: Problem[]; approval?: ReturnType<typeof approvalView> };
+  | {
+      kind: 'refused';
+      httpStatus: number;
+      code: string;
+      message: string;
+      receipt: ReceiptView;
+      problems?: Problem[];
+      approval?: ReturnType<typeof approvalView>;
+    };
 
 export interface Refusal {
   httpStatus: number;
@@ -46,6 +54,5 @@ export interface Refusal {
   problems?: Problem[];
   approvalId?: string;
 }
-
 
 export const label = (m: Manifest): string => `${m.id}@${m.version}`;

@@ -32,4 +32,3 @@ export async function requestCancel(ctx: ServiceContext, callId: string): Promis
   await ctx.messaging.notifier.publish(CALLS_CANCEL_CHANNEL, callId);
   return 'signalled';
 }
-

@@ -54,7 +54,10 @@ export async function closeCall(ctx: ServiceContext, callId: string, from: 'queu
  */
 export async function enqueueSettle(ctx: ServiceContext, callId: string, handout = 0): Promise<void> {
   await addSettleJob(ctx, callId, handout);
-  await ctx.db('calls').where({ id: callId }).update({ settle_enqueued_at: new Date(ctx.now()) });
+  await ctx
+    .db('calls')
+    .where({ id: callId })
+    .update({ settle_enqueued_at: new Date(ctx.now()) });
 }
 
 /** The settle job alone (the caller records `settle_enqueued_at`; closeCall does it in its own UPDATE). */

@@ -47,10 +47,7 @@ export const EMPTY_RECORD: MeasuredRecord = { runs: 0, successes: 0, billed: 0n 
 export const recordKey = (id: string, version: string): string => `${id}@${version}`;
 
 /** All-time records for the given versions, in one query. Versions without runs get EMPTY_RECORD. */
-export async function loadRecords(
-  db: Queryable,
-  versions: ReadonlyArray<{ id: string; version: string }>,
-): Promise<Map<string, MeasuredRecord>> {
+export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: string; version: string }>): Promise<Map<string, MeasuredRecord>> {
   const out = new Map<string, MeasuredRecord>(versions.map((v) => [recordKey(v.id, v.version), EMPTY_RECORD]));
   if (versions.length === 0) return out;
   const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
@@ -121,7 +118,12 @@ export interface RecordSummary {
 }
 
 export const EMPTY_SUMMARY: RecordSummary = {
-  runs: 0, successes: 0, success_rate: null, latency_p50_ms: null, cost_per_successful_run: null, currency: null,
+  runs: 0,
+  successes: 0,
+  success_rate: null,
+  latency_p50_ms: null,
+  cost_per_successful_run: null,
+  currency: null,
 };
 
 /** Raw per-scope figures before presentation. */
@@ -218,7 +220,10 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
     const version = g & 4 ? null : String(row.agent_version);
     if (version !== null && !wanted.has(version)) continue;
     const scope = tallies.get(version)!;
-    for (const [w, suffix] of [['last_30_days', '30'], ['all_time', 'all']] as const) {
+    for (const [w, suffix] of [
+      ['last_30_days', '30'],
+      ['all_time', 'all'],
+    ] as const) {
       const t = scope[w];
       const runs = num(row[`runs_${suffix}`]);
       const successes = num(row[`successes_${suffix}`]);

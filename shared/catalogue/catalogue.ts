@@ -121,7 +121,10 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
   const { q, capability, mandateId } = query;
   const found = gateway.registry.search({ ...(q ? { q } : {}), ...(capability ? { capability } : {}) });
   // One query for every result: the compact record shown, and the figures ranking needs.
-  const records = await loadRecordSummaries(gateway.db, found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })));
+  const records = await loadRecordSummaries(
+    gateway.db,
+    found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })),
+  );
   const measured = (a: AgentVersion): MeasuredRecord => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
   const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
   if (!mandateId) return { agents: found.map((a) => agentView(a, shown(a))) };
@@ -135,7 +138,12 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
   if (capability && !capability.endsWith('.*')) {
     const ranking = rankCapability(
       capability,
-      found.map((a) => ({ manifest: a.manifest, facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) }, record: measured(a), usedBefore: true })),
+      found.map((a) => ({
+        manifest: a.manifest,
+        facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) },
+        record: measured(a),
+        usedBefore: true,
+      })),
       mandate,
       { depth: mandate.depth, delegated: false, usedBefore: true, now },
     );
@@ -156,7 +164,12 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
   for (const a of found) {
     const wc = worstCase(a.manifest, mandate.budget);
     const admission = checkCall(mandate, a.manifest, {
-      worstCase: wc.ok ? wc.total : null, depth: mandate.depth, delegated: false, via: { kind: 'id' }, usedBefore: true, now,
+      worstCase: wc.ok ? wc.total : null,
+      depth: mandate.depth,
+      delegated: false,
+      via: { kind: 'id' },
+      usedBefore: true,
+      now,
       facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) },
     });
     if (admission.decision === 'deny') denied.push({ id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons });
@@ -168,10 +181,16 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
 /** One agent by `ns/name[@range]`; an invalid reference is a 400, an unknown one a 404. */
 export async function describeAgent(gateway: ServiceContext, ref: string) {
   const resolved = gateway.registry.resolve(ref);
-  if (!resolved.ok) throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
+  if (!resolved.ok)
+    throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
   const agent = resolved.agent;
   const versions = gateway.registry.versions(agent.manifest.id);
-  const measuredRecords = await loadAgentRecords(gateway.db, agent.manifest.id, versions.map((v) => v.manifest.version), gateway.now());
+  const measuredRecords = await loadAgentRecords(
+    gateway.db,
+    agent.manifest.id,
+    versions.map((v) => v.manifest.version),
+    gateway.now(),
+  );
   const own = measuredRecords.versions.get(agent.manifest.version)!;
   return {
     // `record`: the resolved version, all time, compact (as in search); `records`: the full Agent Record.

@@ -95,10 +95,7 @@ export function formatAmount(micros: Micros): string {
  * Parse an exact decimal fraction ("0.15", "0.92", "1") as a Rate.
  * `maxDecimals` bounds precision (royalties: 4); `max` (exclusive or inclusive) bounds the value.
  */
-export function tryParseRate(
-  value: unknown,
-  options: { maxDecimals: number; below?: Rate; atMost?: Rate; allowZero?: boolean },
-): Parsed<Rate> {
+export function tryParseRate(value: unknown, options: { maxDecimals: number; below?: Rate; atMost?: Rate; allowZero?: boolean }): Parsed<Rate> {
   if (typeof value !== 'string') {
     return { ok: false, message: `must be a decimal string such as "0.15", not ${describe(value)}` };
   }

@@ -30,8 +30,15 @@ export type WorstCase =
   | { ok: false; code: 'no_fx_rate' | 'below_per_run_price'; message: string };
 
 export type FailureCode =
-  | 'timeout' | 'invalid_output' | 'agent_error' | 'runtime_unavailable' | 'gateway_error'
-  | 'gateway_restarted' | 'cancelled' | 'undeclared_error' | (string & {});
+  | 'timeout'
+  | 'invalid_output'
+  | 'agent_error'
+  | 'runtime_unavailable'
+  | 'gateway_error'
+  | 'gateway_restarted'
+  | 'cancelled'
+  | 'undeclared_error'
+  | (string & {});
 
 export type Outcome =
   | { kind: 'success'; units?: number | bigint; quote?: Micros }
@@ -55,10 +62,14 @@ function required(value: Micros | undefined, what: string): Micros {
 /** The most one run can cost for the agent's own work, in the agent's pricing currency. */
 export function ownWorstCase(pricing: Pricing): Micros {
   switch (pricing.model) {
-    case 'free': return 0n;
-    case 'per_run': return required(pricing.amount, 'per_run amount');
-    case 'per_unit': return required(pricing.max, 'per_unit max');
-    case 'quote': return required(pricing.max, 'quote max');
+    case 'free':
+      return 0n;
+    case 'per_run':
+      return required(pricing.amount, 'per_run amount');
+    case 'per_unit':
+      return required(pricing.max, 'per_unit max');
+    case 'quote':
+      return required(pricing.max, 'quote max');
   }
 }
 
@@ -80,7 +91,7 @@ export function worstCase(manifest: Manifest, budget: MandateBudget, maxCost?: M
   if (maxCost !== undefined && maxCost < 0n) throw new RangeError('max_cost must not be negative');
   const passthrough = manifest.downstream?.mode === 'passthrough';
   const ownListed = ownWorstCase(pricing);
-  const capListed = passthrough ? manifest.downstream?.cap ?? 0n : 0n;
+  const capListed = passthrough ? (manifest.downstream?.cap ?? 0n) : 0n;
   // An agent that can never cost anything needs no rate: 0 is 0 in every currency (as in checkCall).
   const fx = fxRateFor(pricing.currency, budget) ?? (costsNothing(manifest) ? ONE_RATE : null);
   if (!fx) {
@@ -126,8 +137,10 @@ function checkUnits(units: number | bigint | undefined): bigint {
 /** The price of a billable outcome in the agent's currency (manifest.md §4), before conversion. */
 function agentPrice(pricing: Pricing, units: number | bigint | undefined, quote: Micros | undefined): Micros {
   switch (pricing.model) {
-    case 'free': return 0n;
-    case 'per_run': return required(pricing.amount, 'per_run amount');
+    case 'free':
+      return 0n;
+    case 'per_run':
+      return required(pricing.amount, 'per_run amount');
     case 'per_unit': {
       const n = checkUnits(units);
       return minAmount(required(pricing.amount, 'per_unit amount') * n, required(pricing.max, 'per_unit max'));

@@ -69,12 +69,7 @@ export function costPerSuccess(record: Candidate['record'], ownWorstCase: Micros
   return divRound(avgNum * (n + 2n), (BigInt(successes) + 1n) * avgDen, 'up');
 }
 
-export function rankCapability(
-  capability: string,
-  candidates: readonly Candidate[],
-  mandate: Mandate,
-  request: RankRequest,
-): Ranking {
+export function rankCapability(capability: string, candidates: readonly Candidate[], mandate: Mandate, request: RankRequest): Ranking {
   const ranked: Ranked[] = [];
   const denied: Ranking['denied'] = [];
   for (const c of candidates) {

@@ -36,12 +36,7 @@ function checkRate(r: Rate, what: string, allowOne: boolean): void {
   }
 }
 
-export function split(
-  amount: Micros,
-  chain: readonly ChainLink[],
-  platformAccount: string = PLATFORM_ACCOUNT,
-  feeRate: Rate = PLATFORM_FEE,
-): Line[] {
+export function split(amount: Micros, chain: readonly ChainLink[], platformAccount: string = PLATFORM_ACCOUNT, feeRate: Rate = PLATFORM_FEE): Line[] {
   if (amount < 0n) throw new RangeError('a split amount must not be negative');
   if (chain.length === 0) throw new RangeError('a split needs at least the author of the agent called');
   if (chain.length > MAX_CHAIN_ACCOUNTS) {

@@ -62,13 +62,21 @@ export async function claimIdempotencyKey(db: Queryable, scope: string, key: str
   };
 }
 
-export async function recordIdempotentCall(db: Queryable, scope: string, key: string, callId: string, refused?: { status: number; code: string }): Promise<void> {
-  await db('call_idempotency').where({ scope, key }).update({
-    call_id: callId,
-    status: 'answered',
-    refused_status: refused?.status ?? null,
-    refused_code: refused?.code ?? null,
-  });
+export async function recordIdempotentCall(
+  db: Queryable,
+  scope: string,
+  key: string,
+  callId: string,
+  refused?: { status: number; code: string },
+): Promise<void> {
+  await db('call_idempotency')
+    .where({ scope, key })
+    .update({
+      call_id: callId,
+      status: 'answered',
+      refused_status: refused?.status ?? null,
+      refused_code: refused?.code ?? null,
+    });
 }
 
 /** The request failed before any call existed (bad request, unknown mandate): the key may be used again. */

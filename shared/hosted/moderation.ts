@@ -23,11 +23,15 @@ type ModerationContext = Pick<ServiceContext, 'db' | 'registry' | 'messaging' | 
 /** A reason is required: non-empty (not only spaces), at most 1000 characters, no NUL. */
 export function checkReason(reason: unknown): string {
   const problem =
-    typeof reason !== 'string' ? 'is required: say why'
-    : reason.trim() === '' ? 'must not be empty'
-    : reason.length > MAX_REASON_LENGTH ? `must be at most ${MAX_REASON_LENGTH} characters`
-    : reason.includes('\u0000') ? 'contains a NUL character'
-    : null;
+    typeof reason !== 'string'
+      ? 'is required: say why'
+      : reason.trim() === ''
+        ? 'must not be empty'
+        : reason.length > MAX_REASON_LENGTH
+          ? `must be at most ${MAX_REASON_LENGTH} characters`
+          : reason.includes('\u0000')
+            ? 'contains a NUL character'
+            : null;
   if (problem) throw new HolonError('invalid_request', 400, `the reason ${problem}`, [{ path: '$.reason', message: problem }]);
   return reason as string;
 }
@@ -84,9 +88,7 @@ export async function disableAccount(ctx: ModerationContext, handle: string, opt
   const by = options.by ?? 'admin';
   // Published versions this process lists in the namespace; yanked ones are hidden here already, and the insert
   // below skips any another process yanked that this one has not heard of yet.
-  const candidates = options.yankAgents
-    ? ctx.registry.list().filter((a) => a.origin === 'published' && a.manifest.id.startsWith(`${handle}/`))
-    : [];
+  const candidates = options.yankAgents ? ctx.registry.list().filter((a) => a.origin === 'published' && a.manifest.id.startsWith(`${handle}/`)) : [];
 
   const done = await ctx.db.transaction(async (trx) => {
     const account = (await trx('accounts').where({ handle }).forUpdate().first('handle', 'kind', 'email', 'disabled_at')) as
@@ -96,10 +98,9 @@ export async function disableAccount(ctx: ModerationContext, handle: string, opt
     if (account.kind !== 'user') throw new HolonError('not_a_user_account', 400, `${handle} is a ${account.kind} account: only user accounts can be disabled`);
     if (account.disabled_at) throw new HolonError('already_disabled', 409, `the account ${handle} was disabled on ${iso(account.disabled_at)}`);
 
-    const [row] = (await trx('accounts')
-      .where({ handle })
-      .update({ disabled_at: trx.fn.now(), disabled_reason: reason })
-      .returning(['disabled_at'])) as Array<{ disabled_at: unknown }>;
+    const [row] = (await trx('accounts').where({ handle }).update({ disabled_at: trx.fn.now(), disabled_reason: reason }).returning(['disabled_at'])) as Array<{
+      disabled_at: unknown;
+    }>;
     const keysRevoked = await revokeAccountKeys(trx, handle);
     let emailBlocked = false;
     if (account.email) {
@@ -196,7 +197,10 @@ export async function listAccounts(db: Db, q: string | undefined, limit: number)
       db.raw(`(SELECT count(*) FROM api_keys k WHERE k.account = a.handle AND k.revoked_at IS NULL
                 AND (k.expires_at IS NULL OR k.expires_at > now()))::int AS live_keys`),
     )
-    .orderBy([{ column: 'a.created_at', order: 'desc' }, { column: 'a.handle', order: 'asc' }])
+    .orderBy([
+      { column: 'a.created_at', order: 'desc' },
+      { column: 'a.handle', order: 'asc' },
+    ])
     .limit(limit);
   const needle = q?.trim() ?? '';
   if (needle !== '') {
@@ -208,8 +212,10 @@ export async function listAccounts(db: Db, q: string | undefined, limit: number)
   const rows = (await query) as Array<Record<string, unknown>>;
   const handles = rows.map((r) => String(r.handle));
   const balances = handles.length
-    ? ((await db('account_balances').whereIn('account', handles).orderBy([{ column: 'account' }, { column: 'currency' }])
-      .select('account', 'currency', 'balance', 'held')) as Array<{ account: string; currency: string; balance: unknown; held: unknown }>)
+    ? ((await db('account_balances')
+        .whereIn('account', handles)
+        .orderBy([{ column: 'account' }, { column: 'currency' }])
+        .select('account', 'currency', 'balance', 'held')) as Array<{ account: string; currency: string; balance: unknown; held: unknown }>)
     : [];
   return rows.map((r) => ({
     handle: String(r.handle),
@@ -240,7 +246,10 @@ export interface LogEntry {
 
 /** The moderation log, newest first; `before` (an id) pages back. `next_before` is null on the last page. */
 export async function readLog(db: Db, options: { limit: number; before?: string }): Promise<{ entries: LogEntry[]; next_before: string | null }> {
-  const query = db('moderation_log').select('id', 'action', 'target', 'reason', 'detail', 'created_at').orderBy('id', 'desc').limit(options.limit + 1);
+  const query = db('moderation_log')
+    .select('id', 'action', 'target', 'reason', 'detail', 'created_at')
+    .orderBy('id', 'desc')
+    .limit(options.limit + 1);
   if (options.before !== undefined) query.where('id', '<', options.before);
   const rows = (await query) as Array<Record<string, unknown>>;
   const page = rows.slice(0, options.limit);

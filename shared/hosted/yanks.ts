@@ -53,7 +53,10 @@ export async function publishYanks(ctx: Pick<ServiceContext, 'messaging' | 'log'
       await ctx.messaging.notifier.publish(YANKS_CHANNEL, yankMessage(y.id, y.version));
     } catch (err) {
       ok = false;
-      ctx.log.error({ agent: y.id, version: y.version, err: { message: (err as Error)?.message } }, 'yank committed but not announced: other processes hide it at their next start-up');
+      ctx.log.error(
+        { agent: y.id, version: y.version, err: { message: (err as Error)?.message } },
+        'yank committed but not announced: other processes hide it at their next start-up',
+      );
     }
   }
   return ok;

@@ -34,10 +34,9 @@ export interface Balance {
 }
 
 export async function readBalances(db: Queryable, account?: string): Promise<Balance[]> {
-  const q = db('account_balances').select('account', 'currency', 'balance', 'held').orderBy([
-    { column: 'account' },
-    { column: 'currency' },
-  ]);
+  const q = db('account_balances')
+    .select('account', 'currency', 'balance', 'held')
+    .orderBy([{ column: 'account' }, { column: 'currency' }]);
   if (account !== undefined) q.where({ account });
   const rows = (await q) as Array<{ account: string; currency: string; balance: unknown; held: unknown }>;
   return rows.map((r) => {

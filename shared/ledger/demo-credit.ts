@@ -27,7 +27,10 @@ export async function creditSignup(db: Queryable, handle: string, amount: bigint
  * The admin's top-up: `admin-credit:<request key>` (a retried request lands once). The account must exist and be a
  * user account.
  */
-export async function giveDemoCredit(db: Queryable, grant: { account: string; amount: bigint; currency: string; requestKey: string }): Promise<{ created: boolean }> {
+export async function giveDemoCredit(
+  db: Queryable,
+  grant: { account: string; amount: bigint; currency: string; requestKey: string },
+): Promise<{ created: boolean }> {
   const { account, amount, currency } = grant;
   if (account.startsWith('external:') || account === 'holon') throw new HolonError('invalid_request', 400, `demo credit goes to user accounts, not ${account}`);
   const exists = await db('accounts').where({ handle: account }).first('handle');

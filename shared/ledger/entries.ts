@@ -39,9 +39,7 @@ export function normalizeLines(lines: readonly LineInput[]): LineInput[] {
     const prev = merged.get(k);
     merged.set(k, { account: l.account, currency: l.currency, amount: (prev?.amount ?? 0n) + l.amount });
   }
-  return [...merged.values()]
-    .filter((l) => l.amount !== 0n)
-    .sort((a, b) => byteCompare(a.account, b.account) || byteCompare(a.currency, b.currency));
+  return [...merged.values()].filter((l) => l.amount !== 0n).sort((a, b) => byteCompare(a.account, b.account) || byteCompare(a.currency, b.currency));
 }
 
 export function byteCompare(a: string, b: string): number {
@@ -77,7 +75,10 @@ export async function postEntry(db: Queryable, entry: EntryInput): Promise<Poste
   const lines = normalizeLines(entry.lines);
   return inTransaction(db, async (trx) => {
     // Lock first: an unknown account is refused in plain words before anything is written.
-    const rows = await lockBalances(trx, lines.map((l) => ({ account: l.account, currency: l.currency })));
+    const rows = await lockBalances(
+      trx,
+      lines.map((l) => ({ account: l.account, currency: l.currency })),
+    );
     const posted = await recordEntry(trx, entry);
     if (posted.created) await applyToBalances(trx, lines, rows);
     return posted;
@@ -112,9 +113,7 @@ export async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEnt
     return { id: toBigInt(existing.id), created: false };
   }
   const id = toBigInt(inserted.rows[0]!.id);
-  await trx('journal_lines').insert(
-    lines.map((l) => ({ entry_id: id.toString(), account: l.account, currency: l.currency, amount: l.amount.toString() })),
-  );
+  await trx('journal_lines').insert(lines.map((l) => ({ entry_id: id.toString(), account: l.account, currency: l.currency, amount: l.amount.toString() })));
   return { id, created: true };
 }
 
@@ -132,17 +131,17 @@ async function applyToBalances(trx: Tx, lines: readonly LineInput[], rows: Map<s
       );
     }
   }
-  await applyBalanceDeltas(trx, lines.map((l) => ({ account: l.account, currency: l.currency, balance: l.amount, held: 0n })));
+  await applyBalanceDeltas(
+    trx,
+    lines.map((l) => ({ account: l.account, currency: l.currency, balance: l.amount, held: 0n })),
+  );
 }
 
 /**
  * Add to cached balances and holds in one statement. The rows must already be locked by this transaction
  * (`lockBalances`), so the global lock order holds.
  */
-export async function applyBalanceDeltas(
-  trx: Tx,
-  deltas: ReadonlyArray<{ account: string; currency: string; balance: bigint; held: bigint }>,
-): Promise<void> {
+export async function applyBalanceDeltas(trx: Tx, deltas: ReadonlyArray<{ account: string; currency: string; balance: bigint; held: bigint }>): Promise<void> {
   if (deltas.length === 0) return;
   await trx.raw(
     `UPDATE account_balances b SET balance = b.balance + d.balance, held = b.held + d.held, version = b.version + 1
@@ -174,13 +173,14 @@ export async function lockBalances(
   const accounts = unique.map((k) => k.account);
   const currencies = unique.map((k) => k.currency);
   // Create missing rows (unless the caller made sure they exist); an account that does not exist yields no row.
-  if (options.create !== false) await trx.raw(
-    `INSERT INTO account_balances (account, currency, overdraft)
+  if (options.create !== false)
+    await trx.raw(
+      `INSERT INTO account_balances (account, currency, overdraft)
      SELECT a.handle, k.currency, a.kind = 'external'
        FROM unnest(?::text[], ?::text[]) AS k(account, currency) JOIN accounts a ON a.handle = k.account
      ON CONFLICT (account, currency) DO NOTHING`,
-    [accounts, currencies],
-  );
+      [accounts, currencies],
+    );
   // Lock in the global order. The sort runs below the row-locking step, so rows are locked in this order.
   const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
     `SELECT b.account, b.currency, b.balance, b.held, b.overdraft, b.version

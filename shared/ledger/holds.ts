@@ -26,12 +26,7 @@ export interface ResolvedHold {
  * A transaction that also posts an entry must first lock every balance row it will touch with
  * `lockBalances` (one sorted pass), so the implicit row lock taken here never breaks the global lock order.
  */
-export async function resolveHold(
-  trx: Tx,
-  id: string,
-  outcome: 'settled' | 'released',
-  options: { adjustBalance?: boolean } = {},
-): Promise<ResolvedHold> {
+export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'released', options: { adjustBalance?: boolean } = {}): Promise<ResolvedHold> {
   const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
     `UPDATE holds SET status = ?, resolved_at = now() WHERE id = ? AND status = 'held'
      RETURNING account, currency, amount, mandate_id, parent_hold_id`,
@@ -110,10 +105,11 @@ export async function reserveFromParentHold(
   r: { holdId: string; callId: string; mandateId: string; parentHoldId: string; amount: bigint },
 ): Promise<Reservation | 'parent_short'> {
   const amount = r.amount.toString();
-  const budget = await trx.raw<{ rows: unknown[] }>(
-    `UPDATE mandates SET reserved = reserved + ? WHERE id = ? AND total - spent - reserved >= ? RETURNING id`,
-    [amount, r.mandateId, amount],
-  );
+  const budget = await trx.raw<{ rows: unknown[] }>(`UPDATE mandates SET reserved = reserved + ? WHERE id = ? AND total - spent - reserved >= ? RETURNING id`, [
+    amount,
+    r.mandateId,
+    amount,
+  ]);
   if (budget.rows.length === 0) return 'budget_short';
   const cut = await trx.raw<{ rows: unknown[] }>(
     `WITH cut AS (

@@ -24,7 +24,12 @@ export interface RootReservation {
  */
 export async function reserveShared(trx: Tx, r: RootReservation): Promise<Reservation> {
   const res = await trx.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_reserve(?, ?::bigint, ?, ?, ?, ?) AS outcome`, [
-    r.mandateId, r.amount.toString(), r.account, r.currency, r.holdId, r.callId,
+    r.mandateId,
+    r.amount.toString(),
+    r.account,
+    r.currency,
+    r.holdId,
+    r.callId,
   ]);
   return res.rows[0]!.outcome;
 }

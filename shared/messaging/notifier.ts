@@ -87,19 +87,17 @@ export function createRedisNotifier(redisUrl: string, prefix?: string, options: 
   /** Brings Redis in line with the local listeners of `full`, after any operation already under way. */
   const sync = (full: string): Promise<void> => {
     const previous = ops.get(full) ?? Promise.resolve();
-    const next = previous
-      .catch(noop)
-      .then(async () => {
-        if (closed) return;
-        const wanted = (listeners.get(full)?.size ?? 0) > 0;
-        if (wanted && !subscribed.has(full)) {
-          await subscriberConnection().subscribe(full);
-          subscribed.add(full);
-        } else if (!wanted && subscribed.has(full)) {
-          subscribed.delete(full);
-          await subscriberConnection().unsubscribe(full);
-        }
-      });
+    const next = previous.catch(noop).then(async () => {
+      if (closed) return;
+      const wanted = (listeners.get(full)?.size ?? 0) > 0;
+      if (wanted && !subscribed.has(full)) {
+        await subscriberConnection().subscribe(full);
+        subscribed.add(full);
+      } else if (!wanted && subscribed.has(full)) {
+        subscribed.delete(full);
+        await subscriberConnection().unsubscribe(full);
+      }
+    });
     ops.set(full, next);
     void next
       .finally(() => {

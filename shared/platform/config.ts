@@ -138,7 +138,10 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
 }
 
 export function splitList(v: string): string[] {
-  return v.split(',').map((s) => s.trim()).filter(Boolean);
+  return v
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean);
 }
 
 function nonEmpty(v: string | undefined): string | undefined {
@@ -223,7 +226,8 @@ function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: P
   if (overrides.trustProxy === undefined && missing('HOLON_TRUST_PROXY')) {
     out.push('production needs HOLON_TRUST_PROXY set explicitly: 1 behind a proxy (else every visitor shares one rate limit), 0 if exposed directly');
   }
-  if (!config.siteUrl && missing('HOLON_SITE_URL')) out.push('production needs HOLON_SITE_URL (the public https site: the console links to its terms and privacy pages)');
+  if (!config.siteUrl && missing('HOLON_SITE_URL'))
+    out.push('production needs HOLON_SITE_URL (the public https site: the console links to its terms and privacy pages)');
   if (config.allowPrivateEndpoints) out.push('HOLON_ALLOW_PRIVATE_ENDPOINTS=1 is refused in production (published agents must not reach private addresses)');
   return out;
 }

@@ -167,7 +167,7 @@ function inV6(addr: bigint, rule: { base: bigint; bits: number }): boolean {
 function parseV4(ip: string): number | null {
   if (!net.isIPv4(ip)) return null;
   const parts = ip.split('.').map(Number);
-  return (((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0);
+  return ((parts[0]! << 24) | (parts[1]! << 16) | (parts[2]! << 8) | parts[3]!) >>> 0;
 }
 
 /** IPv6 text (any valid form, zone id dropped, trailing dotted quad allowed) → 128-bit bigint; null when not one. */
@@ -268,11 +268,7 @@ interface NetLookupOptions {
   [key: string]: unknown;
 }
 
-type NetLookupCallback = (
-  err: NodeJS.ErrnoException | null,
-  address: string | dns.LookupAddress[],
-  family?: number,
-) => void;
+type NetLookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
 /** The `lookup` hook handed to net.connect / tls.connect: resolve everything, refuse if anything is private. */
 function guardedLookup(resolve: LookupAll, allowPrivate: boolean) {
@@ -397,11 +393,7 @@ export async function assertPublicUrl(url: string, allowPrivate: boolean, option
     });
   } catch (err) {
     const code = (err as NodeJS.ErrnoException).code;
-    return fail(
-      code === 'ENOTFOUND' || code === 'ENODATA'
-        ? 'the host name does not resolve'
-        : 'the host name could not be resolved right now; try again',
-    );
+    return fail(code === 'ENOTFOUND' || code === 'ENODATA' ? 'the host name does not resolve' : 'the host name could not be resolved right now; try again');
   }
   if (addresses.length === 0) return fail('the host name does not resolve');
   for (const a of addresses) {

@@ -125,7 +125,9 @@ export async function loadReceiptTree(db: Queryable, id: string): Promise<Receip
   // Breadth-first, one query per level: trees are shallow (delegation depth ≤ 8).
   for (let depth = 0; depth < 10 && level.length; depth++) {
     const byId = new Map(level.map((r) => [r.id, r]));
-    const rows = await db('receipts').whereIn('parent_id', [...byId.keys()]).orderBy([{ column: 'created_at' }, { column: 'id' }]);
+    const rows = await db('receipts')
+      .whereIn('parent_id', [...byId.keys()])
+      .orderBy([{ column: 'created_at' }, { column: 'id' }]);
     const next: ReceiptView[] = [];
     for (const row of rows) {
       const child = view(row);
@@ -145,7 +147,13 @@ export interface ReceiptPage {
 
 /** Top-level receipts, newest first, paged by a cursor (the last id of the previous page). */
 export async function listReceipts(db: Queryable, options: { mandate?: string; issuer?: string; limit: number; before?: string }): Promise<ReceiptPage> {
-  const q = db('receipts').whereNull('parent_id').orderBy([{ column: 'created_at', order: 'desc' }, { column: 'id', order: 'desc' }]).limit(options.limit + 1);
+  const q = db('receipts')
+    .whereNull('parent_id')
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'id', order: 'desc' },
+    ])
+    .limit(options.limit + 1);
   if (options.mandate) q.where({ mandate_id: options.mandate });
   if (options.issuer !== undefined) q.where('mandate_id', 'like', issuerMandatesLike(options.issuer));
   if (options.before) {

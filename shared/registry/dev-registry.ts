@@ -86,10 +86,12 @@ export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOp
     const key = `${manifest.id}@${manifest.version}`;
     const dir = resolve(dirname(file));
     if (manifest.runtime.kind === 'node' && !(await isFile(join(dir, NODE_ENTRY_FILE)))) {
-      report(file, [{
-        path: '$.runtime.kind',
-        message: `${key} has runtime.kind node but there is no ${NODE_ENTRY_FILE} next to ${basename(file)}`,
-      }]);
+      report(file, [
+        {
+          path: '$.runtime.kind',
+          message: `${key} has runtime.kind node but there is no ${NODE_ENTRY_FILE} next to ${basename(file)}`,
+        },
+      ]);
       continue;
     }
     const first = loaded.get(key);
@@ -112,12 +114,7 @@ function isExcluded(doc: unknown, exclude: ReadonlySet<string>): boolean {
   return exclude.has(id) || (typeof version === 'string' && exclude.has(`${id}@${version}`));
 }
 
-async function walk(
-  dir: string,
-  files: string[],
-  visited: Set<string>,
-  report: (file: string, problems: Problem[]) => void,
-): Promise<void> {
+async function walk(dir: string, files: string[], visited: Set<string>, report: (file: string, problems: Problem[]) => void): Promise<void> {
   let real: string;
   let entries: Dirent[];
   try {
@@ -125,9 +122,7 @@ async function walk(
     entries = await readdir(dir, { withFileTypes: true });
   } catch (e) {
     const code = errorCode(e);
-    const message = code === 'ENOENT' ? 'the directory does not exist'
-      : code === 'ENOTDIR' ? 'is not a directory'
-      : `cannot read the directory: ${code}`;
+    const message = code === 'ENOENT' ? 'the directory does not exist' : code === 'ENOTDIR' ? 'is not a directory' : `cannot read the directory: ${code}`;
     report(dir, [{ path: '$', message }]);
     return;
   }

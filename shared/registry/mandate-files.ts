@@ -18,10 +18,7 @@ export interface LoadMandateFilesOptions {
   log?: Logger;
 }
 
-export async function loadMandateFiles(
-  dir: string,
-  options: LoadMandateFilesOptions = {},
-): Promise<{ mandates: Mandate[]; problems: FileProblems[] }> {
+export async function loadMandateFiles(dir: string, options: LoadMandateFilesOptions = {}): Promise<{ mandates: Mandate[]; problems: FileProblems[] }> {
   const mandates: Mandate[] = [];
   const problems: FileProblems[] = [];
   const report = (file: string, list: Problem[]): void => {

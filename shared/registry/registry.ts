@@ -18,9 +18,7 @@ import type { AgentVersion } from './agent-version.js';
 
 export type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invalid_ref';
 
-export type ResolveResult =
-  | { ok: true; agent: AgentVersion }
-  | { ok: false; code: ResolveErrorCode; message: string };
+export type ResolveResult = { ok: true; agent: AgentVersion } | { ok: false; code: ResolveErrorCode; message: string };
 
 export interface SearchQuery {
   /** Case-insensitive substring of the id, the summary or one of the capabilities. Blank: no filter. */
@@ -145,9 +143,7 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
       for (const id of ids) {
         let candidates = byId.get(id)!;
         if (cap !== '') {
-          candidates = candidates.filter((a) =>
-            a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)),
-          );
+          candidates = candidates.filter((a) => a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)));
         }
         if (candidates.length === 0) continue;
         // Newest release, else (pre-release-only agents stay discoverable) the newest pre-release.
@@ -175,9 +171,5 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
 
 function matchesText(agent: AgentVersion, q: string): boolean {
   const m = agent.manifest;
-  return (
-    m.id.toLowerCase().includes(q) ||
-    m.summary.toLowerCase().includes(q) ||
-    m.capabilities.some((c) => c.toLowerCase().includes(q))
-  );
+  return m.id.toLowerCase().includes(q) || m.summary.toLowerCase().includes(q) || m.capabilities.some((c) => c.toLowerCase().includes(q));
 }

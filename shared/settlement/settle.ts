@@ -87,12 +87,11 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
     const parentHold = hold.changed ? hold.parentHoldId : null;
     const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
     const agentManifest = agent?.manifest;
-    const downstream = call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
-      ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
-      : 0n;
-    const entry = own > 0n
-      ? await recordEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) })
-      : null;
+    const downstream =
+      call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
+        ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
+        : 0n;
+    const entry = own > 0n ? await recordEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) }) : null;
     const succeeded = outcome.kind === 'success';
     const durationMs = outcome.duration_ms;
     // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).

@@ -15,7 +15,7 @@ import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from
 import { parseManifest, type Manifest } from '../../shared/core/manifest/index.js';
 import { createAjv } from '../../shared/core/schema/ajv.js';
 
-import { MAX_BODY_BYTES, startAgentHost, type AgentHost, } from '../../agents/host.mjs';
+import { MAX_BODY_BYTES, startAgentHost, type AgentHost } from '../../agents/host.mjs';
 
 function manifest(agent: string): Manifest {
   const r = parseManifest(readFileSync(new URL(`../../agents/${agent}/holon.yaml`, import.meta.url), 'utf8'), 'yaml');
@@ -75,7 +75,11 @@ async function startFake(): Promise<void> {
       switch (fake.mode) {
         case 'ok':
           return json(200, {
-            id: 'msg_1', type: 'message', role: 'assistant', model: 'claude-haiku-4-5', stop_reason: 'end_turn',
+            id: 'msg_1',
+            type: 'message',
+            role: 'assistant',
+            model: 'claude-haiku-4-5',
+            stop_reason: 'end_turn',
             content: [{ type: 'text', text: '  A short summary.\n' }],
             usage: fake.usage,
           });
@@ -130,7 +134,9 @@ function firstText(result: CallToolResult): string {
 
 const MCP_HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
 const INITIALIZE = {
-  jsonrpc: '2.0', id: 1, method: 'initialize',
+  jsonrpc: '2.0',
+  id: 1,
+  method: 'initialize',
   params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
 };
 
@@ -171,7 +177,10 @@ describe('the host', () => {
     const { tools } = await client.listTools();
     expect(tools.map((t) => t.name).sort()).toEqual(['csv_profile', 'summarize']);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
-    for (const [name, m] of [['csv_profile', CSV], ['summarize', SUMMARIZE]] as const) {
+    for (const [name, m] of [
+      ['csv_profile', CSV],
+      ['summarize', SUMMARIZE],
+    ] as const) {
       const t = byName[name]!;
       expect(t.inputSchema).toEqual(m.interface.input);
       expect(t.description).toBe(m.summary);
@@ -300,7 +309,9 @@ describe('summarize', () => {
     fake.mode = 'error';
     const result = await call(client, 'summarize', { text: 'abc' });
     expect(result.isError).toBe(true);
-    expect(result.structuredContent).toEqual({ error: { code: 'upstream_error', message: 'the Anthropic API answered 500: api_error: Internal server error' } });
+    expect(result.structuredContent).toEqual({
+      error: { code: 'upstream_error', message: 'the Anthropic API answered 500: api_error: Internal server error' },
+    });
   });
 
   it('maps an answer that is not a message to upstream_error', async () => {
@@ -323,7 +334,9 @@ describe('summarize', () => {
     const text = 'word '.repeat(8000);
     const small = await call(client, 'summarize', { text, max_words: 100 }, { 'holon/max_cost': { amount: '0.01', currency: 'EUR' } });
     expect(small.isError).toBe(true);
-    expect(small.structuredContent).toEqual({ error: { code: 'over_budget', message: expect.stringMatching(/up to 0\.044 EUR, above the max_cost of 0\.01 EUR/) } });
+    expect(small.structuredContent).toEqual({
+      error: { code: 'over_budget', message: expect.stringMatching(/up to 0\.044 EUR, above the max_cost of 0\.01 EUR/) },
+    });
     expect(fake.requests).toHaveLength(0);
     expect(SUMMARIZE.interface.errors.over_budget?.billed).toBe(false);
 
@@ -423,7 +436,11 @@ export default async function run(input, ctx) {
 
   it('a declared error carries the units and quote reported with it', async () => {
     const r = await call(contract, 'contract', { mode: 'declared-with-units' });
-    expect(r).toMatchObject({ isError: true, structuredContent: { error: { code: 'partial', message: 'half done' } }, _meta: { 'holon/units': 1, 'holon/quote': '0.1' } });
+    expect(r).toMatchObject({
+      isError: true,
+      structuredContent: { error: { code: 'partial', message: 'half done' } },
+      _meta: { 'holon/units': 1, 'holon/quote': '0.1' },
+    });
   });
 
   it('passes an undeclared code through (the gateway never bills it), with a warning', async () => {

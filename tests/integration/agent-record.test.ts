@@ -52,8 +52,14 @@ function nearestRank(values: number[], p: number): number {
 }
 
 const EMPTY_WINDOW = {
-  runs: 0, successes: 0, success_rate: null, latency_ms: { p50: null, p95: null }, currency: null,
-  billed_total: '0.00', cost_per_successful_run: null, errors: {},
+  runs: 0,
+  successes: 0,
+  success_rate: null,
+  latency_ms: { p50: null, p95: null },
+  currency: null,
+  billed_total: '0.00',
+  cost_per_successful_run: null,
+  errors: {},
 };
 
 describe('the Agent Record from real calls', () => {
@@ -71,9 +77,13 @@ describe('the Agent Record from real calls', () => {
     expect(one.status).toBe(200);
     // 2 successes and 1 billed declared error (charge_on attempt) at 0.01: 0.03 for 2 successes = 0.015 each
     const window = {
-      runs: 5, successes: 2, success_rate: 0.4,
+      runs: 5,
+      successes: 2,
+      success_rate: 0.4,
       latency_ms: { p50: nearestRank(latencies, 0.5), p95: nearestRank(latencies, 0.95) },
-      currency: 'EUR', billed_total: '0.03', cost_per_successful_run: '0.015',
+      currency: 'EUR',
+      billed_total: '0.03',
+      cost_per_successful_run: '0.015',
       errors: { agent_error: 1, not_found: 1, partial: 1 },
     };
     expect(one.body.records).toEqual({
@@ -81,7 +91,12 @@ describe('the Agent Record from real calls', () => {
       agent: { last_30_days: window, all_time: window },
     });
     expect(one.body.record).toEqual({
-      runs: 5, successes: 2, success_rate: 0.4, latency_p50_ms: window.latency_ms.p50, cost_per_successful_run: '0.015', currency: 'EUR',
+      runs: 5,
+      successes: 2,
+      success_rate: 0.4,
+      latency_p50_ms: window.latency_ms.p50,
+      cost_per_successful_run: '0.015',
+      currency: 'EUR',
     });
     expect(one.body.versions).toEqual([{ version: '1.0.0', record: one.body.record, records: { last_30_days: window, all_time: window } }]);
     expect(one.body.data).toEqual({ attested: true, retention: 'none', region: null, training: false, subprocessors: null, note: NOTE });
@@ -94,7 +109,12 @@ describe('the Agent Record from real calls', () => {
     expect(byId.get('examples/echo-upper').record).toMatchObject({ runs: 2, successes: 2, success_rate: 1, cost_per_successful_run: '0.01', currency: 'EUR' });
     expect(byId.get('examples/echo-upper').record.latency_p50_ms).toEqual(expect.any(Number));
     expect(byId.get('examples/word-count').record).toEqual({
-      runs: 0, successes: 0, success_rate: null, latency_p50_ms: null, cost_per_successful_run: null, currency: null,
+      runs: 0,
+      successes: 0,
+      success_rate: null,
+      latency_p50_ms: null,
+      cost_per_successful_run: null,
+      currency: null,
     });
     for (const a of all.body.agents) expect(a.data).toMatchObject({ attested: true, note: NOTE });
 
@@ -122,7 +142,14 @@ describe('the Agent Record from known events', () => {
     // older than 30 days: latencies 1000..10000; 9 successes at 0.01, 1 agent_error
     const old: Event[] = [];
     for (let i = 0; i < 10; i++) {
-      old.push({ version: '1.0.0', status: i === 9 ? 'failed' : 'succeeded', code: i === 9 ? 'agent_error' : undefined, latency: (i + 1) * 1000, cost: i === 9 ? 0 : 10_000, daysAgo: 30.05 + i * 10 });
+      old.push({
+        version: '1.0.0',
+        status: i === 9 ? 'failed' : 'succeeded',
+        code: i === 9 ? 'agent_error' : undefined,
+        latency: (i + 1) * 1000,
+        cost: i === 9 ? 0 : 10_000,
+        daysAgo: 30.05 + i * 10,
+      });
     }
     // a version no longer listed, settled in USD long ago: counts for the agent as a whole only
     const unlisted: Event[] = [
@@ -138,23 +165,34 @@ describe('the Agent Record from known events', () => {
     const one = await g.get('/v0/agents/examples/word-count');
     expect(one.status).toBe(200);
     const last30 = {
-      runs: 10, successes: 7, success_rate: 0.7,
+      runs: 10,
+      successes: 7,
+      success_rate: 0.7,
       latency_ms: { p50: 50, p95: 100 }, // 5th and 10th of 10
-      currency: 'EUR', billed_total: '1.00',
+      currency: 'EUR',
+      billed_total: '1.00',
       cost_per_successful_run: '0.142858', // 1.00 / 7 = 0.142857142… rounded up
       errors: { over_budget: 2, timeout: 1 },
     };
     const versionAllTime = {
-      runs: 20, successes: 16, success_rate: 0.8,
+      runs: 20,
+      successes: 16,
+      success_rate: 0.8,
       latency_ms: { p50: 100, p95: 9000 }, // 10th and 19th of 20
-      currency: 'EUR', billed_total: '1.09', cost_per_successful_run: '0.068125', // 1.09 / 16, exact
+      currency: 'EUR',
+      billed_total: '1.09',
+      cost_per_successful_run: '0.068125', // 1.09 / 16, exact
       errors: { agent_error: 1, over_budget: 2, timeout: 1 },
     };
     const agentAllTime = {
-      runs: 23, successes: 18, success_rate: 0.7826,
+      runs: 23,
+      successes: 18,
+      success_rate: 0.7826,
       latency_ms: { p50: 90, p95: 9000 }, // 12th and 22nd of 7,7,7,10..100,1000..10000
       // most runs were settled in EUR: the money fields are in EUR; each currency on its own below
-      currency: 'EUR', billed_total: '1.09', cost_per_successful_run: '0.068125',
+      currency: 'EUR',
+      billed_total: '1.09',
+      cost_per_successful_run: '0.068125',
       errors: { agent_error: 2, over_budget: 2, timeout: 1 },
       by_currency: [
         { currency: 'EUR', runs: 20, successes: 16, billed_total: '1.09', cost_per_successful_run: '0.068125' },
@@ -166,7 +204,12 @@ describe('the Agent Record from known events', () => {
       agent: { last_30_days: last30, all_time: agentAllTime },
     });
     expect(one.body.record).toEqual({
-      runs: 20, successes: 16, success_rate: 0.8, latency_p50_ms: 100, cost_per_successful_run: '0.068125', currency: 'EUR',
+      runs: 20,
+      successes: 16,
+      success_rate: 0.8,
+      latency_p50_ms: 100,
+      cost_per_successful_run: '0.068125',
+      currency: 'EUR',
     });
     // only listed versions are listed
     expect(one.body.versions.map((v: { version: string }) => v.version)).toEqual(['1.0.0']);
@@ -184,8 +227,14 @@ describe('the Agent Record from known events', () => {
     expect(failing.body.records.version).toEqual({
       last_30_days: EMPTY_WINDOW,
       all_time: {
-        runs: 2, successes: 0, success_rate: 0, latency_ms: { p50: 3, p95: 5 }, currency: 'EUR',
-        billed_total: '0.00', cost_per_successful_run: null, errors: { unsupported_language: 2 },
+        runs: 2,
+        successes: 0,
+        success_rate: 0,
+        latency_ms: { p50: 3, p95: 5 },
+        currency: 'EUR',
+        billed_total: '0.00',
+        cost_per_successful_run: null,
+        errors: { unsupported_language: 2 },
       },
     });
     const untouched = await g.get('/v0/agents/examples/echo-upper');
@@ -286,21 +335,46 @@ describe('several versions, remote runtimes', () => {
 
     const latest = await g.get('/v0/agents/rec/multi');
     expect(latest.status).toBe(200);
-    expect(latest.body).toMatchObject({ id: 'rec/multi', version: '2.0.0', record: { runs: 2, successes: 2, cost_per_successful_run: '0.020001', currency: 'EUR' } });
+    expect(latest.body).toMatchObject({
+      id: 'rec/multi',
+      version: '2.0.0',
+      record: { runs: 2, successes: 2, cost_per_successful_run: '0.020001', currency: 'EUR' },
+    });
     expect(latest.body.records.version.last_30_days).toMatchObject({ runs: 1, successes: 1, billed_total: '0.02', cost_per_successful_run: '0.02' });
-    expect(latest.body.records.version.all_time).toMatchObject({ runs: 2, successes: 2, billed_total: '0.040001', cost_per_successful_run: '0.020001', errors: {} });
+    expect(latest.body.records.version.all_time).toMatchObject({
+      runs: 2,
+      successes: 2,
+      billed_total: '0.040001',
+      cost_per_successful_run: '0.020001',
+      errors: {},
+    });
     expect(latest.body.records.agent.last_30_days).toMatchObject({
-      runs: 4, successes: 3, success_rate: 0.75, billed_total: '0.06', cost_per_successful_run: '0.02', errors: { nope: 1 },
+      runs: 4,
+      successes: 3,
+      success_rate: 0.75,
+      billed_total: '0.06',
+      cost_per_successful_run: '0.02',
+      errors: { nope: 1 },
     });
     expect(latest.body.records.agent.all_time).toMatchObject({
-      runs: 5, successes: 4, success_rate: 0.8, billed_total: '0.080001', cost_per_successful_run: '0.020001', errors: { nope: 1 },
+      runs: 5,
+      successes: 4,
+      success_rate: 0.8,
+      billed_total: '0.080001',
+      cost_per_successful_run: '0.020001',
+      errors: { nope: 1 },
     });
     const versions = new Map<string, any>(latest.body.versions.map((v: any) => [v.version, v]));
     expect([...versions.keys()]).toEqual(['2.0.0', '1.1.0', '1.0.0']);
     expect(versions.get('2.0.0').records).toEqual(latest.body.records.version);
     expect(versions.get('1.1.0').records.all_time).toEqual(EMPTY_WINDOW);
     expect(versions.get('1.0.0').records.all_time).toMatchObject({
-      runs: 3, successes: 2, success_rate: 0.6667, billed_total: '0.04', cost_per_successful_run: '0.02', errors: { nope: 1 },
+      runs: 3,
+      successes: 2,
+      success_rate: 0.6667,
+      billed_total: '0.04',
+      cost_per_successful_run: '0.02',
+      errors: { nope: 1 },
     });
     expect(versions.get('1.0.0').record).toMatchObject({ runs: 3, successes: 2, success_rate: 0.6667, cost_per_successful_run: '0.02' });
 

@@ -80,7 +80,10 @@ describe('approvals', () => {
     const id = held.body.approval.id;
     const row = await g.db.knex('approvals').where({ id }).first('created_at', 'expires_at');
     expect(new Date(row.expires_at).getTime() - new Date(row.created_at).getTime()).toBeGreaterThanOrEqual(7 * 24 * 3600 * 1000 - 5000);
-    await g.db.knex('approvals').where({ id }).update({ expires_at: new Date(Date.now() - 1000) });
+    await g.db
+      .knex('approvals')
+      .where({ id })
+      .update({ expires_at: new Date(Date.now() - 1000) });
     expect((await g.get(`/v0/approvals/${id}`)).body).toMatchObject({ status: 'expired' });
     expect(await storedInput(g, id)).toBeNull();
     expect((await g.post(`/v0/approvals/${id}`, {})).status).toBe(409);
@@ -115,7 +118,8 @@ describe('approvals', () => {
     const held = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
     expect(held.status).toBe(202);
     // the budget is spent meanwhile: 0.49 left, the held call's worst case is 0.50
-    for (let i = 0; i < 6; i++) expect((await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } })).status).toBe(200);
+    for (let i = 0; i < 6; i++)
+      expect((await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } })).status).toBe(200);
     const r = await g.post(`/v0/approvals/${held.body.approval.id}`, {});
     expect(r.status).toBe(403);
     expect(r.body.receipt.reasons[0]).toMatch(/worst case is 0.50/);

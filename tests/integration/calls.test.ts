@@ -23,16 +23,26 @@ describe('a paid call, end to end', () => {
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ text: 'HI' });
     expect(r.body.receipt).toMatchObject({
-      status: 'succeeded', billed: true, agent: 'examples/echo-upper@1.0.0', payer: 'alice', worst_case: '0.01',
+      status: 'succeeded',
+      billed: true,
+      agent: 'examples/echo-upper@1.0.0',
+      payer: 'alice',
+      worst_case: '0.01',
       cost: { own: '0.01', downstream: '0.00', total: '0.01' },
-      splits: [{ to: 'holon', amount: '0.001' }, { to: 'examples', amount: '0.009' }],
+      splits: [
+        { to: 'holon', amount: '0.001' },
+        { to: 'examples', amount: '0.009' },
+      ],
     });
     expect(await balance(g, 'alice')).toBe(4_990_000n);
     expect(await budget(g)).toEqual({ currency: 'EUR', total: '5.00', spent: '0.01', reserved: '0.00', remaining: '4.99' });
     const event = await g.db.knex('call_events').where({ call_id: r.body.receipt.id }).first();
     expect(event).toMatchObject({ agent_id: 'examples/echo-upper', agent_version: '1.0.0', status: 'succeeded', delegated: false });
     expect(BigInt(event.cost)).toBe(10_000n);
-    const entry = await g.db.knex('journal_entries').where({ key: `settle:${r.body.receipt.id}` }).first();
+    const entry = await g.db
+      .knex('journal_entries')
+      .where({ key: `settle:${r.body.receipt.id}` })
+      .first();
     expect(entry).toBeDefined();
     // the receipt is readable on its own, and never holds the input or the output
     const again = await g.get(`/v0/receipts/${r.body.receipt.id}`);
@@ -116,7 +126,12 @@ describe('a paid call, end to end', () => {
 
     test('the agent receives the cap and may refuse with over_budget, unbilled', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 40, mode: 'over_budget_check' }, max_cost: '0.20' });
+      const r = await g.post('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'fixtures/units',
+        input: { units: 40, mode: 'over_budget_check' },
+        max_cost: '0.20',
+      });
       expect(r.status).toBe(502);
       expect(r.body.receipt).toMatchObject({ error: 'over_budget', billed: false });
     });
@@ -275,7 +290,11 @@ describe('a paid call, end to end', () => {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       const port = (server.address() as { port: number }).port;
       try {
-        const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'cb' }, callback_url: `http://127.0.0.1:${port}/hook` }, { prefer: 'respond-async' });
+        const r = await g.post(
+          '/v0/calls',
+          { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'cb' }, callback_url: `http://127.0.0.1:${port}/hook` },
+          { prefer: 'respond-async' },
+        );
         expect(r.status).toBe(202);
         for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((res) => setTimeout(res, 50));
         expect(received).toHaveLength(1);

@@ -46,11 +46,20 @@ describe('cancelling calls', () => {
       let runner: RunningGateway | undefined;
       try {
         runner = await startGateway(['runner'], {
-          databaseUrl: g.db.url!, redisUrl: g.redisUrl, redisPrefix: g.redisPrefix, registryDirs: TEST_REGISTRY, registryExplicit: true, logLevel: 'warn',
+          databaseUrl: g.db.url!,
+          redisUrl: g.redisUrl,
+          redisPrefix: g.redisPrefix,
+          registryDirs: TEST_REGISTRY,
+          registryExplicit: true,
+          logLevel: 'warn',
         });
         await g.mandate({});
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-cancel-')), 'patient.log');
-        const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/patient', input: { file, ms: 20_000 } }, { prefer: 'respond-async' });
+        const queued = await g.post(
+          '/v0/calls',
+          { mandate: 'alice/test', agent: 'fixtures/patient', input: { file, ms: 20_000 } },
+          { prefer: 'respond-async' },
+        );
         const id = queued.body.call.id;
         const until = Date.now() + 10_000;
         // Running, and the agent has started (a cancel before that means the agent is never invoked at all).

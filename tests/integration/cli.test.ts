@@ -41,7 +41,10 @@ describe('holon validate', () => {
   it('--json gives a machine-readable report', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-cli-'));
     const file = path.join(dir, 'holon.yaml');
-    await writeFile(file, 'id: lena/x\nversion: 1.0\nsummary: s\ncapabilities: [a.b]\nlicense: MIT\ninterface: {input: {}, output: {}}\npricing: {model: per_run, currency: EUR, amount: 0.5}\nruntime: {kind: node}\n');
+    await writeFile(
+      file,
+      'id: lena/x\nversion: 1.0\nsummary: s\ncapabilities: [a.b]\nlicense: MIT\ninterface: {input: {}, output: {}}\npricing: {model: per_run, currency: EUR, amount: 0.5}\nruntime: {kind: node}\n',
+    );
     const r = await holon('validate', file, '--json');
     expect(r.code).toBe(1);
     const report = JSON.parse(r.stdout);
@@ -69,13 +72,17 @@ describe('holon validate', () => {
   });
 });
 
-describe('holon serve on the embedded defaults (the README\'s first command)', () => {
+describe("holon serve on the embedded defaults (the README's first command)", () => {
   it('creates its data directory, serves a paid call (REST, and MCP both ways), and stops cleanly on SIGTERM', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-serve-'));
     const env = { ...process.env, LOG_LEVEL: 'info' } as NodeJS.ProcessEnv;
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
-    const child = spawn(process.execPath, [path.join(ROOT, 'bin/holon.mjs'), 'serve', '--port', '0', '--db', path.join(dir, 'not', 'yet', 'db'), '--mandates', 'examples/mandates'], { cwd: ROOT, env });
+    const child = spawn(
+      process.execPath,
+      [path.join(ROOT, 'bin/holon.mjs'), 'serve', '--port', '0', '--db', path.join(dir, 'not', 'yet', 'db'), '--mandates', 'examples/mandates'],
+      { cwd: ROOT, env },
+    );
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
@@ -107,9 +114,8 @@ describe('holon serve on the embedded defaults (the README\'s first command)', (
         await client.close();
       }
     } finally {
-      const exited = child.exitCode !== null
-        ? Promise.resolve(child.exitCode)
-        : new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+      const exited =
+        child.exitCode !== null ? Promise.resolve(child.exitCode) : new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     }

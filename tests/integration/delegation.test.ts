@@ -15,7 +15,15 @@ const MANDATE = {
 
 const micros = (s: string) => BigInt(Math.round(Number(s) * 1e6));
 
-interface Tree { id: string; cost: { own: string; downstream: string; total: string }; children: Tree[]; billed: boolean; status: string; agent: string; sub_mandate: string | null }
+interface Tree {
+  id: string;
+  cost: { own: string; downstream: string; total: string };
+  children: Tree[];
+  billed: boolean;
+  status: string;
+  agent: string;
+  sub_mandate: string | null;
+}
 
 function checkTree(t: Tree): void {
   expect(micros(t.cost.total)).toBe(micros(t.cost.own) + micros(t.cost.downstream));
@@ -75,7 +83,9 @@ describe('delegation', () => {
 
   test('concurrent ctx.calls race for the cap: exactly what the cap allows is paid', async ({ gateway: g }) => {
     await g.mandate(MANDATE);
-    const runs = await Promise.all([0, 1, 2].map(() => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12, parallel: true } })));
+    const runs = await Promise.all(
+      [0, 1, 2].map(() => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12, parallel: true } })),
+    );
     for (const r of runs) {
       expect(r.status).toBe(200);
       expect(r.body.output).toEqual({ ok: 5, refused: 7 });
@@ -158,11 +168,12 @@ describe('delegation by remote agents', () => {
       req.on('data', (c) => (body += c));
       req.on('end', async () => {
         seenToken = String(req.headers['x-holon-delegation'] ?? '');
-        const post = (payload: unknown) => fetch(`${gatewayUrl}/v0/calls`, {
-          method: 'POST',
-          headers: { 'content-type': 'application/json', 'x-holon-delegation': seenToken },
-          body: JSON.stringify(payload),
-        }).then(async (r) => ({ status: r.status, body: await r.json() }));
+        const post = (payload: unknown) =>
+          fetch(`${gatewayUrl}/v0/calls`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json', 'x-holon-delegation': seenToken },
+            body: JSON.stringify(payload),
+          }).then(async (r) => ({ status: r.status, body: await r.json() }));
         const child = await post({ agent: 'examples/echo-upper', input: { text: JSON.parse(body).text } });
         const outside = await post({ agent: 'fixtures/fork', input: { text: 'no' } });
         res.writeHead(200, { 'content-type': 'application/json' });
@@ -173,14 +184,22 @@ describe('delegation by remote agents', () => {
     const port = (server.address() as { port: number }).port;
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-remote-deleg-'));
     await mkdir(path.join(dir, 'hook'));
-    await writeFile(path.join(dir, 'hook', 'holon.yaml'), [
-      'id: hooks/orchestrator', 'version: 1.0.0', 'summary: a webhook that hires', 'capabilities: [test.hook]', 'license: MIT',
-      'interface: { input: { type: object }, output: { type: object } }',
-      'pricing: { model: per_run, currency: EUR, amount: "0.02" }',
-      'calls: [{ agent: "examples/echo-upper", max_cost: "0.01" }]',
-      'downstream: { mode: passthrough, cap: "0.01" }',
-      `runtime: { kind: webhook, endpoint: "http://127.0.0.1:${port}/", limits: { timeout_s: 10 } }`, '',
-    ].join('\n'));
+    await writeFile(
+      path.join(dir, 'hook', 'holon.yaml'),
+      [
+        'id: hooks/orchestrator',
+        'version: 1.0.0',
+        'summary: a webhook that hires',
+        'capabilities: [test.hook]',
+        'license: MIT',
+        'interface: { input: { type: object }, output: { type: object } }',
+        'pricing: { model: per_run, currency: EUR, amount: "0.02" }',
+        'calls: [{ agent: "examples/echo-upper", max_cost: "0.01" }]',
+        'downstream: { mode: passthrough, cap: "0.01" }',
+        `runtime: { kind: webhook, endpoint: "http://127.0.0.1:${port}/", limits: { timeout_s: 10 } }`,
+        '',
+      ].join('\n'),
+    );
     const g = await startTestGateway({ config: { registryDirs: ['examples', 'tests/fixtures/registry', dir] } });
     gatewayUrl = g.url;
     try {
@@ -233,7 +252,13 @@ describe('the examples', () => {
     expect(tree.cost).toEqual({ own: '0.10', downstream: '0.0061', total: '0.1061' });
     expect(await alice(g)).toBe(5_000_000n - 106_100n);
     // the included orchestrator: its author needs money of its own to hire
-    await g.post('/v0/mandates', { id: 'examples/house', issuer: 'examples', grantee: 'examples/digest', allow: { agents: ['examples/*'] }, budget: { total: '1.00', currency: 'EUR' } });
+    await g.post('/v0/mandates', {
+      id: 'examples/house',
+      issuer: 'examples',
+      grantee: 'examples/digest',
+      allow: { agents: ['examples/*'] },
+      budget: { total: '1.00', currency: 'EUR' },
+    });
     const d = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-digest', input: { text: 'invoice 42' } });
     expect(d.status).toBe(200);
     expect(d.body.output).toEqual({ digest: 'INVOICE 42' });

@@ -37,18 +37,29 @@ describe('sign-up and keys', () => {
         account: { handle: 'bob', email: 'bob@example.test' },
         balance: { currency: 'EUR', amount: '5.00' },
         mandate: { mandate: { id: 'bob/sandbox', issuer: 'bob', grantee: 'bob/assistant' }, budget: { total: '5.00', remaining: '5.00' } },
-        keys: { human: { kind: 'human', key: expect.stringMatching(/^hlk_h_[A-Za-z0-9]{8}_[A-Za-z0-9]{40}$/) }, agent: { kind: 'agent', mandate: 'bob/sandbox', ask_in_client: true } },
+        keys: {
+          human: { kind: 'human', key: expect.stringMatching(/^hlk_h_[A-Za-z0-9]{8}_[A-Za-z0-9]{40}$/) },
+          agent: { kind: 'agent', mandate: 'bob/sandbox', ask_in_client: true },
+        },
       });
       const bob: Account = { handle: 'bob', human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent.key };
 
       // The sandbox agent key calls without naming a mandate, and pays from the demo credit.
-      const sandboxCall = await send(g.url, 'POST', '/v0/calls', { key: bob.sandboxAgent, body: { agent: 'holon-labs/csv-profile', input: { csv: 'a,b\n1,x\n' } } });
+      const sandboxCall = await send(g.url, 'POST', '/v0/calls', {
+        key: bob.sandboxAgent,
+        body: { agent: 'holon-labs/csv-profile', input: { csv: 'a,b\n1,x\n' } },
+      });
       expect(sandboxCall.status).toBe(200);
       expect(sandboxCall.body).toMatchObject({ output: { rows: 1 }, receipt: { mandate: 'bob/sandbox', billed: true, cost: { total: '0.002' } } });
       expect((await send(g.url, 'GET', '/v0/mandates/bob/sandbox', { key: bob.sandboxAgent })).body.budget).toMatchObject({ spent: '0.002', reserved: '0.00' });
 
       const meHuman = await send(g.url, 'GET', '/v0/me', { key: bob.human });
-      expect(meHuman.body).toMatchObject({ kind: 'human', account: { handle: 'bob' }, balances: [{ currency: 'EUR', balance: '4.998' }], mandates: [{ id: 'bob/sandbox' }] });
+      expect(meHuman.body).toMatchObject({
+        kind: 'human',
+        account: { handle: 'bob' },
+        balances: [{ currency: 'EUR', balance: '4.998' }],
+        mandates: [{ id: 'bob/sandbox' }],
+      });
       expect(meHuman.body.keys.map((k: any) => k.kind).sort()).toEqual(['agent', 'human']);
       expect(JSON.stringify(meHuman.body)).not.toContain(bob.human);
       const meAgent = await send(g.url, 'GET', '/v0/me', { key: bob.sandboxAgent });
@@ -71,11 +82,20 @@ describe('sign-up and keys', () => {
       // Hosted mandates: in the caller's namespace, issuer forced, EUR, the platform's rates.
       const bad = await send(g.url, 'POST', '/v0/mandates', {
         key: bob.human,
-        body: { id: 'carol/x', issuer: 'carol', grantee: 'carol/a', allow: { agents: ['examples/*'] }, budget: { total: '1.00', currency: 'USD', fx: { USD: '100' } } },
+        body: {
+          id: 'carol/x',
+          issuer: 'carol',
+          grantee: 'carol/a',
+          allow: { agents: ['examples/*'] },
+          budget: { total: '1.00', currency: 'USD', fx: { USD: '100' } },
+        },
       });
       expect(bad.status).toBe(400);
       expect(bad.body.error.problems.map((p: any) => p.path).sort()).toEqual(['$.budget.currency', '$.budget.fx', '$.grantee', '$.id', '$.issuer']);
-      const dup = await send(g.url, 'POST', '/v0/mandates', { key: bob.human, body: { id: 'work', grantee: 'bob/assistant', allow: { agents: ['examples/*'] }, budget: { total: '1.00' } } });
+      const dup = await send(g.url, 'POST', '/v0/mandates', {
+        key: bob.human,
+        body: { id: 'work', grantee: 'bob/assistant', allow: { agents: ['examples/*'] }, budget: { total: '1.00' } },
+      });
       expect(dup.status).toBe(409);
       const list = await send(g.url, 'GET', '/v0/mandates', { key: bob.human });
       expect(list.body.mandates.map((m: any) => m.mandate.id).sort()).toEqual(['bob/sandbox', 'bob/work']);
@@ -83,7 +103,7 @@ describe('sign-up and keys', () => {
     }
   }
 
-  test('handles and emails: GitHub rules in lower case; reserved, authors\' namespaces, taken and malformed ones refused', async () => {
+  test("handles and emails: GitHub rules in lower case; reserved, authors' namespaces, taken and malformed ones refused", async () => {
     await useAudited(await startHostedGateway({ rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100 } }), async (g) => {
       await signUp(g.url, 'alice');
       const cases: Array<[unknown, number, string]> = [
@@ -120,14 +140,18 @@ describe('sign-up and keys', () => {
       const work = await workMandate(g.url, a);
       await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } });
       const secrets = [a.human, a.sandboxAgent, work.agent].map((k) => k.slice(15));
-      const columns = await g.db.knex('information_schema.columns')
+      const columns = await g.db
+        .knex('information_schema.columns')
         .where({ table_schema: 'public' })
         .whereIn('data_type', ['text', 'character varying', 'jsonb', 'json'])
         .select('table_name', 'column_name');
       expect(columns.length).toBeGreaterThan(20);
       for (const { table_name: table, column_name: column } of columns) {
         for (const secret of secrets) {
-          const hit = await g.db.knex(table).whereRaw('??::text LIKE ?', [column, `%${secret}%`]).count<{ count: bigint }[]>('* as count');
+          const hit = await g.db
+            .knex(table)
+            .whereRaw('??::text LIKE ?', [column, `%${secret}%`])
+            .count<{ count: bigint }[]>('* as count');
           expect(Number(hit[0]!.count), `${table}.${column}`).toBe(0);
         }
       }
@@ -155,7 +179,10 @@ describe('sign-up and keys', () => {
         expect((await send(g.url, 'DELETE', `/v0/keys/${bobKey}`, { key: a.human })).status).toBe(404);
         expect((await send(g.url, 'GET', '/v0/me', { key: b.human })).status).toBe(200);
 
-        await g.db.knex('api_keys').where({ account: 'alice', kind: 'human' }).update({ expires_at: new Date(Date.now() - 1000) });
+        await g.db
+          .knex('api_keys')
+          .where({ account: 'alice', kind: 'human' })
+          .update({ expires_at: new Date(Date.now() - 1000) });
         for (const base of [g.url, other.url]) expect((await send(base, 'GET', '/v0/me', { key: a.human })).status).toBe(401);
         expect((await send(g.url, 'GET', '/v0/me', { key: a.sandboxAgent })).status).toBe(200);
         await g.db.knex('accounts').where({ handle: 'alice' }).update({ disabled_at: new Date() });
@@ -199,25 +226,101 @@ describe('scoping: every principal × every resource route', () => {
     { name: 'GET call', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/calls/${f.receipt}` }) },
     { name: 'GET approval', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/approvals/${f.approval}` }) },
     // The owner's human passes the scope and then fails the body check: deciding is theirs, and nothing is decided.
-    { name: 'POST approval', kinds: ['human'], scoped: true, ok: 400, request: (f) => ({ method: 'POST', path: `/v0/approvals/${f.approval}`, body: { run: 'maybe' } }) },
-    { name: 'GET receipts of mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/receipts?mandate=${f.mandate}` }) },
-    { name: 'GET approvals of mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/approvals?mandate=${f.mandate}` }) },
-    { name: 'GET catalogue under mandate', kinds: ['none', 'admin', 'human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/agents?capability=text.upper&mandate=${f.mandate}` }) },
-    { name: 'POST call under mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'POST', path: '/v0/calls', body: { mandate: f.mandate, agent: 'examples/echo-upper', input: { text: 'x' } } }) },
-    { name: 'POST key for mandate', kinds: ['human'], scoped: true, ok: 201, request: (f) => ({ method: 'POST', path: '/v0/keys', body: { mandate: f.mandate } }) },
-    { name: 'GET catalogue', kinds: ['none', 'admin', 'human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/agents?q=echo' }) },
-    { name: 'GET one agent', kinds: ['none', 'admin', 'human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/agents/examples/echo-upper' }) },
+    {
+      name: 'POST approval',
+      kinds: ['human'],
+      scoped: true,
+      ok: 400,
+      request: (f) => ({ method: 'POST', path: `/v0/approvals/${f.approval}`, body: { run: 'maybe' } }),
+    },
+    {
+      name: 'GET receipts of mandate',
+      kinds: ['human', 'agent'],
+      scoped: true,
+      ok: 200,
+      request: (f) => ({ method: 'GET', path: `/v0/receipts?mandate=${f.mandate}` }),
+    },
+    {
+      name: 'GET approvals of mandate',
+      kinds: ['human', 'agent'],
+      scoped: true,
+      ok: 200,
+      request: (f) => ({ method: 'GET', path: `/v0/approvals?mandate=${f.mandate}` }),
+    },
+    {
+      name: 'GET catalogue under mandate',
+      kinds: ['none', 'admin', 'human', 'agent'],
+      scoped: true,
+      ok: 200,
+      request: (f) => ({ method: 'GET', path: `/v0/agents?capability=text.upper&mandate=${f.mandate}` }),
+    },
+    {
+      name: 'POST call under mandate',
+      kinds: ['human', 'agent'],
+      scoped: true,
+      ok: 200,
+      request: (f) => ({ method: 'POST', path: '/v0/calls', body: { mandate: f.mandate, agent: 'examples/echo-upper', input: { text: 'x' } } }),
+    },
+    {
+      name: 'POST key for mandate',
+      kinds: ['human'],
+      scoped: true,
+      ok: 201,
+      request: (f) => ({ method: 'POST', path: '/v0/keys', body: { mandate: f.mandate } }),
+    },
+    {
+      name: 'GET catalogue',
+      kinds: ['none', 'admin', 'human', 'agent'],
+      scoped: false,
+      ok: 200,
+      request: () => ({ method: 'GET', path: '/v0/agents?q=echo' }),
+    },
+    {
+      name: 'GET one agent',
+      kinds: ['none', 'admin', 'human', 'agent'],
+      scoped: false,
+      ok: 200,
+      request: () => ({ method: 'GET', path: '/v0/agents/examples/echo-upper' }),
+    },
     { name: 'GET me', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/me' }) },
     { name: 'GET balances', kinds: ['admin', 'human'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/accounts' }) },
     { name: 'GET receipts', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/receipts' }) },
     { name: 'GET approvals', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/approvals' }) },
     { name: 'GET mandates', kinds: ['human'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/mandates' }) },
     {
-      name: 'POST mandate', kinds: ['human'], scoped: false, ok: 201,
-      request: (_f, who) => ({ method: 'POST', path: '/v0/mandates', body: { id: `m-${Math.random().toString(36).slice(2, 10)}`, grantee: `${who.startsWith('owner') ? 'owner' : 'other'}/assistant`, allow: { agents: ['examples/*'] }, budget: { total: '0.10' } } }),
+      name: 'POST mandate',
+      kinds: ['human'],
+      scoped: false,
+      ok: 201,
+      request: (_f, who) => ({
+        method: 'POST',
+        path: '/v0/mandates',
+        body: {
+          id: `m-${Math.random().toString(36).slice(2, 10)}`,
+          grantee: `${who.startsWith('owner') ? 'owner' : 'other'}/assistant`,
+          allow: { agents: ['examples/*'] },
+          budget: { total: '0.10' },
+        },
+      }),
     },
-    { name: 'POST admin credit', kinds: ['admin'], scoped: false, ok: 201, request: () => ({ method: 'POST', path: '/v0/admin/credit', body: { account: 'owner', amount: '0.01' } }) },
-    { name: 'POST signup', kinds: ['none', 'admin', 'human', 'agent'], scoped: false, ok: 201, request: () => ({ method: 'POST', path: '/v0/signup', body: { handle: `u${Math.random().toString(36).slice(2, 10)}`, email: `${Math.random().toString(36).slice(2)}@example.test` } }) },
+    {
+      name: 'POST admin credit',
+      kinds: ['admin'],
+      scoped: false,
+      ok: 201,
+      request: () => ({ method: 'POST', path: '/v0/admin/credit', body: { account: 'owner', amount: '0.01' } }),
+    },
+    {
+      name: 'POST signup',
+      kinds: ['none', 'admin', 'human', 'agent'],
+      scoped: false,
+      ok: 201,
+      request: () => ({
+        method: 'POST',
+        path: '/v0/signup',
+        body: { handle: `u${Math.random().toString(36).slice(2, 10)}`, email: `${Math.random().toString(36).slice(2)}@example.test` },
+      }),
+    },
   ];
 
   function expected(route: Route, who: Who): number {
@@ -233,14 +336,22 @@ describe('scoping: every principal × every resource route', () => {
       const other = await signUp(g.url, 'other');
       const ownerWork = await workMandate(g.url, owner, { approval: { agents: ['examples/word-count'] } });
       const otherWork = await workMandate(g.url, other);
-      const receipt = (await send(g.url, 'POST', '/v0/calls', { key: ownerWork.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } })).body.receipt.id;
+      const receipt = (await send(g.url, 'POST', '/v0/calls', { key: ownerWork.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } })).body
+        .receipt.id;
       const held = await send(g.url, 'POST', '/v0/calls', { key: ownerWork.agent, body: { agent: 'examples/word-count', input: { text: 'a b' } } });
       expect(held.status).toBe(202);
       const f: Fixture = {
         mandate: ownerWork.mandate,
         receipt,
         approval: held.body.approval.id,
-        keys: { none: undefined, admin: ADMIN_KEY, 'owner-human': owner.human, 'owner-agent': ownerWork.agent, 'other-human': other.human, 'other-agent': otherWork.agent },
+        keys: {
+          none: undefined,
+          admin: ADMIN_KEY,
+          'owner-human': owner.human,
+          'owner-agent': ownerWork.agent,
+          'other-human': other.human,
+          'other-agent': otherWork.agent,
+        },
       };
       const mismatches: string[] = [];
       let checked = 0;
@@ -249,7 +360,8 @@ describe('scoping: every principal × every resource route', () => {
           const { method, path: p, body } = route.request(f, who);
           const r: Reply = await send(g.url, method, p, { ...(f.keys[who] ? { key: f.keys[who] } : {}), ...(body !== undefined ? { body } : {}) });
           checked++;
-          if (r.status !== expected(route, who)) mismatches.push(`${route.name} as ${who}: ${r.status} (expected ${expected(route, who)}) ${JSON.stringify(r.body).slice(0, 160)}`);
+          if (r.status !== expected(route, who))
+            mismatches.push(`${route.name} as ${who}: ${r.status} (expected ${expected(route, who)}) ${JSON.stringify(r.body).slice(0, 160)}`);
         }
       }
       expect(mismatches).toEqual([]);
@@ -272,7 +384,12 @@ describe('scoping: every principal × every resource route', () => {
   test('/mcp takes an agent key only, and runs under its mandate', async () => {
     await useAudited(await startHostedGateway(), async (g) => {
       const a = await signUp(g.url, 'alice');
-      const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } };
+      const init = {
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+      };
       const headers = { accept: 'application/json, text/event-stream' };
       expect((await send(g.url, 'POST', '/mcp', { body: init, headers })).status).toBe(401);
       expect((await send(g.url, 'POST', '/mcp', { body: init, headers, key: a.human })).status).toBe(403);
@@ -283,12 +400,18 @@ describe('scoping: every principal × every resource route', () => {
       // Another key cannot use the session.
       const b = await signUp(g.url, 'bob');
       const list = { jsonrpc: '2.0', id: 2, method: 'tools/list' };
-      const stolen = await send(g.url, 'POST', '/mcp', { body: list, headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, key: b.sandboxAgent });
+      const stolen = await send(g.url, 'POST', '/mcp', {
+        body: list,
+        headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' },
+        key: b.sandboxAgent,
+      });
       expect(stolen.status).toBe(404);
 
       // The SDK's client with the agent key, as `claude mcp add --header "Authorization: Bearer hlk_a_…"` connects.
       const client = new Client({ name: 'hosted-test', version: '1.0.0' });
-      await client.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.sandboxAgent}` } } }));
+      await client.connect(
+        new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${b.sandboxAgent}` } } }),
+      );
       try {
         const budget = await client.callTool({ name: 'get_budget', arguments: {} });
         expect(budget.structuredContent).toMatchObject({ mandate: 'bob/sandbox', total: '5.00' });
@@ -315,7 +438,9 @@ describe('idempotent calls', () => {
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-idem-')), 'runs.log');
         const body = { agent: 'fixtures/counter', input: { file, ms: 1500 } };
         const headers = { 'idempotency-key': 'order-42' };
-        const replies = await Promise.all(Array.from({ length: 20 }, (_, i) => send(i % 2 ? other.url : g.url, 'POST', '/v0/calls', { key: work.agent, body, headers })));
+        const replies = await Promise.all(
+          Array.from({ length: 20 }, (_, i) => send(i % 2 ? other.url : g.url, 'POST', '/v0/calls', { key: work.agent, body, headers })),
+        );
         // One request ran the call; each of the others was told it is running (409) or, arriving after it ended,
         // got the replay. The agent ran once.
         const ran = replies.filter((r) => r.status === 200 && r.body.replayed === undefined);
@@ -345,15 +470,42 @@ describe('idempotent calls', () => {
         expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(2);
 
         // A refused request replays its refusal; a request that failed before any call frees the key.
-        const denied = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'holon-labs/csv-profile', input: {} }, headers: { 'idempotency-key': 'k2' } });
-        const deniedAgain = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'holon-labs/csv-profile', input: {} }, headers: { 'idempotency-key': 'k2' } });
+        const denied = await send(g.url, 'POST', '/v0/calls', {
+          key: work.agent,
+          body: { agent: 'holon-labs/csv-profile', input: {} },
+          headers: { 'idempotency-key': 'k2' },
+        });
+        const deniedAgain = await send(g.url, 'POST', '/v0/calls', {
+          key: work.agent,
+          body: { agent: 'holon-labs/csv-profile', input: {} },
+          headers: { 'idempotency-key': 'k2' },
+        });
         expect(denied.status).toBe(404);
-        expect(deniedAgain).toMatchObject({ status: 404, body: { replayed: true, status: 'denied', error: { code: denied.body.error.code }, receipt: { id: denied.body.receipt.id } } });
-        const malformed = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper' }, headers: { 'idempotency-key': 'k3' } });
+        expect(deniedAgain).toMatchObject({
+          status: 404,
+          body: { replayed: true, status: 'denied', error: { code: denied.body.error.code }, receipt: { id: denied.body.receipt.id } },
+        });
+        const malformed = await send(g.url, 'POST', '/v0/calls', {
+          key: work.agent,
+          body: { agent: 'examples/echo-upper' },
+          headers: { 'idempotency-key': 'k3' },
+        });
         expect(malformed.status).toBe(400);
-        const fixed = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'ok' } }, headers: { 'idempotency-key': 'k3' } });
+        const fixed = await send(g.url, 'POST', '/v0/calls', {
+          key: work.agent,
+          body: { agent: 'examples/echo-upper', input: { text: 'ok' } },
+          headers: { 'idempotency-key': 'k3' },
+        });
         expect(fixed.status).toBe(200);
-        expect((await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'ok' } }, headers: { 'idempotency-key': 'x'.repeat(300) } })).status).toBe(400);
+        expect(
+          (
+            await send(g.url, 'POST', '/v0/calls', {
+              key: work.agent,
+              body: { agent: 'examples/echo-upper', input: { text: 'ok' } },
+              headers: { 'idempotency-key': 'x'.repeat(300) },
+            })
+          ).status,
+        ).toBe(400);
       } finally {
         await other.stop();
       }
@@ -372,7 +524,8 @@ describe('rate limits', () => {
         const proxied = (client: string, forged = '6.6.6.6') => ({ 'x-forwarded-for': `${forged}, ${client}` });
         // Five from 9.9.9.9 (the address the proxy appended), alternating processes and forging the first entry.
         const replies: Reply[] = [];
-        for (let i = 0; i < 6; i++) replies.push(await send(i % 2 ? other.url : g.url, 'GET', '/v0/agents?q=echo', { headers: proxied('9.9.9.9', `1.2.3.${i}`) }));
+        for (let i = 0; i < 6; i++)
+          replies.push(await send(i % 2 ? other.url : g.url, 'GET', '/v0/agents?q=echo', { headers: proxied('9.9.9.9', `1.2.3.${i}`) }));
         expect(replies.map((r) => r.status)).toEqual([200, 200, 200, 200, 200, 429]);
         const refused = replies[5]!;
         expect(refused.body.error.code).toBe('rate_limited');
@@ -399,7 +552,7 @@ describe('rate limits', () => {
 });
 
 describe('platform rules', () => {
-  test('the admin key tops up credit but never calls under a user\'s mandate nor decides approvals', async () => {
+  test("the admin key tops up credit but never calls under a user's mandate nor decides approvals", async () => {
     await useAudited(await startHostedGateway(), async (g) => {
       const a = await signUp(g.url, 'alice');
       const work = await workMandate(g.url, a, { approval: { agents: ['examples/echo-upper'] } });
@@ -407,7 +560,10 @@ describe('platform rules', () => {
       expect(held.status).toBe(202);
       expect((await send(g.url, 'POST', `/v0/approvals/${held.body.approval.id}`, { key: ADMIN_KEY, body: {} })).status).toBe(403);
       expect((await send(g.url, 'POST', `/v0/approvals/${held.body.approval.id}`, { key: work.agent, body: {} })).status).toBe(403);
-      expect((await send(g.url, 'POST', '/v0/calls', { key: ADMIN_KEY, body: { mandate: work.mandate, agent: 'examples/echo-upper', input: { text: 'x' } } })).status).toBe(403);
+      expect(
+        (await send(g.url, 'POST', '/v0/calls', { key: ADMIN_KEY, body: { mandate: work.mandate, agent: 'examples/echo-upper', input: { text: 'x' } } }))
+          .status,
+      ).toBe(403);
       const credit = await send(g.url, 'POST', '/v0/admin/credit', { key: ADMIN_KEY, body: { account: 'alice', amount: '2.00' } });
       expect(credit.status).toBe(201);
       const ran = await send(g.url, 'POST', `/v0/approvals/${held.body.approval.id}`, { key: a.human, body: {} });
@@ -419,12 +575,18 @@ describe('platform rules', () => {
 
       // Callbacks never reach private addresses: refused at submission, and the delivery's every connection is checked.
       let hits = 0;
-      const receiver = createServer((_req, res) => { hits++; res.end('ok'); });
+      const receiver = createServer((_req, res) => {
+        hits++;
+        res.end('ok');
+      });
       await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
       try {
         const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
         for (const url of [hook, 'http://169.254.169.254/latest/meta-data', 'http://10.1.2.3/x', 'http://[::1]/x']) {
-          const r = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' }, callback_url: url } });
+          const r = await send(g.url, 'POST', '/v0/calls', {
+            key: work.agent,
+            body: { agent: 'examples/echo-upper', input: { text: 'x' }, callback_url: url },
+          });
           expect([r.status, r.body.error?.problems?.[0]?.path], url).toEqual([400, '$.callback_url']);
         }
         // A call whose URL turned private after submission (DNS rebinding): the guarded delivery refuses to connect.

@@ -1,9 +1,7 @@
 import { describe, expect } from 'vitest';
 import fc from 'fast-check';
 import { BACKENDS, dbTest } from '../support/db.js';
-import {
-  audit, DEMO_CREDIT_ACCOUNT, ensureAccount, postEntry, readBalance, readBalances, resolveHold,
-} from '../../shared/ledger/index.js';
+import { audit, DEMO_CREDIT_ACCOUNT, ensureAccount, postEntry, readBalance, readBalances, resolveHold } from '../../shared/ledger/index.js';
 import { placeHold } from '../support/place-hold.js';
 import { HolonError } from '../../shared/core/errors.js';
 import type { Queryable } from '../../shared/db/connect.js';
@@ -86,17 +84,38 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     await ensureAccount(db.knex, 'bob');
     await ensureAccount(db.knex, 'holon');
     const unbalanced = await rejection(
-      postEntry(db.knex, { key: 'k1', kind: 't', lines: [{ account: 'bob', currency: EUR, amount: -10n }, { account: 'holon', currency: EUR, amount: 9n }] }),
+      postEntry(db.knex, {
+        key: 'k1',
+        kind: 't',
+        lines: [
+          { account: 'bob', currency: EUR, amount: -10n },
+          { account: 'holon', currency: EUR, amount: 9n },
+        ],
+      }),
     );
     expect(unbalanced.message).toContain('EUR lines sum to -0.000001, not zero');
     const single = await rejection(postEntry(db.knex, { key: 'k2', kind: 't', lines: [{ account: 'bob', currency: EUR, amount: 0n }] }));
     expect(single.message).toContain('at least two');
     const badCurrency = await rejection(
-      postEntry(db.knex, { key: 'k3', kind: 't', lines: [{ account: 'bob', currency: 'eur', amount: -1n }, { account: 'holon', currency: 'eur', amount: 1n }] }),
+      postEntry(db.knex, {
+        key: 'k3',
+        kind: 't',
+        lines: [
+          { account: 'bob', currency: 'eur', amount: -1n },
+          { account: 'holon', currency: 'eur', amount: 1n },
+        ],
+      }),
     );
     expect(badCurrency.message).toContain('no valid currency');
     const unknown = await rejection(
-      postEntry(db.knex, { key: 'k4', kind: 't', lines: [{ account: 'nobody', currency: EUR, amount: 1n }, { account: 'external:x', currency: EUR, amount: -1n }] }),
+      postEntry(db.knex, {
+        key: 'k4',
+        kind: 't',
+        lines: [
+          { account: 'nobody', currency: EUR, amount: 1n },
+          { account: 'external:x', currency: EUR, amount: -1n },
+        ],
+      }),
     );
     expect((unknown as HolonError).code).toBe('unknown_account');
     expect(Number((await db.knex('journal_entries').count({ n: '*' }).first())!.n)).toBe(0);
@@ -128,12 +147,14 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     // The cached balances were bypassed by the raw inserts: the audit must notice, then we repair the cache.
     const report = await audit(db.knex);
     expect(report.problems.some((p) => p.includes('cached balance'))).toBe(true);
-    await db.knex.raw(`INSERT INTO account_balances (account, currency, balance) VALUES ('bob', 'EUR', -100), ('holon', 'EUR', 100)
-                       ON CONFLICT (account, currency) DO UPDATE SET balance = EXCLUDED.balance`).catch(async () => {
-      // bob may not go negative: mark it overdraft for this raw-SQL test
-      await db.knex.raw(`INSERT INTO account_balances (account, currency, balance, overdraft) VALUES ('bob', 'EUR', -100, true), ('holon', 'EUR', 100, false)
+    await db.knex
+      .raw(`INSERT INTO account_balances (account, currency, balance) VALUES ('bob', 'EUR', -100), ('holon', 'EUR', 100)
+                       ON CONFLICT (account, currency) DO UPDATE SET balance = EXCLUDED.balance`)
+      .catch(async () => {
+        // bob may not go negative: mark it overdraft for this raw-SQL test
+        await db.knex.raw(`INSERT INTO account_balances (account, currency, balance, overdraft) VALUES ('bob', 'EUR', -100, true), ('holon', 'EUR', 100, false)
                          ON CONFLICT (account, currency) DO UPDATE SET balance = EXCLUDED.balance, overdraft = EXCLUDED.overdraft`);
-    });
+      });
   });
 
   test('Postgres refuses an entry with a single line, and two currencies must each balance', async ({ db }) => {
@@ -179,7 +200,14 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     await credit(db.knex, 'bob', 1_000_000n);
     await ensureAccount(db.knex, 'holon');
     const e = await rejection(
-      postEntry(db.knex, { key: 'settle:big', kind: 'settle', lines: [{ account: 'bob', currency: EUR, amount: -1_000_001n }, { account: 'holon', currency: EUR, amount: 1_000_001n }] }),
+      postEntry(db.knex, {
+        key: 'settle:big',
+        kind: 'settle',
+        lines: [
+          { account: 'bob', currency: EUR, amount: -1_000_001n },
+          { account: 'holon', currency: EUR, amount: 1_000_001n },
+        ],
+      }),
     );
     expect((e as HolonError).code).toBe('insufficient_funds');
     expect(e.message).toBe('account bob has 1.00 EUR available; 1.000001 is needed');
@@ -201,7 +229,14 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     expect(tooMuch.message).toBe("account bob has 0.30 EUR available; the call's worst case is 0.300001 EUR");
     await ensureAccount(db.knex, 'holon');
     const spend = await rejection(
-      postEntry(db.knex, { key: 'x', kind: 't', lines: [{ account: 'bob', currency: EUR, amount: -300_001n }, { account: 'holon', currency: EUR, amount: 300_001n }] }),
+      postEntry(db.knex, {
+        key: 'x',
+        kind: 't',
+        lines: [
+          { account: 'bob', currency: EUR, amount: -300_001n },
+          { account: 'holon', currency: EUR, amount: 300_001n },
+        ],
+      }),
     );
     expect((spend as HolonError).code).toBe('insufficient_funds');
     const first = await db.knex.transaction((trx) => resolveHold(trx, 'h1', 'released'));
@@ -249,7 +284,10 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
         postEntry(db.knex, {
           key: `spend:${i}`,
           kind: 'settle',
-          lines: [{ account: 'bob', currency: EUR, amount: -300_000n }, { account: 'holon', currency: EUR, amount: 300_000n }],
+          lines: [
+            { account: 'bob', currency: EUR, amount: -300_000n },
+            { account: 'holon', currency: EUR, amount: 300_000n },
+          ],
         }),
       ),
     );
@@ -279,7 +317,10 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
                 : postEntry(db.knex, {
                     key: `${account}-s${i}`,
                     kind: 'settle',
-                    lines: [{ account, currency: EUR, amount: -op.amount }, { account: 'holon', currency: EUR, amount: op.amount }],
+                    lines: [
+                      { account, currency: EUR, amount: -op.amount },
+                      { account: 'holon', currency: EUR, amount: op.amount },
+                    ],
                   }),
             ),
           );

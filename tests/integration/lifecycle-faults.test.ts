@@ -67,7 +67,10 @@ describe('at most once, exactly once', () => {
     const id = (a as { callId: string }).callId;
     for (let i = 0; i < 100 && (await g.db.knex('calls').where({ id }).first()).status === 'queued'; i++) await new Promise((r) => setTimeout(r, 20));
     // pretend the runner vanished: the deadline passed long ago
-    await g.db.knex('calls').where({ id, status: 'running' }).update({ deadline_at: new Date(Date.now() - 3_600_000) });
+    await g.db
+      .knex('calls')
+      .where({ id, status: 'running' })
+      .update({ deadline_at: new Date(Date.now() - 3_600_000) });
     const swept = await sweep(g.gw.context);
     expect(swept.closed).toBe(1);
     for (let i = 0; i < 200 && !(await g.db.knex('receipts').where({ id }).first()); i++) await new Promise((r) => setTimeout(r, 25));
@@ -87,7 +90,14 @@ base('a reserved call whose job cannot be queued is closed unbilled and its hold
       ...g.gw.context,
       messaging: {
         ...g.gw.context.messaging,
-        queues: { ...g.gw.context.messaging.queues, queue: () => ({ add: async () => { throw new Error('redis is down'); } }) },
+        queues: {
+          ...g.gw.context.messaging.queues,
+          queue: () => ({
+            add: async () => {
+              throw new Error('redis is down');
+            },
+          }),
+        },
       },
     };
     const e = await submitCall(broken as never, { mandateId: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }).catch((err) => err);
@@ -116,14 +126,20 @@ describe('webhook agents that answer badly', () => {
         let sent = 0;
         const more = () => {
           while (sent < 12 && res.write(chunk)) sent++;
-          if (sent < 12) res.once('drain', () => { sent++; more(); });
+          if (sent < 12)
+            res.once('drain', () => {
+              sent++;
+              more();
+            });
           else res.end();
         };
         res.write('{"x":"');
         more();
       } else if (req.url === '/redirect') res.writeHead(302, { location: '/target' }).end();
-      else if (req.url === '/target') { redirectTargetHit = true; res.writeHead(200).end('{"ok":true}'); }
-      else if (req.url === '/error') res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":{"code":"no_table_found","message":"none"}}');
+      else if (req.url === '/target') {
+        redirectTargetHit = true;
+        res.writeHead(200).end('{"ok":true}');
+      } else if (req.url === '/error') res.writeHead(422, { 'content-type': 'application/json' }).end('{"error":{"code":"no_table_found","message":"none"}}');
       else if (req.url === '/nulcode') res.writeHead(200, { 'content-type': 'application/json' }).end('{"error":{"code":"bad\\u0000code"}}');
       else if (req.url === '/longcode') res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ error: { code: 'x'.repeat(5000) } }));
       // /hang: never answers
@@ -133,20 +149,38 @@ describe('webhook agents that answer badly', () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-webhooks-'));
     for (const name of ['ok', 'html', 'huge', 'redirect', 'hang', 'error', 'nulcode', 'longcode']) {
       await mkdir(path.join(dir, name));
-      await writeFile(path.join(dir, name, 'holon.yaml'), [
-        `id: hooks/${name}`, 'version: 1.0.0', `summary: webhook ${name}`, 'capabilities: [test.hook]', 'license: MIT',
-        'interface:', '  input: { type: object }', '  output: { type: object }',
-        '  errors: { no_table_found: { description: none, billed: false } }',
-        'pricing: { model: per_run, currency: EUR, amount: "0.01" }',
-        `runtime: { kind: webhook, endpoint: "http://127.0.0.1:${port}/${name}", limits: { timeout_s: 1 } }`, '',
-      ].join('\n'));
+      await writeFile(
+        path.join(dir, name, 'holon.yaml'),
+        [
+          `id: hooks/${name}`,
+          'version: 1.0.0',
+          `summary: webhook ${name}`,
+          'capabilities: [test.hook]',
+          'license: MIT',
+          'interface:',
+          '  input: { type: object }',
+          '  output: { type: object }',
+          '  errors: { no_table_found: { description: none, billed: false } }',
+          'pricing: { model: per_run, currency: EUR, amount: "0.01" }',
+          `runtime: { kind: webhook, endpoint: "http://127.0.0.1:${port}/${name}", limits: { timeout_s: 1 } }`,
+          '',
+        ].join('\n'),
+      );
     }
     const g = await startTestGateway({ config: { registryDirs: [dir] } });
     try {
       await g.mandate({ allow: { agents: ['hooks/*'] } });
       const call = (name: string) => g.post('/v0/calls', { mandate: 'alice/test', agent: `hooks/${name}`, input: {} });
       expect((await call('ok')).status).toBe(200);
-      for (const [name, code] of [['html', 'agent_error'], ['huge', 'agent_error'], ['redirect', 'agent_error'], ['hang', 'timeout'], ['error', 'no_table_found'], ['nulcode', 'agent_error'], ['longcode', 'agent_error']] as const) {
+      for (const [name, code] of [
+        ['html', 'agent_error'],
+        ['huge', 'agent_error'],
+        ['redirect', 'agent_error'],
+        ['hang', 'timeout'],
+        ['error', 'no_table_found'],
+        ['nulcode', 'agent_error'],
+        ['longcode', 'agent_error'],
+      ] as const) {
         const r = await call(name);
         expect(r.status, name).toBe(502);
         expect(r.body.receipt, name).toMatchObject({ status: 'failed', error: code, billed: false });
@@ -175,7 +209,16 @@ base('a gateway-side failure after the run claimed its call (the output store is
     const broken = {
       ...g.gw.context,
       runtimes: createRuntimes(),
-      messaging: { ...g.gw.context.messaging, store: { ...store, take: store.take.bind(store), put: async () => { throw new Error('redis is down'); } } },
+      messaging: {
+        ...g.gw.context.messaging,
+        store: {
+          ...store,
+          take: store.take.bind(store),
+          put: async () => {
+            throw new Error('redis is down');
+          },
+        },
+      },
     };
     await runCall(broken as never, id);
     let receipt: any;

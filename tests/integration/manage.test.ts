@@ -21,7 +21,13 @@ describe('mandates and demo credit', () => {
     await g.post('/v0/mandates', { ...doc, id: 'carol/second' });
     expect((await readBalance(g.db.knex, 'carol', 'EUR')).balance).toBe(5_000_000n);
     expect(await g.db.knex('journal_entries').where({ key: 'signup:carol' })).toHaveLength(1);
-    expect((await g.get('/v0/mandates/carol/main')).body.budget).toEqual({ currency: 'EUR', total: '2.00', spent: '0.00', reserved: '0.00', remaining: '2.00' });
+    expect((await g.get('/v0/mandates/carol/main')).body.budget).toEqual({
+      currency: 'EUR',
+      total: '2.00',
+      spent: '0.00',
+      reserved: '0.00',
+      remaining: '2.00',
+    });
     expect((await g.get('/v0/mandates/carol/none')).status).toBe(404);
   });
 

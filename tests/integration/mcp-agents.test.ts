@@ -46,9 +46,21 @@ describe('MCP agents behind the gateway', () => {
       const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/csv-profile', input: { csv: CSV } });
       expect(r.status).toBe(200);
       expect(r.body.output.rows).toBe(3);
-      expect(r.body.output.columns.map((c: any) => [c.name, c.type, c.nulls])).toEqual([['name', 'string', 0], ['age', 'integer', 1], ['joined', 'date', 0]]);
-      expect(r.body.receipt).toMatchObject({ agent: 'holon-labs/csv-profile@1.0.0', status: 'succeeded', billed: true, cost: { own: '0.002', total: '0.002' } });
-      expect(r.body.receipt.splits).toEqual([{ to: 'holon', amount: '0.0002' }, { to: 'holon-labs', amount: '0.0018' }]);
+      expect(r.body.output.columns.map((c: any) => [c.name, c.type, c.nulls])).toEqual([
+        ['name', 'string', 0],
+        ['age', 'integer', 1],
+        ['joined', 'date', 0],
+      ]);
+      expect(r.body.receipt).toMatchObject({
+        agent: 'holon-labs/csv-profile@1.0.0',
+        status: 'succeeded',
+        billed: true,
+        cost: { own: '0.002', total: '0.002' },
+      });
+      expect(r.body.receipt.splits).toEqual([
+        { to: 'holon', amount: '0.0002' },
+        { to: 'holon-labs', amount: '0.0018' },
+      ]);
 
       const empty = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/csv-profile', input: { csv: '' } });
       expect(empty.status).toBe(502);

@@ -28,7 +28,6 @@ function gate() {
   return { open, opened };
 }
 
-
 describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => {
   async function messaging(): Promise<Messaging> {
     const m =

@@ -26,8 +26,14 @@ const hosted = async () => startTestGateway({ config: HOSTED });
 /** A second API process on the same database and Redis: what another replica behind the load balancer sees. */
 async function secondApi(g: TestGateway): Promise<RunningGateway & { url: string }> {
   const gw = await startGateway(['api'], {
-    port: 0, databaseUrl: g.db.url!, redisUrl: g.redisUrl, redisPrefix: g.redisPrefix,
-    registryDirs: TEST_REGISTRY, registryExplicit: true, logLevel: 'warn', ...HOSTED,
+    port: 0,
+    databaseUrl: g.db.url!,
+    redisUrl: g.redisUrl,
+    redisPrefix: g.redisPrefix,
+    registryDirs: TEST_REGISTRY,
+    registryExplicit: true,
+    logLevel: 'warn',
+    ...HOSTED,
   });
   return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
 }
@@ -134,7 +140,12 @@ describe('disabling an account', () => {
         const listed = await get(other.url, '/v0/admin/accounts', admin);
         expect(listed.status).toBe(200);
         const byHandle = Object.fromEntries(listed.body.accounts.map((a: any) => [a.handle, a]));
-        expect(byHandle.mallory).toMatchObject({ state: 'disabled', disabled_reason: 'phishing through the sandbox mandate', live_keys: 0, email: 'mallory@example.org' });
+        expect(byHandle.mallory).toMatchObject({
+          state: 'disabled',
+          disabled_reason: 'phishing through the sandbox mandate',
+          live_keys: 0,
+          email: 'mallory@example.org',
+        });
         expect(byHandle.bob).toMatchObject({ state: 'active', disabled_at: null, disabled_reason: null, live_keys: 2 });
         expect(byHandle.bob.balances).toEqual([{ currency: 'EUR', balance: '5.00', held: '0.00', available: '5.00' }]);
         expect(listed.body.accounts.map((a: any) => a.handle)).toEqual(['mallory2', 'bob', 'mallory']);
@@ -144,7 +155,9 @@ describe('disabling an account', () => {
         const log = await get(g.url, '/v0/admin/log', admin);
         expect(log.body.entries).toHaveLength(1);
         expect(log.body.entries[0]).toMatchObject({
-          action: 'disable_account', target: 'mallory', reason: 'phishing through the sandbox mandate',
+          action: 'disable_account',
+          target: 'mallory',
+          reason: 'phishing through the sandbox mandate',
           detail: { keys_revoked: 2, email_blocked: true, yanked: [] },
         });
         expect(log.body.entries[0].id).toBe(r.body.log_id);
@@ -419,8 +432,17 @@ describe('bad requests', () => {
       for (const yank_agents of ['yes', 1, null]) {
         expect((await g.post('/v0/admin/accounts/bob/disable', { reason: 'x', yank_agents }, admin)).status).toBe(400);
       }
-      for (const query of ['/v0/admin/log?limit=0', '/v0/admin/log?limit=abc', '/v0/admin/log?limit=201', '/v0/admin/log?before=abc', '/v0/admin/log?before=-1',
-        '/v0/admin/accounts?limit=1.5', `/v0/admin/accounts?q=${'x'.repeat(101)}`, '/v0/admin/accounts?q=a&q=b', '/v0/admin/accounts?q=%00']) {
+      for (const query of [
+        '/v0/admin/log?limit=0',
+        '/v0/admin/log?limit=abc',
+        '/v0/admin/log?limit=201',
+        '/v0/admin/log?before=abc',
+        '/v0/admin/log?before=-1',
+        '/v0/admin/accounts?limit=1.5',
+        `/v0/admin/accounts?q=${'x'.repeat(101)}`,
+        '/v0/admin/accounts?q=a&q=b',
+        '/v0/admin/accounts?q=%00',
+      ]) {
         expect((await get(g.url, query, admin)).status, query).toBe(400);
       }
       // Nothing was done; a reason of exactly 1000 characters is fine.

@@ -22,7 +22,11 @@ interface Served {
 async function serve(databaseUrl: string): Promise<Served> {
   const env: NodeJS.ProcessEnv = { ...process.env, DATABASE_URL: databaseUrl, HOLON_ADMIN_KEY: ADMIN_KEY, HOLON_AGENT_HOST: '0', LOG_LEVEL: 'info' };
   delete env.REDIS_URL;
-  const child = spawn(process.execPath, [path.join(REPO_ROOT, 'bin/holon.mjs'), 'serve', '--hosted', '--port', '0', '--registry', 'examples,tests/fixtures/registry'], { cwd: REPO_ROOT, env });
+  const child = spawn(
+    process.execPath,
+    [path.join(REPO_ROOT, 'bin/holon.mjs'), 'serve', '--hosted', '--port', '0', '--registry', 'examples,tests/fixtures/registry'],
+    { cwd: REPO_ROOT, env },
+  );
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (out += c));

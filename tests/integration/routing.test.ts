@@ -11,8 +11,14 @@ describe('capability routing', () => {
     expect(first.body.receipt.agent).toBe('examples/echo-upper@1.0.0');
     // echo-upper now measured at 1 success in 40 runs, each billed: 0.40 per success beats nobody
     const rows = Array.from({ length: 40 }, (_, i) => ({
-      call_id: `r_hist${i}`, agent_id: 'examples/echo-upper', agent_version: '1.0.0', status: i === 0 ? 'succeeded' : 'failed',
-      error_code: i === 0 ? null : 'agent_error', latency_ms: 5, cost: '10000', currency: 'EUR',
+      call_id: `r_hist${i}`,
+      agent_id: 'examples/echo-upper',
+      agent_version: '1.0.0',
+      status: i === 0 ? 'succeeded' : 'failed',
+      error_code: i === 0 ? null : 'agent_error',
+      latency_ms: 5,
+      cost: '10000',
+      currency: 'EUR',
     }));
     await g.db.knex('call_events').insert(rows);
     const second = await call();

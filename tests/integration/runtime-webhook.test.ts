@@ -220,9 +220,7 @@ describe('webhook runtime: answers', () => {
     });
     const r = await runtime.run(agent(s.url), {}, context());
     expect(r).toEqual({ kind: 'failure', code: 'agent_error', message: 'answer larger than 10 MB' });
-    await expect(Promise.race([connectionClosed.then(() => 'closed'), new Promise((r2) => setTimeout(() => r2('open'), 2_000))])).resolves.toBe(
-      'closed',
-    );
+    await expect(Promise.race([connectionClosed.then(() => 'closed'), new Promise((r2) => setTimeout(() => r2('open'), 2_000))])).resolves.toBe('closed');
   });
 
   it('refuses an answer whose content-length is over the limit without reading it', async () => {

@@ -21,13 +21,7 @@ import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { createTestDatabase, type TestDatabase } from '../support/db.js';
 import { createTestRedis } from '../support/redis.js';
-import {
-  createCluster,
-  sleep,
-  waitFor,
-  type Cluster,
-  type ServiceProcess,
-} from '../support/processes.js';
+import { createCluster, sleep, waitFor, type Cluster, type ServiceProcess } from '../support/processes.js';
 
 const CENT = 10_000n;
 const SIGNUP_CREDIT = 5_000_000n;
@@ -166,7 +160,10 @@ async function invocations(b: Bed): Promise<Invocation[]> {
   } catch (e) {
     if ((e as NodeJS.ErrnoException).code !== 'ENOENT') throw e;
   }
-  return text.split('\n').filter(Boolean).map((line) => JSON.parse(line) as Invocation);
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as Invocation);
 }
 
 async function mandateRow(b: Bed, id: string): Promise<{ total: bigint; spent: bigint; reserved: bigint }> {
@@ -181,7 +178,10 @@ async function expectSettledBooks(b: Bed, mandateId: string): Promise<{ billed: 
   expect(await knex('calls').whereIn('status', ['queued', 'running', 'settling']).select('id', 'status'), 'no open call').toEqual([]);
   // every call has exactly one receipt (receipts.id is the call id) and one call event
   expect(await knex('calls as c').leftJoin('receipts as r', 'r.id', 'c.id').whereNull('r.id').select('c.id'), 'calls without a receipt').toEqual([]);
-  expect(await knex('calls as c').leftJoin('call_events as e', 'e.call_id', 'c.id').whereNull('e.call_id').select('c.id'), 'calls without a call event').toEqual([]);
+  expect(
+    await knex('calls as c').leftJoin('call_events as e', 'e.call_id', 'c.id').whereNull('e.call_id').select('c.id'),
+    'calls without a call event',
+  ).toEqual([]);
   // one settle entry per billed receipt, none for an unbilled one, never two for one call
   const dupes = await knex('journal_entries').where('key', 'like', 'settle:%').groupBy('key').havingRaw('count(*) > 1').select('key');
   expect(dupes, 'settle entries written twice').toEqual([]);
@@ -279,10 +279,14 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     const mandate = await createMandate(api);
 
     const id = await submitAsync(api, mandate, 'fixtures/hang', { ms: 25_000 }, { 'idempotency-key': 'hang-1' });
-    await waitFor('the call to be running with its agent invoked', async () => {
-      const row = await callRow(b, id);
-      return row?.status === 'running' && (await invocations(b)).length === 1;
-    }, { timeoutMs: 30_000, context: b.cluster.describe });
+    await waitFor(
+      'the call to be running with its agent invoked',
+      async () => {
+        const row = await callRow(b, id);
+        return row?.status === 'running' && (await invocations(b)).length === 1;
+      },
+      { timeoutMs: 30_000, context: b.cluster.describe },
+    );
 
     runnerA.kill('SIGKILL');
     const killedAt = Date.now();
@@ -315,7 +319,13 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     expect(await invocations(b)).toEqual([{ call: id, pid: runnerA.pid }]);
     expect(runnerB.exited()).toBeUndefined();
     // Its Idempotency-Key never runs it again: the outcome was interrupted, the caller checks its receipts.
-    const again = await request(api, 'POST', '/v0/calls', { mandate, agent: 'fixtures/hang', input: { ms: 25_000 } }, { prefer: 'respond-async', 'idempotency-key': 'hang-1' });
+    const again = await request(
+      api,
+      'POST',
+      '/v0/calls',
+      { mandate, agent: 'fixtures/hang', input: { ms: 25_000 } },
+      { prefer: 'respond-async', 'idempotency-key': 'hang-1' },
+    );
     expect([again.status, again.body.error?.code]).toEqual([409, 'idempotency_key_interrupted']);
   }, 150_000);
 
@@ -327,16 +337,24 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
 
     // The calls run while no settler is up, so they all wait in `settling`: S1 is then killed while it works.
     const ids = await Promise.all(Array.from({ length: 60 }, () => submitAsync(api, mandate, 'examples/echo-upper', { text: 'x' })));
-    await waitFor('every call to have run', async () => {
-      const rows = await b.db.knex('calls').whereIn('id', ids).where({ status: 'settling' }).count<{ n: string }[]>({ n: '*' });
-      return Number(rows[0]!.n) === ids.length;
-    }, { timeoutMs: 60_000, intervalMs: 100, context: b.cluster.describe });
+    await waitFor(
+      'every call to have run',
+      async () => {
+        const rows = await b.db.knex('calls').whereIn('id', ids).where({ status: 'settling' }).count<{ n: string }[]>({ n: '*' });
+        return Number(rows[0]!.n) === ids.length;
+      },
+      { timeoutMs: 60_000, intervalMs: 100, context: b.cluster.describe },
+    );
 
     const s1 = await b.cluster.start('settler', { name: 'settler-S1', env: { HOLON_SETTLER_CONCURRENCY: '2' } });
-    const before = await waitFor('S1 to settle some calls', async () => {
-      const n = Number((await b.db.knex('receipts').count<{ n: string }[]>({ n: '*' }))[0]!.n);
-      return n >= 1 ? n : undefined;
-    }, { timeoutMs: 30_000, intervalMs: 5, context: b.cluster.describe });
+    const before = await waitFor(
+      'S1 to settle some calls',
+      async () => {
+        const n = Number((await b.db.knex('receipts').count<{ n: string }[]>({ n: '*' }))[0]!.n);
+        return n >= 1 ? n : undefined;
+      },
+      { timeoutMs: 30_000, intervalMs: 5, context: b.cluster.describe },
+    );
     s1.kill('SIGKILL');
     expect(await s1.exit).toMatchObject({ signal: 'SIGKILL' });
     const atKill = Number((await b.db.knex('receipts').count<{ n: string }[]>({ n: '*' }))[0]!.n);
@@ -372,7 +390,11 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     const mandate = await createMandate(api);
 
     const id = await submitAsync(api, mandate, 'fixtures/hang', { ms: 1_500 });
-    await waitFor('the call to be running', async () => (await callRow(b, id))?.status === 'running', { timeoutMs: 30_000, intervalMs: 20, context: b.cluster.describe });
+    await waitFor('the call to be running', async () => (await callRow(b, id))?.status === 'running', {
+      timeoutMs: 30_000,
+      intervalMs: 20,
+      context: b.cluster.describe,
+    });
 
     runner.kill('SIGTERM');
     const exit = await Promise.race([runner.exit, sleep(30_000).then(() => 'still running' as const)]);

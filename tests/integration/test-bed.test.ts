@@ -14,7 +14,14 @@ describe('test bed', () => {
       expect(await other.knex('accounts').where({ handle: 'only-here' }).first()).toBeUndefined();
       const migrations = await other.knex('knex_migrations').select('name').orderBy('id');
       expect(migrations.map((m) => m.name)).toEqual(MIGRATIONS.map((m) => m.name));
-      expect(MIGRATIONS.map((m) => m.name).slice(0, 6)).toEqual(['001_ledger', '002_calls', '003_call_lifecycle', '004_approvals', '005_delegation', '006_hosted']);
+      expect(MIGRATIONS.map((m) => m.name).slice(0, 6)).toEqual([
+        '001_ledger',
+        '002_calls',
+        '003_call_lifecycle',
+        '004_approvals',
+        '005_delegation',
+        '006_hosted',
+      ]);
     } finally {
       await other.close();
     }

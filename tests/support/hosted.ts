@@ -19,8 +19,14 @@ export function startHostedGateway(extra: Partial<Config> = {}) {
 /** Another API process (own connections, own port) on the same database and Redis prefix. */
 export async function secondApi(g: TestGateway, extra: Partial<Config> = {}): Promise<RunningGateway & { url: string }> {
   const gw = await startGateway(['api'], {
-    port: 0, databaseUrl: g.db.url!, redisUrl: g.redisUrl, redisPrefix: g.redisPrefix,
-    registryDirs: TEST_REGISTRY, registryExplicit: true, logLevel: 'warn', ...hostedConfig(extra),
+    port: 0,
+    databaseUrl: g.db.url!,
+    redisUrl: g.redisUrl,
+    redisPrefix: g.redisPrefix,
+    registryDirs: TEST_REGISTRY,
+    registryExplicit: true,
+    logLevel: 'warn',
+    ...hostedConfig(extra),
   });
   return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
 }
@@ -31,7 +37,12 @@ export interface Reply {
   headers: Headers;
 }
 
-export async function send(base: string, method: string, path: string, options: { key?: string; body?: unknown; headers?: Record<string, string> } = {}): Promise<Reply> {
+export async function send(
+  base: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply> {
   const res = await fetch(base + path, {
     method,
     headers: {
@@ -65,11 +76,22 @@ export async function signUp(base: string, handle: string, headers: Record<strin
 }
 
 /** A root mandate of the account's own (examples and fixtures allowed) and an agent key for it. */
-export async function workMandate(base: string, a: Account, doc: Record<string, unknown> = {}, headers: Record<string, string> = {}): Promise<{ mandate: string; agent: string; prefix: string }> {
+export async function workMandate(
+  base: string,
+  a: Account,
+  doc: Record<string, unknown> = {},
+  headers: Record<string, string> = {},
+): Promise<{ mandate: string; agent: string; prefix: string }> {
   const m = await send(base, 'POST', '/v0/mandates', {
     key: a.human,
     headers,
-    body: { id: 'work', grantee: `${a.handle}/assistant`, allow: { agents: ['examples/*', 'fixtures/*'], capabilities: ['text.*', 'test.*'] }, budget: { total: '3.00' }, ...doc },
+    body: {
+      id: 'work',
+      grantee: `${a.handle}/assistant`,
+      allow: { agents: ['examples/*', 'fixtures/*'], capabilities: ['text.*', 'test.*'] },
+      budget: { total: '3.00' },
+      ...doc,
+    },
   });
   if (m.status !== 201) throw new Error(`mandate refused: ${JSON.stringify(m.body)}`);
   const k = await send(base, 'POST', '/v0/keys', { key: a.human, body: { mandate: `${a.handle}/work` }, headers });

@@ -65,12 +65,29 @@ export function buildMandate(init: MandateInit = {}): Mandate {
 export const NAMESPACES = ['acme', 'holon-labs', 'lena', 'sketchy'] as const;
 export const NAMES = ['pdf', 'tables-fr', 'ocr', 'summarize'] as const;
 export const CLASSES = ['extraction', 'extraction.table', 'extraction.table.fr', 'ocr.page', 'text', 'text.summarize', 'text.translate.fr'] as const;
-export const RANGES = ['^1', '^1.2', '~1.2.3', '>=1.0.0 <2.0.0', '1.x', '^2', '>=2.5.0', '*', '1.2.3', '>=1.0.0-beta <2', '^0.1', '1.0.0 - 1.5.0', '<1.0.0 || >=3.0.0'] as const;
+export const RANGES = [
+  '^1',
+  '^1.2',
+  '~1.2.3',
+  '>=1.0.0 <2.0.0',
+  '1.x',
+  '^2',
+  '>=2.5.0',
+  '*',
+  '1.2.3',
+  '>=1.0.0-beta <2',
+  '^0.1',
+  '1.0.0 - 1.5.0',
+  '<1.0.0 || >=3.0.0',
+] as const;
 export const VERSIONS = ['0.1.3', '1.0.0', '1.0.0-beta.1', '1.2.3', '1.2.9', '1.5.0', '2.0.0', '2.6.1', '3.1.0'] as const;
 export const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'JPY'] as const;
 
 export const arbAgentId = fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES)).map(([ns, n]) => `${ns}/${n}`);
-export const arbCapabilityPattern = fc.oneof(fc.constantFrom(...CLASSES), fc.constantFrom(...CLASSES).map((c) => `${c}.*`));
+export const arbCapabilityPattern = fc.oneof(
+  fc.constantFrom(...CLASSES),
+  fc.constantFrom(...CLASSES).map((c) => `${c}.*`),
+);
 export const arbAgentPattern = fc.oneof(
   arbAgentId,
   fc.constantFrom(...NAMESPACES).map((ns) => `${ns}/*`),
@@ -130,62 +147,78 @@ const arbBudget: fc.Arbitrary<Mandate['budget']> = fc.constantFrom(...CURRENCIES
 
 /** Identity of a mandate at `depth`: a root `alice/<name>` or a chain of receipt ids below it. */
 const arbIdentity = fc.integer({ min: 0, max: 4 }).chain((depth) =>
-  fc.record({
-    name: fc.constantFrom('bookkeeping-q4', 'main', 'ops'),
-    receipts: fc.array(fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), { minLength: depth, maxLength: depth }),
-    issuerAgent: arbAgentId,
-    granteeAgent: arbAgentId,
-  }).map(({ name, receipts, issuerAgent, granteeAgent }) => {
-    const root = `alice/${name}`;
-    const ids = [root, ...receipts.map((_, i) => `${root}.${receipts.slice(0, i + 1).join('.')}`)];
-    return depth === 0
-      ? { id: root, issuer: 'alice', grantee: 'alice/assistant', depth }
-      : { id: ids[depth]!, issuer: issuerAgent, grantee: granteeAgent, depth, parent: ids[depth - 1]! };
-  }),
+  fc
+    .record({
+      name: fc.constantFrom('bookkeeping-q4', 'main', 'ops'),
+      receipts: fc.array(fc.stringMatching(/^[A-Za-z0-9_-]{1,12}$/), { minLength: depth, maxLength: depth }),
+      issuerAgent: arbAgentId,
+      granteeAgent: arbAgentId,
+    })
+    .map(({ name, receipts, issuerAgent, granteeAgent }) => {
+      const root = `alice/${name}`;
+      const ids = [root, ...receipts.map((_, i) => `${root}.${receipts.slice(0, i + 1).join('.')}`)];
+      return depth === 0
+        ? { id: root, issuer: 'alice', grantee: 'alice/assistant', depth }
+        : { id: ids[depth]!, issuer: issuerAgent, grantee: granteeAgent, depth, parent: ids[depth - 1]! };
+    }),
 );
 
 /** Any valid normalized mandate (depth + delegation.max_depth ≤ 8, as derivation keeps it). */
 export const arbMandate: fc.Arbitrary<Mandate> = arbIdentity.chain((identity) =>
-  fc.record(
-    {
-      allow: fc.record({
-        capabilities: fc.array(arbCapabilityPattern, { maxLength: 4 }),
-        agents: fc.array(arbAgentPattern, { maxLength: 4 }),
-        published: fc.boolean(),
-      }),
-      deny: fc.record({ capabilities: fc.array(arbCapabilityPattern, { maxLength: 2 }), agents: fc.array(arbAgentPattern, { maxLength: 2 }) }),
-      require: arbRequire,
-      approval: arbApproval,
-      budget: arbBudget,
-      delegation: fc.record({ maxDepth: fc.integer({ min: 0, max: 8 - identity.depth }) }),
-      expiresAt: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) }),
-      revoked: fc.boolean(),
-    },
-    { requiredKeys: ['allow', 'deny', 'require', 'approval', 'budget', 'delegation', 'revoked'] },
-  ).map((rest) => ({ ...identity, ...rest })),
+  fc
+    .record(
+      {
+        allow: fc.record({
+          capabilities: fc.array(arbCapabilityPattern, { maxLength: 4 }),
+          agents: fc.array(arbAgentPattern, { maxLength: 4 }),
+          published: fc.boolean(),
+        }),
+        deny: fc.record({ capabilities: fc.array(arbCapabilityPattern, { maxLength: 2 }), agents: fc.array(arbAgentPattern, { maxLength: 2 }) }),
+        require: arbRequire,
+        approval: arbApproval,
+        budget: arbBudget,
+        delegation: fc.record({ maxDepth: fc.integer({ min: 0, max: 8 - identity.depth }) }),
+        expiresAt: fc.integer({ min: Date.UTC(2000, 0, 1), max: Date.UTC(2100, 0, 1) }),
+        revoked: fc.boolean(),
+      },
+      { requiredKeys: ['allow', 'deny', 'require', 'approval', 'budget', 'delegation', 'revoked'] },
+    )
+    .map((rest) => ({ ...identity, ...rest })),
 );
 
-const arbSlot: fc.Arbitrary<CallSlot> = fc.record({
-  target: fc.oneof(
-    fc.constantFrom(...CLASSES).map((capability) => ({ capability })),
-    fc.oneof(arbAgentId, fc.tuple(arbAgentId, fc.constantFrom(...RANGES)).map(([id, r]) => `${id}@${r}`)).map((agent) => ({ agent })),
-  ),
-  maxCost: arbAmount,
-}).map(({ target, maxCost }) => ({ ...target, maxCost }));
+const arbSlot: fc.Arbitrary<CallSlot> = fc
+  .record({
+    target: fc.oneof(
+      fc.constantFrom(...CLASSES).map((capability) => ({ capability })),
+      fc
+        .oneof(
+          arbAgentId,
+          fc.tuple(arbAgentId, fc.constantFrom(...RANGES)).map(([id, r]) => `${id}@${r}`),
+        )
+        .map((agent) => ({ agent })),
+    ),
+    maxCost: arbAmount,
+  })
+  .map(({ target, maxCost }) => ({ ...target, maxCost }));
 
 /** A manifest with random identity, pricing and `calls`. */
-export const arbManifest: fc.Arbitrary<Manifest> = fc.record({
-  id: arbAgentId,
-  version: fc.constantFrom(...VERSIONS),
-  capabilities: fc.uniqueArray(fc.constantFrom(...CLASSES), { minLength: 1, maxLength: 3 }),
-  amount: arbAmount,
-  currency: fc.constantFrom(...CURRENCIES),
-  calls: fc.array(arbSlot, { maxLength: 5 }),
-  cap: arbAmount,
-}).map(({ id, version, capabilities, amount, currency, calls, cap }) =>
-  buildManifest({
-    id, version, capabilities, calls,
-    pricing: { model: 'per_run', amount, currency, chargeOn: 'success' },
-    downstream: { mode: 'passthrough', cap },
-  }),
-);
+export const arbManifest: fc.Arbitrary<Manifest> = fc
+  .record({
+    id: arbAgentId,
+    version: fc.constantFrom(...VERSIONS),
+    capabilities: fc.uniqueArray(fc.constantFrom(...CLASSES), { minLength: 1, maxLength: 3 }),
+    amount: arbAmount,
+    currency: fc.constantFrom(...CURRENCIES),
+    calls: fc.array(arbSlot, { maxLength: 5 }),
+    cap: arbAmount,
+  })
+  .map(({ id, version, capabilities, amount, currency, calls, cap }) =>
+    buildManifest({
+      id,
+      version,
+      capabilities,
+      calls,
+      pricing: { model: 'per_run', amount, currency, chargeOn: 'success' },
+      downstream: { mode: 'passthrough', cap },
+    }),
+  );

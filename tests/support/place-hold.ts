@@ -46,4 +46,3 @@ export async function placeHold(trx: Tx, hold: HoldInput): Promise<void> {
     hold.currency,
   ]);
 }
-

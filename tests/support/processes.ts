@@ -83,7 +83,6 @@ export interface Cluster {
   stopAll(graceMs?: number): Promise<void>;
 }
 
-
 export async function freePort(): Promise<number> {
   return new Promise((resolve, reject) => {
     const server = net.createServer();

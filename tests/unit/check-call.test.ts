@@ -58,8 +58,10 @@ describe('deny rules, one at a time', () => {
   });
 
   it('2. by capability: class not allowed', () => {
-    denied(check({ allow: { capabilities: ['text.*'] } }, {}, { via: byCapability() }),
-      'capability extraction.table is not allowed: no allow.capabilities pattern matches it');
+    denied(
+      check({ allow: { capabilities: ['text.*'] } }, {}, { via: byCapability() }),
+      'capability extraction.table is not allowed: no allow.capabilities pattern matches it',
+    );
   });
 
   it('2. by capability: prefix.* does not match the prefix itself', () => {
@@ -68,14 +70,15 @@ describe('deny rules, one at a time', () => {
   });
 
   it('2. by capability: the agent must implement the class', () => {
-    denied(check({}, { capabilities: ['extraction.image'] }, { via: byCapability('extraction.table') }),
-      `agent ${AGENT} does not implement capability extraction.table`);
+    denied(
+      check({}, { capabilities: ['extraction.image'] }, { via: byCapability('extraction.table') }),
+      `agent ${AGENT} does not implement capability extraction.table`,
+    );
   });
 
   it('2. by capability: third-party published agents need allow.published', () => {
     const published = { facts: { origin: 'published' as const, evaluation: 'passed' as const } };
-    denied(check({}, {}, { via: byCapability(), ...published }),
-      `agent ${AGENT} is published by a third party and the mandate does not set allow.published`);
+    denied(check({}, {}, { via: byCapability(), ...published }), `agent ${AGENT} is published by a third party and the mandate does not set allow.published`);
     expect(check({ allow: { published: true } }, {}, { via: byCapability(), ...published }).decision).toBe('allow');
     // by id, allow.agents alone decides
     expect(check({}, {}, published).decision).toBe('allow');
@@ -93,38 +96,46 @@ describe('deny rules, one at a time', () => {
   });
 
   it('4. require.license open-source', () => {
-    denied(check({ require: { license: 'open-source' } }, { license: 'proprietary' }),
-      `agent ${AGENT} is proprietary and the mandate requires open source`);
+    denied(check({ require: { license: 'open-source' } }, { license: 'proprietary' }), `agent ${AGENT} is proprietary and the mandate requires open source`);
     expect(check({ require: { license: 'open-source' } }, { license: 'GPL-3.0-only' }).decision).toBe('allow');
   });
 
   it('4. require.license list', () => {
-    denied(check({ require: { license: ['Apache-2.0', 'BSD-3-Clause'] } }, { license: 'MIT' }),
-      `agent ${AGENT} is licensed MIT, not one of Apache-2.0, BSD-3-Clause`);
+    denied(
+      check({ require: { license: ['Apache-2.0', 'BSD-3-Clause'] } }, { license: 'MIT' }),
+      `agent ${AGENT} is licensed MIT, not one of Apache-2.0, BSD-3-Clause`,
+    );
     expect(check({ require: { license: ['mit'] } }, { license: 'MIT' }).decision).toBe('allow');
   });
 
   it('4. require.data.retention', () => {
     const days = (n: number) => ({ data: { retention: { kind: 'days' as const, days: n } } });
-    denied(check({ require: { data: { retention: { kind: 'none' } } } }, days(7)),
-      `agent ${AGENT} declares retention 7 days; the mandate requires retention none`);
-    denied(check({ require: { data: { retention: { kind: 'days', days: 30 } } } }, days(60)),
-      `agent ${AGENT} declares retention 60 days; the mandate requires retention 30 days`);
+    denied(
+      check({ require: { data: { retention: { kind: 'none' } } } }, days(7)),
+      `agent ${AGENT} declares retention 7 days; the mandate requires retention none`,
+    );
+    denied(
+      check({ require: { data: { retention: { kind: 'days', days: 30 } } } }, days(60)),
+      `agent ${AGENT} declares retention 60 days; the mandate requires retention 30 days`,
+    );
     expect(check({ require: { data: { retention: { kind: 'days', days: 30 } } } }, days(30)).decision).toBe('allow');
     expect(check({ require: { data: { retention: { kind: 'days', days: 30 } } } }, { data: { retention: { kind: 'none' } } }).decision).toBe('allow');
   });
 
   it('4. require.data.region', () => {
-    denied(check({ require: { data: { region: ['eu'] } } }, { data: { region: ['eu', 'us'] } }),
-      `agent ${AGENT} declares regions eu, us; the mandate requires only eu`);
-    denied(check({ require: { data: { region: ['eu'] } } }, { data: { region: [] } }),
-      `agent ${AGENT} declares regions none; the mandate requires only eu`);
+    denied(
+      check({ require: { data: { region: ['eu'] } } }, { data: { region: ['eu', 'us'] } }),
+      `agent ${AGENT} declares regions eu, us; the mandate requires only eu`,
+    );
+    denied(check({ require: { data: { region: ['eu'] } } }, { data: { region: [] } }), `agent ${AGENT} declares regions none; the mandate requires only eu`);
     expect(check({ require: { data: { region: ['eu', 'de'] } } }, { data: { region: ['DE'] } }).decision).toBe('allow');
   });
 
   it('4. require.data.training', () => {
-    denied(check({ require: { data: { training: false } } }, { data: { training: true } }),
-      `agent ${AGENT} does not declare training: false; the mandate requires that inputs are not used for training`);
+    denied(
+      check({ require: { data: { training: false } } }, { data: { training: true } }),
+      `agent ${AGENT} does not declare training: false; the mandate requires that inputs are not used for training`,
+    );
   });
 
   it('4. an agent that declares no data policy matches no data constraint', () => {
@@ -140,8 +151,10 @@ describe('deny rules, one at a time', () => {
 
   it('4. require.evaluated', () => {
     for (const evaluation of ['failed', 'error', 'pending'] as const) {
-      denied(check({ require: { evaluated: true } }, {}, { facts: { origin: 'shipped', evaluation } }),
-        `agent ${AGENT} has not passed its evaluation (${evaluation}) and the mandate requires evaluated versions`);
+      denied(
+        check({ require: { evaluated: true } }, {}, { facts: { origin: 'shipped', evaluation } }),
+        `agent ${AGENT} has not passed its evaluation (${evaluation}) and the mandate requires evaluated versions`,
+      );
     }
     expect(check({ require: { evaluated: true } }, {}, { facts: { origin: 'shipped', evaluation: 'none' } }).decision).toBe('allow');
     expect(check({ require: { evaluated: false } }, {}, { facts: { origin: 'shipped', evaluation: 'failed' } }).decision).toBe('allow');
@@ -159,8 +172,7 @@ describe('deny rules, one at a time', () => {
 
   it('5. a foreign price currency without an fx rate', () => {
     const usd = { pricing: { currency: 'USD' } };
-    denied(check({ budget: { fx: {} } }, usd, { worstCase: null }),
-      `agent ${AGENT} is priced in USD and the mandate has no fx rate from USD into EUR`);
+    denied(check({ budget: { fx: {} } }, usd, { worstCase: null }), `agent ${AGENT} is priced in USD and the mandate has no fx rate from USD into EUR`);
     expect(check({}, usd, { worstCase: 46_000n }).decision).toBe('allow');
   });
 
@@ -174,14 +186,15 @@ describe('deny rules, one at a time', () => {
 
   it('6. a per_run price above max_cost, converted', () => {
     const usd = { pricing: { currency: 'USD', amount: 1_000_000n } };
-    denied(check({}, usd, { maxCost: 500_000n, worstCase: null }),
-      `agent ${AGENT} costs 0.92 EUR per run, above the max_cost 0.50 EUR; a per_run price is never lowered`);
+    denied(
+      check({}, usd, { maxCost: 500_000n, worstCase: null }),
+      `agent ${AGENT} costs 0.92 EUR per run, above the max_cost 0.50 EUR; a per_run price is never lowered`,
+    );
     expect(check({}, usd, { maxCost: 920_000n, worstCase: 920_000n }).decision).toBe('allow');
   });
 
   it('7. worst case above per_call', () => {
-    denied(check({ budget: { perCall: 5_000_000n } }, {}, { worstCase: 5_000_001n }),
-      'the worst case 5.000001 EUR is above budget.per_call 5.00 EUR');
+    denied(check({ budget: { perCall: 5_000_000n } }, {}, { worstCase: 5_000_001n }), 'the worst case 5.000001 EUR is above budget.per_call 5.00 EUR');
     expect(check({ budget: { perCall: 5_000_000n } }, {}, { worstCase: 5_000_000n }).decision).toBe('allow');
   });
 
@@ -194,8 +207,10 @@ describe('deny rules, one at a time', () => {
   });
 
   it('8. depth above what max_depth allows', () => {
-    denied(check({ delegation: { maxDepth: 1 } }, {}, { depth: 2 }),
-      'call depth 2 is deeper than the mandate allows (at most 1: depth 0, delegation.max_depth 1)');
+    denied(
+      check({ delegation: { maxDepth: 1 } }, {}, { depth: 2 }),
+      'call depth 2 is deeper than the mandate allows (at most 1: depth 0, delegation.max_depth 1)',
+    );
     expect(check({ delegation: { maxDepth: 1 } }, {}, { depth: 1 }).decision).toBe('allow');
     denied(check({ depth: 2, delegation: { maxDepth: 0 } }, {}, { depth: 1 }), "call depth 1 is shallower than this sub-mandate's own depth 2");
   });
@@ -211,10 +226,17 @@ describe('deny rules, one at a time', () => {
       delegation: { maxDepth: 0 },
     });
     const manifest: Manifest = buildManifest({ license: 'proprietary', pricing: { currency: 'GBP', amount: 2_000_000n } });
-    const a = checkCall(mandate, manifest, request({
-      via: byCapability(), depth: 1, worstCase: null, maxCost: 100_000n,
-      facts: { origin: 'published', evaluation: 'failed' },
-    }));
+    const a = checkCall(
+      mandate,
+      manifest,
+      request({
+        via: byCapability(),
+        depth: 1,
+        worstCase: null,
+        maxCost: 100_000n,
+        facts: { origin: 'published', evaluation: 'failed' },
+      }),
+    );
     expect(a).toEqual({
       decision: 'deny',
       reasons: [
@@ -271,10 +293,7 @@ describe('approve', () => {
     const a = check({ approval: { agents: ['acme/*'] } }, {}, { delegated: true });
     expect(a).toEqual({
       decision: 'deny',
-      reasons: [
-        `calls to agent ${AGENT} need approval (approval.agents pattern acme/*)`,
-        'nobody can approve inside a delegated run, so the call is denied',
-      ],
+      reasons: [`calls to agent ${AGENT} need approval (approval.agents pattern acme/*)`, 'nobody can approve inside a delegated run, so the call is denied'],
     });
     expect(check({}, {}, { delegated: true }).decision).toBe('allow');
   });

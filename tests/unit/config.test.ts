@@ -50,7 +50,11 @@ describe('production configuration', () => {
   it('with nothing set, lists all six problems in one error, each naming its variable', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });
     expect(problems).toHaveLength(6);
-    for (const name of SIX) expect(problems.filter((p) => p.includes(name)), name).toHaveLength(1);
+    for (const name of SIX)
+      expect(
+        problems.filter((p) => p.includes(name)),
+        name,
+      ).toHaveLength(1);
   });
 
   it.each(SIX)('names %s when it alone is missing', (name) => {
@@ -121,9 +125,11 @@ describe('production configuration', () => {
 
   it('reads the rate limits, with defaults', () => {
     expect(loadConfig({}).rateLimits).toEqual({ perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 10 });
-    expect(
-      loadConfig({ HOLON_RATE_ADDRESS_PER_MIN: '60', HOLON_RATE_ACCOUNT_PER_MIN: '120', HOLON_RATE_SIGNUPS_PER_HOUR: '3' }).rateLimits,
-    ).toEqual({ perAddressPerMin: 60, perAccountPerMin: 120, signupsPerHour: 3 });
+    expect(loadConfig({ HOLON_RATE_ADDRESS_PER_MIN: '60', HOLON_RATE_ACCOUNT_PER_MIN: '120', HOLON_RATE_SIGNUPS_PER_HOUR: '3' }).rateLimits).toEqual({
+      perAddressPerMin: 60,
+      perAccountPerMin: 120,
+      signupsPerHour: 3,
+    });
     const problems = problemsOf({ HOLON_RATE_ADDRESS_PER_MIN: '0', HOLON_RATE_SIGNUPS_PER_HOUR: 'ten' });
     expect(problems).toHaveLength(2);
     expect(problems[0]).toContain('HOLON_RATE_ADDRESS_PER_MIN');

@@ -316,10 +316,11 @@ const TABLE = fc
       shape: fc.constant(shape),
       rows: fc.array(
         fc.tuple(
-          ...shape.kinds.map((kind): fc.Arbitrary<Cell> =>
-            kind === 'int'
-              ? fc.option(fc.integer({ min: -1e12, max: 1e12 }), { freq: 5 }).map((value) => ({ kind, value }))
-              : TEXT.map((value) => ({ kind, value })),
+          ...shape.kinds.map(
+            (kind): fc.Arbitrary<Cell> =>
+              kind === 'int'
+                ? fc.option(fc.integer({ min: -1e12, max: 1e12 }), { freq: 5 }).map((value) => ({ kind, value }))
+                : TEXT.map((value) => ({ kind, value })),
           ),
         ),
         { minLength: shape.rowCount, maxLength: shape.rowCount },

@@ -372,8 +372,7 @@ describe('assertPublicUrl', () => {
 
   it('refuses a name with any private answer, and a name that does not resolve', async () => {
     await rejection(assertPublicUrl('https://mixed.test/', false, { lookup: fakeLookup(['93.184.216.34', '192.168.1.1']) }));
-    const notFound: LookupAll = (_h, _o, cb) =>
-      process.nextTick(() => cb(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), []));
+    const notFound: LookupAll = (_h, _o, cb) => process.nextTick(() => cb(Object.assign(new Error('getaddrinfo ENOTFOUND'), { code: 'ENOTFOUND' }), []));
     const e = await rejection(assertPublicUrl('https://nowhere.test/', false, { lookup: notFound }));
     expect(e.problems[0]!.message).toContain('does not resolve');
     expect(e.problems[0]!.path).toBe('$');

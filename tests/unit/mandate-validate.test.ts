@@ -40,9 +40,10 @@ function problems(result: MandateValidation): Array<{ path: string; message: str
 
 function expectProblem(doc: unknown, path: string, message: string | RegExp): void {
   const found = problems(validateMandate(doc));
-  expect(found.filter((p) => p.path === path).map((p) => p.message), JSON.stringify(found)).toEqual(
-    expect.arrayContaining([typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message)]),
-  );
+  expect(
+    found.filter((p) => p.path === path).map((p) => p.message),
+    JSON.stringify(found),
+  ).toEqual(expect.arrayContaining([typeof message === 'string' ? expect.stringContaining(message) : expect.stringMatching(message)]));
 }
 
 describe('the spec example', () => {
@@ -81,7 +82,9 @@ describe('the spec example', () => {
   it('applies defaults to a minimal mandate', () => {
     const r = validateMandate(minimal());
     expect(r.ok && r.mandate).toStrictEqual({
-      id: 'alice/main', issuer: 'alice', grantee: 'alice/assistant',
+      id: 'alice/main',
+      issuer: 'alice',
+      grantee: 'alice/assistant',
       allow: { capabilities: [], agents: [], published: false },
       deny: { capabilities: [], agents: [] },
       require: { license: 'any', evaluated: false },
@@ -94,7 +97,11 @@ describe('the spec example', () => {
   });
 
   it('normalizes rates to the smallest denominator', () => {
-    const r = validateMandate({ ...minimal(), budget: { total: '1', currency: 'EUR', fx: { USD: '0.90', GBP: '1.000' } }, require: { min_success_rate: '0.9500' } });
+    const r = validateMandate({
+      ...minimal(),
+      budget: { total: '1', currency: 'EUR', fx: { USD: '0.90', GBP: '1.000' } },
+      require: { min_success_rate: '0.9500' },
+    });
     expect(r.ok && r.mandate.budget.fx).toEqual({ USD: { num: 9n, den: 10n }, GBP: { num: 1n, den: 1n } });
     expect(r.ok && r.mandate.require.minSuccessRate).toEqual({ num: 95n, den: 100n });
   });
@@ -117,16 +124,36 @@ describe('problems', () => {
     });
     expect(r.ok).toBe(false);
     const paths = problems(r).map((p) => p.path);
-    expect(paths).toEqual(expect.arrayContaining([
-      '$.colour', '$.id', '$.grantee',
-      '$.allow.capabilities[0]', '$.allow.capabilities[1]', '$.allow.agents[0]', '$.allow.agents[1]', '$.allow.published',
-      '$.deny.agents[0]',
-      '$.require.license', '$.require.data.retention', '$.require.data.region', '$.require.data.training', '$.require.data.color',
-      '$.require.evaluated', '$.require.min_success_rate',
-      '$.approval.above', '$.approval.agents[0]', '$.approval.first_use',
-      '$.budget.total', '$.budget.per_call', '$.budget.fx.EUR', '$.budget.fx.usd', '$.budget.fx.GBP',
-      '$.delegation.max_depth', '$.expires_at',
-    ]));
+    expect(paths).toEqual(
+      expect.arrayContaining([
+        '$.colour',
+        '$.id',
+        '$.grantee',
+        '$.allow.capabilities[0]',
+        '$.allow.capabilities[1]',
+        '$.allow.agents[0]',
+        '$.allow.agents[1]',
+        '$.allow.published',
+        '$.deny.agents[0]',
+        '$.require.license',
+        '$.require.data.retention',
+        '$.require.data.region',
+        '$.require.data.training',
+        '$.require.data.color',
+        '$.require.evaluated',
+        '$.require.min_success_rate',
+        '$.approval.above',
+        '$.approval.agents[0]',
+        '$.approval.first_use',
+        '$.budget.total',
+        '$.budget.per_call',
+        '$.budget.fx.EUR',
+        '$.budget.fx.usd',
+        '$.budget.fx.GBP',
+        '$.delegation.max_depth',
+        '$.expires_at',
+      ]),
+    );
     expect(paths).toHaveLength(26);
   });
 
@@ -148,7 +175,12 @@ describe('problems', () => {
     ['a bad capability', { ...minimal(), deny: { capabilities: ['text..x'] } }, '$.deny.capabilities[0]', 'not a capability pattern'],
     ['a JSON number total', { ...minimal(), budget: { total: 20, currency: 'EUR' } }, '$.budget.total', 'JSON number 20'],
     ['too many decimals', { ...minimal(), budget: { total: '0.0000001', currency: 'EUR' } }, '$.budget.total', 'decimals'],
-    ['an fx rate for the budget currency', { ...minimal(), budget: { total: '1', currency: 'EUR', fx: { EUR: '1' } } }, '$.budget.fx.EUR', 'budget currency itself'],
+    [
+      'an fx rate for the budget currency',
+      { ...minimal(), budget: { total: '1', currency: 'EUR', fx: { EUR: '1' } } },
+      '$.budget.fx.EUR',
+      'budget currency itself',
+    ],
     ['a zero fx rate', { ...minimal(), budget: { total: '1', currency: 'EUR', fx: { USD: '0' } } }, '$.budget.fx.USD', 'more than zero'],
     ['an fx rate with 13 decimals', { ...minimal(), budget: { total: '1', currency: 'EUR', fx: { USD: '0.1234567890123' } } }, '$.budget.fx.USD', 'at most 12'],
     ['an fx rate as a number', { ...minimal(), budget: { total: '1', currency: 'EUR', fx: { USD: 0.92 } } }, '$.budget.fx.USD', 'JSON number'],
@@ -201,8 +233,13 @@ describe('problems', () => {
 
 describe('sub-mandates and gateway-kept fields', () => {
   const sub = () => ({
-    id: 'alice/main.r4', issuer: 'alice/assistant', grantee: 'acme/pipeline', parent: 'alice/main', depth: 1,
-    budget: { total: '1.00', currency: 'EUR' }, delegation: { max_depth: 0 },
+    id: 'alice/main.r4',
+    issuer: 'alice/assistant',
+    grantee: 'acme/pipeline',
+    parent: 'alice/main',
+    depth: 1,
+    budget: { total: '1.00', currency: 'EUR' },
+    delegation: { max_depth: 0 },
   });
 
   it('reads a sub-mandate', () => {
@@ -223,7 +260,11 @@ describe('sub-mandates and gateway-kept fields', () => {
 
   it('refuses gateway-kept fields from a caller', () => {
     const r = validateMandate({ ...minimal(), revoked: false, depth: 0 }, { caller: true });
-    expect(problems(r).map((p) => p.path).sort()).toEqual(['$.depth', '$.revoked']);
+    expect(
+      problems(r)
+        .map((p) => p.path)
+        .sort(),
+    ).toEqual(['$.depth', '$.revoked']);
     expect(validateMandate({ ...minimal(), revoked: true }).ok).toBe(true);
   });
 });

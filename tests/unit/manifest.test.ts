@@ -4,8 +4,13 @@ import fc from 'fast-check';
 import { parseDocumentText } from '../../shared/core/documents.js';
 import type { Problem } from '../../shared/core/errors.js';
 import {
-  compileInterface, parseManifest, RESERVED_ERROR_CODES, validateManifest,
-  type ManifestResult, type UpstreamInfo, type ValidateManifestOptions,
+  compileInterface,
+  parseManifest,
+  RESERVED_ERROR_CODES,
+  validateManifest,
+  type ManifestResult,
+  type UpstreamInfo,
+  type ValidateManifestOptions,
 } from '../../shared/core/manifest/index.js';
 
 // eslint-disable-next-line @typescript-eslint/no-explicit-any
@@ -156,7 +161,11 @@ describe('document level', () => {
   });
 
   it('refuses an unknown top-level field', () => {
-    expectProblem(check((d) => (d.price = '1.00')), '$.price', 'not a known field');
+    expectProblem(
+      check((d) => (d.price = '1.00')),
+      '$.price',
+      'not a known field',
+    );
   });
 
   it.each([
@@ -169,7 +178,11 @@ describe('document level', () => {
     ['data', '$.data.foo'],
     ['source', '$.source.foo'],
   ])('refuses an unknown field inside %s', (section, path) => {
-    expectProblem(check((d) => (d[section].foo = 1)), path, 'not a known field');
+    expectProblem(
+      check((d) => (d[section].foo = 1)),
+      path,
+      'not a known field',
+    );
   });
 
   it('refuses unknown fields inside calls entries, limits and declared errors', () => {
@@ -183,17 +196,30 @@ describe('document level', () => {
     expectProblem(r, '$.interface.errors.partial.foo');
   });
 
-  it.each(['id', 'version', 'summary', 'capabilities', 'license', 'interface', 'pricing', 'runtime'])(
-    'requires %s',
-    (field) => {
-      expectProblem(check((d) => delete d[field]), `$.${field}`, 'is required');
-    },
-  );
+  it.each(['id', 'version', 'summary', 'capabilities', 'license', 'interface', 'pricing', 'runtime'])('requires %s', (field) => {
+    expectProblem(
+      check((d) => delete d[field]),
+      `$.${field}`,
+      'is required',
+    );
+  });
 
   it('refuses NUL characters anywhere', () => {
-    expectProblem(check((d) => (d.summary = 'Extracts\u0000tables')), '$.summary', 'NUL');
-    expectProblem(check((d) => (d.interface.input.properties.file.description = 'a\u0000')), '$.interface.input.properties.file.description', 'NUL');
-    expectProblem(check((d) => (d.interface.input.properties['a\u0000b'] = {})), '$.interface.input.properties["a\\u0000b"]', 'NUL');
+    expectProblem(
+      check((d) => (d.summary = 'Extracts\u0000tables')),
+      '$.summary',
+      'NUL',
+    );
+    expectProblem(
+      check((d) => (d.interface.input.properties.file.description = 'a\u0000')),
+      '$.interface.input.properties.file.description',
+      'NUL',
+    );
+    expectProblem(
+      check((d) => (d.interface.input.properties['a\u0000b'] = {})),
+      '$.interface.input.properties["a\\u0000b"]',
+      'NUL',
+    );
   });
 
   it('refuses a NUL character in YAML text', () => {
@@ -223,9 +249,22 @@ describe('document level', () => {
     const paths = new Set(problems.map((p) => p.path));
     expect(paths.size).toBeGreaterThanOrEqual(14);
     for (const path of [
-      '$.id', '$.version', '$.summary', '$.capabilities[0]', '$.capabilities[2]', '$.license', '$.source.repository',
-      '$.interface.errors.timeout', '$.pricing.amount', '$.pricing.max', '$.calls[0].max_cost', '$.runtime.endpoint',
-      '$.runtime.limits.timeout_s', '$.lineage.royalty', '$.data.retention', '$.unknown',
+      '$.id',
+      '$.version',
+      '$.summary',
+      '$.capabilities[0]',
+      '$.capabilities[2]',
+      '$.license',
+      '$.source.repository',
+      '$.interface.errors.timeout',
+      '$.pricing.amount',
+      '$.pricing.max',
+      '$.calls[0].max_cost',
+      '$.runtime.endpoint',
+      '$.runtime.limits.timeout_s',
+      '$.lineage.royalty',
+      '$.data.retention',
+      '$.unknown',
     ]) {
       expect(paths, path).toContain(path);
     }
@@ -240,7 +279,9 @@ describe('document level', () => {
     const r = check((d) => {
       d.calls = Array.from({ length: 12 }, () => ({ capability: 'ocr.page', max_cost: 1 }));
     });
-    const callPaths = problemsOf(r).map((p) => p.path).filter((p) => p.startsWith('$.calls['));
+    const callPaths = problemsOf(r)
+      .map((p) => p.path)
+      .filter((p) => p.startsWith('$.calls['));
     expect(callPaths[0]).toBe('$.calls[0].max_cost');
     expect(callPaths[2]).toBe('$.calls[2].max_cost');
     expect(callPaths.at(-1)).toBe('$.calls[11].max_cost');
@@ -248,11 +289,37 @@ describe('document level', () => {
 
   it('never throws, whatever value a field holds', () => {
     const fields = [
-      'id', 'version', 'summary', 'description', 'capabilities', 'license', 'source', 'lineage', 'forks', 'interface',
-      'pricing', 'calls', 'downstream', 'runtime', 'data',
+      'id',
+      'version',
+      'summary',
+      'description',
+      'capabilities',
+      'license',
+      'source',
+      'lineage',
+      'forks',
+      'interface',
+      'pricing',
+      'calls',
+      'downstream',
+      'runtime',
+      'data',
     ];
-    const nested = ['interface.input', 'interface.errors', 'interface.examples', 'pricing.model', 'pricing.amount', 'pricing.max',
-      'runtime.kind', 'runtime.endpoint', 'runtime.limits', 'lineage.forked_from', 'lineage.royalty', 'downstream.mode', 'downstream.cap'];
+    const nested = [
+      'interface.input',
+      'interface.errors',
+      'interface.examples',
+      'pricing.model',
+      'pricing.amount',
+      'pricing.max',
+      'runtime.kind',
+      'runtime.endpoint',
+      'runtime.limits',
+      'lineage.forked_from',
+      'lineage.royalty',
+      'downstream.mode',
+      'downstream.cap',
+    ];
     fc.assert(
       fc.property(fc.constantFrom(...fields, ...nested), fc.jsonValue({ maxDepth: 3 }), (field, value) => {
         const d = specDoc();
@@ -272,15 +339,21 @@ describe('document level', () => {
 
 describe('identity', () => {
   it.each(['ab/cd', 'lena/tables-fr', `${'a'.repeat(39)}/${'b'.repeat(39)}`, 'a-b/c--d', '00/99'])('accepts the id %s', (id) => {
-    expectValid(check((d) => {
-      d.id = id;
-    }));
+    expectValid(
+      check((d) => {
+        d.id = id;
+      }),
+    );
   });
 
   it.each(['Lena/tables', 'a/bc', 'ab/c', '-ab/cd', 'ab-/cd', 'ab/cd-', 'ab/cd/ef', 'abcd', `${'a'.repeat(40)}/ab`, 'ab/c_d', 'ab /cd'])(
     'refuses the id %j',
     (id) => {
-      expectProblem(check((d) => (d.id = id)), '$.id', '<namespace>/<name>');
+      expectProblem(
+        check((d) => (d.id = id)),
+        '$.id',
+        '<namespace>/<name>',
+      );
     },
   );
 
@@ -289,34 +362,82 @@ describe('identity', () => {
   });
 
   it.each(['v1.2.0', '1.2', '01.2.0', '=1.2.0', ' 1.2.0', '1.2.0 ', '1.2.x', '^1.2.0', 'latest', '1.2.0-'])('refuses the version %j', (version) => {
-    expectProblem(check((d) => (d.version = version)), '$.version', 'Semantic Versioning');
+    expectProblem(
+      check((d) => (d.version = version)),
+      '$.version',
+      'Semantic Versioning',
+    );
   });
 
   it('refuses a version given as a number', () => {
-    expectProblem(check((d) => (d.version = 1.2)), '$.version', 'string');
+    expectProblem(
+      check((d) => (d.version = 1.2)),
+      '$.version',
+      'string',
+    );
   });
 
   it('checks the summary: one line, at most 140 characters, not empty', () => {
     expectValid(check((d) => (d.summary = 'é'.repeat(140))));
-    expectProblem(check((d) => (d.summary = 'x'.repeat(141))), '$.summary', '140');
-    expectProblem(check((d) => (d.summary = 'line one\nline two')), '$.summary', 'one line');
-    expectProblem(check((d) => (d.summary = '')), '$.summary', 'empty');
-    expectProblem(check((d) => (d.summary = '   ')), '$.summary', 'empty');
+    expectProblem(
+      check((d) => (d.summary = 'x'.repeat(141))),
+      '$.summary',
+      '140',
+    );
+    expectProblem(
+      check((d) => (d.summary = 'line one\nline two')),
+      '$.summary',
+      'one line',
+    );
+    expectProblem(
+      check((d) => (d.summary = '')),
+      '$.summary',
+      'empty',
+    );
+    expectProblem(
+      check((d) => (d.summary = '   ')),
+      '$.summary',
+      'empty',
+    );
   });
 
   it('limits the description to 8 KB', () => {
     expectValid(check((d) => (d.description = 'x'.repeat(8192))));
-    expectProblem(check((d) => (d.description = 'x'.repeat(8193))), '$.description', '8 KB');
-    expectProblem(check((d) => (d.description = 'é'.repeat(4097))), '$.description', '8 KB'); // bytes, not characters
+    expectProblem(
+      check((d) => (d.description = 'x'.repeat(8193))),
+      '$.description',
+      '8 KB',
+    );
+    expectProblem(
+      check((d) => (d.description = 'é'.repeat(4097))),
+      '$.description',
+      '8 KB',
+    ); // bytes, not characters
   });
 
   it('checks capabilities: 1 to 16 classes, no duplicates', () => {
     expectValid(check((d) => (d.capabilities = ['search', 'data.csv-profile', 'text.summarize', 'a1.b2.c3'])));
-    expectProblem(check((d) => (d.capabilities = [])), '$.capabilities', 'at least 1');
-    expectProblem(check((d) => (d.capabilities = Array.from({ length: 17 }, (_, i) => `cap.c${i}`))), '$.capabilities', 'at most 16');
-    expectProblem(check((d) => (d.capabilities = ['text.summarize', 'ocr', 'text.summarize'])), '$.capabilities[2]', 'twice');
+    expectProblem(
+      check((d) => (d.capabilities = [])),
+      '$.capabilities',
+      'at least 1',
+    );
+    expectProblem(
+      check((d) => (d.capabilities = Array.from({ length: 17 }, (_, i) => `cap.c${i}`))),
+      '$.capabilities',
+      'at most 16',
+    );
+    expectProblem(
+      check((d) => (d.capabilities = ['text.summarize', 'ocr', 'text.summarize'])),
+      '$.capabilities[2]',
+      'twice',
+    );
     for (const bad of ['Extraction.table', 'extraction..table', '.table', 'table.', 'extraction.*', 'data.-csv', 'data.csv-', 'a b']) {
-      expectProblem(check((d) => (d.capabilities = ['ok', bad])), '$.capabilities[1]', 'capability class');
+      expectProblem(
+        check((d) => (d.capabilities = ['ok', bad])),
+        '$.capabilities[1]',
+        'capability class',
+      );
     }
   });
 
@@ -325,16 +446,34 @@ describe('identity', () => {
       expectValid(check((d) => (d.license = ok)));
     }
     for (const bad of ['MIT OR Apache-2.0', '', '-MIT', '(MIT)']) {
-      expectProblem(check((d) => (d.license = bad)), '$.license', 'SPDX');
+      expectProblem(
+        check((d) => (d.license = bad)),
+        '$.license',
+        'SPDX',
+      );
     }
   });
 
   it('checks source.repository, which may be absent', () => {
     expectValid(check((d) => delete d.source));
-    for (const bad of ['https://gitlab.com/lena/x', 'http://github.com/lena/x', 'https://github.com/lena', 'https://github.com/lena/x/tree/main', 'https://github.com/lena/..', 'https://github.com/-lena/x']) {
-      expectProblem(check((d) => (d.source.repository = bad)), '$.source.repository');
+    for (const bad of [
+      'https://gitlab.com/lena/x',
+      'http://github.com/lena/x',
+      'https://github.com/lena',
+      'https://github.com/lena/x/tree/main',
+      'https://github.com/lena/..',
+      'https://github.com/-lena/x',
+    ]) {
+      expectProblem(
+        check((d) => (d.source.repository = bad)),
+        '$.source.repository',
+      );
     }
-    expectProblem(check((d) => (d.source = {})), '$.source.repository', 'required');
+    expectProblem(
+      check((d) => (d.source = {})),
+      '$.source.repository',
+      'required',
+    );
   });
 });
 
@@ -346,8 +485,16 @@ describe('interface', () => {
     });
 
   it('requires input and output to be objects', () => {
-    expectProblem(check((d) => (d.interface.input = 'string')), '$.interface.input', 'object');
-    expectProblem(check((d) => delete d.interface.output), '$.interface.output', 'required');
+    expectProblem(
+      check((d) => (d.interface.input = 'string')),
+      '$.interface.input',
+      'object',
+    );
+    expectProblem(
+      check((d) => delete d.interface.output),
+      '$.interface.output',
+      'required',
+    );
   });
 
   it('accepts a pattern with nested quantifiers: RE2 runs it in linear time', () => {
@@ -411,32 +558,72 @@ describe('interface', () => {
   });
 
   it.each([...RESERVED_ERROR_CODES])('refuses the reserved error code %s', (code) => {
-    expectProblem(check((d) => (d.interface.errors[code] = { description: 'mine' })), `$.interface.errors.${code}`, 'gateway');
+    expectProblem(
+      check((d) => (d.interface.errors[code] = { description: 'mine' })),
+      `$.interface.errors.${code}`,
+      'gateway',
+    );
   });
 
   it('requires snake_case error codes', () => {
-    expectProblem(check((d) => (d.interface.errors['Bad-Code'] = { description: 'x' })), '$.interface.errors["Bad-Code"]', 'snake_case');
-    expectProblem(check((d) => (d.interface.errors['double__underscore'] = { description: 'x' })), '$.interface.errors.double__underscore', 'snake_case');
-    expectProblem(check((d) => (d.interface.errors['_private'] = { description: 'x' })), '$.interface.errors._private', 'snake_case');
+    expectProblem(
+      check((d) => (d.interface.errors['Bad-Code'] = { description: 'x' })),
+      '$.interface.errors["Bad-Code"]',
+      'snake_case',
+    );
+    expectProblem(
+      check((d) => (d.interface.errors['double__underscore'] = { description: 'x' })),
+      '$.interface.errors.double__underscore',
+      'snake_case',
+    );
+    expectProblem(
+      check((d) => (d.interface.errors['_private'] = { description: 'x' })),
+      '$.interface.errors._private',
+      'snake_case',
+    );
     expectValid(check((d) => (d.interface.errors['rate_limited2'] = { description: 'x' })));
   });
 
   it('refuses over_budget billed: true', () => {
-    expectProblem(check((d) => (d.interface.errors.over_budget.billed = true)), '$.interface.errors.over_budget.billed', 'false');
+    expectProblem(
+      check((d) => (d.interface.errors.over_budget.billed = true)),
+      '$.interface.errors.over_budget.billed',
+      'false',
+    );
   });
 
   it('checks declared errors: description required, billed a boolean, default false', () => {
-    expectProblem(check((d) => (d.interface.errors.partial = { billed: true })), '$.interface.errors.partial.description', 'required');
-    expectProblem(check((d) => (d.interface.errors.partial.billed = 'yes')), '$.interface.errors.partial.billed', 'boolean');
+    expectProblem(
+      check((d) => (d.interface.errors.partial = { billed: true })),
+      '$.interface.errors.partial.description',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.interface.errors.partial.billed = 'yes')),
+      '$.interface.errors.partial.billed',
+      'boolean',
+    );
     const r = check((d) => (d.interface.errors.partial = { description: 'x' }));
     expectValid(r);
     if (r.ok) expect(r.manifest.interface.errors.partial?.billed).toBe(false);
   });
 
   it('validates examples against the schemas and the declared errors', () => {
-    expectProblem(check((d) => (d.interface.examples[0].input = { file: 'http://x' })), '$.interface.examples[0].input.file', 'pattern');
-    expectProblem(check((d) => (d.interface.examples[0].input = {})), '$.interface.examples[0].input.file', 'required');
-    expectProblem(check((d) => (d.interface.examples[0].output = { tables: 'none' })), '$.interface.examples[0].output.tables', 'array');
+    expectProblem(
+      check((d) => (d.interface.examples[0].input = { file: 'http://x' })),
+      '$.interface.examples[0].input.file',
+      'pattern',
+    );
+    expectProblem(
+      check((d) => (d.interface.examples[0].input = {})),
+      '$.interface.examples[0].input.file',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.interface.examples[0].output = { tables: 'none' })),
+      '$.interface.examples[0].output.tables',
+      'array',
+    );
     expectProblem(
       check((d) => d.interface.examples.push({ input: { file: 'holon://files/x' }, error: 'no_such_error' })),
       '$.interface.examples[1].error',
@@ -448,24 +635,62 @@ describe('interface', () => {
       '$.interface.examples[0]',
       'not both',
     );
-    expectProblem(check((d) => delete d.interface.examples[0].output), '$.interface.examples[0]', 'output or an error');
-    expectProblem(check((d) => (d.interface.examples[0].extra = 1)), '$.interface.examples[0].extra');
+    expectProblem(
+      check((d) => delete d.interface.examples[0].output),
+      '$.interface.examples[0]',
+      'output or an error',
+    );
+    expectProblem(
+      check((d) => (d.interface.examples[0].extra = 1)),
+      '$.interface.examples[0].extra',
+    );
   });
 });
 
 describe('pricing', () => {
   it('refuses JSON numbers as amounts', () => {
-    expectProblem(check((d) => (d.pricing.amount = 0.005)), '$.pricing.amount', 'JSON number');
-    expectProblem(check((d) => (d.pricing.max = 1)), '$.pricing.max', 'JSON number');
-    expectProblem(check((d) => (d.calls[0].max_cost = 0.02)), '$.calls[0].max_cost', 'JSON number');
-    expectProblem(check((d) => (d.downstream.cap = 0.4)), '$.downstream.cap', 'JSON number');
+    expectProblem(
+      check((d) => (d.pricing.amount = 0.005)),
+      '$.pricing.amount',
+      'JSON number',
+    );
+    expectProblem(
+      check((d) => (d.pricing.max = 1)),
+      '$.pricing.max',
+      'JSON number',
+    );
+    expectProblem(
+      check((d) => (d.calls[0].max_cost = 0.02)),
+      '$.calls[0].max_cost',
+      'JSON number',
+    );
+    expectProblem(
+      check((d) => (d.downstream.cap = 0.4)),
+      '$.downstream.cap',
+      'JSON number',
+    );
   });
 
   it('refuses amounts with more than 6 decimals, exponents and signs', () => {
-    expectProblem(check((d) => (d.pricing.amount = '0.0000001')), '$.pricing.amount', 'decimals');
-    expectProblem(check((d) => (d.pricing.amount = '5e-3')), '$.pricing.amount', 'not a plain decimal');
-    expectProblem(check((d) => (d.pricing.amount = '-0.005')), '$.pricing.amount', 'negative');
-    expectProblem(check((d) => (d.pricing.max = '.5')), '$.pricing.max');
+    expectProblem(
+      check((d) => (d.pricing.amount = '0.0000001')),
+      '$.pricing.amount',
+      'decimals',
+    );
+    expectProblem(
+      check((d) => (d.pricing.amount = '5e-3')),
+      '$.pricing.amount',
+      'not a plain decimal',
+    );
+    expectProblem(
+      check((d) => (d.pricing.amount = '-0.005')),
+      '$.pricing.amount',
+      'negative',
+    );
+    expectProblem(
+      check((d) => (d.pricing.max = '.5')),
+      '$.pricing.max',
+    );
     expectValid(check((d) => (d.pricing.amount = '0.000001')));
   });
 
@@ -475,33 +700,101 @@ describe('pricing', () => {
   });
 
   it('requires the fields of each model', () => {
-    expectProblem(check((d) => delete d.pricing.max), '$.pricing.max', 'required with the per_unit');
-    expectProblem(check((d) => delete d.pricing.unit), '$.pricing.unit', 'required');
-    expectProblem(check((d) => delete d.pricing.amount), '$.pricing.amount', 'required');
-    expectProblem(check((d) => (d.pricing = { model: 'per_run', currency: 'EUR' })), '$.pricing.amount', 'required with the per_run');
-    expectProblem(check((d) => (d.pricing = { model: 'quote', currency: 'EUR' })), '$.pricing.max', 'required with the quote');
+    expectProblem(
+      check((d) => delete d.pricing.max),
+      '$.pricing.max',
+      'required with the per_unit',
+    );
+    expectProblem(
+      check((d) => delete d.pricing.unit),
+      '$.pricing.unit',
+      'required',
+    );
+    expectProblem(
+      check((d) => delete d.pricing.amount),
+      '$.pricing.amount',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.pricing = { model: 'per_run', currency: 'EUR' })),
+      '$.pricing.amount',
+      'required with the per_run',
+    );
+    expectProblem(
+      check((d) => (d.pricing = { model: 'quote', currency: 'EUR' })),
+      '$.pricing.max',
+      'required with the quote',
+    );
     expectValid(check((d) => (d.pricing = { model: 'quote', currency: 'EUR', max: '1.00' })));
   });
 
   it('refuses fields that do not belong to the model', () => {
-    expectProblem(check((d) => (d.pricing = { model: 'per_run', currency: 'EUR', amount: '0.10', unit: 'page' })), '$.pricing.unit', 'does not belong');
-    expectProblem(check((d) => (d.pricing = { model: 'per_run', currency: 'EUR', amount: '0.10', max: '1.00' })), '$.pricing.max', 'does not belong');
-    expectProblem(check((d) => (d.pricing = { model: 'quote', currency: 'EUR', max: '1.00', amount: '0.10' })), '$.pricing.amount', 'does not belong');
-    expectProblem(check((d) => (d.pricing = { model: 'free', amount: '0' })), '$.pricing.amount', 'does not belong');
+    expectProblem(
+      check((d) => (d.pricing = { model: 'per_run', currency: 'EUR', amount: '0.10', unit: 'page' })),
+      '$.pricing.unit',
+      'does not belong',
+    );
+    expectProblem(
+      check((d) => (d.pricing = { model: 'per_run', currency: 'EUR', amount: '0.10', max: '1.00' })),
+      '$.pricing.max',
+      'does not belong',
+    );
+    expectProblem(
+      check((d) => (d.pricing = { model: 'quote', currency: 'EUR', max: '1.00', amount: '0.10' })),
+      '$.pricing.amount',
+      'does not belong',
+    );
+    expectProblem(
+      check((d) => (d.pricing = { model: 'free', amount: '0' })),
+      '$.pricing.amount',
+      'does not belong',
+    );
   });
 
   it('requires max > 0 for per_unit and quote', () => {
-    expectProblem(check((d) => (d.pricing.max = '0')), '$.pricing.max', 'more than zero');
-    expectProblem(check((d) => (d.pricing = { model: 'quote', currency: 'EUR', max: '0.00' })), '$.pricing.max', 'more than zero');
+    expectProblem(
+      check((d) => (d.pricing.max = '0')),
+      '$.pricing.max',
+      'more than zero',
+    );
+    expectProblem(
+      check((d) => (d.pricing = { model: 'quote', currency: 'EUR', max: '0.00' })),
+      '$.pricing.max',
+      'more than zero',
+    );
   });
 
   it('checks the model, currency and charge_on', () => {
-    expectProblem(check((d) => (d.pricing.model = 'subscription')), '$.pricing.model', 'one of');
-    expectProblem(check((d) => delete d.pricing.model), '$.pricing.model', 'required');
-    expectProblem(check((d) => delete d.pricing.currency), '$.pricing.currency', 'required');
-    expectProblem(check((d) => (d.pricing.currency = 'eur')), '$.pricing.currency', 'ISO 4217');
-    expectProblem(check((d) => (d.pricing.currency = 'EURO')), '$.pricing.currency', 'ISO 4217');
-    expectProblem(check((d) => (d.pricing.charge_on = 'always')), '$.pricing.charge_on', 'one of');
+    expectProblem(
+      check((d) => (d.pricing.model = 'subscription')),
+      '$.pricing.model',
+      'one of',
+    );
+    expectProblem(
+      check((d) => delete d.pricing.model),
+      '$.pricing.model',
+      'required',
+    );
+    expectProblem(
+      check((d) => delete d.pricing.currency),
+      '$.pricing.currency',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.pricing.currency = 'eur')),
+      '$.pricing.currency',
+      'ISO 4217',
+    );
+    expectProblem(
+      check((d) => (d.pricing.currency = 'EURO')),
+      '$.pricing.currency',
+      'ISO 4217',
+    );
+    expectProblem(
+      check((d) => (d.pricing.charge_on = 'always')),
+      '$.pricing.charge_on',
+      'one of',
+    );
     const r = check((d) => delete d.pricing.charge_on);
     expectValid(r);
     if (r.ok) expect(r.manifest.pricing.chargeOn).toBe('success');
@@ -518,15 +811,31 @@ describe('pricing', () => {
 
 describe('runtime', () => {
   it('requires an endpoint for mcp and webhook, a tool for mcp', () => {
-    expectProblem(check((d) => delete d.runtime.endpoint), '$.runtime.endpoint', 'required');
-    expectProblem(check((d) => delete d.runtime.tool), '$.runtime.tool', 'required');
-    expectProblem(check((d) => (d.runtime = { kind: 'webhook' })), '$.runtime.endpoint', 'required');
+    expectProblem(
+      check((d) => delete d.runtime.endpoint),
+      '$.runtime.endpoint',
+      'required',
+    );
+    expectProblem(
+      check((d) => delete d.runtime.tool),
+      '$.runtime.tool',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.runtime = { kind: 'webhook' })),
+      '$.runtime.endpoint',
+      'required',
+    );
   });
 
   it.each(['tables.example.org/mcp', '/mcp', 'ftp://tables.example.org/', 'not a url', 'file:///etc/passwd', 'https://'])(
     'refuses the endpoint %j',
     (endpoint) => {
-      expectProblem(check((d) => (d.runtime.endpoint = endpoint)), '$.runtime.endpoint', 'absolute http');
+      expectProblem(
+        check((d) => (d.runtime.endpoint = endpoint)),
+        '$.runtime.endpoint',
+        'absolute http',
+      );
     },
   );
 
@@ -535,9 +844,21 @@ describe('runtime', () => {
   });
 
   it('refuses an endpoint on a node runtime, a tool outside mcp', () => {
-    expectProblem(check((d) => (d.runtime.kind = 'node')), '$.runtime.endpoint', 'node');
-    expectProblem(check((d) => (d.runtime.kind = 'node')), '$.runtime.tool', 'only mcp');
-    expectProblem(check((d) => (d.runtime.kind = 'container')), '$.runtime.kind', 'one of');
+    expectProblem(
+      check((d) => (d.runtime.kind = 'node')),
+      '$.runtime.endpoint',
+      'node',
+    );
+    expectProblem(
+      check((d) => (d.runtime.kind = 'node')),
+      '$.runtime.tool',
+      'only mcp',
+    );
+    expectProblem(
+      check((d) => (d.runtime.kind = 'container')),
+      '$.runtime.kind',
+      'one of',
+    );
   });
 
   it('allows only per_run or free pricing for webhook agents', () => {
@@ -555,7 +876,10 @@ describe('runtime', () => {
 
   it('checks timeout_s: an integer from 1 to 300, default 60', () => {
     for (const bad of [0, 301, 1.5, '60', -1]) {
-      expectProblem(check((d) => (d.runtime.limits.timeout_s = bad)), '$.runtime.limits.timeout_s');
+      expectProblem(
+        check((d) => (d.runtime.limits.timeout_s = bad)),
+        '$.runtime.limits.timeout_s',
+      );
     }
     for (const ok of [1, 300]) expectValid(check((d) => (d.runtime.limits.timeout_s = ok)));
     const r = check((d) => delete d.runtime.limits);
@@ -566,17 +890,23 @@ describe('runtime', () => {
 
 describe('calls and downstream', () => {
   it('refuses a call max_cost above the passthrough cap', () => {
-    expectProblem(check((d) => (d.calls[0].max_cost = '0.41')), '$.calls[0].max_cost', 'downstream.cap');
+    expectProblem(
+      check((d) => (d.calls[0].max_cost = '0.41')),
+      '$.calls[0].max_cost',
+      'downstream.cap',
+    );
     expectValid(check((d) => (d.calls[0].max_cost = '0.40')));
   });
 
   it('bounds max_cost by the own worst case in included mode', () => {
     // spec example: per_unit, max 0.50
     expectValid(check((d) => (d.downstream = { mode: 'included' })));
-    expectValid(check((d) => {
-      d.downstream = { mode: 'included' };
-      d.calls[0].max_cost = '0.50';
-    }));
+    expectValid(
+      check((d) => {
+        d.downstream = { mode: 'included' };
+        d.calls[0].max_cost = '0.50';
+      }),
+    );
     expectProblem(
       check((d) => {
         d.downstream = { mode: 'included' };
@@ -604,17 +934,35 @@ describe('calls and downstream', () => {
   });
 
   it('requires downstream.mode when calls are declared', () => {
-    expectProblem(check((d) => delete d.downstream), '$.downstream.mode', 'calls');
-    expectProblem(check((d) => delete d.downstream.mode), '$.downstream.mode', 'required');
-    expectProblem(check((d) => (d.downstream.mode = 'split')), '$.downstream.mode', 'one of');
+    expectProblem(
+      check((d) => delete d.downstream),
+      '$.downstream.mode',
+      'calls',
+    );
+    expectProblem(
+      check((d) => delete d.downstream.mode),
+      '$.downstream.mode',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.downstream.mode = 'split')),
+      '$.downstream.mode',
+      'one of',
+    );
   });
 
   it('requires a cap with passthrough when calls are declared', () => {
-    expectProblem(check((d) => delete d.downstream.cap), '$.downstream.cap', 'passthrough');
-    expectValid(check((d) => {
-      delete d.downstream.cap;
-      d.calls = [];
-    }));
+    expectProblem(
+      check((d) => delete d.downstream.cap),
+      '$.downstream.cap',
+      'passthrough',
+    );
+    expectValid(
+      check((d) => {
+        delete d.downstream.cap;
+        d.calls = [];
+      }),
+    );
   });
 
   it('allows downstream (and a cap) without calls', () => {
@@ -622,11 +970,31 @@ describe('calls and downstream', () => {
   });
 
   it('requires exactly one of capability or agent, and a max_cost', () => {
-    expectProblem(check((d) => (d.calls[0] = { max_cost: '0.01' })), '$.calls[0]', 'capability or an agent');
-    expectProblem(check((d) => (d.calls[0].agent = 'acme/ocr')), '$.calls[0]', 'not both');
-    expectProblem(check((d) => delete d.calls[0].max_cost), '$.calls[0].max_cost', 'required');
-    expectProblem(check((d) => (d.calls[0].capability = 'OCR')), '$.calls[0].capability', 'capability class');
-    expectProblem(check((d) => (d.calls = 'ocr.page')), '$.calls', 'array');
+    expectProblem(
+      check((d) => (d.calls[0] = { max_cost: '0.01' })),
+      '$.calls[0]',
+      'capability or an agent',
+    );
+    expectProblem(
+      check((d) => (d.calls[0].agent = 'acme/ocr')),
+      '$.calls[0]',
+      'not both',
+    );
+    expectProblem(
+      check((d) => delete d.calls[0].max_cost),
+      '$.calls[0].max_cost',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.calls[0].capability = 'OCR')),
+      '$.calls[0].capability',
+      'capability class',
+    );
+    expectProblem(
+      check((d) => (d.calls = 'ocr.page')),
+      '$.calls',
+      'array',
+    );
   });
 
   it.each(['acme/ocr', 'acme/ocr@^1.2', 'acme/ocr@1.2.3', 'acme/ocr@>=1.0.0 <2.0.0', 'acme/ocr@~2', 'acme/ocr@*'])(
@@ -637,31 +1005,70 @@ describe('calls and downstream', () => {
   );
 
   it.each(['acme', 'Acme/ocr', 'acme/ocr@', 'acme/ocr@not-a-range', 'acme/ocr@^1.2@3', 'a/ocr'])('refuses the agent reference %j', (agent) => {
-    expectProblem(check((d) => (d.calls[0] = { agent, max_cost: '0.01' })), '$.calls[0].agent');
+    expectProblem(
+      check((d) => (d.calls[0] = { agent, max_cost: '0.01' })),
+      '$.calls[0].agent',
+    );
   });
 });
 
 describe('lineage and forks', () => {
   it('checks the syntax of forked_from and royalty', () => {
     for (const bad of ['acme/pdf-tables', 'acme/pdf-tables@^2.0.1', 'acme/pdf-tables@v2.0.1', 'acme/pdf-tables@2.0', 'ACME/x@1.0.0']) {
-      expectProblem(check((d) => (d.lineage.forked_from = bad)), '$.lineage.forked_from', 'exact version');
+      expectProblem(
+        check((d) => (d.lineage.forked_from = bad)),
+        '$.lineage.forked_from',
+        'exact version',
+      );
     }
-    expectProblem(check((d) => (d.lineage.royalty = '1')), '$.lineage.royalty', 'below 1');
-    expectProblem(check((d) => (d.lineage.royalty = '0.12345')), '$.lineage.royalty', 'at most 4');
-    expectProblem(check((d) => (d.lineage.royalty = 0.15)), '$.lineage.royalty', 'JSON number');
-    expectProblem(check((d) => delete d.lineage.royalty), '$.lineage.royalty', 'required');
+    expectProblem(
+      check((d) => (d.lineage.royalty = '1')),
+      '$.lineage.royalty',
+      'below 1',
+    );
+    expectProblem(
+      check((d) => (d.lineage.royalty = '0.12345')),
+      '$.lineage.royalty',
+      'at most 4',
+    );
+    expectProblem(
+      check((d) => (d.lineage.royalty = 0.15)),
+      '$.lineage.royalty',
+      'JSON number',
+    );
+    expectProblem(
+      check((d) => delete d.lineage.royalty),
+      '$.lineage.royalty',
+      'required',
+    );
     expectValid(check((d) => (d.lineage.royalty = '0.9999')));
     expectValid(check((d) => (d.lineage.royalty = '0')));
   });
 
   it('refuses a fork of itself', () => {
-    expectProblem(check((d) => (d.lineage.forked_from = 'lena/tables-fr@1.0.0')), '$.lineage.forked_from', 'itself');
+    expectProblem(
+      check((d) => (d.lineage.forked_from = 'lena/tables-fr@1.0.0')),
+      '$.lineage.forked_from',
+      'itself',
+    );
   });
 
   it('checks forks: min_royalty in [0, 1) with 4 decimals, allowed a boolean', () => {
-    expectProblem(check((d) => (d.forks.min_royalty = '1.0')), '$.forks.min_royalty', 'below 1');
-    expectProblem(check((d) => (d.forks.min_royalty = '0.00001')), '$.forks.min_royalty', 'at most 4');
-    expectProblem(check((d) => (d.forks.allowed = 'no')), '$.forks.allowed', 'boolean');
+    expectProblem(
+      check((d) => (d.forks.min_royalty = '1.0')),
+      '$.forks.min_royalty',
+      'below 1',
+    );
+    expectProblem(
+      check((d) => (d.forks.min_royalty = '0.00001')),
+      '$.forks.min_royalty',
+      'at most 4',
+    );
+    expectProblem(
+      check((d) => (d.forks.allowed = 'no')),
+      '$.forks.allowed',
+      'boolean',
+    );
     const r = check((d) => (d.forks = { allowed: false }));
     expectValid(r);
     if (r.ok) expect(r.manifest.forks).toEqual({ minRoyalty: { num: 0n, den: 1n }, allowed: false });
@@ -680,7 +1087,11 @@ describe('lineage and forks', () => {
   });
 
   it('refuses an upstream that is not listed', () => {
-    expectProblem(check(() => {}, { resolveUpstream: () => null }), '$.lineage.forked_from', 'is not a listed agent version');
+    expectProblem(
+      check(() => {}, { resolveUpstream: () => null }),
+      '$.lineage.forked_from',
+      'is not a listed agent version',
+    );
   });
 
   it('refuses an upstream that does not allow forks', () => {
@@ -694,7 +1105,11 @@ describe('lineage and forks', () => {
     expectProblem(r, '$.lineage.royalty', /0\.15.*0\.2/);
     expectValid(check(() => {}, min(15n, 100n)));
     expectValid(check(() => {}, min(1499n, 10000n)));
-    expectProblem(check(() => {}, min(1501n, 10000n)), '$.lineage.royalty', '0.1501');
+    expectProblem(
+      check(() => {}, min(1501n, 10000n)),
+      '$.lineage.royalty',
+      '0.1501',
+    );
   });
 
   it('refuses a loop', () => {
@@ -705,10 +1120,18 @@ describe('lineage and forks', () => {
   it('refuses a chain longer than 8 levels', () => {
     // lineageDepth: levels of the upstream's own chain, counting the upstream (1 = not a fork).
     expectValid(check(() => {}, { resolveUpstream: () => upstream({ lineageDepth: 7 }) }));
-    expectProblem(check(() => {}, { resolveUpstream: () => upstream({ lineageDepth: 8 }) }), '$.lineage.forked_from', 'at most 8');
+    expectProblem(
+      check(() => {}, { resolveUpstream: () => upstream({ lineageDepth: 8 }) }),
+      '$.lineage.forked_from',
+      'at most 8',
+    );
     const chainOf = (n: number) => Array.from({ length: n }, (_, i) => `ns${i}/agent@1.0.0`);
     expectValid(check(() => {}, { resolveUpstream: () => upstream({ chain: chainOf(6) }) }));
-    expectProblem(check(() => {}, { resolveUpstream: () => upstream({ chain: chainOf(7) }) }), '$.lineage.forked_from', '9 levels');
+    expectProblem(
+      check(() => {}, { resolveUpstream: () => upstream({ chain: chainOf(7) }) }),
+      '$.lineage.forked_from',
+      '9 levels',
+    );
   });
 
   it('checks only the syntax without resolveUpstream', () => {
@@ -719,13 +1142,37 @@ describe('lineage and forks', () => {
 describe('data policy', () => {
   it('checks retention, region, training and subprocessors', () => {
     for (const bad of ['0d', '30 days', 'forever', '30', 'd', '1234567d']) {
-      expectProblem(check((d) => (d.data.retention = bad)), '$.data.retention', 'none');
+      expectProblem(
+        check((d) => (d.data.retention = bad)),
+        '$.data.retention',
+        'none',
+      );
     }
-    expectProblem(check((d) => (d.data.retention = 30)), '$.data.retention', 'string');
-    expectProblem(check((d) => (d.data.region = ['europe'])), '$.data.region[0]', 'region');
-    expectProblem(check((d) => (d.data.region = 'eu')), '$.data.region', 'array');
-    expectProblem(check((d) => (d.data.training = 'no')), '$.data.training', 'boolean');
-    expectProblem(check((d) => (d.data.subprocessors = [42])), '$.data.subprocessors[0]', 'string');
+    expectProblem(
+      check((d) => (d.data.retention = 30)),
+      '$.data.retention',
+      'string',
+    );
+    expectProblem(
+      check((d) => (d.data.region = ['europe'])),
+      '$.data.region[0]',
+      'region',
+    );
+    expectProblem(
+      check((d) => (d.data.region = 'eu')),
+      '$.data.region',
+      'array',
+    );
+    expectProblem(
+      check((d) => (d.data.training = 'no')),
+      '$.data.training',
+      'boolean',
+    );
+    expectProblem(
+      check((d) => (d.data.subprocessors = [42])),
+      '$.data.subprocessors[0]',
+      'string',
+    );
     const r = check((d) => (d.data = { retention: '365d', region: ['EU', 'us', 'eu'], subprocessors: ['Anthropic'] }));
     expectValid(r);
     if (r.ok) expect(r.manifest.data).toEqual({ retention: { kind: 'days', days: 365 }, region: ['eu', 'us'], subprocessors: ['Anthropic'] });

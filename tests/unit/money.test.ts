@@ -1,7 +1,16 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
 import {
-  convert, divRound, formatAmount, formatRate, mulRate, parseAmount, parseRate, tryParseAmount, tryParseRate, MAX_AMOUNT,
+  convert,
+  divRound,
+  formatAmount,
+  formatRate,
+  mulRate,
+  parseAmount,
+  parseRate,
+  tryParseAmount,
+  tryParseRate,
+  MAX_AMOUNT,
 } from '../../shared/core/money.js';
 
 describe('amounts', () => {
@@ -97,19 +106,14 @@ describe('rates and rounding', () => {
 
   it('up and down bracket the exact product (property)', () => {
     fc.assert(
-      fc.property(
-        fc.bigInt({ min: 0n, max: MAX_AMOUNT }),
-        fc.bigInt({ min: 0n, max: 10n ** 8n }),
-        fc.integer({ min: 0, max: 8 }),
-        (amount, num, decimals) => {
-          const r = { num, den: 10n ** BigInt(decimals) };
-          const down = mulRate(amount, r, 'down');
-          const up = mulRate(amount, r, 'up');
-          expect(down * r.den <= amount * r.num).toBe(true);
-          expect(up * r.den >= amount * r.num).toBe(true);
-          expect(up - down === 0n || up - down === 1n).toBe(true);
-        },
-      ),
+      fc.property(fc.bigInt({ min: 0n, max: MAX_AMOUNT }), fc.bigInt({ min: 0n, max: 10n ** 8n }), fc.integer({ min: 0, max: 8 }), (amount, num, decimals) => {
+        const r = { num, den: 10n ** BigInt(decimals) };
+        const down = mulRate(amount, r, 'down');
+        const up = mulRate(amount, r, 'up');
+        expect(down * r.den <= amount * r.num).toBe(true);
+        expect(up * r.den >= amount * r.num).toBe(true);
+        expect(up - down === 0n || up - down === 1n).toBe(true);
+      }),
       { numRuns: 2000 },
     );
   });

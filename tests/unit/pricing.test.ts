@@ -198,7 +198,9 @@ describe('properties', () => {
         pricing: { model: p.model, currency: p.currency, amount: p.amount, max: p.max, unit: 'u', chargeOn: p.chargeOn },
         ...(p.mode === 'none' ? {} : { downstream: { mode: p.mode, cap: p.cap } }),
         interface: {
-          input: {}, output: {}, examples: [],
+          input: {},
+          output: {},
+          examples: [],
           errors: { partial: { description: 'd', billed: p.partialBilled } },
         },
       }),
@@ -244,16 +246,21 @@ describe('properties', () => {
         expect(c.own <= wc.own).toBe(true);
         if (cap !== undefined) expect(c.own <= cap).toBe(true);
         expect(c.billed).toBe(c.own > 0n);
-        const billable = o.kind === 'success'
-          || (o.kind === 'declared_error' && o.code === 'partial' && m.interface.errors.partial!.billed && m.pricing.chargeOn === 'attempt');
+        const billable =
+          o.kind === 'success' ||
+          (o.kind === 'declared_error' && o.code === 'partial' && m.interface.errors.partial!.billed && m.pricing.chargeOn === 'attempt');
         if (!billable) expect(c.billed).toBe(false);
         if (billable && cap === undefined) {
           // Without a cap, the charge is exactly the converted price.
           const p = m.pricing;
-          const raw: Micros = p.model === 'free' ? 0n
-            : p.model === 'per_run' ? p.amount!
-            : p.model === 'per_unit' ? minB(p.amount! * BigInt((o as { units: number | bigint }).units), p.max!)
-            : minB((o as { quote: Micros }).quote, p.max!);
+          const raw: Micros =
+            p.model === 'free'
+              ? 0n
+              : p.model === 'per_run'
+                ? p.amount!
+                : p.model === 'per_unit'
+                  ? minB(p.amount! * BigInt((o as { units: number | bigint }).units), p.max!)
+                  : minB((o as { quote: Micros }).quote, p.max!);
           expect(c.own).toBe(convert(raw, fxRateFor(p.currency, b) ?? { num: 1n, den: 1n })); // no rate: raw is 0
         }
       }),

@@ -89,9 +89,13 @@ describe('loadDevRegistry: a tree with problems', () => {
     await writeAgent(join(root, 'g', 'deeper', 'still-deeper'), manifestDoc('test/nested', '2.1.0', { capabilities: ['text.count'] }), { json: true });
     await writeAgent(join(root, 'node_modules', 'pkg'), manifestDoc('test/in-node-modules', '1.0.0'));
     await writeAgent(join(root, '.hidden'), manifestDoc('test/hidden', '1.0.0'));
-    await writeAgent(join(root, 'h-mcp'), manifestDoc('test/remote', '1.0.0', {
-      runtime: { kind: 'mcp', endpoint: 'https://agent.example.org/mcp', tool: 'run' },
-    }), { agentMjs: false });
+    await writeAgent(
+      join(root, 'h-mcp'),
+      manifestDoc('test/remote', '1.0.0', {
+        runtime: { kind: 'mcp', endpoint: 'https://agent.example.org/mcp', tool: 'run' },
+      }),
+      { agentMjs: false },
+    );
     await writeFile(join(root, 'holon.yml'), 'not: a manifest file name'); // ignored: not holon.yaml / holon.json
     await writeAgent(join(root, 'i-bad-yaml'), {}, { agentMjs: false });
     await writeFile(join(root, 'i-bad-yaml', 'holon.yaml'), 'id: [unclosed\n');
@@ -163,7 +167,10 @@ describe('loadDevRegistry: a tree with problems', () => {
 
   it('accepts excluding one exact version', async () => {
     const { log } = captureLogger();
-    const r = await loadDevRegistry([EXAMPLES], { exclude: ['examples/slow@1.0.0', 'examples/flaky', 'examples/invoice-pipeline', 'examples/invoice-digest@1.0.0'], log });
+    const r = await loadDevRegistry([EXAMPLES], {
+      exclude: ['examples/slow@1.0.0', 'examples/flaky', 'examples/invoice-pipeline', 'examples/invoice-digest@1.0.0'],
+      log,
+    });
     expect(r.registry.list().map((a) => a.manifest.id)).toEqual(['examples/echo-upper', 'examples/quote-translate', 'examples/word-count']);
   });
 });
@@ -264,9 +271,16 @@ describe('loadMandateFiles', () => {
     dir = await mkdtemp(join(tmpdir(), 'holon-mandates-'));
     await writeFile(join(dir, 'demo.yaml'), await readFile(join(EXAMPLES, 'mandates', 'demo.yaml'), 'utf8'));
     await writeFile(join(dir, 'broken.yml'), 'id: Alice/Bad Name\nissuer: alice\nbudget: { total: 20.00, currency: euro }\n');
-    await writeFile(join(dir, 'other.json'), JSON.stringify({
-      id: 'bob/main', issuer: 'bob', grantee: 'bob/assistant', allow: { agents: ['examples/*'] }, budget: { total: '1.00', currency: 'EUR' },
-    }));
+    await writeFile(
+      join(dir, 'other.json'),
+      JSON.stringify({
+        id: 'bob/main',
+        issuer: 'bob',
+        grantee: 'bob/assistant',
+        allow: { agents: ['examples/*'] },
+        budget: { total: '1.00', currency: 'EUR' },
+      }),
+    );
     await writeFile(join(dir, 'same-id.yaml'), 'id: bob/main\nissuer: bob\ngrantee: bob/other\nbudget: { total: "2.00", currency: EUR }\n');
     await writeFile(join(dir, 'notes.txt'), 'not a mandate');
     await writeFile(join(dir, '.hidden.yaml'), 'garbage: [');
@@ -444,13 +458,14 @@ describe('example agents', () => {
 // ------------------------------------------------------------------ hiding (yanked) versions
 
 describe('Registry.hide', () => {
-  const fresh = () => createRegistry([
-    agent('acme/pdf', '1.0.0', ['extraction.table']),
-    agent('acme/pdf', '1.2.0', ['extraction.table', 'ocr.page']),
-    agent('acme/pdf', '2.0.0', ['extraction.table']),
-    agent('acme/pdf', '2.1.0-beta.1', ['extraction.table']),
-    agent('lena/tables-fr', '0.3.0', ['extraction.table'], 'Extracts tables from French PDF invoices'),
-  ]);
+  const fresh = () =>
+    createRegistry([
+      agent('acme/pdf', '1.0.0', ['extraction.table']),
+      agent('acme/pdf', '1.2.0', ['extraction.table', 'ocr.page']),
+      agent('acme/pdf', '2.0.0', ['extraction.table']),
+      agent('acme/pdf', '2.1.0-beta.1', ['extraction.table']),
+      agent('lena/tables-fr', '0.3.0', ['extraction.table'], 'Extracts tables from French PDF invoices'),
+    ]);
   const ids = (list: AgentVersion[]) => list.map((a) => `${a.manifest.id}@${a.manifest.version}`);
   const v = (r: ReturnType<Registry['resolve']>) => (r.ok ? r.agent.manifest.version : r.code);
 

@@ -13,10 +13,21 @@ describe('parseAgentRef', () => {
     expect(parseAgentRef('acme/pdf@>=1.2.0 <2')?.range).toBe('>=1.2.0 <2');
   });
 
-  it.each(['acme', 'acme/', '/pdf', 'Acme/pdf', 'a/pdf', '-ac/pdf', 'acme/pdf-', 'acme/pdf@', 'acme/pdf@ ^2', 'acme/pdf@not a range', 'acme/pdf/x', 'acme/*', ''])(
-    'refuses %j',
-    (ref) => expect(parseAgentRef(ref)).toBeNull(),
-  );
+  it.each([
+    'acme',
+    'acme/',
+    '/pdf',
+    'Acme/pdf',
+    'a/pdf',
+    '-ac/pdf',
+    'acme/pdf-',
+    'acme/pdf@',
+    'acme/pdf@ ^2',
+    'acme/pdf@not a range',
+    'acme/pdf/x',
+    'acme/*',
+    '',
+  ])('refuses %j', (ref) => expect(parseAgentRef(ref)).toBeNull());
 });
 
 describe('resolveVersion', () => {
@@ -97,7 +108,9 @@ describe('rankCapability', () => {
   const agent = (id: string, amount: bigint, extra: Partial<Manifest> = {}): Manifest =>
     manifest({ id, pricing: { model: 'per_run', amount, chargeOn: 'attempt' }, ...extra });
   const cand = (man: Manifest, runs = 0, successes = 0, billed = 0n): Candidate => ({
-    manifest: man, facts: { ...facts, record: { runs, successes } }, record: { runs, successes, billed },
+    manifest: man,
+    facts: { ...facts, record: { runs, successes } },
+    record: { runs, successes, billed },
   });
 
   it('picks the cheaper-per-success agent once records exist', () => {
@@ -107,7 +120,10 @@ describe('rankCapability', () => {
     expect(before.ranked.map((x) => x.manifest.id)).toEqual(['cheap/flaky', 'solid/agent']);
     // 0.01 billed on every attempt, 50% success vs 0.015 with 100% success.
     const after = rankCapability('extraction.table', [cand(cheap, 100, 50, 1_000_000n), cand(solid, 100, 100, 1_500_000n)], m, request);
-    expect(after.ranked.map((x) => [x.manifest.id, x.costPerSuccess])).toEqual([['solid/agent', 15_149n], ['cheap/flaky', 20_000n]]);
+    expect(after.ranked.map((x) => [x.manifest.id, x.costPerSuccess])).toEqual([
+      ['solid/agent', 15_149n],
+      ['cheap/flaky', 20_000n],
+    ]);
     expect(after.ranked[0]!.admission.decision).toBe('allow');
     expect(after.ranked[0]!.worstCase).toBe(15_000n);
   });
@@ -122,16 +138,22 @@ describe('rankCapability', () => {
     const noFx = manifest({ id: 'brit/agent', pricing: { currency: 'GBP' } });
     const pricey = agent('gold/agent', 2_000_000n); // above per_call
     const ok = agent('acme/agent', 10_000n);
-    const res = rankCapability('extraction.table', [cand(sketchy), cand(noFx), cand(pricey), cand(ok)], mandate({
-      deny: { capabilities: [], agents: ['sketchy/*'] }, budget: { perCall: 1_000_000n },
-    }), request);
+    const res = rankCapability(
+      'extraction.table',
+      [cand(sketchy), cand(noFx), cand(pricey), cand(ok)],
+      mandate({
+        deny: { capabilities: [], agents: ['sketchy/*'] },
+        budget: { perCall: 1_000_000n },
+      }),
+      request,
+    );
     expect(res.ranked.map((x) => x.manifest.id)).toEqual(['acme/agent']);
     expect(res.denied.map((d) => d.manifest.id)).toEqual(['sketchy/agent', 'brit/agent', 'gold/agent']);
     for (const d of res.denied) expect(d.reasons.length).toBeGreaterThan(0);
     expect(res.denied[1]!.reasons.join(' ')).toMatch(/GBP/);
   });
 
-  it('denies a per_run agent priced above the caller\'s max_cost', () => {
+  it("denies a per_run agent priced above the caller's max_cost", () => {
     const res = rankCapability('extraction.table', [cand(agent('acme/agent', 10_000n))], m, { ...request, maxCost: 5_000n });
     expect(res.ranked).toEqual([]);
     expect(res.denied[0]!.reasons.length).toBeGreaterThan(0);
@@ -145,13 +167,21 @@ describe('rankCapability', () => {
     expect(res.denied).toEqual([{ manifest: big, reasons: [expect.stringContaining("slot's max_cost")] }]);
     // With a caller max_cost inside the slot, the per-unit agent's worst case fits.
     const capped = rankCapability('extraction.table', [cand(small), cand(big)], m, { ...request, slotMaxCost: 20_000n, maxCost: 20_000n });
-    expect(capped.ranked.map((x) => [x.manifest.id, x.worstCase])).toEqual([['acme/small', 10_000n], ['acme/big', 20_000n]]);
+    expect(capped.ranked.map((x) => [x.manifest.id, x.worstCase])).toEqual([
+      ['acme/small', 10_000n],
+      ['acme/big', 20_000n],
+    ]);
   });
 
   it('keeps approve decisions in the ranking', () => {
-    const res = rankCapability('extraction.table', [cand(agent('acme/agent', 10_000n))], mandate({
-      approval: { agents: ['acme/*'], firstUse: false },
-    }), request);
+    const res = rankCapability(
+      'extraction.table',
+      [cand(agent('acme/agent', 10_000n))],
+      mandate({
+        approval: { agents: ['acme/*'], firstUse: false },
+      }),
+      request,
+    );
     expect(res.ranked[0]!.admission.decision).toBe('approve');
   });
 
@@ -162,8 +192,6 @@ describe('rankCapability', () => {
     const a4 = manifest({ id: 'zz/agent', pricing: { model: 'quote', max: 20_000n } }); // same record, higher worst case
     const recA = (x: Manifest) => cand(x, 1, 1, 10_000n); // 0.01 × 3/2 = 15_000
     const res = rankCapability('extraction.table', [recA(a1), cand(a4, 1, 1, 10_000n), recA(a2), recA(a3)], m, request);
-    expect(res.ranked.map((x) => `${x.manifest.id}@${x.manifest.version}`)).toEqual([
-      'aa/agent@1.0.0', 'bb/agent@1.10.0', 'bb/agent@1.0.0', 'zz/agent@1.0.0',
-    ]);
+    expect(res.ranked.map((x) => `${x.manifest.id}@${x.manifest.version}`)).toEqual(['aa/agent@1.0.0', 'bb/agent@1.10.0', 'bb/agent@1.0.0', 'zz/agent@1.0.0']);
   });
 });

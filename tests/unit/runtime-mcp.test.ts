@@ -85,12 +85,17 @@ function jsonRpcError(res: http.ServerResponse, status: number, message: string)
 }
 
 /** A stateful MCP server (session id → transport), one SDK Server per session, serving `tools`. */
-async function startMcpServer(
-  tools: Record<string, Tool>,
-  options: { json?: boolean; port?: number; resumable?: boolean } = {},
-): Promise<McpServer> {
+async function startMcpServer(tools: Record<string, Tool>, options: { json?: boolean; port?: number; resumable?: boolean } = {}): Promise<McpServer> {
   const sessions = new Map<string, StreamableHTTPServerTransport>();
-  const state = { initializes: 0, deletes: 0, unknownSessions: 0, gets: { resume: 0, standalone: 0 }, calls: [] as SeenCall[], aborted: [] as unknown[], cancellations: [] as unknown[] };
+  const state = {
+    initializes: 0,
+    deletes: 0,
+    unknownSessions: 0,
+    gets: { resume: 0, standalone: 0 },
+    calls: [] as SeenCall[],
+    aborted: [] as unknown[],
+    cancellations: [] as unknown[],
+  };
   const httpServer = http.createServer((req, res) => {
     void (async () => {
       const sid = req.headers['mcp-session-id'];
@@ -450,8 +455,7 @@ describe('mcp runtime: the request', () => {
 });
 
 describe('mcp runtime: timeouts and cancellation', () => {
-  const hang: Tool = (_args, extra) =>
-    new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve({ content: [] }), { once: true }));
+  const hang: Tool = (_args, extra) => new Promise((resolve) => extra.signal.addEventListener('abort', () => resolve({ content: [] }), { once: true }));
 
   it('ends a hanging call at the hard timeout, and the agent sees the cancellation', async () => {
     const s = await startMcpServer({ hang });
@@ -587,7 +591,13 @@ describe('mcp runtime: unreachable, killed and broken servers', () => {
       if (message.method === 'initialize') {
         initializes += 1;
         res.writeHead(200, { 'content-type': 'application/json' });
-        res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, result: { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'stuck', version: '1' } } }));
+        res.end(
+          JSON.stringify({
+            jsonrpc: '2.0',
+            id: message.id,
+            result: { protocolVersion: message.params?.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: 'stuck', version: '1' } },
+          }),
+        );
       }
       // `notifications/initialized` is never answered.
       req.socket.setTimeout(0);

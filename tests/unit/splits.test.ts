@@ -7,7 +7,7 @@ import { r } from '../support/pricing-fixtures.js';
 const sum = (lines: Array<{ amount: bigint }>): bigint => lines.reduce((t, l) => t + l.amount, 0n);
 
 describe('split', () => {
-  it('worked example: 0.035 EUR to lena\'s fork (royalty 0.15) of acme\'s agent', () => {
+  it("worked example: 0.035 EUR to lena's fork (royalty 0.15) of acme's agent", () => {
     expect(split(35_000n, [{ account: 'lena', royalty: r('0.15') }, { account: 'acme' }])).toEqual([
       { account: 'holon', amount: 3_500n },
       { account: 'lena', amount: 26_775n },
@@ -30,7 +30,7 @@ describe('split', () => {
     ]);
   });
 
-  it('computes royalties on each level\'s revenue, down a chain', () => {
+  it("computes royalties on each level's revenue, down a chain", () => {
     const lines = split(1_000_000n, [
       { account: 'c', royalty: r('0.5') },
       { account: 'b', royalty: r('0.1') },
@@ -45,11 +45,7 @@ describe('split', () => {
   });
 
   it('sums an account appearing twice and the platform as an author, keeping first-appearance order', () => {
-    const lines = split(1_000_000n, [
-      { account: 'x', royalty: r('0.5') },
-      { account: 'holon', royalty: r('0.5') },
-      { account: 'x' },
-    ]);
+    const lines = split(1_000_000n, [{ account: 'x', royalty: r('0.5') }, { account: 'holon', royalty: r('0.5') }, { account: 'x' }]);
     expect(lines).toEqual([
       { account: 'holon', amount: 100_000n + 225_000n },
       { account: 'x', amount: 450_000n + 225_000n },
@@ -92,7 +88,7 @@ describe('journalLinesForSettlement', () => {
     expect(sum(lines)).toBe(0n);
   });
 
-  it('keeps the payer\'s debit apart from its own credit, and gives no lines for zero', () => {
+  it("keeps the payer's debit apart from its own credit, and gives no lines for zero", () => {
     expect(journalLinesForSettlement('acme', 100n, [{ account: 'acme' }])).toEqual([
       { account: 'acme', amount: -100n },
       { account: 'holon', amount: 10n },

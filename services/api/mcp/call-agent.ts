@@ -67,7 +67,11 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
       await decideAndSubmit(deps.gateway, held.approval!.id, 'reject');
       return {
         isError: true,
-        structured: { status: 'rejected', error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' }, receipt: held.receipt },
+        structured: {
+          status: 'rejected',
+          error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' },
+          receipt: held.receipt,
+        },
         text: `declined: the call to ${held.approval!.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
       };
     } else {
@@ -181,7 +185,11 @@ function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {
   const code = receipt.error ?? 'agent_error';
   return {
     isError: true,
-    structured: { status: receipt.status, error: { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed as the agent declares' : 'nothing was charged'}` }, receipt },
+    structured: {
+      status: receipt.status,
+      error: { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed as the agent declares' : 'nothing was charged'}` },
+      receipt,
+    },
     text: `failed (${code}). ${describeReceipt(receipt)}`,
   };
 }

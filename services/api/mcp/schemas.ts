@@ -58,10 +58,18 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: 'get_agent',
     title: 'Describe an agent',
-    description: 'One agent (`ns/name` or `ns/name@range`): summary, interface schemas, pricing, data policy (attested by the author), measured record, versions.',
+    description:
+      'One agent (`ns/name` or `ns/name@range`): summary, interface schemas, pricing, data policy (attested by the author), measured record, versions.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: AGENT_REF } },
     outputSchema: output(
-      { id: { type: 'string' }, version: { type: 'string' }, interface: { type: 'object' }, pricing: { type: 'object' }, data: { type: 'object' }, versions: { type: 'array' } },
+      {
+        id: { type: 'string' },
+        version: { type: 'string' },
+        interface: { type: 'object' },
+        pricing: { type: 'object' },
+        data: { type: 'object' },
+        versions: { type: 'array' },
+      },
       ['id', 'version', 'interface', 'pricing', 'data', 'versions'],
     ),
     annotations: { readOnlyHint: true },
@@ -101,7 +109,7 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: 'get_receipt',
     title: 'Read a receipt',
-    description: 'A receipt and its tree of delegated calls (own, downstream and total cost, splits), within this connection\'s mandate.',
+    description: "A receipt and its tree of delegated calls (own, downstream and total cost, splits), within this connection's mandate.",
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
     outputSchema: output({ id: { type: 'string' }, status: { type: 'string' }, children: { type: 'array' } }, ['id', 'status', 'children']),
     annotations: { readOnlyHint: true },
@@ -125,12 +133,16 @@ export const TOOLS: readonly ToolDefinition[] = [
   {
     name: 'get_budget',
     title: 'Budget',
-    description: 'This connection\'s mandate: total, spent, reserved and remaining, in its currency.',
+    description: "This connection's mandate: total, spent, reserved and remaining, in its currency.",
     inputSchema: { type: 'object', additionalProperties: false, properties: {} },
-    outputSchema: output(
-      { mandate: { type: 'string' }, currency: { type: 'string' }, total: AMOUNT, spent: AMOUNT, reserved: AMOUNT, remaining: AMOUNT },
-      ['mandate', 'currency', 'total', 'spent', 'reserved', 'remaining'],
-    ),
+    outputSchema: output({ mandate: { type: 'string' }, currency: { type: 'string' }, total: AMOUNT, spent: AMOUNT, reserved: AMOUNT, remaining: AMOUNT }, [
+      'mandate',
+      'currency',
+      'total',
+      'spent',
+      'reserved',
+      'remaining',
+    ]),
     annotations: { readOnlyHint: true },
   },
 ];

@@ -81,7 +81,8 @@ export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<
   const receipt = await loadReceiptTree(deps.gateway.db, id);
   // Another mandate's receipt is indistinguishable from one that does not exist.
   // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
-  if (!receipt || !inMandateTree(who.mandateId, receipt.mandate)) throw new HolonError('not_found', 404, `there is no receipt ${id} under mandate ${who.mandateId}`);
+  if (!receipt || !inMandateTree(who.mandateId, receipt.mandate))
+    throw new HolonError('not_found', 404, `there is no receipt ${id} under mandate ${who.mandateId}`);
   return { structured: receipt as unknown as Record<string, unknown>, text: describeReceipt(receipt) };
 }
 

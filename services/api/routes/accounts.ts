@@ -24,56 +24,73 @@ export interface AccountDeps {
 
 export function accountRoutes(deps: AccountDeps): Router {
   const router = Router();
-  router.get('/v0/accounts', asyncRoute(async (_req, res) => {
-    // Balances: the admin sees all, a human their own account's.
-    const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
-    const balances = await readBalances(deps.gateway.db, p.kind === 'human' ? p.account : undefined);
-    res.json({
-      accounts: balances.map((b) => ({
-        account: b.account,
-        currency: b.currency,
-        balance: formatAmount(b.balance),
-        held: formatAmount(b.held),
-        available: formatAmount(b.available),
-      })),
-    });
-  }));
+  router.get(
+    '/v0/accounts',
+    asyncRoute(async (_req, res) => {
+      // Balances: the admin sees all, a human their own account's.
+      const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
+      const balances = await readBalances(deps.gateway.db, p.kind === 'human' ? p.account : undefined);
+      res.json({
+        accounts: balances.map((b) => ({
+          account: b.account,
+          currency: b.currency,
+          balance: formatAmount(b.balance),
+          held: formatAmount(b.held),
+          available: formatAmount(b.available),
+        })),
+      });
+    }),
+  );
 
   if (!deps.hosted) return router;
   const { gateway } = deps;
 
-  router.post('/v0/signup', asyncRoute(async (req, res) => {
-    const r = new BodyReader(requireObject(req.body), ['handle', 'email']);
-    const handle = r.string('handle', { required: true, max: 100 });
-    const email = r.string('email', { required: true, max: 254 });
-    r.done();
-    const made = await signup(gateway.db, { handle: handle!, email: email! }, { credit: deps.signupCredit, registry: gateway.registry });
-    res.status(201).json({
-      ...made,
-      note: 'the keys are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate.',
-    });
-  }));
+  router.post(
+    '/v0/signup',
+    asyncRoute(async (req, res) => {
+      const r = new BodyReader(requireObject(req.body), ['handle', 'email']);
+      const handle = r.string('handle', { required: true, max: 100 });
+      const email = r.string('email', { required: true, max: 254 });
+      r.done();
+      const made = await signup(gateway.db, { handle: handle!, email: email! }, { credit: deps.signupCredit, registry: gateway.registry });
+      res.status(201).json({
+        ...made,
+        note: 'the keys are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate.',
+      });
+    }),
+  );
 
-  router.get('/v0/me', asyncRoute(async (_req, res) => {
-    const p = requireKind(res, ['human', 'agent'], 'read an account');
-    if (p.kind === 'agent') {
-      const stored = await loadMandate(gateway.db, p.mandateId);
-      res.json({ kind: 'agent', account: p.account, key: p.keyPrefix, ask_in_client: p.askInClient, ...(stored ? mandateView(stored) : { mandate: null }) });
-      return;
-    }
-    const account = (await readAccount(gateway.db, p.account))!;
-    const balances = await readBalances(gateway.db, p.account);
-    const views = (await listRootMandates(gateway.db, { issuer: p.account, limit: 500 }))
-      .map((stored) => ({ id: stored.mandate.id, grantee: stored.mandate.grantee, ...mandateView(stored).budget }));
-    res.json({
-      kind: 'human',
-      account: { handle: account.handle, email: account.email, created_at: account.createdAt.toISOString() },
-      key: p.keyPrefix,
-      balances: balances.map((b) => ({ currency: b.currency, balance: formatAmount(b.balance), held: formatAmount(b.held), available: formatAmount(b.available) })),
-      mandates: views,
-      keys: (await listKeys(gateway.db, p.account)).map((k) => keyView(k, gateway.now())),
-    });
-  }));
+  router.get(
+    '/v0/me',
+    asyncRoute(async (_req, res) => {
+      const p = requireKind(res, ['human', 'agent'], 'read an account');
+      if (p.kind === 'agent') {
+        const stored = await loadMandate(gateway.db, p.mandateId);
+        res.json({ kind: 'agent', account: p.account, key: p.keyPrefix, ask_in_client: p.askInClient, ...(stored ? mandateView(stored) : { mandate: null }) });
+        return;
+      }
+      const account = (await readAccount(gateway.db, p.account))!;
+      const balances = await readBalances(gateway.db, p.account);
+      const views = (await listRootMandates(gateway.db, { issuer: p.account, limit: 500 })).map((stored) => ({
+        id: stored.mandate.id,
+        grantee: stored.mandate.grantee,
+        ...mandateView(stored).budget,
+      }));
+      res.json({
+        kind: 'human',
+        account: { handle: account.handle, email: account.email, created_at: account.createdAt.toISOString() },
+        key: p.keyPrefix,
+        balances: balances.map((b) => ({
+          currency: b.currency,
+          balance: formatAmount(b.balance),
+          held: formatAmount(b.held),
+          available: formatAmount(b.available),
+        })),
+        mandates: views,
+        keys: (await listKeys(gateway.db, p.account)).map((k) => keyView(k, gateway.now())),
+      });
+    }),
+  );
 
   return router;
 }

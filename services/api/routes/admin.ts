@@ -31,7 +31,9 @@ function queryString(req: Request, name: string, max: number): string | undefine
   const v = req.query[name];
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v.length > max) {
-    throw new HolonError('invalid_request', 400, `the query parameter ${name} must be given once, at most ${max} characters`, [{ path: `query.${name}`, message: `must be one string of at most ${max} characters` }]);
+    throw new HolonError('invalid_request', 400, `the query parameter ${name} must be given once, at most ${max} characters`, [
+      { path: `query.${name}`, message: `must be one string of at most ${max} characters` },
+    ]);
   }
   return v;
 }
@@ -40,7 +42,9 @@ function limitOf(req: Request): number {
   const raw = queryString(req, 'limit', 10);
   if (raw === undefined || raw === '') return DEFAULT_LIMIT;
   if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
-    throw new HolonError('invalid_request', 400, `limit must be a whole number from 1 to ${MAX_LIMIT}`, [{ path: 'query.limit', message: `must be 1 to ${MAX_LIMIT}` }]);
+    throw new HolonError('invalid_request', 400, `limit must be a whole number from 1 to ${MAX_LIMIT}`, [
+      { path: 'query.limit', message: `must be 1 to ${MAX_LIMIT}` },
+    ]);
   }
   return Number(raw);
 }
@@ -56,67 +60,83 @@ export function adminRoutes(deps: AdminDeps): Router {
   const router = Router();
   const { gateway } = deps;
 
-  router.post('/v0/admin/accounts/:handle/disable', asyncRoute(async (req, res) => {
-    const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
-    const r = new BodyReader(requireObject(req.body), ['reason', 'yank_agents']);
-    const reason = readReason(r);
-    const yank = r.body.yank_agents;
-    if (yank !== undefined && typeof yank !== 'boolean') r.problems.push({ path: '$.yank_agents', message: 'must be true or false' });
-    r.done();
-    const handle = String(req.params.handle);
-    if (handle.length > 100) throw new HolonError('not_found', 404, 'there is no such account');
-    res.json(await disableAccount(gateway, handle, { reason: reason!, yankAgents: yank === true, by: p.kind }));
-  }));
+  router.post(
+    '/v0/admin/accounts/:handle/disable',
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
+      const r = new BodyReader(requireObject(req.body), ['reason', 'yank_agents']);
+      const reason = readReason(r);
+      const yank = r.body.yank_agents;
+      if (yank !== undefined && typeof yank !== 'boolean') r.problems.push({ path: '$.yank_agents', message: 'must be true or false' });
+      r.done();
+      const handle = String(req.params.handle);
+      if (handle.length > 100) throw new HolonError('not_found', 404, 'there is no such account');
+      res.json(await disableAccount(gateway, handle, { reason: reason!, yankAgents: yank === true, by: p.kind }));
+    }),
+  );
 
-  router.post(/^\/v0\/admin\/agents\/([^/]+)\/([^/@]+)@([^/]+)\/yank$/, asyncRoute(async (req, res) => {
-    const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
-    const r = new BodyReader(requireObject(req.body), ['reason']);
-    const reason = readReason(r);
-    r.done();
-    // Express has decoded the captures already.
-    const params = req.params as unknown as Record<string, string>;
-    const id = `${params[0]}/${params[1]}`;
-    const version = String(params[2]);
-    if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 404, 'no such version is listed');
-    res.json(await yankVersion(gateway, id, version, { reason: reason!, by: p.kind }));
-  }));
+  router.post(
+    /^\/v0\/admin\/agents\/([^/]+)\/([^/@]+)@([^/]+)\/yank$/,
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
+      const r = new BodyReader(requireObject(req.body), ['reason']);
+      const reason = readReason(r);
+      r.done();
+      // Express has decoded the captures already.
+      const params = req.params as unknown as Record<string, string>;
+      const id = `${params[0]}/${params[1]}`;
+      const version = String(params[2]);
+      if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 404, 'no such version is listed');
+      res.json(await yankVersion(gateway, id, version, { reason: reason!, by: p.kind }));
+    }),
+  );
 
-  router.get('/v0/admin/accounts', asyncRoute(async (req, res) => {
-    requireKind(res, ['admin', 'operator'], 'list accounts');
-    const q = queryString(req, 'q', 100);
-    const limit = limitOf(req);
-    if (q?.includes('\u0000')) throw new HolonError('invalid_request', 400, 'q contains a NUL character', [{ path: 'query.q', message: 'contains a NUL character' }]);
-    res.json({ accounts: await listAccounts(gateway.db, q, limit) });
-  }));
+  router.get(
+    '/v0/admin/accounts',
+    asyncRoute(async (req, res) => {
+      requireKind(res, ['admin', 'operator'], 'list accounts');
+      const q = queryString(req, 'q', 100);
+      const limit = limitOf(req);
+      if (q?.includes('\u0000'))
+        throw new HolonError('invalid_request', 400, 'q contains a NUL character', [{ path: 'query.q', message: 'contains a NUL character' }]);
+      res.json({ accounts: await listAccounts(gateway.db, q, limit) });
+    }),
+  );
 
-  router.get('/v0/admin/log', asyncRoute(async (req, res) => {
-    requireKind(res, ['admin', 'operator'], 'read the moderation log');
-    const limit = limitOf(req);
-    const before = queryString(req, 'before', 19);
-    if (before !== undefined && !/^[1-9][0-9]{0,17}$/.test(before)) {
-      throw new HolonError('invalid_request', 400, 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
-    }
-    res.json(await readLog(gateway.db, { limit, ...(before !== undefined ? { before } : {}) }));
-  }));
+  router.get(
+    '/v0/admin/log',
+    asyncRoute(async (req, res) => {
+      requireKind(res, ['admin', 'operator'], 'read the moderation log');
+      const limit = limitOf(req);
+      const before = queryString(req, 'before', 19);
+      if (before !== undefined && !/^[1-9][0-9]{0,17}$/.test(before)) {
+        throw new HolonError('invalid_request', 400, 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
+      }
+      res.json(await readLog(gateway.db, { limit, ...(before !== undefined ? { before } : {}) }));
+    }),
+  );
 
-  router.post('/v0/admin/credit', asyncRoute(async (req, res) => {
-    requireKind(res, ['admin', 'operator'], 'give demo credit');
-    const r = new BodyReader(requireObject(req.body), ['account', 'amount', 'currency']);
-    const account = r.string('account', { required: true, max: 100 });
-    const amount = r.amount('amount', { required: true, allowZero: false });
-    const currency = r.string('currency', { max: 3 }) ?? 'EUR';
-    if (!/^[A-Z]{3}$/.test(currency)) r.problems.push({ path: '$.currency', message: 'must be an ISO 4217 code such as "EUR"' });
-    r.done();
-    // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
-    const requestKey = req.get('idempotency-key') ?? randomUUID();
-    if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
-    const posted = await giveDemoCredit(gateway.db, { account: account!, amount: amount!, currency, requestKey });
-    const balances = await readBalances(gateway.db, account);
-    res.status(posted.created ? 201 : 200).json({
-      replayed: !posted.created,
-      accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
-    });
-  }));
+  router.post(
+    '/v0/admin/credit',
+    asyncRoute(async (req, res) => {
+      requireKind(res, ['admin', 'operator'], 'give demo credit');
+      const r = new BodyReader(requireObject(req.body), ['account', 'amount', 'currency']);
+      const account = r.string('account', { required: true, max: 100 });
+      const amount = r.amount('amount', { required: true, allowZero: false });
+      const currency = r.string('currency', { max: 3 }) ?? 'EUR';
+      if (!/^[A-Z]{3}$/.test(currency)) r.problems.push({ path: '$.currency', message: 'must be an ISO 4217 code such as "EUR"' });
+      r.done();
+      // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
+      const requestKey = req.get('idempotency-key') ?? randomUUID();
+      if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
+      const posted = await giveDemoCredit(gateway.db, { account: account!, amount: amount!, currency, requestKey });
+      const balances = await readBalances(gateway.db, account);
+      res.status(posted.created ? 201 : 200).json({
+        replayed: !posted.created,
+        accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
+      });
+    }),
+  );
 
   return router;
 }

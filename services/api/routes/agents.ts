@@ -14,18 +14,24 @@ const optional = (v: unknown): string | undefined => (v === undefined ? undefine
 export function agentRoutes(gateway: ServiceContext): Router {
   const router = Router();
 
-  router.get('/v0/agents', asyncRoute(async (req, res) => {
-    const q = optional(req.query.q);
-    const capability = optional(req.query.capability);
-    const mandateId = optional(req.query.mandate);
-    if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);
-    res.json(await searchCatalogue(gateway, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
-  }));
+  router.get(
+    '/v0/agents',
+    asyncRoute(async (req, res) => {
+      const q = optional(req.query.q);
+      const capability = optional(req.query.capability);
+      const mandateId = optional(req.query.mandate);
+      if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);
+      res.json(await searchCatalogue(gateway, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
+    }),
+  );
 
-  router.get(/^\/v0\/agents\/([^/]+)\/([^/@]+)(?:@(.+))?$/, asyncRoute(async (req, res) => {
-    const p = req.params as Record<string, string | undefined>;
-    res.json(await describeAgent(gateway, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));
-  }));
+  router.get(
+    /^\/v0\/agents\/([^/]+)\/([^/@]+)(?:@(.+))?$/,
+    asyncRoute(async (req, res) => {
+      const p = req.params as Record<string, string | undefined>;
+      res.json(await describeAgent(gateway, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));
+    }),
+  );
 
   return router;
 }

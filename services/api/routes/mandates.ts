@@ -28,9 +28,11 @@ export const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD
 function ownMandateDoc(body: Record<string, unknown>, handle: string): Record<string, unknown> {
   const problems: Array<{ path: string; message: string }> = [];
   const id = typeof body.id === 'string' && !body.id.includes('/') ? `${handle}/${body.id}` : body.id;
-  if (typeof id === 'string' && !id.startsWith(`${handle}/`)) problems.push({ path: '$.id', message: `must be in your namespace: "${handle}/<name>" (or just "<name>")` });
+  if (typeof id === 'string' && !id.startsWith(`${handle}/`))
+    problems.push({ path: '$.id', message: `must be in your namespace: "${handle}/<name>" (or just "<name>")` });
   if (body.issuer !== undefined && body.issuer !== handle) problems.push({ path: '$.issuer', message: `is you: "${handle}" (or leave it out)` });
-  if (typeof body.grantee === 'string' && !body.grantee.startsWith(`${handle}/`)) problems.push({ path: '$.grantee', message: `must be one of your agents: "${handle}/<name>"` });
+  if (typeof body.grantee === 'string' && !body.grantee.startsWith(`${handle}/`))
+    problems.push({ path: '$.grantee', message: `must be one of your agents: "${handle}/<name>"` });
   const budget = body.budget && typeof body.budget === 'object' && !Array.isArray(body.budget) ? (body.budget as Record<string, unknown>) : undefined;
   if (budget && budget.currency !== undefined && budget.currency !== 'EUR') problems.push({ path: '$.budget.currency', message: 'hosted mandates are in EUR' });
   if (budget && budget.fx !== undefined) problems.push({ path: '$.budget.fx', message: 'exchange rates are set by the platform' });
@@ -42,35 +44,45 @@ export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
   const { gateway } = deps;
 
-  router.get('/v0/mandates', asyncRoute(async (_req, res) => {
-    const p = requireKind(res, ['human', 'operator'], 'list mandates');
-    const stored = await listRootMandates(gateway.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
-    res.json({ mandates: stored.map(mandateView) });
-  }));
+  router.get(
+    '/v0/mandates',
+    asyncRoute(async (_req, res) => {
+      const p = requireKind(res, ['human', 'operator'], 'list mandates');
+      const stored = await listRootMandates(gateway.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
+      res.json({ mandates: stored.map(mandateView) });
+    }),
+  );
 
-  router.post('/v0/mandates', asyncRoute(async (req, res) => {
-    const p = requireKind(res, ['human', 'operator'], 'create mandates');
-    const raw = requireObject(req.body);
-    const nul = findNul(raw);
-    if (nul) throw new HolonError('invalid_request', 400, 'the mandate contains a NUL character', [{ path: nul, message: 'contains a NUL character' }]);
-    const body = p.kind === 'human' ? ownMandateDoc(raw, p.account) : raw;
-    const v = validateMandate(body, { caller: true });
-    if (!v.ok) throw new HolonError('invalid_mandate', 400, `the mandate has ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`, v.problems);
-    const { created } = await saveMandate(gateway.db, v.mandate);
-    if (!created && p.kind === 'human') throw new HolonError('mandate_exists', 409, `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
-    if (p.kind === 'operator') await creditSignup(gateway.db, v.mandate.issuer, deps.signupCredit, 'EUR');
-    const stored = (await loadMandate(gateway.db, v.mandate.id))!;
-    res.status(created ? 201 : 200).json(mandateView(stored));
-  }));
+  router.post(
+    '/v0/mandates',
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['human', 'operator'], 'create mandates');
+      const raw = requireObject(req.body);
+      const nul = findNul(raw);
+      if (nul) throw new HolonError('invalid_request', 400, 'the mandate contains a NUL character', [{ path: nul, message: 'contains a NUL character' }]);
+      const body = p.kind === 'human' ? ownMandateDoc(raw, p.account) : raw;
+      const v = validateMandate(body, { caller: true });
+      if (!v.ok) throw new HolonError('invalid_mandate', 400, `the mandate has ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`, v.problems);
+      const { created } = await saveMandate(gateway.db, v.mandate);
+      if (!created && p.kind === 'human')
+        throw new HolonError('mandate_exists', 409, `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
+      if (p.kind === 'operator') await creditSignup(gateway.db, v.mandate.issuer, deps.signupCredit, 'EUR');
+      const stored = (await loadMandate(gateway.db, v.mandate.id))!;
+      res.status(created ? 201 : 200).json(mandateView(stored));
+    }),
+  );
 
-  router.get(/^\/v0\/mandates\/(.+)$/, asyncRoute(async (req, res) => {
-    const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
-    const id = String((req.params as Record<string, string>)[0]);
-    assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
-    const stored = await loadMandate(gateway.db, id);
-    if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id.slice(0, 300)}`);
-    res.json(mandateView(stored));
-  }));
+  router.get(
+    /^\/v0\/mandates\/(.+)$/,
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
+      const id = String((req.params as Record<string, string>)[0]);
+      assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
+      const stored = await loadMandate(gateway.db, id);
+      if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id.slice(0, 300)}`);
+      res.json(mandateView(stored));
+    }),
+  );
 
   return router;
 }

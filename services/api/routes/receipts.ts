@@ -12,27 +12,40 @@ import { asyncRoute } from '../route.js';
 export function receiptRoutes(gateway: ServiceContext): Router {
   const router = Router();
 
-  router.get('/v0/receipts', asyncRoute(async (req, res) => {
-    const limitRaw = req.query.limit === undefined ? '50' : String(req.query.limit);
-    const limit = Number(limitRaw);
-    if (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 200) throw new HolonError('invalid_request', 400, 'limit must be an integer from 1 to 200');
-    const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
-    let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
-    if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
-    // An agent key reads its mandate's receipts; a human key those of the mandates they issued.
-    if (p.kind === 'agent') mandate = p.mandateId;
-    const before = req.query.before === undefined ? undefined : String(req.query.before);
-    res.json(await listReceipts(gateway.db, { limit, ...(mandate ? { mandate } : {}), ...(p.kind === 'human' ? { issuer: p.account } : {}), ...(before ? { before } : {}) }));
-  }));
+  router.get(
+    '/v0/receipts',
+    asyncRoute(async (req, res) => {
+      const limitRaw = req.query.limit === undefined ? '50' : String(req.query.limit);
+      const limit = Number(limitRaw);
+      if (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 200) throw new HolonError('invalid_request', 400, 'limit must be an integer from 1 to 200');
+      const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
+      let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
+      if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
+      // An agent key reads its mandate's receipts; a human key those of the mandates they issued.
+      if (p.kind === 'agent') mandate = p.mandateId;
+      const before = req.query.before === undefined ? undefined : String(req.query.before);
+      res.json(
+        await listReceipts(gateway.db, {
+          limit,
+          ...(mandate ? { mandate } : {}),
+          ...(p.kind === 'human' ? { issuer: p.account } : {}),
+          ...(before ? { before } : {}),
+        }),
+      );
+    }),
+  );
 
-  router.get('/v0/receipts/:id', asyncRoute(async (req, res) => {
-    const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
-    const id = String(req.params.id);
-    const receipt = await loadReceiptTree(gateway.db, id);
-    if (!receipt) throw new HolonError('not_found', 404, `there is no receipt ${id.slice(0, 100)}`);
-    assertSeesMandate(p, receipt.mandate, `there is no receipt ${id.slice(0, 100)}`);
-    res.json(receipt);
-  }));
+  router.get(
+    '/v0/receipts/:id',
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
+      const id = String(req.params.id);
+      const receipt = await loadReceiptTree(gateway.db, id);
+      if (!receipt) throw new HolonError('not_found', 404, `there is no receipt ${id.slice(0, 100)}`);
+      assertSeesMandate(p, receipt.mandate, `there is no receipt ${id.slice(0, 100)}`);
+      res.json(receipt);
+    }),
+  );
 
   return router;
 }

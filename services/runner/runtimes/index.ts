@@ -46,7 +46,13 @@ export function createRuntimes(options: RuntimesOptions = {}): Runtime & { close
   return {
     async close(): Promise<void> {
       const closable = [...new Set(Object.values(byKind))].filter((r) => typeof r.close === 'function');
-      await Promise.all(closable.map((r) => Promise.resolve().then(() => r.close!()).catch(() => undefined)));
+      await Promise.all(
+        closable.map((r) =>
+          Promise.resolve()
+            .then(() => r.close!())
+            .catch(() => undefined),
+        ),
+      );
     },
     async run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult> {
       const kind = agent.manifest.runtime.kind;

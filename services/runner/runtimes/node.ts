@@ -99,9 +99,7 @@ async function importHandler(file: string): Promise<Handler> {
 /** The default loader: `agent.mjs` in `agent.dir`, imported once per path. A failed import is retried next time. */
 export function loadAgentModule(agent: AgentVersion): Promise<Handler> {
   if (!agent.dir) {
-    return Promise.reject(
-      new RuntimeUnavailableError(`${agent.manifest.id}@${agent.manifest.version} has no directory to load agent.mjs from`),
-    );
+    return Promise.reject(new RuntimeUnavailableError(`${agent.manifest.id}@${agent.manifest.version} has no directory to load agent.mjs from`));
   }
   const file = path.resolve(agent.dir, 'agent.mjs');
   let cached = moduleCache.get(file);

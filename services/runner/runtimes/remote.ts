@@ -35,7 +35,11 @@ export function endpointOf(agent: AgentVersion): { url: URL } | { failure: RunRe
  * The `headers` option's headers for an agent, names in lower case, minus the ones the runtime owns (`reserved`):
  * the option can add (e.g. `Authorization`), never replace the contract's own headers.
  */
-export async function extraHeaders(option: HeadersOption | undefined, agent: AgentVersion, reserved: ReadonlySet<string>): Promise<{ headers: Record<string, string> } | { failure: RunResult }> {
+export async function extraHeaders(
+  option: HeadersOption | undefined,
+  agent: AgentVersion,
+  reserved: ReadonlySet<string>,
+): Promise<{ headers: Record<string, string> } | { failure: RunResult }> {
   const headers: Record<string, string> = {};
   if (!option) return { headers };
   let extra: Record<string, string>;
@@ -43,7 +47,9 @@ export async function extraHeaders(option: HeadersOption | undefined, agent: Age
     extra = await option(agent);
   } catch (err) {
     const what = err instanceof Error ? err.message : String(err);
-    return { failure: { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the request headers could not be prepared: ${what}`, MAX_FAILURE_MESSAGE) } };
+    return {
+      failure: { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the request headers could not be prepared: ${what}`, MAX_FAILURE_MESSAGE) },
+    };
   }
   for (const [name, value] of Object.entries(extra)) {
     const lower = name.toLowerCase();

@@ -30,7 +30,6 @@ export type RunResult =
   /** Something went wrong that is never billed. */
   | { kind: 'failure'; code: 'timeout' | 'agent_error' | 'runtime_unavailable' | 'cancelled'; message: string };
 
-
 export interface Runtime {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
   /** Release what the runtime keeps between runs (the MCP runtime's pooled sessions). Runs still going fail. */

@@ -39,9 +39,9 @@ export function checkAttenuation(parent: Mandate, child: Mandate): string[] {
     if (!child.deny.agents.includes(p)) out.push(`deny.agents ${p} of the parent is dropped`);
   }
 
-  if (!sameRequire(parent.require, child.require)) out.push('require differs from the parent\'s');
-  if (!sameApproval(parent.approval, child.approval)) out.push('approval differs from the parent\'s');
-  if (!sameFx(parent.budget.fx, child.budget.fx)) out.push('budget.fx differs from the parent\'s');
+  if (!sameRequire(parent.require, child.require)) out.push("require differs from the parent's");
+  if (!sameApproval(parent.approval, child.approval)) out.push("approval differs from the parent's");
+  if (!sameFx(parent.budget.fx, child.budget.fx)) out.push("budget.fx differs from the parent's");
   if (child.budget.currency !== cur) out.push(`budget.currency ${child.budget.currency} is not the parent's ${cur}`);
 
   if (child.budget.total > parent.budget.total) {
@@ -78,11 +78,12 @@ function sameRequire(a: Mandate['require'], b: Mandate['require']): boolean {
   const lic = Array.isArray(a.license) && Array.isArray(b.license) ? sameList(a.license, b.license) : a.license === b.license;
   const da = a.data;
   const db = b.data;
-  const data = da === undefined || db === undefined
-    ? da === db
-    : sameRetention(da.retention, db.retention) &&
-      (da.region === undefined || db.region === undefined ? da.region === db.region : sameList(da.region, db.region)) &&
-      da.training === db.training;
+  const data =
+    da === undefined || db === undefined
+      ? da === db
+      : sameRetention(da.retention, db.retention) &&
+        (da.region === undefined || db.region === undefined ? da.region === db.region : sameList(da.region, db.region)) &&
+        da.training === db.training;
   return lic && data && a.evaluated === b.evaluated && sameRate(a.minSuccessRate, b.minSuccessRate);
 }
 

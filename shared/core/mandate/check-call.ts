@@ -68,7 +68,9 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
   const fx = fxRateFor(manifest.pricing.currency, mandate.budget);
   const noRate = fx === null && !free;
   if (noRate) {
-    deny.push(`agent ${agent} is priced in ${manifest.pricing.currency} and the mandate has no fx rate from ${manifest.pricing.currency} into ${mandate.budget.currency}`);
+    deny.push(
+      `agent ${agent} is priced in ${manifest.pricing.currency} and the mandate has no fx rate from ${manifest.pricing.currency} into ${mandate.budget.currency}`,
+    );
   }
 
   // 6. per_run price above max_cost
@@ -99,7 +101,9 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
   // 8. depth
   const deepest = mandate.depth + mandate.delegation.maxDepth;
   if (request.depth > deepest) {
-    deny.push(`call depth ${request.depth} is deeper than the mandate allows (at most ${deepest}: depth ${mandate.depth}, delegation.max_depth ${mandate.delegation.maxDepth})`);
+    deny.push(
+      `call depth ${request.depth} is deeper than the mandate allows (at most ${deepest}: depth ${mandate.depth}, delegation.max_depth ${mandate.delegation.maxDepth})`,
+    );
   } else if (request.depth < mandate.depth) {
     deny.push(`call depth ${request.depth} is shallower than this sub-mandate's own depth ${mandate.depth}`);
   }
@@ -188,4 +192,3 @@ function describeRate(r: Rate): string {
   const frac = (pct % 10_000n).toString().padStart(4, '0').replace(/0+$/, '');
   return `${whole}${frac ? `.${frac}` : ''}%`;
 }
-

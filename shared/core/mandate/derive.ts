@@ -18,11 +18,7 @@ import { RECEIPT_ID } from './validate.js';
 
 export type Derivation = { ok: true; mandate: Mandate } | { ok: false; reason: string };
 
-export function deriveSubMandate(
-  parent: Mandate,
-  manifest: Manifest,
-  opts: { receiptId: string; budgetTotal: Micros },
-): Derivation {
+export function deriveSubMandate(parent: Mandate, manifest: Manifest, opts: { receiptId: string; budgetTotal: Micros }): Derivation {
   if (manifest.calls.length === 0) return { ok: false, reason: `agent ${manifest.id} declares no calls: no sub-mandate` };
   if (parent.delegation.maxDepth <= 0) {
     return { ok: false, reason: `mandate ${parent.id} has delegation.max_depth 0: its agents cannot delegate` };

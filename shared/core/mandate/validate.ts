@@ -200,7 +200,8 @@ function readIdentity(r: Reader, top: Doc): Identity | undefined {
   const grantee = required(r, top, 'grantee');
 
   if (!sub) {
-    if (issuer !== undefined && !isHandle(issuer)) r.add(['issuer'], `"${issuer}" is not an account handle: 2–39 of a-z, 0-9 and '-', not starting or ending with '-'`);
+    if (issuer !== undefined && !isHandle(issuer))
+      r.add(['issuer'], `"${issuer}" is not an account handle: 2–39 of a-z, 0-9 and '-', not starting or ending with '-'`);
     if (id !== undefined) {
       if (!isAgentId(id)) r.add(['id'], `"${id}" is not a mandate id: <issuer>/<name>, each part 2–39 of a-z, 0-9 and '-'`);
       else if (issuer !== undefined && !id.startsWith(`${issuer}/`)) r.add(['id'], `must start with the issuer: "${issuer}/<name>"`);
@@ -221,7 +222,8 @@ function readIdentity(r: Reader, top: Doc): Identity | undefined {
       const rest = id.startsWith(`${parent}.`) ? id.slice(parent.length + 1) : null;
       if (rest === null || !RECEIPT_ID.test(rest)) r.add(['id'], `a sub-mandate's id must be "${parent}.<receipt id>"`);
     }
-    if (issuer !== undefined && !isAgentId(issuer)) r.add(['issuer'], `"${issuer}" is not an agent id <ns>/<name> (a sub-mandate's issuer is the parent's grantee)`);
+    if (issuer !== undefined && !isAgentId(issuer))
+      r.add(['issuer'], `"${issuer}" is not an agent id <ns>/<name> (a sub-mandate's issuer is the parent's grantee)`);
     if (grantee !== undefined && !isAgentId(grantee)) r.add(['grantee'], `"${grantee}" is not an agent id <ns>/<name>`);
   }
   if (r.problems.length > before) return undefined;
@@ -256,9 +258,8 @@ function readRequire(r: Reader, value: unknown): Mandate['require'] | undefined 
   const license = readLicense(r, o.license);
   const data = o.data === undefined ? undefined : readData(r, o.data);
   const evaluated = r.boolean(o.evaluated, ['require', 'evaluated'], false);
-  const minSuccessRate = o.min_success_rate === undefined
-    ? undefined
-    : r.rate(o.min_success_rate, ['require', 'min_success_rate'], { maxDecimals: 4, atMost: ONE_RATE });
+  const minSuccessRate =
+    o.min_success_rate === undefined ? undefined : r.rate(o.min_success_rate, ['require', 'min_success_rate'], { maxDecimals: 4, atMost: ONE_RATE });
   if (r.problems.length > before) return undefined;
   return {
     license: license!,
@@ -309,9 +310,13 @@ function readData(r: Reader, value: unknown): DataRequirement | undefined {
   }
   if (o.training !== undefined) {
     if (o.training === false) out.training = false;
-    else r.add([...base, 'training'], o.training === true
-      ? 'only training: false can be required (it means: the agent must not train on inputs)'
-      : `must be false, not ${describe(o.training)}`);
+    else
+      r.add(
+        [...base, 'training'],
+        o.training === true
+          ? 'only training: false can be required (it means: the agent must not train on inputs)'
+          : `must be false, not ${describe(o.training)}`,
+      );
   }
   return r.problems.length > before ? undefined : out;
 }
@@ -340,9 +345,10 @@ function readBudget(r: Reader, value: unknown): Mandate['budget'] | undefined {
   const before = r.problems.length;
   const total = o.total === undefined ? r.add(['budget', 'total'], 'is required') : r.amount(o.total, ['budget', 'total']);
   const text = o.currency === undefined ? r.add(['budget', 'currency'], 'is required') : r.string(o.currency, ['budget', 'currency']);
-  const currency = text === undefined || isCurrency(text)
-    ? text
-    : r.add(['budget', 'currency'], `must be a currency code such as EUR (three capital letters), not ${describe(text)}`);
+  const currency =
+    text === undefined || isCurrency(text)
+      ? text
+      : r.add(['budget', 'currency'], `must be a currency code such as EUR (three capital letters), not ${describe(text)}`);
   const perCall = o.per_call === undefined ? undefined : r.amount(o.per_call, ['budget', 'per_call']);
   const fx: Record<string, Rate> = {};
   const fxDoc = o.fx === undefined ? {} : r.object(o.fx, ['budget', 'fx'], null);

@@ -2,14 +2,27 @@
  * The manifest module (spec/manifest.md): schema, validation, parsing, call-time interface checks.
  */
 export type {
-  CallSlot, ChargeOn, DataPolicy, DeclaredError, Downstream, DownstreamMode, Manifest, Pricing, PricingModel,
-  Retention, RuntimeKind,
+  CallSlot,
+  ChargeOn,
+  DataPolicy,
+  DeclaredError,
+  Downstream,
+  DownstreamMode,
+  Manifest,
+  Pricing,
+  PricingModel,
+  Retention,
+  RuntimeKind,
 } from './types.js';
 export { RESERVED_ERROR_CODES, isOpenSource } from './types.js';
 export { manifestSchema } from './schema.js';
 export {
-  validateManifest, sortProblems,
-  type ManifestResult, type ValidateManifestOptions, type ResolveUpstream, type UpstreamInfo,
+  validateManifest,
+  sortProblems,
+  type ManifestResult,
+  type ValidateManifestOptions,
+  type ResolveUpstream,
+  type UpstreamInfo,
 } from './validate.js';
 export { parseManifest } from './parse.js';
 export { compileInterface, type InterfaceValidator } from './interface-validator.js';

@@ -6,9 +6,7 @@
 import { parseAmount, type Micros } from '../money.js';
 import { parseForkedFrom, parseRoyalty } from './rules/lineage.js';
 import { DEFAULT_TIMEOUT_S } from './rules/runtime.js';
-import type {
-  CallSlot, ChargeOn, DataPolicy, DeclaredError, DownstreamMode, Manifest, PricingModel, Retention, RuntimeKind,
-} from './types.js';
+import type { CallSlot, ChargeOn, DataPolicy, DeclaredError, DownstreamMode, Manifest, PricingModel, Retention, RuntimeKind } from './types.js';
 
 /** Currency given to a `free` agent that declares none (all its amounts are 0). */
 export const FREE_DEFAULT_CURRENCY = 'EUR';
@@ -109,8 +107,7 @@ function declaredErrors(value: unknown): Record<string, DeclaredError> {
 function dataPolicy(data: Obj): DataPolicy {
   const out: DataPolicy = {};
   if (typeof data.retention === 'string') {
-    const retention: Retention =
-      data.retention === 'none' ? { kind: 'none' } : { kind: 'days', days: Number.parseInt(data.retention, 10) };
+    const retention: Retention = data.retention === 'none' ? { kind: 'none' } : { kind: 'days', days: Number.parseInt(data.retention, 10) };
     out.retention = retention;
   }
   if (Array.isArray(data.region)) out.region = [...new Set((data.region as string[]).map((r) => r.toLowerCase()))];

@@ -41,8 +41,7 @@ export const REGION_PATTERN = '^[A-Za-z]{2}$';
 
 /** Plain-words messages for the patterns above, used instead of ajv's "must match pattern …". */
 export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {
-  [ID_PATTERN]:
-    'must be "<namespace>/<name>", each part 2 to 39 characters of a-z, 0-9 and "-", not starting or ending with "-"',
+  [ID_PATTERN]: 'must be "<namespace>/<name>", each part 2 to 39 characters of a-z, 0-9 and "-", not starting or ending with "-"',
   [VERSION_PATTERN]: 'must be a Semantic Versioning 2.0 version such as "1.2.0" (no leading "v")',
   [CAPABILITY_PATTERN]: 'must be a capability class: lowercase words separated by dots, such as "extraction.table"',
   [LICENSE_PATTERN]: 'must be an SPDX license id (such as "MIT") or "proprietary"',

@@ -11,8 +11,7 @@ import type { Problem } from '../errors.js';
 
 // ajv-formats ships CommonJS with a default export; under NodeNext it arrives wrapped.
 type AddFormats = (ajv: Ajv2020) => Ajv2020;
-const addFormats: AddFormats =
-  (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
+const addFormats: AddFormats = (addFormatsModule as unknown as { default?: AddFormats }).default ?? (addFormatsModule as unknown as AddFormats);
 
 type RegExpEngine = NonNullable<NonNullable<ConstructorParameters<typeof Ajv2020>[0]>['code']>['regExp'];
 
@@ -36,7 +35,10 @@ export function createAjv(options: { allErrors?: boolean } = {}): Ajv2020 {
 /** Turn ajv errors into our problems, with paths rooted at `base` ("$.interface.input" or "$"). */
 export function ajvProblems(errors: ErrorObject[] | null | undefined, base = '$'): Problem[] {
   return (errors ?? []).map((e) => ({
-    path: base + pointerToPath(e.instancePath) + (e.keyword === 'required' ? pathSegment((e.params as { missingProperty: string }).missingProperty) : '') +
+    path:
+      base +
+      pointerToPath(e.instancePath) +
+      (e.keyword === 'required' ? pathSegment((e.params as { missingProperty: string }).missingProperty) : '') +
       (e.keyword === 'additionalProperties' ? pathSegment((e.params as { additionalProperty: string }).additionalProperty) : ''),
     message: describeAjvError(e),
   }));
@@ -51,7 +53,7 @@ function describeAjvError(e: ErrorObject): string {
     case 'type':
       return `must be ${String((e.params as { type: string }).type).replace(',', ' or ')}`;
     case 'enum':
-      return `must be one of ${((e.params as { allowedValues: unknown[] }).allowedValues).map((v) => JSON.stringify(v)).join(', ')}`;
+      return `must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`;
     case 'const':
       return `must be ${JSON.stringify((e.params as { allowedValue: unknown }).allowedValue)}`;
     default:

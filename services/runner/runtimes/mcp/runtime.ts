@@ -134,10 +134,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
       if (terminate && conn.open && !conn.closed && conn.transport.sessionId !== undefined) {
         let timer: NodeJS.Timeout | undefined;
         try {
-          await Promise.race([
-            conn.transport.terminateSession(),
-            new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_TIMEOUT_MS))),
-          ]);
+          await Promise.race([conn.transport.terminateSession(), new Promise<void>((resolve) => (timer = setTimeout(resolve, TERMINATE_TIMEOUT_MS)))]);
         } catch {
           // The session ends with the server anyway.
         } finally {
@@ -174,12 +171,15 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     }
     if (idleTimeoutMs > 0 && Number.isFinite(idleTimeoutMs)) {
       clearTimeout(conn.idleTimer);
-      conn.idleTimer = setTimeout(() => {
-        if (conn.inFlight > 0 || conn.retired) return;
-        conn.retired = true;
-        if (pool.get(conn.key) === conn) pool.delete(conn.key);
-        void shut(conn, true);
-      }, Math.min(idleTimeoutMs, MAX_TIMER_MS));
+      conn.idleTimer = setTimeout(
+        () => {
+          if (conn.inFlight > 0 || conn.retired) return;
+          conn.retired = true;
+          if (pool.get(conn.key) === conn) pool.delete(conn.key);
+          void shut(conn, true);
+        },
+        Math.min(idleTimeoutMs, MAX_TIMER_MS),
+      );
       conn.idleTimer.unref();
     }
   }
@@ -262,9 +262,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     const deadline = new Promise<never>((_, reject) => {
       timer = setTimeout(() => reject(new HandshakeTimeout(connectTimeoutMs)), connectTimeoutMs);
     });
-    const handshake = within(new Exchange(), () =>
-      conn.client.connect(conn.transport, { timeout: connectTimeoutMs, ...(signal ? { signal } : {}) }),
-    );
+    const handshake = within(new Exchange(), () => conn.client.connect(conn.transport, { timeout: connectTimeoutMs, ...(signal ? { signal } : {}) }));
     const opening = Promise.race([handshake, deadline])
       .then(() => {
         conn.open = true;

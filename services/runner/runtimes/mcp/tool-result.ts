@@ -20,7 +20,10 @@ type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 function readUnits(value: unknown): Parsed<bigint> {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return { ok: true, value: BigInt(value) };
   if (typeof value === 'string' && /^(0|[1-9][0-9]{0,29})$/.test(value)) return { ok: true, value: BigInt(value) };
-  return { ok: false, message: `_meta["holon/units"] must be a whole number of units (a non-negative integer or a string of digits), not ${describeValue(value)}` };
+  return {
+    ok: false,
+    message: `_meta["holon/units"] must be a whole number of units (a non-negative integer or a string of digits), not ${describeValue(value)}`,
+  };
 }
 
 function readBilling(meta: unknown): Parsed<{ units?: bigint; quote?: bigint }> {
@@ -70,11 +73,15 @@ export function readResult(result: CallToolResult): RunResult {
     const declared = declaredError(structured);
     if (declared) return { kind: 'error', ...declared, ...extra };
     const text = firstText(result);
-    return agentError(text ? `the tool reported an error without a code (structuredContent.error.code): ${text}` : 'the tool reported an error without a code (structuredContent.error.code)');
+    return agentError(
+      text
+        ? `the tool reported an error without a code (structuredContent.error.code): ${text}`
+        : 'the tool reported an error without a code (structuredContent.error.code)',
+    );
   }
   if (structured !== undefined) {
     if (typeof structured !== 'object' || structured === null || Array.isArray(structured)) {
-      return agentError('the tool result\'s structuredContent is not a JSON object');
+      return agentError("the tool result's structuredContent is not a JSON object");
     }
     return { kind: 'output', output: structured, ...extra };
   }
@@ -83,6 +90,6 @@ export function readResult(result: CallToolResult): RunResult {
   try {
     return { kind: 'output', output: JSON.parse(text) as unknown, ...extra };
   } catch {
-    return agentError('the tool result\'s text block is not JSON');
+    return agentError("the tool result's text block is not JSON");
   }
 }

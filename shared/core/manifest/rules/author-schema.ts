@@ -11,8 +11,18 @@ export const MAX_SCHEMA_BYTES = 64 * 1024;
 /** Keywords whose value is a map of subschemas, one subschema, or a list of subschemas (draft 2020-12, plus draft-7 leftovers ajv still reads). */
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];
 const SCHEMA_ONE = [
-  'additionalProperties', 'items', 'contains', 'propertyNames', 'not', 'if', 'then', 'else',
-  'unevaluatedItems', 'unevaluatedProperties', 'contentSchema', 'additionalItems',
+  'additionalProperties',
+  'items',
+  'contains',
+  'propertyNames',
+  'not',
+  'if',
+  'then',
+  'else',
+  'unevaluatedItems',
+  'unevaluatedProperties',
+  'contentSchema',
+  'additionalItems',
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 
@@ -25,10 +35,7 @@ export function compileAuthorSchema(schema: Record<string, unknown>): ValidateFu
  * Every problem of one author schema, reported at `path` (e.g. "$.interface.input"), and the compiled
  * validator when there is none.
  */
-export function checkAuthorSchema(
-  schema: Record<string, unknown>,
-  path: string,
-): { messages: string[]; validate?: ValidateFunction } {
+export function checkAuthorSchema(schema: Record<string, unknown>, path: string): { messages: string[]; validate?: ValidateFunction } {
   let text: string;
   try {
     text = JSON.stringify(schema);
@@ -67,8 +74,7 @@ function checkRegex(pattern: string, where: string, messages: string[]): void {
     new RE2(pattern, 'u');
   } catch (e) {
     messages.push(
-      `the regular expression "${pattern}" ${where} cannot be compiled by RE2 (${(e as Error).message}); ` +
-        'RE2 has no back-references and no look-around',
+      `the regular expression "${pattern}" ${where} cannot be compiled by RE2 (${(e as Error).message}); ` + 'RE2 has no back-references and no look-around',
     );
   }
 }
