@@ -15,7 +15,7 @@ import { STALE_CLAIM_MS, type IdempotencyRow } from '../../shared/hosted/idempot
 import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
 
 export interface AnswerDeps {
-  gateway: ServiceContext;
+  ctx: ServiceContext;
   waiter: CallWaiter;
   /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
   syncWaitMs: number;
@@ -44,15 +44,15 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
   }
   const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
   if (!finished) {
-    res.status(202).json({ call: { id: callId, status: (await callStatus(deps.gateway.db, callId)) ?? 'queued' } });
+    res.status(202).json({ call: { id: callId, status: (await callStatus(deps.ctx.db, callId)) ?? 'queued' } });
     return;
   }
-  const receipt = (await loadReceiptTree(deps.gateway.db, callId))!;
-  await answerFinished(deps.gateway, res, receipt);
+  const receipt = (await loadReceiptTree(deps.ctx.db, callId))!;
+  await answerFinished(deps.ctx, res, receipt);
 }
 
 /** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
-export async function answerReplay(gateway: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
+export async function answerReplay(ctx: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
   if (row.requestHash !== hash) {
     throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
   }
@@ -63,10 +63,10 @@ export async function answerReplay(gateway: ServiceContext, res: Response, row: 
   );
   if (row.status === 'interrupted') throw interrupted;
   if (row.callId === null) {
-    if (gateway.now() - row.createdAt.getTime() > STALE_CLAIM_MS) throw interrupted;
+    if (ctx.now() - row.createdAt.getTime() > STALE_CLAIM_MS) throw interrupted;
     throw new HolonError('idempotency_key_in_use', 409, 'the call under this Idempotency-Key is still running');
   }
-  const receipt = await loadReceiptTree(gateway.db, row.callId);
+  const receipt = await loadReceiptTree(ctx.db, row.callId);
   if (!receipt) throw new HolonError('idempotency_key_in_use', 409, `the call under this Idempotency-Key is still running (call ${row.callId})`);
   if (receipt.error === 'gateway_restarted') throw interrupted;
   if (row.refused) {
@@ -88,9 +88,9 @@ export async function answerReplay(gateway: ServiceContext, res: Response, row: 
   });
 }
 
-async function answerFinished(gateway: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
+async function answerFinished(ctx: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
   if (receipt.status === 'succeeded') {
-    const output = await takeOutput(gateway, receipt.id);
+    const output = await takeOutput(ctx, receipt.id);
     res.status(200).json({ output: output ?? null, receipt });
     return;
   }

@@ -21,7 +21,7 @@ import { mandateRoutes } from './routes/mandates.js';
 import { receiptRoutes } from './routes/receipts.js';
 
 export interface ApiDeps {
-  gateway: ServiceContext;
+  ctx: ServiceContext;
   waiter: CallWaiter;
   syncWaitMs: number;
   signupCredit: bigint;
@@ -52,10 +52,10 @@ export function createApp(deps: ApiDeps): Express {
     next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
   });
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
-  app.use(authenticate(deps.gateway.db, deps.auth));
+  app.use(authenticate(deps.ctx.db, deps.auth));
   const limits = deps.rateLimits;
   if (limits) {
-    const log = deps.gateway.log;
+    const log = deps.ctx.log;
     app.post('/v0/signup', signupLimit(limits.limiter, limits.trustProxy, limits.signups, log));
     app.use(
       rateLimitMiddleware(limits.limiter, {
@@ -76,22 +76,22 @@ export function createApp(deps: ApiDeps): Express {
   });
   if (deps.mcp) app.use(deps.mcp.router);
   const calls = {
-    gateway: deps.gateway,
+    ctx: deps.ctx,
     waiter: deps.waiter,
     syncWaitMs: deps.syncWaitMs,
     ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
   };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
-  app.use(mandateRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit }));
-  app.use(receiptRoutes(deps.gateway));
-  app.use(accountRoutes({ gateway: deps.gateway, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
-  app.use(keyRoutes({ gateway: deps.gateway, hosted: deps.auth.hosted }));
-  app.use(agentRoutes(deps.gateway));
-  app.use(adminRoutes({ gateway: deps.gateway }));
+  app.use(mandateRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit }));
+  app.use(receiptRoutes(deps.ctx));
+  app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
+  app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
+  app.use(agentRoutes(deps.ctx));
+  app.use(adminRoutes({ ctx: deps.ctx }));
 
   app.use((_req, _res, next) => next(new HolonError('not_found', 404, 'no such route')));
-  app.use(errorHandler(deps.gateway.log, deps.bodyLimitBytes));
+  app.use(errorHandler(deps.ctx.log, deps.bodyLimitBytes));
   return app;
 }
 

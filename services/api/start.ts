@@ -17,7 +17,7 @@ export interface StartedApi extends StartedRole {
 export async function startApi(ctx: ServiceContext, config: Config, waiter: CallWaiter): Promise<StartedApi> {
   const release: StartedRole['release'] = [];
   const mcp = createMcpEndpoint({
-    gateway: ctx,
+    ctx,
     waiter,
     defaultMandate: config.mcpMandate,
     progressIntervalMs: config.mcpProgressMs,
@@ -41,7 +41,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     mcp,
     ...(config.hosted ? { callbackGuard: { allowPrivate: config.allowPrivateEndpoints } } : {}),
     auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: ctx.now },
-    gateway: ctx,
+    ctx,
     waiter,
     syncWaitMs: config.syncWaitS * 1000,
     signupCredit: config.signupCredit,

@@ -46,7 +46,7 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
   const maxCost = typeof args.max_cost === 'string' ? parseAmount(args.max_cost) : undefined;
   const approval = typeof args.approval === 'string' ? args.approval : undefined;
 
-  let submitted = await submitCall(deps.gateway, {
+  let submitted = await submitCall(deps.ctx, {
     mandateId: who.mandateId,
     ...(agent ? { agent } : {}),
     ...(capability ? { capability } : {}),
@@ -60,11 +60,11 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
     if (!who.askInClient || !options.canElicit) return pendingAnswer(held);
     const action = await askInClient(deps, extra, held.approval!, args.input);
     if (action === 'accept') {
-      const decided = await decideAndSubmit(deps.gateway, held.approval!.id, 'run');
+      const decided = await decideAndSubmit(deps.ctx, held.approval!.id, 'run');
       if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 500, 'the approval did not submit the call');
       submitted = decided.submitted;
     } else if (action === 'decline') {
-      await decideAndSubmit(deps.gateway, held.approval!.id, 'reject');
+      await decideAndSubmit(deps.ctx, held.approval!.id, 'reject');
       return {
         isError: true,
         structured: {
@@ -108,7 +108,7 @@ function refusedAnswer(r: Refused): ToolAnswer {
 type ElicitAction = 'accept' | 'decline' | 'cancel';
 
 async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApproval, input: unknown): Promise<ElicitAction> {
-  const agent = deps.gateway.registry.resolve(approval.agent);
+  const agent = deps.ctx.registry.resolve(approval.agent);
   const summary = agent.ok ? agent.agent.manifest.summary : '';
   const message = [
     `Holon: approve a call to ${approval.agent}?`,
@@ -128,16 +128,16 @@ async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApprova
   } catch (e) {
     if (extra.signal.aborted) throw e;
     // The client failed to answer (timeout, error): the approval stays pending for the human key.
-    deps.gateway.log.warn({ approval: approval.id, err: { message: (e as Error).message } }, 'approval form unanswered');
+    deps.ctx.log.warn({ approval: approval.id, err: { message: (e as Error).message } }, 'approval form unanswered');
     return 'cancel';
   }
 }
 
 /** Wait for the call, reporting progress; the client's cancellation cancels the call. */
 async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<ToolAnswer> {
-  const { gateway, waiter } = deps;
+  const { ctx, waiter } = deps;
   const onCancel = (): void => {
-    requestCancel(gateway, callId).catch((e) => gateway.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
+    requestCancel(ctx, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
   };
   if (extra.signal.aborted) onCancel();
   else extra.signal.addEventListener('abort', onCancel, { once: true });
@@ -153,7 +153,7 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
     };
     await report('queued');
     const deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
-    const status = async () => (await callStatus(gateway.db, callId)) ?? 'queued';
+    const status = async () => (await callStatus(ctx.db, callId)) ?? 'queued';
     for (;;) {
       const left = deadline - Date.now();
       // Without a progress token there is nobody to report to: wait for the whole of what is left.
@@ -171,8 +171,8 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
   } finally {
     extra.signal.removeEventListener('abort', onCancel);
   }
-  const receipt = (await loadReceiptTree(gateway.db, callId))!;
-  return finishedAnswer(receipt, receipt.status === 'succeeded' ? await takeOutput(gateway, callId) : undefined);
+  const receipt = (await loadReceiptTree(ctx.db, callId))!;
+  return finishedAnswer(receipt, receipt.status === 'succeeded' ? await takeOutput(ctx, callId) : undefined);
 }
 
 function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {

@@ -103,11 +103,11 @@ function createSessionServer(deps: McpServerDeps, who: McpPrincipal, compiled: M
     } catch (e) {
       if (e instanceof HolonError) return errorResult(e.code, e.message, e.problems);
       if (extra.signal.aborted) throw e;
-      deps.gateway.log.error({ tool: name, err: { name: (e as Error)?.name, message: (e as Error)?.message } }, 'MCP tool failed');
+      deps.ctx.log.error({ tool: name, err: { name: (e as Error)?.name, message: (e as Error)?.message } }, 'MCP tool failed');
       return errorResult('gateway_error', 'the gateway failed; nothing was charged');
     }
     if (!tool.output(answer.structured)) {
-      deps.gateway.log.error({ tool: name, problems: ajvProblems(tool.output.errors) }, 'MCP tool result does not match its output schema');
+      deps.ctx.log.error({ tool: name, problems: ajvProblems(tool.output.errors) }, 'MCP tool result does not match its output schema');
       return errorResult('gateway_error', `the gateway produced an invalid ${name} result`);
     }
     return {
@@ -164,7 +164,7 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
     if (p.kind !== 'operator') requireKind(res, ['agent'], 'connect to /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
     const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
     const mandateId = named?.trim() || deps.defaultMandate;
-    if (mandateId.length > 300 || !(await loadMandate(deps.gateway.db, mandateId))) {
+    if (mandateId.length > 300 || !(await loadMandate(deps.ctx.db, mandateId))) {
       throw new HolonError('not_found', 404, `there is no mandate ${mandateId.slice(0, 300)}: name one with the X-Holon-Mandate header or ?mandate=`);
     }
     return { mandateId, askInClient: true };

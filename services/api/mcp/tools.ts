@@ -21,7 +21,7 @@ export interface McpPrincipal {
 }
 
 export interface McpDeps {
-  gateway: ServiceContext;
+  ctx: ServiceContext;
   waiter: CallWaiter;
   /** How often call_agent reports progress while a call is queued or running. */
   progressIntervalMs: number;
@@ -45,7 +45,7 @@ const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : un
 export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
   const q = text(args.q);
   const capability = text(args.capability);
-  const found = (await searchCatalogue(deps.gateway, { mandateId: who.mandateId, ...(q ? { q } : {}), ...(capability ? { capability } : {}) })) as {
+  const found = (await searchCatalogue(deps.ctx, { mandateId: who.mandateId, ...(q ? { q } : {}), ...(capability ? { capability } : {}) })) as {
     currency: string;
     agents: Array<Record<string, unknown>>;
     denied: Array<{ id: string; version: string; reasons: string[] }>;
@@ -65,7 +65,7 @@ export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Recor
 }
 
 export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
-  const agent = await describeAgent(deps.gateway, String(args.id));
+  const agent = await describeAgent(deps.ctx, String(args.id));
   return {
     structured: agent,
     text: `${agent.id}@${agent.version} (${agent.pricing.model}, ${agent.pricing.currency}; data policy attested by the author, not verified)\n${untrustedJson({
@@ -78,7 +78,7 @@ export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<s
 
 export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
   const id = String(args.id);
-  const receipt = await loadReceiptTree(deps.gateway.db, id);
+  const receipt = await loadReceiptTree(deps.ctx.db, id);
   // Another mandate's receipt is indistinguishable from one that does not exist.
   // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
   if (!receipt || !inMandateTree(who.mandateId, receipt.mandate))
@@ -87,7 +87,7 @@ export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<
 }
 
 export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<ToolAnswer> {
-  const pending = await listPendingApprovals(deps.gateway.db, deps.gateway.now(), who.mandateId);
+  const pending = await listPendingApprovals(deps.ctx.db, deps.ctx.now(), who.mandateId);
   const approvals = pending.map((p) => approvalView(p.approval, p.input));
   return {
     structured: { approvals },
@@ -99,14 +99,14 @@ export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<T
 
 export async function getApproval(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
   const id = String(args.id);
-  const found = await loadApproval(deps.gateway.db, id, deps.gateway.now());
+  const found = await loadApproval(deps.ctx.db, id, deps.ctx.now());
   if (!found || found.approval.mandateId !== who.mandateId) throw new HolonError('not_found', 404, `there is no approval ${id} under mandate ${who.mandateId}`);
   const view = approvalView(found.approval, found.input);
   return { structured: view, text: `approval ${view.id}: ${view.status} (${view.agent}, worst case ${view.worst_case} ${view.currency})` };
 }
 
 export async function getBudget(deps: McpDeps, who: McpPrincipal): Promise<ToolAnswer> {
-  const stored = await loadMandate(deps.gateway.db, who.mandateId);
+  const stored = await loadMandate(deps.ctx.db, who.mandateId);
   if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${who.mandateId}`);
   const { budget } = mandateView(stored);
   const structured = { mandate: who.mandateId, ...budget };

@@ -17,7 +17,7 @@ import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface AccountDeps {
-  gateway: ServiceContext;
+  ctx: ServiceContext;
   signupCredit: bigint;
   hosted: boolean;
 }
@@ -29,7 +29,7 @@ export function accountRoutes(deps: AccountDeps): Router {
     asyncRoute(async (_req, res) => {
       // Balances: the admin sees all, a human their own account's.
       const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
-      const balances = await readBalances(deps.gateway.db, p.kind === 'human' ? p.account : undefined);
+      const balances = await readBalances(deps.ctx.db, p.kind === 'human' ? p.account : undefined);
       res.json({
         accounts: balances.map((b) => ({
           account: b.account,
@@ -43,7 +43,7 @@ export function accountRoutes(deps: AccountDeps): Router {
   );
 
   if (!deps.hosted) return router;
-  const { gateway } = deps;
+  const { ctx } = deps;
 
   router.post(
     '/v0/signup',
@@ -52,7 +52,7 @@ export function accountRoutes(deps: AccountDeps): Router {
       const handle = r.string('handle', { required: true, max: 100 });
       const email = r.string('email', { required: true, max: 254 });
       r.done();
-      const made = await signup(gateway.db, { handle: handle!, email: email! }, { credit: deps.signupCredit, registry: gateway.registry });
+      const made = await signup(ctx.db, { handle: handle!, email: email! }, { credit: deps.signupCredit, registry: ctx.registry });
       res.status(201).json({
         ...made,
         note: 'the keys are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate.',
@@ -65,13 +65,13 @@ export function accountRoutes(deps: AccountDeps): Router {
     asyncRoute(async (_req, res) => {
       const p = requireKind(res, ['human', 'agent'], 'read an account');
       if (p.kind === 'agent') {
-        const stored = await loadMandate(gateway.db, p.mandateId);
+        const stored = await loadMandate(ctx.db, p.mandateId);
         res.json({ kind: 'agent', account: p.account, key: p.keyPrefix, ask_in_client: p.askInClient, ...(stored ? mandateView(stored) : { mandate: null }) });
         return;
       }
-      const account = (await readAccount(gateway.db, p.account))!;
-      const balances = await readBalances(gateway.db, p.account);
-      const views = (await listRootMandates(gateway.db, { issuer: p.account, limit: 500 })).map((stored) => ({
+      const account = (await readAccount(ctx.db, p.account))!;
+      const balances = await readBalances(ctx.db, p.account);
+      const views = (await listRootMandates(ctx.db, { issuer: p.account, limit: 500 })).map((stored) => ({
         id: stored.mandate.id,
         grantee: stored.mandate.grantee,
         ...mandateView(stored).budget,
@@ -87,7 +87,7 @@ export function accountRoutes(deps: AccountDeps): Router {
           available: formatAmount(b.available),
         })),
         mandates: views,
-        keys: (await listKeys(gateway.db, p.account)).map((k) => keyView(k, gateway.now())),
+        keys: (await listKeys(ctx.db, p.account)).map((k) => keyView(k, ctx.now())),
       });
     }),
   );

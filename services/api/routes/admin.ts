@@ -20,7 +20,7 @@ import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface AdminDeps {
-  gateway: ServiceContext;
+  ctx: ServiceContext;
 }
 
 const DEFAULT_LIMIT = 50;
@@ -58,7 +58,7 @@ function readReason(r: BodyReader): string | undefined {
 
 export function adminRoutes(deps: AdminDeps): Router {
   const router = Router();
-  const { gateway } = deps;
+  const { ctx } = deps;
 
   router.post(
     '/v0/admin/accounts/:handle/disable',
@@ -71,7 +71,7 @@ export function adminRoutes(deps: AdminDeps): Router {
       r.done();
       const handle = String(req.params.handle);
       if (handle.length > 100) throw new HolonError('not_found', 404, 'there is no such account');
-      res.json(await disableAccount(gateway, handle, { reason: reason!, yankAgents: yank === true, by: p.kind }));
+      res.json(await disableAccount(ctx, handle, { reason: reason!, yankAgents: yank === true, by: p.kind }));
     }),
   );
 
@@ -87,7 +87,7 @@ export function adminRoutes(deps: AdminDeps): Router {
       const id = `${params[0]}/${params[1]}`;
       const version = String(params[2]);
       if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 404, 'no such version is listed');
-      res.json(await yankVersion(gateway, id, version, { reason: reason!, by: p.kind }));
+      res.json(await yankVersion(ctx, id, version, { reason: reason!, by: p.kind }));
     }),
   );
 
@@ -99,7 +99,7 @@ export function adminRoutes(deps: AdminDeps): Router {
       const limit = limitOf(req);
       if (q?.includes('\u0000'))
         throw new HolonError('invalid_request', 400, 'q contains a NUL character', [{ path: 'query.q', message: 'contains a NUL character' }]);
-      res.json({ accounts: await listAccounts(gateway.db, q, limit) });
+      res.json({ accounts: await listAccounts(ctx.db, q, limit) });
     }),
   );
 
@@ -112,7 +112,7 @@ export function adminRoutes(deps: AdminDeps): Router {
       if (before !== undefined && !/^[1-9][0-9]{0,17}$/.test(before)) {
         throw new HolonError('invalid_request', 400, 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
       }
-      res.json(await readLog(gateway.db, { limit, ...(before !== undefined ? { before } : {}) }));
+      res.json(await readLog(ctx.db, { limit, ...(before !== undefined ? { before } : {}) }));
     }),
   );
 
@@ -129,8 +129,8 @@ export function adminRoutes(deps: AdminDeps): Router {
       // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
       const requestKey = req.get('idempotency-key') ?? randomUUID();
       if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
-      const posted = await giveDemoCredit(gateway.db, { account: account!, amount: amount!, currency, requestKey });
-      const balances = await readBalances(gateway.db, account);
+      const posted = await giveDemoCredit(ctx.db, { account: account!, amount: amount!, currency, requestKey });
+      const balances = await readBalances(ctx.db, account);
       res.status(posted.created ? 201 : 200).json({
         replayed: !posted.created,
         accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),

@@ -11,7 +11,7 @@ import { asyncRoute } from '../route.js';
 
 const optional = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
 
-export function agentRoutes(gateway: ServiceContext): Router {
+export function agentRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
   router.get(
@@ -21,7 +21,7 @@ export function agentRoutes(gateway: ServiceContext): Router {
       const capability = optional(req.query.capability);
       const mandateId = optional(req.query.mandate);
       if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);
-      res.json(await searchCatalogue(gateway, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
+      res.json(await searchCatalogue(ctx, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
     }),
   );
 
@@ -29,7 +29,7 @@ export function agentRoutes(gateway: ServiceContext): Router {
     /^\/v0\/agents\/([^/]+)\/([^/@]+)(?:@(.+))?$/,
     asyncRoute(async (req, res) => {
       const p = req.params as Record<string, string | undefined>;
-      res.json(await describeAgent(gateway, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));
+      res.json(await describeAgent(ctx, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));
     }),
   );
 

@@ -15,7 +15,7 @@ import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
 
 export function approvalRoutes(deps: AnswerDeps): Router {
   const router = Router();
-  const { gateway } = deps;
+  const { ctx } = deps;
 
   router.get(
     '/v0/approvals',
@@ -24,7 +24,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
       if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
       if (p.kind === 'agent') mandate = p.mandateId;
-      const pending = await listPendingApprovals(gateway.db, gateway.now(), mandate, p.kind === 'human' ? p.account : undefined);
+      const pending = await listPendingApprovals(ctx.db, ctx.now(), mandate, p.kind === 'human' ? p.account : undefined);
       res.json({ approvals: pending.filter((a) => seesMandate(p, a.approval.mandateId)).map((a) => approvalView(a.approval, a.input)) });
     }),
   );
@@ -34,7 +34,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
       const id = String(req.params.id);
-      const found = await loadApproval(gateway.db, id, gateway.now());
+      const found = await loadApproval(ctx.db, id, ctx.now());
       // Another principal's approval answers exactly like one that does not exist.
       if (!found || !seesMandate(p, found.approval.mandateId)) throw new HolonError('not_found', 404, `there is no approval ${id.slice(0, 100)}`);
       res.json(approvalView(found.approval, found.input));
@@ -47,7 +47,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       // Only the human who issued the mandate decides (never an agent key, never the admin).
       const p = requireKind(res, ['operator', 'human'], 'decide approvals');
       const id = String(req.params.id);
-      const found = await loadApproval(gateway.db, id, gateway.now());
+      const found = await loadApproval(ctx.db, id, ctx.now());
       assertSeesMandate(p, found ? found.approval.mandateId : null, `there is no approval ${id.slice(0, 100)}`);
       const r = new BodyReader(requireObject(req.body), ['run', 'decision']);
       const run = r.body.run;
@@ -59,7 +59,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       if (decisionField === 'reject' && run !== undefined) r.problems.push({ path: '$', message: 'a rejection takes no "run"' });
       r.done();
       const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
-      const decided = await decideAndSubmit(gateway, id, decision);
+      const decided = await decideAndSubmit(ctx, id, decision);
       if (decided.kind === 'decided') res.json(decided.approval);
       else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
     }),

@@ -46,12 +46,12 @@ export function callRoutes(deps: CallRoutesDeps): Router {
 
       if (token !== undefined) {
         // A remote agent calling during its run: the call is the run's child, under its sub-mandate.
-        const parent = await parentOfToken(deps.gateway, token);
+        const parent = await parentOfToken(deps.ctx, token);
         if (!parent) throw new HolonError('invalid_delegation', 403, 'the delegation token is unknown, expired, or its run has ended');
         if (mandate !== undefined && mandate !== parent.sub.id)
           throw new HolonError('invalid_request', 400, `a delegated call runs under its sub-mandate ${parent.sub.id}`);
         if (approval) throw new HolonError('invalid_request', 400, 'nobody can approve inside a delegated run');
-        const child = await submitChild(deps.gateway, parent, capability ? { capability } : { agent: agent! }, r.body.input, {
+        const child = await submitChild(deps.ctx, parent, capability ? { capability } : { agent: agent! }, r.body.input, {
           ...(typeof r.body.max_cost === 'string' ? { max_cost: r.body.max_cost } : {}),
         });
         await answerSubmission(deps, res, child, wantsAsync(req));
@@ -67,7 +67,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
         if (mandateId.includes('.')) throw new HolonError('invalid_request', 400, 'a sub-mandate is used only by the delegated run it was derived for');
       }
       const submit = () =>
-        submitCall(deps.gateway, {
+        submitCall(deps.ctx, {
           mandateId,
           ...(agent ? { agent } : {}),
           ...(capability ? { capability } : {}),
@@ -85,20 +85,20 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       if (!isIdempotencyKey(idempotencyKey)) throw new HolonError('invalid_request', 400, 'the Idempotency-Key must be 1 to 255 printable ASCII characters');
       const scope = p.kind === 'operator' ? 'operator' : p.keyPrefix;
       const hash = requestHash({ ...r.body, mandate: mandateId });
-      const claim = await claimIdempotencyKey(deps.gateway.db, scope, idempotencyKey, hash);
+      const claim = await claimIdempotencyKey(deps.ctx.db, scope, idempotencyKey, hash);
       if (claim.kind === 'existing') {
-        await answerReplay(deps.gateway, res, claim.row, hash);
+        await answerReplay(deps.ctx, res, claim.row, hash);
         return;
       }
       let submitted: Submitted;
       try {
         submitted = await submit();
       } catch (e) {
-        await releaseIdempotencyKey(deps.gateway.db, scope, idempotencyKey);
+        await releaseIdempotencyKey(deps.ctx.db, scope, idempotencyKey);
         throw e;
       }
-      if (submitted.kind === 'queued') await recordIdempotentCall(deps.gateway.db, scope, idempotencyKey, submitted.callId);
-      else await recordIdempotentCall(deps.gateway.db, scope, idempotencyKey, submitted.receipt.id, { status: submitted.httpStatus, code: submitted.code });
+      if (submitted.kind === 'queued') await recordIdempotentCall(deps.ctx.db, scope, idempotencyKey, submitted.callId);
+      else await recordIdempotentCall(deps.ctx.db, scope, idempotencyKey, submitted.receipt.id, { status: submitted.httpStatus, code: submitted.code });
       await answerSubmission(deps, res, submitted, wantsAsync(req));
     }),
   );
@@ -108,15 +108,15 @@ export function callRoutes(deps: CallRoutesDeps): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
       const id = String(req.params.id);
-      const call = await readCall(deps.gateway.db, id);
-      const receipt = await loadReceiptTree(deps.gateway.db, id);
+      const call = await readCall(deps.ctx.db, id);
+      const receipt = await loadReceiptTree(deps.ctx.db, id);
       if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id.slice(0, 100)}`);
       assertSeesMandate(p, receipt ? receipt.mandate : call!.mandateId, `there is no call ${id.slice(0, 100)}`);
       if (!receipt) {
         res.json({ call: { id, status: call!.status } });
         return;
       }
-      const output = receipt.status === 'succeeded' ? await takeOutput(deps.gateway, id) : undefined;
+      const output = receipt.status === 'succeeded' ? await takeOutput(deps.ctx, id) : undefined;
       res.json({
         call: { id, status: receipt.status },
         receipt,

@@ -12,10 +12,10 @@ import { requireKind } from '../principal.js';
 import { BodyReader, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
-export function keyRoutes(deps: { gateway: ServiceContext; hosted: boolean }): Router {
+export function keyRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Router {
   const router = Router();
   if (!deps.hosted) return router;
-  const { gateway } = deps;
+  const { ctx } = deps;
 
   router.post(
     '/v0/keys',
@@ -27,9 +27,9 @@ export function keyRoutes(deps: { gateway: ServiceContext; hosted: boolean }): R
       if (ask !== undefined && typeof ask !== 'boolean') r.problems.push({ path: '$.ask_in_client', message: 'must be true or false' });
       r.done();
       // An agent key acts under one of the caller's own root mandates.
-      const stored = await loadMandate(gateway.db, mandate!);
+      const stored = await loadMandate(ctx.db, mandate!);
       if (stored?.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', 404, `you have no mandate ${mandate}`);
-      const minted = await createKey(gateway.db, { kind: 'agent', account: p.account, mandateId: mandate!, askInClient: ask === true });
+      const minted = await createKey(ctx.db, { kind: 'agent', account: p.account, mandateId: mandate!, askInClient: ask === true });
       res.status(201).json({ ...minted, note: 'the key is shown once: keep it now' });
     }),
   );
@@ -39,7 +39,7 @@ export function keyRoutes(deps: { gateway: ServiceContext; hosted: boolean }): R
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 'revoke keys');
       const prefix = String(req.params.prefix);
-      if (!(await revokeKey(gateway.db, p.account, prefix))) throw new HolonError('not_found', 404, `you have no live key ${prefix.slice(0, 40)}`);
+      if (!(await revokeKey(ctx.db, p.account, prefix))) throw new HolonError('not_found', 404, `you have no live key ${prefix.slice(0, 40)}`);
       res.json({ prefix, state: 'revoked' });
     }),
   );

@@ -16,7 +16,7 @@ import { findNul, requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface MandateDeps {
-  gateway: ServiceContext;
+  ctx: ServiceContext;
   /** Demo credit for a new issuer (HOLON_SIGNUP_CREDIT), in EUR. */
   signupCredit: bigint;
 }
@@ -42,13 +42,13 @@ function ownMandateDoc(body: Record<string, unknown>, handle: string): Record<st
 
 export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
-  const { gateway } = deps;
+  const { ctx } = deps;
 
   router.get(
     '/v0/mandates',
     asyncRoute(async (_req, res) => {
       const p = requireKind(res, ['human', 'operator'], 'list mandates');
-      const stored = await listRootMandates(gateway.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
+      const stored = await listRootMandates(ctx.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
       res.json({ mandates: stored.map(mandateView) });
     }),
   );
@@ -63,11 +63,11 @@ export function mandateRoutes(deps: MandateDeps): Router {
       const body = p.kind === 'human' ? ownMandateDoc(raw, p.account) : raw;
       const v = validateMandate(body, { caller: true });
       if (!v.ok) throw new HolonError('invalid_mandate', 400, `the mandate has ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`, v.problems);
-      const { created } = await saveMandate(gateway.db, v.mandate);
+      const { created } = await saveMandate(ctx.db, v.mandate);
       if (!created && p.kind === 'human')
         throw new HolonError('mandate_exists', 409, `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
-      if (p.kind === 'operator') await creditSignup(gateway.db, v.mandate.issuer, deps.signupCredit, 'EUR');
-      const stored = (await loadMandate(gateway.db, v.mandate.id))!;
+      if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit, 'EUR');
+      const stored = (await loadMandate(ctx.db, v.mandate.id))!;
       res.status(created ? 201 : 200).json(mandateView(stored));
     }),
   );
@@ -78,7 +78,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
       const id = String((req.params as Record<string, string>)[0]);
       assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
-      const stored = await loadMandate(gateway.db, id);
+      const stored = await loadMandate(ctx.db, id);
       if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id.slice(0, 300)}`);
       res.json(mandateView(stored));
     }),

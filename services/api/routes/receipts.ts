@@ -9,7 +9,7 @@ import { listReceipts, loadReceiptTree } from '../../../shared/receipts/store.js
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 
-export function receiptRoutes(gateway: ServiceContext): Router {
+export function receiptRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
   router.get(
@@ -25,7 +25,7 @@ export function receiptRoutes(gateway: ServiceContext): Router {
       if (p.kind === 'agent') mandate = p.mandateId;
       const before = req.query.before === undefined ? undefined : String(req.query.before);
       res.json(
-        await listReceipts(gateway.db, {
+        await listReceipts(ctx.db, {
           limit,
           ...(mandate ? { mandate } : {}),
           ...(p.kind === 'human' ? { issuer: p.account } : {}),
@@ -40,7 +40,7 @@ export function receiptRoutes(gateway: ServiceContext): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
       const id = String(req.params.id);
-      const receipt = await loadReceiptTree(gateway.db, id);
+      const receipt = await loadReceiptTree(ctx.db, id);
       if (!receipt) throw new HolonError('not_found', 404, `there is no receipt ${id.slice(0, 100)}`);
       assertSeesMandate(p, receipt.mandate, `there is no receipt ${id.slice(0, 100)}`);
       res.json(receipt);
