@@ -34,7 +34,7 @@ export interface Config {
   settlerConcurrency: number;
   /** Evaluation jobs one evaluator runs at once (HOLON_EVALUATOR_CONCURRENCY). */
   evaluatorConcurrency: number;
-  /** The public evaluation suites (the repository's `evals/`) and the private ones (HOLON_PRIVATE_EVALS). */
+  /** The public evaluation suites (HOLON_EVALS, default the repository's `evals/`) and the private ones (HOLON_PRIVATE_EVALS). */
   evalsDir: string;
   privateEvalsDir?: string;
   /** Largest Postgres pool per process (HOLON_DB_POOL). */
@@ -117,7 +117,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
     settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
     evaluatorConcurrency: int('HOLON_EVALUATOR_CONCURRENCY', 2, 1, 100),
-    evalsDir: path.resolve('evals'),
+    evalsDir: path.resolve(nonEmpty(env.HOLON_EVALS) ?? 'evals'),
     ...(nonEmpty(env.HOLON_PRIVATE_EVALS) ? { privateEvalsDir: path.resolve(env.HOLON_PRIVATE_EVALS!) } : {}),
     dbPool: int('HOLON_DB_POOL', 10, 2, 500),
     hosted: ['1', 'true'].includes((nonEmpty(env.HOLON_HOSTED) ?? '0').toLowerCase()),

@@ -1,5 +1,5 @@
 /**
- * Gateway services as separate OS processes (`node bin/holon.mjs api|runner|settler`), sharing one test
+ * Gateway services as separate OS processes (`node bin/holon.mjs api|runner|settler|evaluator`), sharing one test
  * database and one Redis key prefix: what `holon serve` splits into when it scales out.
  *
  *   const cluster = createCluster({ databaseUrl, redisUrl, redisPrefix, env: { … } });
@@ -9,7 +9,7 @@
  *   await cluster.stopAll();                          // SIGTERM, then SIGKILL after a grace period
  *
  * A worker is ready when its BullMQ blocking connection shows in Redis' CLIENT LIST: BullMQ names it
- * `<bull prefix>:<base64(queue name)>`, and the runner's and settler's workers are the only ones using it.
+ * `<bull prefix>:<base64(queue name)>`, and the runner's, settler's and evaluator's workers are the only ones using it.
  * Every process's stdout and stderr are kept (the tail) so a failing test can say what the services said.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -19,8 +19,9 @@ import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
 import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/jobs.js';
+import { EVALUATE_QUEUE } from '../../shared/evaluation/jobs.js';
 
-export type ServiceRole = 'api' | 'runner' | 'settler';
+export type ServiceRole = 'api' | 'runner' | 'settler' | 'evaluator';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const SCALE_REGISTRY = 'examples,tests/fixtures/registry,tests/fixtures/scale';
@@ -134,7 +135,7 @@ function tail(buffer: string, chunk: string): string {
 
 export function createCluster(options: ClusterOptions): Cluster {
   const processes: ServiceProcess[] = [];
-  const counters: Record<ServiceRole, number> = { api: 0, runner: 0, settler: 0 };
+  const counters: Record<ServiceRole, number> = { api: 0, runner: 0, settler: 0, evaluator: 0 };
   const bullPrefix = bullPrefixOf(options.redisPrefix);
   let redis: Redis | undefined;
   const client = () => (redis ??= new Redis(options.redisUrl, { maxRetriesPerRequest: 2 }));
@@ -166,7 +167,7 @@ export function createCluster(options: ClusterOptions): Cluster {
     const name = startOptions.name ?? `${role}-${counters[role]}`;
     const port = role === 'api' ? await freePort() : undefined;
     // Workers of the same role already running and connected: the new one is ready when there is one more.
-    const queue = role === 'runner' ? RUN_QUEUE : role === 'settler' ? SETTLE_QUEUE : undefined;
+    const queue = role === 'runner' ? RUN_QUEUE : role === 'settler' ? SETTLE_QUEUE : role === 'evaluator' ? EVALUATE_QUEUE : undefined;
     const peers = processes.filter((p) => p.role === role && !p.exited()).length;
 
     const child = spawn(process.execPath, ['bin/holon.mjs', role], {
