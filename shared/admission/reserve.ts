@@ -11,11 +11,7 @@ import type { ServiceContext } from '../context.js';
 import { describeBudget, loadMandate, type StoredMandate } from '../mandates/store.js';
 import type { CallSubmission, Refusal } from './types.js';
 
-/**
- * Reserve the worst case: one transaction, row locks in the global order (mandate, then the payer's balance).
- * Both the mandate's remaining budget and the payer's available balance must cover it. Returns a refusal
- * saying what was short, or null once the call row, the hold and the mandate's `reserved` are written.
- */
+/** What was short, thrown inside the transaction so that everything it wrote rolls back. */
 class Shortfall extends Error {
   constructor(readonly what: 'budget_short' | 'balance_short' | 'approval_used') {
     super(what);
@@ -23,10 +19,12 @@ class Shortfall extends Error {
 }
 
 /**
- * Reserve the worst case: one transaction. The call row (and a redeemed grant) are written first; the two
- * hot rows — the mandate, then the payer's balance, the global lock order — are taken last, each by one
- * conditional UPDATE that checks what is left (`reserveShared`, one round trip). A shortfall rolls everything back and is
- * explained with a fresh read.
+ * Reserve the worst case: one transaction. The call row (and a redeemed grant) are written first; the two hot rows
+ * — the mandate, then the payer's balance (docs/ledger.md, "Lock order") — are taken last, each by one conditional
+ * UPDATE that checks what is left (`reserveShared`, one round trip). Both the mandate's remaining budget and the
+ * payer's available balance must cover the worst case. Returns a refusal saying what was short (explained with a
+ * fresh read; everything is rolled back), or null once the call row, the hold and the mandate's `reserved` are
+ * written.
  */
 export async function reserve(
   ctx: ServiceContext,

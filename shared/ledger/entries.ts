@@ -2,7 +2,8 @@
  * Posting journal entries: zero-sum, idempotent by key, balances updated under row locks.
  *
  * Same key and same lines → the original entry (created: false). Same key, different lines → an error.
- * Rows are locked in one global order (account, currency in byte order) so concurrent entries never deadlock.
+ * Balance rows are locked in byte order of (account, currency) so concurrent entries never deadlock (docs/ledger.md,
+ * "Lock order").
  */
 import { createHash } from 'node:crypto';
 import type { Queryable, Tx } from '../db/connect.js';

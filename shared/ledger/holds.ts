@@ -24,7 +24,7 @@ export interface ResolvedHold {
  * Resolve a live hold exactly once: mark it settled or released and take it off the account's `held`.
  * Resolving an already resolved hold changes nothing and says so.
  * A transaction that also posts an entry must first lock every balance row it will touch with
- * `lockBalances` (one sorted pass), so the implicit row lock taken here never breaks the global lock order.
+ * `lockBalances` (one sorted pass), so the implicit row lock taken here never breaks the lock order (docs/ledger.md, "Lock order").
  */
 export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'released', options: { adjustBalance?: boolean } = {}): Promise<ResolvedHold> {
   const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(

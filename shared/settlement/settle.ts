@@ -60,7 +60,8 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
   const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
-  // Accounts and balance rows exist before the transaction, which then only takes row locks in the global order.
+  // Accounts and balance rows exist before the transaction, which then only takes row locks in the lock order
+  // (docs/ledger.md, "Lock order").
   for (const link of chain) {
     await ensureAccountCached(ctx.db, link.account);
     await ensureBalanceRow(ctx.db, link.account, String(pre.currency));
@@ -134,7 +135,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
       .where({ id: callId })
       .update({ status: succeeded ? 'succeeded' : 'failed' });
 
-    // ... then the rows every call shares, last, in the global order and in ONE round trip (migration 007):
+    // ... then the rows every call shares, last, in the lock order and in ONE round trip (migration 007):
     // mandates root first (shallower before deeper, this call's own mandate last), the parent hold, then the
     // balance rows in byte order. Ancestors release what was charged; the own mandate releases the whole hold.
     const lineAccounts = entry?.created ? lines : [];

@@ -3,9 +3,9 @@
  * same few rows (its mandate, the payer's balance, the platform's and the author's balances), and under load how
  * long they are held decides throughput. Issued from the gateway as several statements, each round trip waited
  * for a busy event loop while the rows stayed locked; as one function call they are held for one round trip and
- * the commit. The functions keep the global lock order (mandates shallow before deep, then holds, then balance
- * rows in byte order) and change nothing about what is checked: the CHECK constraints still refuse an overspent
- * mandate or an overdrawn account.
+ * the commit. The functions keep the lock order (docs/ledger.md, "Lock order": mandates shallow before deep, then
+ * holds, then balance rows in byte order) and change nothing about what is checked: the CHECK constraints still
+ * refuse an overspent mandate or an overdrawn account.
  */
 export const name = '007_money_functions';
 
