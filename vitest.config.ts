@@ -12,6 +12,8 @@ export default defineConfig({
       { extends: true, test: { name: 'unit', include: ['tests/unit/**/*.test.ts'] } },
       // Real Postgres and Redis (tests/support/global-setup.ts finds or starts them).
       { extends: true, test: { name: 'integration', include: ['tests/integration/**/*.test.ts'], globalSetup: ['tests/support/global-setup.ts'] } },
+      // Bounded chaos: services as processes killed at random under mixed traffic (`npm run test:chaos`, run by CI).
+      { extends: true, test: { name: 'chaos', include: ['tests/chaos/**/*.test.ts'], globalSetup: ['tests/support/global-setup.ts'], testTimeout: 600_000 } },
     ],
   },
 });
