@@ -10,6 +10,7 @@ import * as m004 from './migrations/004_approvals.js';
 import * as m005 from './migrations/005_delegation.js';
 import * as m006 from './migrations/006_hosted.js';
 import * as m007 from './migrations/007_money_functions.js';
+import * as m008 from './migrations/008_settlements_that_move_nothing.js';
 
 interface Migration {
   name: string;
@@ -30,7 +31,7 @@ function forwardOnly(m: { name: string; statements: readonly string[] }): Migrat
   };
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007].map(forwardOnly);
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -47,6 +47,9 @@ export function byteCompare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
+/** The kind of a call's settlement entry, `settle:<call id>`: the one kind that may have no lines. */
+export const SETTLEMENT_KIND = 'settle';
+
 /** Why these lines cannot form an entry, in plain words; empty when they can. */
 export function entryProblems(entry: EntryInput): string[] {
   const problems: string[] = [];
@@ -57,7 +60,8 @@ export function entryProblems(entry: EntryInput): string[] {
   }
   if (problems.length) return problems;
   const lines = normalizeLines(entry.lines);
-  if (lines.length < 2) problems.push('an entry needs at least two non-zero lines');
+  // Only a settlement may move nothing: a charge paid into the payer's own account (migration 008).
+  if (lines.length === 1 || (lines.length === 0 && entry.kind !== SETTLEMENT_KIND)) problems.push('an entry needs at least two non-zero lines');
   const totals = new Map<string, bigint>();
   for (const l of lines) totals.set(l.currency, (totals.get(l.currency) ?? 0n) + l.amount);
   for (const [currency, total] of totals) {
@@ -114,7 +118,9 @@ export async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEnt
     return { id: toBigInt(existing.id), created: false };
   }
   const id = toBigInt(inserted.rows[0]!.id);
-  await trx('journal_lines').insert(lines.map((l) => ({ entry_id: id.toString(), account: l.account, currency: l.currency, amount: l.amount.toString() })));
+  if (lines.length) {
+    await trx('journal_lines').insert(lines.map((l) => ({ entry_id: id.toString(), account: l.account, currency: l.currency, amount: l.amount.toString() })));
+  }
   return { id, created: true };
 }
 

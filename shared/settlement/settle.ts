@@ -4,7 +4,7 @@
  * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
  */
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
-import { recordEntry } from '../ledger/entries.js';
+import { recordEntry, SETTLEMENT_KIND } from '../ledger/entries.js';
 import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
 import { settleShared } from '../ledger/money-functions.js';
 import type { Manifest } from '../core/manifest/types.js';
@@ -92,7 +92,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
       call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
         ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
         : 0n;
-    const entry = own > 0n ? await recordEntry(trx, { key: `settle:${callId}`, kind: 'settle', lines: lines.map((l) => ({ ...l, currency })) }) : null;
+    const entry = own > 0n ? await recordEntry(trx, { key: `settle:${callId}`, kind: SETTLEMENT_KIND, lines: lines.map((l) => ({ ...l, currency })) }) : null;
     const succeeded = outcome.kind === 'success';
     const durationMs = outcome.duration_ms;
     // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).
