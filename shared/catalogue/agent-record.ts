@@ -8,7 +8,9 @@
  *     listed version). Each is ONE query, whatever the number of versions (GROUPING SETS).
  *
  * Definitions (every window, every scope):
- *   - runs: finished runs (succeeded or failed), delegated ones included; successes: status `succeeded`;
+ *   - runs: finished runs (succeeded or failed) that the agent answered or failed itself, delegated ones included;
+ *     what the agent did not cause — a gateway error, a restart, a cancellation (NOT_THE_AGENTS_DOING) — is
+ *     recorded in `call_events` but never counted; successes: status `succeeded`;
  *     success_rate: successes / runs rounded to 4 decimals, null without runs.
  *   - latency: `percentile_disc` (nearest rank: the smallest observed latency whose cumulative share is ≥ p,
  *     i.e. the ceil(p·n)-th smallest), so p50/p95 are latencies that really happened, in whole ms — never an
@@ -34,6 +36,11 @@
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { divRound, formatAmount, type Micros } from '../core/money.js';
+import { NOT_THE_AGENTS_DOING } from '../calls/outcome.js';
+
+/** The call events an agent's record counts (one rule for every reader: ranking, the record, search). */
+const AGENTS_OWN = `NOT (coalesce(error_code, '') = ANY(?::text[]))`;
+const notTheAgents = [...NOT_THE_AGENTS_DOING];
 
 export interface MeasuredRecord {
   runs: number;
@@ -53,9 +60,9 @@ export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: s
   const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
     `SELECT agent_id, agent_version, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, coalesce(sum(cost), 0) AS billed
        FROM call_events
-      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[]))
+      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[])) AND ${AGENTS_OWN}
       GROUP BY agent_id, agent_version`,
-    [versions.map((v) => v.id), versions.map((v) => v.version)],
+    [versions.map((v) => v.id), versions.map((v) => v.version), notTheAgents],
   );
   for (const row of r.rows) {
     out.set(recordKey(String(row.agent_id), String(row.agent_version)), {
@@ -208,9 +215,9 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
             percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms)                      AS p95_all,
             percentile_disc(0.5)  WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE recent) AS p50_30,
             percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE recent) AS p95_30
-       FROM (SELECT e.*, e.created_at >= ?::timestamptz AS recent FROM call_events e WHERE e.agent_id = ?) ev
+       FROM (SELECT e.*, e.created_at >= ?::timestamptz AS recent FROM call_events e WHERE e.agent_id = ? AND ${AGENTS_OWN}) ev
       GROUP BY GROUPING SETS ((agent_version), (), (agent_version, currency), (currency), (agent_version, error_code), (error_code))`,
-    [since, agentId],
+    [since, agentId, notTheAgents],
   );
   const wanted = new Set(versions);
   const tallies = new Map<string | null, { last_30_days: Tally; all_time: Tally }>([[null, { last_30_days: emptyTally(), all_time: emptyTally() }]]);
@@ -276,9 +283,9 @@ export async function loadRecordSummaries(
             count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, coalesce(sum(cost), 0) AS billed,
             percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50
        FROM call_events
-      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[]))
+      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[])) AND ${AGENTS_OWN}
       GROUP BY GROUPING SETS ((agent_id, agent_version), (agent_id, agent_version, currency))`,
-    [versions.map((v) => v.id), versions.map((v) => v.version)],
+    [versions.map((v) => v.id), versions.map((v) => v.version), notTheAgents],
   );
   const tallies = new Map<string, Tally>();
   for (const row of r.rows) {
