@@ -1,15 +1,20 @@
 /**
  * The sweeper: no hold is ever stuck (DESIGN.md §3.5).
+ * - A reserved call still `queued` after a short grace with no run job waiting for it (its API died between the
+ *   reserve and the queue, or every delivery of its job failed) is handed to the runners once more; if it is
+ *   stranded again it is closed `failed / gateway_error`, unbilled. Either way its hold is gone within seconds.
  * - A call still `queued` or `running` well past its deadline is closed `failed / gateway_restarted`, unbilled
  *   (a runner died with it, or its job was lost).
  * - A call `settling` whose settle job was handed out long ago is handed to the settler again (idempotent).
  */
 import { unbilled } from '../../shared/calls/outcome.js';
-import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
+import { callStatus, closeCall, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
 import { expireApprovals } from '../../shared/admission/approvals.js';
 import type { ServiceContext } from '../../shared/context.js';
 
 export interface SweepOptions {
+  /** How long a queued call may go without a run job before it is handed out again (default 10 s). */
+  strandedAfterMs?: number;
   /** How far past its deadline a call must be before it is closed (default 30 s). */
   graceMs?: number;
   /** How long a settle job may take before it is handed out again (default 60 s). */
@@ -18,10 +23,35 @@ export interface SweepOptions {
   batch?: number;
 }
 
-export async function sweep(ctx: ServiceContext, options: SweepOptions = {}): Promise<{ closed: number; resettled: number }> {
+/** A stranded call handed out again carries this mark for an hour: stranded twice, it is closed. */
+const requeuedKey = (callId: string): string => `requeued:${callId}`;
+const REQUEUED_MARK_TTL_S = 3600;
+
+/** Reserved calls that never reached a runner: handed out once more, then closed. */
+async function requeueStranded(ctx: ServiceContext, before: Date, batch: number): Promise<{ requeued: number; abandoned: number }> {
+  const stranded = await ctx.db('calls').where({ status: 'queued' }).where('created_at', '<', before).orderBy('created_at').limit(batch).select('id');
+  let requeued = 0;
+  let abandoned = 0;
+  for (const { id } of stranded) {
+    if ((await runJobPending(ctx, id)) || (await callStatus(ctx.db, id)) !== 'queued') continue;
+    if ((await ctx.messaging.store.peek(requeuedKey(id))) === undefined) {
+      await ctx.messaging.store.put(requeuedKey(id), '1', REQUEUED_MARK_TTL_S);
+      await enqueueRun(ctx, id, { requeue: true });
+      requeued++;
+    } else if (await closeCall(ctx, id, 'queued', unbilled('gateway_error'))) abandoned++;
+  }
+  if (requeued || abandoned) ctx.log.warn({ requeued, abandoned }, 'reserved calls had no run job');
+  return { requeued, abandoned };
+}
+
+export async function sweep(
+  ctx: ServiceContext,
+  options: SweepOptions = {},
+): Promise<{ closed: number; resettled: number; requeued: number; abandoned: number }> {
   const now = new Date(ctx.now());
   const grace = options.graceMs ?? 30_000;
   const batch = options.batch ?? 500;
+  const stranded = await requeueStranded(ctx, new Date(now.getTime() - (options.strandedAfterMs ?? 10_000)), batch);
   const overdue = await ctx
     .db('calls')
     .whereIn('status', ['queued', 'running'])
@@ -41,14 +71,20 @@ export async function sweep(ctx: ServiceContext, options: SweepOptions = {}): Pr
   for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
   // Pending approvals past 7 days expire, and their stored input is deleted with them.
   await expireApprovals(ctx.db, ctx.now());
-  return { closed, resettled: stale.length };
+  return { closed, resettled: stale.length, ...stranded };
 }
 
 /** Sweep every `intervalMs` until stopped. */
-export function startSweeper(ctx: ServiceContext, intervalMs = 10_000, options: SweepOptions = {}): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
+export function startSweeper(ctx: ServiceContext, intervalMs = 5_000, options: SweepOptions = {}): { stop(): Promise<void> } {
+  let running: Promise<unknown> | undefined;
   const timer = setInterval(() => {
-    running = sweep(ctx, options).catch((e) => ctx.log.error({ err: { message: (e as Error).message } }, 'sweep failed'));
+    // One sweep at a time: a slow sweep (a busy database) is not overtaken by the next.
+    if (running) return;
+    running = sweep(ctx, options)
+      .catch((e) => ctx.log.error({ err: { message: (e as Error).message } }, 'sweep failed'))
+      .finally(() => {
+        running = undefined;
+      });
   }, intervalMs);
   timer.unref();
   return {

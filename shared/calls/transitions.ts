@@ -66,9 +66,27 @@ async function addSettleJob(ctx: ServiceContext, callId: string, handout: number
   await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId, attempts: 10, backoffMs: 500 });
 }
 
-/** Hand a reserved call to the runners: the job id is the call id, so a repeated add is one job. */
-export async function enqueueRun(ctx: ServiceContext, callId: string): Promise<void> {
-  await ctx.messaging.queues.queue<CallJob>(RUN_QUEUE).add({ callId }, { jobId: callId });
+/**
+ * A run job is retried when its delivery fails before the claim (a transient database error): the claim decides,
+ * so a retry never runs an agent twice.
+ */
+const RUN_JOB = { attempts: 5, backoffMs: 200 };
+/** The one re-handout of a stranded call (`requeueStranded` in the settler's sweeper). */
+const requeueJobId = (callId: string): string => `${callId}:requeue`;
+
+/**
+ * Hand a reserved call to the runners: the job id is the call id, so a repeated add is one job. `requeue` hands a
+ * stranded call out once more under its own job id (a failed job's id stays taken for an hour).
+ */
+export async function enqueueRun(ctx: ServiceContext, callId: string, options: { requeue?: boolean } = {}): Promise<void> {
+  const jobId = options.requeue ? requeueJobId(callId) : callId;
+  await ctx.messaging.queues.queue<CallJob>(RUN_QUEUE).add({ callId }, { jobId, ...RUN_JOB });
+}
+
+/** Whether a run job for this call still waits, runs or awaits a retry (the first handout or the re-handout). */
+export async function runJobPending(ctx: ServiceContext, callId: string): Promise<boolean> {
+  const queue = ctx.messaging.queues.queue<CallJob>(RUN_QUEUE);
+  return (await queue.pending(callId)) || (await queue.pending(requeueJobId(callId)));
 }
 
 /** The call row's status, or undefined when there is no such call. */

@@ -183,6 +183,11 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
           const opts = toBullJobOptions(jobOptions);
           await bullQueue(name).add(name, data, opts);
         },
+        pending: async (jobId: string) => {
+          assertOpen();
+          const state = await bullQueue(name).getJobState(encodeJobId(jobId));
+          return !['completed', 'failed', 'unknown'].includes(state);
+        },
       };
     },
 

@@ -139,6 +139,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       assertOpen();
       assertQueueName(name);
       return {
+        pending: async (jobId: string) => stateOf(name).ids.has(jobId),
         add: async (data: T, jobOptions: JobOptions = {}) => {
           assertOpen();
           const attempts = jobOptions.attempts ?? 1;

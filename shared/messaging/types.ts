@@ -25,6 +25,8 @@ export interface JobInfo {
 
 export interface Queue<T> {
   add(data: T, options?: JobOptions): Promise<void>;
+  /** Whether the job with this custom id is still to be done: waiting, delayed, running or awaiting a retry. */
+  pending(jobId: string): Promise<boolean>;
 }
 
 export interface Worker {

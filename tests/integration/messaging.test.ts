@@ -63,6 +63,33 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       expect(new Set(seen.map((s) => s.job.id)).size).toBe(2);
     });
 
+    test('pending: a job is pending while it waits, runs or awaits a retry; not once it is done or failed', async () => {
+      const m = await messaging();
+      const q = m.queues.queue<{ n: number }>('pending');
+      expect(await q.pending('p-1')).toBe(false);
+      await q.add({ n: 1 }, { jobId: 'p-1' });
+      await q.add({ n: 2 }, { jobId: 'p-2', attempts: 2, backoffMs: 50 });
+      expect(await q.pending('p-1')).toBe(true);
+      const release = gate();
+      let failures = 0;
+      m.queues.worker<{ n: number }>(
+        'pending',
+        async (data) => {
+          if (data.n === 1) await release.opened;
+          else {
+            failures += 1;
+            throw new Error('always');
+          }
+        },
+        { concurrency: 2 },
+      );
+      await until(() => expect(failures).toBe(2));
+      expect(await q.pending('p-1')).toBe(true); // running
+      await until(async () => expect(await q.pending('p-2')).toBe(false)); // failed for good
+      release.open();
+      await until(async () => expect(await q.pending('p-1')).toBe(false)); // done
+    });
+
     test('a worker never runs more than `concurrency` handlers at once', async () => {
       const m = await messaging();
       const release = gate();
