@@ -9,6 +9,7 @@ import type { Logger } from '../../shared/platform/log.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
+import { checkBody, requireJson } from './bodies.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
 import { rateLimitMiddleware, signupLimit } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -51,7 +52,9 @@ export function createApp(deps: ApiDeps): Express {
   app.use((req, _res, next) => {
     next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
   });
+  app.use(requireJson());
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
+  app.use(checkBody());
   app.use(authenticate(deps.ctx.db, deps.auth));
   const limits = deps.rateLimits;
   if (limits) {
@@ -95,9 +98,12 @@ export function createApp(deps: ApiDeps): Express {
   return app;
 }
 
-/** Every error becomes `{error: {code, message, problems?}}`; bad input is a 4xx, never a stack trace. */
+/**
+ * Every error becomes `{error: {code, message, problems?}}`; bad input is a 4xx, never a stack trace. On /mcp the
+ * answer is a JSON-RPC error instead (spec/mcp.md), with the same HTTP status and the REST code in `data`.
+ */
 function errorHandler(log: Logger, limit: number): ErrorRequestHandler {
-  return (err, _req, res, _next) => {
+  return (err, req, res, _next) => {
     let e: HolonError;
     if (err instanceof HolonError) e = err;
     else if (err?.type === 'entity.parse.failed') e = new HolonError('invalid_json', 400, 'the request body is not valid JSON');
@@ -109,6 +115,26 @@ function errorHandler(log: Logger, limit: number): ErrorRequestHandler {
       e = new HolonError('gateway_error', 500, 'the gateway failed; nothing was charged');
     }
     if (res.headersSent) return;
+    if (req.path === '/mcp') {
+      res.status(e.status).json(jsonRpcError(e, req.body));
+      return;
+    }
     res.status(e.status).json(e.toJSON());
   };
+}
+
+/** JSON-RPC 2.0 error codes for a refusal before the MCP server saw the message. */
+function jsonRpcCode(e: HolonError, body: unknown): number {
+  if (e.code === 'invalid_json') return -32700; // Parse error
+  if (e.status >= 500) return -32603; // Internal error
+  const call = body && typeof body === 'object' && (body as { method?: unknown }).method === 'tools/call';
+  if (e.code === 'invalid_request' && call && e.problems.length > 0 && e.problems.every((p) => p.path.startsWith('$.params'))) return -32602; // Invalid params
+  if (e.status === 400 || e.status === 413 || e.status === 415) return -32600; // Invalid Request
+  return -32000; // server error: unauthorised, forbidden, rate limited
+}
+
+function jsonRpcError(e: HolonError, body: unknown): Record<string, unknown> {
+  const rawId = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
+  return { jsonrpc: '2.0', id, error: { code: jsonRpcCode(e, body), message: e.message, data: e.toJSON().error } };
 }

@@ -1,5 +1,6 @@
 /**
- * Reading request bodies: every problem listed with its path, unknown fields refused, NUL characters refused.
+ * Reading request bodies: every problem listed with its path, unknown fields refused. What no body may hold (NUL,
+ * lone surrogates, too deep) was refused before any route ran (bodies.ts).
  */
 import { HolonError, type Problem } from '../../shared/core/errors.js';
 import { tryParseAmount } from '../../shared/core/money.js';
@@ -43,8 +44,6 @@ export class BodyReader {
     for (const k of Object.keys(body)) {
       if (!allowed.includes(k)) this.problems.push({ path: `$.${k}`, message: 'is not a known field' });
     }
-    const nul = findNul(body);
-    if (nul) this.problems.push({ path: nul, message: 'contains a NUL character' });
   }
 
   string(field: string, options: { required?: boolean; max?: number } = {}): string | undefined {

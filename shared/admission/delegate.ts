@@ -9,6 +9,7 @@ import { deriveSubMandate } from '../core/mandate/derive.js';
 import { matchesAgent } from '../core/mandate/patterns.js';
 import type { Mandate } from '../core/mandate/types.js';
 import type { CallSlot, Manifest } from '../core/manifest/types.js';
+import { stringProblem } from '../core/json-limits.js';
 import { convert, ONE_RATE, tryParseAmount } from '../core/money.js';
 import { fxRateFor, subMandateBudget } from '../core/pricing.js';
 import { ensureAccountCached } from '../ledger/accounts.js';
@@ -95,7 +96,10 @@ export async function submitChild(
     parentHoldId: call.id,
     slotMaxCost: 0n,
   };
-  const named = 'capability' in target ? target.capability : target.agent;
+  const named: unknown = 'capability' in target ? target.capability : target.agent;
+  // The name comes from the agent's code: one that is not a storable string never reaches a receipt as is.
+  const badName = typeof named !== 'string' ? 'is not a string' : (stringProblem(named) ?? (named.length > 300 ? 'is longer than 300 characters' : undefined));
+  if (badName || typeof named !== 'string') return refuseDelegated(ctx, sub, '(invalid name)', delegation, [`the called agent or capability ${badName}`]);
   const slot = slotFor(ctx, manifest, target);
   let maxCost: bigint | undefined;
   if (options.max_cost !== undefined) {

@@ -7,6 +7,7 @@ import type { CallRequest } from '../core/mandate/types.js';
 import { checkCall } from '../core/mandate/check-call.js';
 import { worstCase } from '../core/pricing.js';
 import { HolonError } from '../core/errors.js';
+import { jsonProblem, MAX_JSON_DEPTH } from '../core/json-limits.js';
 import type { ServiceContext } from '../context.js';
 import { newReceiptId } from '../calls/ids.js';
 import { inputKey } from '../calls/jobs.js';
@@ -57,6 +58,26 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   if (!resolved.ok) return refuse(ctx, id, stored, sub.agent ?? sub.capability ?? null, null, resolved.refusal, sub.delegation);
   const agent = resolved.agent;
   const { manifest } = agent;
+  // An input that cannot be stored or nests too deep is refused before anything hashes, validates or keeps it
+  // (from HTTP the body check said so already; a delegated call's input comes from an agent).
+  const unstorable = jsonProblem(sub.input, '$.input', MAX_JSON_DEPTH - 1);
+  if (unstorable) {
+    return refuse(
+      ctx,
+      id,
+      stored,
+      label(manifest),
+      null,
+      {
+        httpStatus: 422,
+        code: 'rejected_input',
+        status: 'rejected_input',
+        reasons: [`the input ${unstorable.message} at ${unstorable.path}`],
+        problems: [unstorable],
+      },
+      sub.delegation,
+    );
+  }
 
   const wc = worstCase(manifest, mandate.budget, sub.maxCost);
   const request: CallRequest = {

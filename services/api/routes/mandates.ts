@@ -12,7 +12,7 @@ import { listRootMandates, loadMandate, mandateView, saveMandate } from '../../.
 import { creditSignup } from '../../../shared/ledger/demo-credit.js';
 import { validateMandate } from '../../../shared/core/mandate/validate.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
-import { findNul, requireObject } from '../requests.js';
+import { requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 
 export interface MandateDeps {
@@ -58,8 +58,6 @@ export function mandateRoutes(deps: MandateDeps): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human', 'operator'], 'create mandates');
       const raw = requireObject(req.body);
-      const nul = findNul(raw);
-      if (nul) throw new HolonError('invalid_request', 400, 'the mandate contains a NUL character', [{ path: nul, message: 'contains a NUL character' }]);
       const body = p.kind === 'human' ? ownMandateDoc(raw, p.account) : raw;
       const v = validateMandate(body, { caller: true });
       if (!v.ok) throw new HolonError('invalid_mandate', 400, `the mandate has ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`, v.problems);
