@@ -84,29 +84,37 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     : undefined;
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
-  const api = roles.includes('api') ? await startApi(context, config, waiter) : undefined;
-  if (api) log.info({ port: api.port, database: db.kind, queue: messaging.kind }, 'holon api listening');
+  const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
+  const stopStarted = async (api?: StartedRole): Promise<void> => {
+    const stops = [...(api?.stop ?? []), yanks, ...started.flatMap((r) => r.stop)];
+    const release = [...(runner?.release ?? []), ...(host ? [() => host.close()] : []), ...(settler?.release ?? []), ...(api?.release ?? [])];
+    for (const stop of stops) await stop();
+    // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.
+    await Promise.all([...(api?.workers ?? []), ...started.flatMap((r) => r.workers)].map((w) => w.close()));
+    for (const close of release) await close();
+    await waiter.close();
+    await messaging.close();
+    await db.close();
+  };
+  let api: Awaited<ReturnType<typeof startApi>> | undefined;
+  try {
+    api = roles.includes('api') ? await startApi(context, config, waiter) : undefined;
+  } catch (e) {
+    // Nothing may keep the process alive after a failed start (a taken port): stop what already runs.
+    await stopStarted();
+    throw e;
+  }
+  if (api) log.info({ host: config.host, port: api.port, database: db.kind, queue: messaging.kind }, 'holon api listening');
   if (db.kind === 'pglite' || messaging.kind === 'memory') {
     log.warn('embedded database or in-process queue: for trying Holon out, not for production');
   }
 
-  const started = [api, runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
-  const stops = [...(api?.stop ?? []), yanks, ...[runner, settler, evaluator].flatMap((r) => r?.stop ?? [])];
-  const release = [...(runner?.release ?? []), ...(host ? [() => host.close()] : []), ...(settler?.release ?? []), ...(api?.release ?? [])];
   return {
     config,
     db,
     context,
     ...(api ? { port: api.port, server: api.server } : {}),
-    stop: async () => {
-      for (const stop of stops) await stop();
-      // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.
-      await Promise.all(started.flatMap((r) => r.workers).map((w) => w.close()));
-      for (const close of release) await close();
-      await waiter.close();
-      await messaging.close();
-      await db.close();
-    },
+    stop: () => stopStarted(api),
   };
 }
 

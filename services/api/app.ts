@@ -10,6 +10,7 @@ import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { checkBody, requireJson } from './bodies.js';
+import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
 import { rateLimitMiddleware, signupLimit } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
@@ -32,6 +33,8 @@ export interface ApiDeps {
   mcp?: McpEndpoint;
   /** Hosted: callback URLs must resolve to public addresses (shared/platform/guarded-net.ts). */
   callbackGuard?: { allowPrivate: boolean };
+  /** Which browser origins (and, in dev, which Host names) may reach the gateway: origins.ts. */
+  origins: OriginPolicy;
   /** Dev (the local operator) or hosted (keys); services/api/principal.ts. */
   auth: AuthSettings;
   /** Hosted: limits per client address and per account, shared by every API process (gateway.md §7). */
@@ -52,6 +55,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use((req, _res, next) => {
     next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
   });
+  app.use(originGuard(deps.origins));
   app.use(requireJson());
   app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
   app.use(checkBody());

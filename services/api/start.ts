@@ -1,13 +1,31 @@
 /**
  * The API service (`holon api`): REST /v0 and the MCP server at /mcp on one HTTP listener (app.ts).
  */
-import type { Server } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { Config } from '../../shared/platform/config.js';
 import { createMemoryRateLimiter, createRedisRateLimiter } from '../../shared/platform/rate-limit.js';
 import { createApp, type ApiDeps } from './app.js';
 import { createMcpEndpoint } from './mcp/server.js';
+import { isLoopbackName } from './origins.js';
+
+/** The API could not listen: said in plain words (the port is taken, the address is not this machine's). */
+export class ListenError extends Error {
+  constructor(host: string, port: number, cause: NodeJS.ErrnoException) {
+    const where = `${host.includes(':') ? `[${host}]` : host}:${port}`;
+    super(
+      cause.code === 'EADDRINUSE'
+        ? `holon: ${where} is already in use: stop what listens there, or choose another port with --port or PORT`
+        : cause.code === 'EADDRNOTAVAIL'
+          ? `holon: cannot listen on ${where}: ${host} is not an address of this machine (--host or HOST)`
+          : cause.code === 'EACCES'
+            ? `holon: not allowed to listen on ${where} (ports below 1024 need privileges)`
+            : `holon: cannot listen on ${where}: ${cause.message}`,
+    );
+    this.name = 'ListenError';
+  }
+}
 
 export interface StartedApi extends StartedRole {
   server: Server;
@@ -40,6 +58,11 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     ...(rateLimits ? { rateLimits } : {}),
     mcp,
     ...(config.hosted ? { callbackGuard: { allowPrivate: config.allowPrivateEndpoints } } : {}),
+    origins: {
+      allowed: [config.publicUrl, config.siteUrl].filter((u): u is string => u !== undefined),
+      loopbackPages: !config.hosted,
+      loopbackHostOnly: !config.hosted && isLoopbackName(config.host),
+    },
     auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: ctx.now },
     ctx,
     waiter,
@@ -47,9 +70,10 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     signupCredit: config.signupCredit,
     bodyLimitBytes: config.bodyLimitBytes,
   });
-  const server = await new Promise<Server>((resolve, reject) => {
-    const s = app.listen(config.port, '0.0.0.0', () => resolve(s));
-    s.once('error', reject);
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(config.host, config.port, e)));
+    server.listen(config.port, config.host, () => resolve());
   });
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;

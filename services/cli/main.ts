@@ -7,9 +7,10 @@ import { serveCommand } from './serve.js';
 const HELP = `holon — the Holon gateway
 
 Usage:
-  holon serve [--port N] [--db DIR] [--registry DIR,…] [--mandates DIR]
+  holon serve [--port N] [--host ADDR] [--db DIR] [--registry DIR,…] [--mandates DIR] [--hosted]
                                         run every service in one process (PGlite and an in-process
-                                        queue unless DATABASE_URL / REDIS_URL are set)
+                                        queue unless DATABASE_URL / REDIS_URL are set); listens on
+                                        127.0.0.1 unless --host / HOST says otherwise (hosted: 0.0.0.0)
   holon api | runner | settler | evaluator [options]
                                         run one service (needs DATABASE_URL and REDIS_URL)
   holon validate <file>… [--json]       check manifests (holon.yaml) and mandates; exit 1 when any is invalid

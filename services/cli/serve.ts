@@ -5,10 +5,12 @@
 import { parseArgs } from 'node:util';
 import { ConfigError, splitList, type Config } from '../../shared/platform/config.js';
 import { ALL_ROLES, startGateway, type Role, type RunningGateway } from '../compose.js';
+import { ListenError } from '../api/start.js';
 
 export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
   const options = {
     port: { type: 'string' },
+    host: { type: 'string' },
     db: { type: 'string' },
     registry: { type: 'string' },
     mandates: { type: 'string' },
@@ -30,6 +32,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
     }
     overrides.port = port;
   }
+  if (values.host) overrides.host = values.host;
   if (values.db) overrides.dbDir = values.db;
   if (values.registry) Object.assign(overrides, { registryDirs: splitList(values.registry), registryExplicit: true });
   if (values.mandates) overrides.mandatesDir = values.mandates;
@@ -42,7 +45,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
   try {
     gateway = await startGateway(roles, overrides);
   } catch (e) {
-    if (e instanceof ConfigError) {
+    if (e instanceof ConfigError || e instanceof ListenError) {
       process.stderr.write(`${e.message}\n`);
       return 1;
     }

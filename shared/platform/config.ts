@@ -7,6 +7,11 @@ import { tryParseAmount } from '../core/money.js';
 
 export interface Config {
   port: number;
+  /**
+   * The address the API listens on (HOST, `--host`): loopback in dev mode, where nothing asks for a key; every
+   * interface (0.0.0.0) in hosted and production mode, where a container or a proxy sits in front.
+   */
+  host: string;
   /** Postgres URL; absent = PGlite in `dbDir`. */
   databaseUrl?: string;
   /** PGlite data directory. */
@@ -102,6 +107,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   const production = env.NODE_ENV === 'production';
   const config: Config = {
     port: int('PORT', 8080, 0, 65535),
+    host: nonEmpty(env.HOST) ?? '',
     databaseUrl,
     dbDir: path.resolve(nonEmpty(env.HOLON_DB) ?? '.holon/db'),
     redisUrl,
@@ -129,6 +135,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...operatingSettings(env, problems, int, production),
     ...stripUndefined(overrides),
   };
+  if (!config.host) config.host = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
   // Hosted: only the shipped agents of agents/; the demos of examples/ are listed only when named (gateway.md §7).
   if (config.hosted && !config.registryExplicit) config.registryDirs = HOSTED_REGISTRY;
   if (production && !config.databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
