@@ -12,7 +12,7 @@ import { takeOutput } from '../../shared/calls/outputs.js';
 import { callStatus } from '../../shared/calls/transitions.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import { STALE_CLAIM_MS, type IdempotencyRow } from '../../shared/hosted/idempotency.js';
-import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
+import { describeFailure, loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
 
 export interface AnswerDeps {
   ctx: ServiceContext;
@@ -42,13 +42,15 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
     res.status(202).json({ call: { id: callId, status: 'queued' } });
     return;
   }
-  const finished = await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
-  if (!finished) {
-    res.status(202).json({ call: { id: callId, status: (await callStatus(deps.ctx.db, callId)) ?? 'queued' } });
+  await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
+  // The receipt row decides, not the notification: a call that finished while its notice was lost is answered as
+  // finished; 202 only ever says a call is still on its way (queued, running, settling).
+  const receipt = await loadReceiptTree(deps.ctx.db, callId);
+  if (receipt) {
+    await answerFinished(deps.ctx, res, receipt);
     return;
   }
-  const receipt = (await loadReceiptTree(deps.ctx.db, callId))!;
-  await answerFinished(deps.ctx, res, receipt);
+  res.status(202).json({ call: { id: callId, status: (await callStatus(deps.ctx.db, callId)) ?? 'queued' } });
 }
 
 /** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
@@ -81,9 +83,7 @@ export async function answerReplay(ctx: ServiceContext, res: Response, row: Idem
   res.status(receipt.status === 'succeeded' ? 200 : 502).json({
     replayed: true,
     status: receipt.status,
-    ...(receipt.status === 'succeeded'
-      ? { output: null }
-      : { error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}` } }),
+    ...(receipt.status === 'succeeded' ? { output: null } : { error: describeFailure(receipt) }),
     receipt,
   });
 }
@@ -95,7 +95,7 @@ async function answerFinished(ctx: ServiceContext, res: Response, receipt: Recei
     return;
   }
   res.status(502).json({
-    error: { code: receipt.error ?? 'agent_error', message: `the agent failed: ${receipt.error ?? 'agent_error'}; nothing was charged` },
+    error: describeFailure(receipt),
     receipt,
   });
 }

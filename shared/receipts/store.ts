@@ -115,6 +115,12 @@ function view(row: Record<string, unknown>): ReceiptView {
   };
 }
 
+/** What a failed call's answer says, in one wording for REST and MCP: the code, and whether it was charged. */
+export function describeFailure(receipt: Pick<ReceiptView, 'error' | 'billed'>): { code: string; message: string } {
+  const code = receipt.error ?? 'agent_error';
+  return { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed, as its manifest declares for this error' : 'nothing was charged'}` };
+}
+
 /** A receipt with its whole tree of children, or null. */
 export async function loadReceiptTree(db: Queryable, id: string): Promise<ReceiptView | null> {
   const root = await db('receipts').where({ id }).first();
