@@ -19,7 +19,7 @@ import { createApproval, grantMismatch, loadApproval, newApprovalId } from './ap
 import { refuse } from './refuse.js';
 import { reserve } from './reserve.js';
 import { factsOf, resolveAgent, usedBefore } from './resolve.js';
-import { label, type CallSubmission, type Submitted } from './types.js';
+import { label, type CallSubmission, type Refusal, type Submitted } from './types.js';
 
 export type { CallSubmission, Delegation, Submitted } from './types.js';
 
@@ -58,25 +58,18 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   if (!resolved.ok) return refuse(ctx, id, stored, sub.agent ?? sub.capability ?? null, null, resolved.refusal, sub.delegation);
   const agent = resolved.agent;
   const { manifest } = agent;
+  const refuseAs = (worst: bigint | null, refusal: Refusal) => refuse(ctx, id, stored, label(manifest), worst, refusal, sub.delegation);
   // An input that cannot be stored or nests too deep is refused before anything hashes, validates or keeps it
   // (from HTTP the body check said so already; a delegated call's input comes from an agent).
   const unstorable = jsonProblem(sub.input, '$.input', MAX_JSON_DEPTH - 1);
   if (unstorable) {
-    return refuse(
-      ctx,
-      id,
-      stored,
-      label(manifest),
-      null,
-      {
-        httpStatus: 422,
-        code: 'rejected_input',
-        status: 'rejected_input',
-        reasons: [`the input ${unstorable.message} at ${unstorable.path}`],
-        problems: [unstorable],
-      },
-      sub.delegation,
-    );
+    return refuseAs(null, {
+      httpStatus: 422,
+      code: 'rejected_input',
+      status: 'rejected_input',
+      reasons: [`the input ${unstorable.message} at ${unstorable.path}`],
+      problems: [unstorable],
+    });
   }
 
   const wc = worstCase(manifest, mandate.budget, sub.maxCost);
@@ -94,7 +87,7 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   const admission = checkCall(mandate, manifest, request);
   const worst = wc.ok ? wc.total : null;
   if (admission.decision === 'deny') {
-    return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons }, sub.delegation);
+    return refuseAs(worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons });
   }
   let approvalId = sub.preApproved;
   if (sub.approval !== undefined && approvalId === undefined) {
@@ -112,8 +105,7 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
           ctx.now(),
         )
       : [`there is no approval ${sub.approval}`];
-    if (mismatch.length)
-      return refuse(ctx, id, stored, label(manifest), worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch }, sub.delegation);
+    if (mismatch.length) return refuseAs(worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch });
     approvalId = sub.approval;
   }
   const problems = compileInterface(manifest).input(sub.input);
@@ -133,42 +125,26 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
       receiptId: id,
       now: ctx.now(),
     });
-    return refuse(
-      ctx,
-      id,
-      stored,
-      label(manifest),
-      worst,
-      {
-        httpStatus: 202,
-        code: 'pending_approval',
-        status: 'pending_approval',
-        reasons: admission.reasons,
-        approvalId: pending,
-      },
-      sub.delegation,
-    );
+    return refuseAs(worst, {
+      httpStatus: 202,
+      code: 'pending_approval',
+      status: 'pending_approval',
+      reasons: admission.reasons,
+      approvalId: pending,
+    });
   }
   if (problems.length) {
-    return refuse(
-      ctx,
-      id,
-      stored,
-      label(manifest),
-      worst,
-      {
-        httpStatus: 422,
-        code: 'rejected_input',
-        status: 'rejected_input',
-        reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
-        problems,
-      },
-      sub.delegation,
-    );
+    return refuseAs(worst, {
+      httpStatus: 422,
+      code: 'rejected_input',
+      status: 'rejected_input',
+      reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
+      problems,
+    });
   }
   const timeoutMs = manifest.runtime.timeoutS * 1000;
   const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs, approvalId);
-  if (reserved) return refuse(ctx, id, stored, label(manifest), worst, reserved, sub.delegation);
+  if (reserved) return refuseAs(worst, reserved);
 
   try {
     await ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS);
