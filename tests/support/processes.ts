@@ -13,6 +13,7 @@
  * Every process's stdout and stderr are kept (the tail) so a failing test can say what the services said.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -275,4 +276,50 @@ export function createCluster(options: ClusterOptions): Cluster {
       redis = undefined;
     },
   };
+}
+
+/** The queue whose workers show that a process of this role is up (none for the API). */
+export function workerQueueOf(role: ServiceRole): string | undefined {
+  return role === 'runner' ? RUN_QUEUE : role === 'settler' ? SETTLE_QUEUE : role === 'evaluator' ? EVALUATE_QUEUE : undefined;
+}
+
+export interface Replacement {
+  /** How the crashed process ended (signal SIGKILL). */
+  exit: ProcessExit;
+  /** The new process of the same role, ready. */
+  replacement: ServiceProcess;
+  /** From the kill until the replacement was ready (ms). */
+  downMs: number;
+}
+
+/**
+ * A crash and its recovery: `kill -9` the process, wait until it has exited and its workers have left Redis (so the
+ * replacement's readiness counts only live peers), then start a process of the same role.
+ */
+export async function crashAndReplace(cluster: Cluster, victim: ServiceProcess, options: StartOptions = {}): Promise<Replacement> {
+  const killedAt = Date.now();
+  victim.kill('SIGKILL');
+  const exit = await victim.exit;
+  const queue = workerQueueOf(victim.role);
+  if (queue) {
+    const peers = cluster.processes.filter((p) => p.role === victim.role && !p.exited()).length;
+    await waitFor(`${victim.name}'s ${queue} worker to leave Redis`, async () => (await cluster.connectedWorkers(queue)) <= peers, {
+      timeoutMs: 15_000,
+      context: cluster.describe,
+    });
+  }
+  const replacement = await cluster.start(victim.role, options);
+  return { exit, replacement, downMs: Date.now() - killedAt };
+}
+
+/** The lines {call, pid} that fixtures/hang and the chaos fixtures append to HOLON_TEST_INVOCATIONS, one per invocation. */
+export async function readInvocations(file: string): Promise<Array<{ call: string; pid: number }>> {
+  const text = await readFile(file, 'utf8').catch((e: NodeJS.ErrnoException) => {
+    if (e.code === 'ENOENT') return '';
+    throw e;
+  });
+  return text
+    .split('\n')
+    .filter(Boolean)
+    .map((line) => JSON.parse(line) as { call: string; pid: number });
 }
