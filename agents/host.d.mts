@@ -11,7 +11,7 @@ export interface AgentHostOptions {
   /** What tools see as `ctx.env` (API keys, base URLs). Default process.env. */
   env?: Record<string, string | undefined>;
   log?: (level: HostLogLevel, message: string, fields?: Record<string, unknown>) => void;
-  /** Browser origins allowed to call /mcp; any other request with an Origin header is refused. */
+  /** Browser origins allowed to call /mcp besides loopback pages (localhost, 127.0.0.1, [::1]); any other request with an Origin header is refused. */
   allowedOrigins?: string[];
 }
 

@@ -13,7 +13,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
@@ -35,8 +35,9 @@ const addFormats = addFormatsModule.default ?? addFormatsModule;
 /**
  * Start the host. `port: 0` picks a free port. `env` is what tools see as `ctx.env` (API keys, base URLs).
  * `log(level, message, fields?)` receives 'debug' | 'info' | 'warn' | 'error' lines (default: warn and
- * error to stderr). `allowedOrigins`: browser origins allowed to call /mcp; any other request carrying an
- * Origin header is refused (DNS-rebinding guard; the gateway sends none).
+ * error to stderr). `allowedOrigins`: browser origins allowed to call /mcp besides pages of this machine
+ * (http://localhost:*, 127.0.0.1, [::1]); any other request carrying an Origin header is refused
+ * (DNS-rebinding guard; the gateway sends none).
  */
 export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AGENTS_DIR, env = process.env, log = defaultLog, allowedOrigins = [] } = {}) {
   const tools = await loadTools(dir, log);
@@ -46,7 +47,8 @@ export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AG
   const callTool = async (request, extra) => {
     const { name, arguments: args = {}, _meta: meta } = request.params;
     const tool = tools.get(name);
-    if (!tool) throw new McpError(ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+    // A JSON-RPC error whose message is these words (McpError would put "MCP error -32602: " in front of them).
+    if (!tool) throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ErrorCode.InvalidParams });
     if (!tool.validate(args)) {
       return { isError: true, content: [{ type: 'text', text: `invalid arguments: ${describeAjvErrors(tool.validate.errors)}` }] };
     }
@@ -83,12 +85,13 @@ export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AG
     };
     transport.onerror = (error) => log('debug', `transport: ${error.message}`);
     await server.connect(transport);
+    answerMalformedCalls(transport);
     return transport;
   };
 
   const handleMcp = async (req, res) => {
     const origin = req.headers.origin;
-    if (origin !== undefined && !allowedOrigins.includes(origin)) {
+    if (origin !== undefined && !allowedOrigins.includes(origin) && !isLoopbackOrigin(origin)) {
       return sendJsonRpcError(res, 403, -32000, 'Forbidden: this origin may not call the agent host');
     }
     const sessionId = header(req, 'mcp-session-id');
@@ -342,6 +345,36 @@ function describeAjvErrors(errors) {
 }
 
 // ------------------------------------------------------------------------------------------------ http
+
+/**
+ * The SDK answers a tools/call whose params are not {name, arguments?} with -32603 (Internal error) and its
+ * parser's dump; the client's mistake is -32602 (Invalid params), said in words, before the SDK sees it.
+ */
+function answerMalformedCalls(transport) {
+  const deliver = transport.onmessage;
+  transport.onmessage = (message, extra) => {
+    const wrong = message.method === 'tools/call' && message.id !== undefined ? wrongCallParams(message.params) : undefined;
+    if (wrong === undefined) return deliver?.(message, extra);
+    transport.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: wrong } }).catch(() => {});
+  };
+}
+
+function wrongCallParams(params) {
+  if (!isRecord(params) || typeof params.name !== 'string') return 'tools/call takes params {"name": <a tool of tools/list>, "arguments": {...}}';
+  if (params.arguments !== undefined && !isRecord(params.arguments)) return 'the arguments of tools/call must be an object';
+  if (!CallToolRequestSchema.safeParse({ method: 'tools/call', params }).success) return 'the params of tools/call do not follow the MCP schema';
+  return undefined;
+}
+
+/** A page served from this machine (http://localhost:*, 127.0.0.1, [::1]); a DNS-rebinding page never is. */
+function isLoopbackOrigin(origin) {
+  try {
+    const { protocol, hostname } = new URL(origin);
+    return (protocol === 'http:' || protocol === 'https:') && ['localhost', '127.0.0.1', '[::1]'].includes(hostname);
+  } catch {
+    return false;
+  }
+}
 
 function readBody(req, limit) {
   return new Promise((resolve, reject) => {

@@ -7,6 +7,9 @@
  *   (none)    the catalogue and sign-up
  * A key that is unknown, revoked or expired, or whose account is disabled, is a 401 at once (no cache).
  *
+ * Every 401 carries `WWW-Authenticate: Bearer realm="holon", …` (RFC 6750 §3), so that a client (an MCP client
+ * in particular) reads that it needs a key rather than going looking for an OAuth server.
+ *
  * Scoping: another principal's mandate, receipt, approval, call or balance answers 404, as if it did not exist.
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
@@ -36,6 +39,23 @@ function isAdminKey(token: string, adminKey: string | undefined): boolean {
   return adminKey !== undefined && adminKey.length > 0 && timingSafeEqual(digest(token), digest(adminKey));
 }
 
+const KEY_HINT = 'send Authorization: Bearer <key>; /mcp takes an agent key (hlk_a_...)';
+
+/** The challenge of a 401: `error="invalid_token"` when a key was sent and refused, none when there was no key. */
+export function bearerChallenge(description: string, error?: 'invalid_token'): string {
+  const words = description
+    .replace(/…/g, '...')
+    .replace(/[^\x20-\x7e]/g, '')
+    .replace(/["\\]/g, "'");
+  return `Bearer realm="holon"${error ? `, error="${error}"` : ''}, error_description="${words}"`;
+}
+
+/** A 401 with its challenge; a refused key's challenge also says which key to send. */
+function unauthorized(res: Response, message: string, error?: 'invalid_token'): HolonError {
+  res.set('WWW-Authenticate', bearerChallenge(error ? `${message}: ${KEY_HINT}` : message, error));
+  return new HolonError('unauthorized', 401, message);
+}
+
 export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
   return (req: Request, res: Response, next: NextFunction) => {
     if (!settings.hosted) {
@@ -49,9 +69,10 @@ export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
       next();
       return;
     }
-    const m = /^Bearer ([\x21-\x7e]{1,200})$/.exec(header);
+    // The scheme is case-insensitive (RFC 9110 §11.1): `bearer` and `BEARER` are Bearer too.
+    const m = /^Bearer +([\x21-\x7e]{1,200})$/i.exec(header);
     if (!m) {
-      next(new HolonError('unauthorized', 401, 'the Authorization header must be "Bearer <key>"'));
+      next(unauthorized(res, 'the Authorization header must be "Bearer <key>"', 'invalid_token'));
       return;
     }
     const token = m[1]!;
@@ -62,7 +83,7 @@ export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
     }
     authenticateKey(db, token, settings.now())
       .then((key) => {
-        if (!key) throw new HolonError('unauthorized', 401, 'the key is unknown, revoked or expired');
+        if (!key) throw unauthorized(res, 'the key is unknown, revoked or expired', 'invalid_token');
         res.locals.principal = (
           key.kind === 'human'
             ? { kind: 'human', account: key.account, keyPrefix: key.prefix }
@@ -82,8 +103,8 @@ export function principalOf(res: Response): Principal {
 export function requireKind<K extends PrincipalKind>(res: Response, kinds: readonly K[], what: string): Extract<Principal, { kind: K }> {
   const p = principalOf(res);
   if ((kinds as readonly string[]).includes(p.kind)) return p as Extract<Principal, { kind: K }>;
-  if (p.kind === 'none') throw new HolonError('unauthorized', 401, `${what} needs a key: Authorization: Bearer <key>`);
-  throw new HolonError('forbidden', 403, `a ${p.kind} key cannot ${what}`);
+  if (p.kind === 'none') throw unauthorized(res, `${what} needs a key: Authorization: Bearer <key>`);
+  throw new HolonError('forbidden', 403, `${/^[aeiou]/.test(p.kind) ? 'an' : 'a'} ${p.kind} key cannot ${what}`);
 }
 
 /** The root of a mandate id: `alice/q4.r_1.r_2` → `alice/q4`. */

@@ -199,6 +199,18 @@ describe('the host', () => {
     const error = await call(client, 'no_such_tool', {}).catch((e: unknown) => e);
     expect(error).toBeInstanceOf(McpError);
     expect((error as McpError).code).toBe(ErrorCode.InvalidParams);
+    // The words once, as the host sent them (the client adds its own "MCP error -32602: ").
+    expect((error as McpError).message).toBe('MCP error -32602: Unknown tool: no_such_tool');
+  });
+
+  it('tools/call params that are not {name, arguments?} are -32602 in words, not the parser dump of -32603', async () => {
+    const headers = { ...MCP_HEADERS, 'mcp-session-id': (client.transport as StreamableHTTPClientTransport).sessionId!, 'mcp-protocol-version': '2025-06-18' };
+    for (const params of [undefined, { name: 7 }, { name: 'csv_profile', arguments: 'csv' }]) {
+      const res = await fetch(host.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/call', params }) });
+      const answer = JSON.parse(/^data: (.*)$/m.exec(await res.text())![1]!);
+      expect(answer.error.code, JSON.stringify(params)).toBe(ErrorCode.InvalidParams);
+      expect(answer.error.message, JSON.stringify(params)).toMatch(/^(tools\/call takes params|the arguments of tools\/call must be an object)/);
+    }
   });
 
   it('arguments that do not match interface.input fail without an error code (agent_error at the gateway)', async () => {
@@ -213,9 +225,14 @@ describe('the host', () => {
     expect(res.status).toBe(413);
   });
 
-  it('refuses requests from a browser origin (DNS rebinding)', async () => {
+  it('refuses requests from a browser origin (DNS rebinding), but not from a page of this machine', async () => {
     const res = await fetch(host.url, { method: 'POST', headers: { ...MCP_HEADERS, origin: 'http://evil.example' }, body: JSON.stringify(INITIALIZE) });
     expect(res.status).toBe(403);
+    for (const origin of ['http://localhost:6274', 'http://127.0.0.1:3000', 'http://[::1]']) {
+      const local = await fetch(host.url, { method: 'POST', headers: { ...MCP_HEADERS, origin }, body: JSON.stringify(INITIALIZE) });
+      expect(local.status, origin).toBe(200);
+      await local.body?.cancel();
+    }
   });
 
   it('refuses a request without a session that is not an initialization, and an unknown session', async () => {

@@ -6,7 +6,7 @@
 import { describe, expect } from 'vitest';
 import { submitCall } from '../../shared/admission/submit.js';
 import { MAX_JSON_DEPTH } from '../../shared/core/json-limits.js';
-import { gatewayTest as test, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, useAudited, gatewayTest as test, type TestGateway } from '../support/gateway.js';
 
 const CALL = '{"mandate":"alice/test","agent":"examples/echo-upper","input":INPUT}';
 const nested = (levels: number, inner = '{}') => '{"a":'.repeat(levels - 1) + inner + '}'.repeat(levels - 1);
@@ -120,5 +120,50 @@ describe('bad input is refused before admission', () => {
     expect(huge.status).toBe(413);
     expect(huge.body).toMatchObject({ jsonrpc: '2.0', id: null, error: { code: -32600 } });
     expect(huge.text).not.toMatch(/\bat [^ ]+:\d+/);
+  });
+
+  test('on /mcp: malformed params of any method are -32602 in plain words, never -32603 with a parser dump', async ({ gateway: g }) => {
+    await g.mandate({});
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-holon-mandate': 'alice/test' };
+    const init = {
+      jsonrpc: '2.0',
+      id: 1,
+      method: 'initialize',
+      params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } },
+    };
+    const opened = await fetch(`${g.url}/mcp`, { method: 'POST', headers, body: JSON.stringify(init) });
+    expect(opened.status).toBe(200);
+    const session = opened.headers.get('mcp-session-id')!;
+    await opened.text();
+    for (const message of [
+      { ...init, id: 2, params: { ...init.params, clientInfo: 0 } },
+      { ...init, id: 3, params: { ...init.params, clientInfo: { name: 'x', version: 0 } } },
+      { jsonrpc: '2.0', id: 4, method: 'tools/call' },
+    ]) {
+      const res = await fetch(`${g.url}/mcp`, { method: 'POST', headers: { ...headers, 'mcp-session-id': session }, body: JSON.stringify(message) });
+      const text = await res.text();
+      const data = JSON.parse(text.includes('data: ') ? text.slice(text.indexOf('data: ') + 6).split('\n')[0]! : text);
+      expect(data, text).toMatchObject({ id: message.id, error: { code: -32602 } });
+      expect(data.error.message).not.toMatch(/"expected"|invalid_type/);
+    }
+  });
+});
+
+describe('keys in hosted mode', () => {
+  test('the Bearer scheme is case-insensitive; an admin key is "an admin key"', async () => {
+    const adminKey = 'k'.repeat(40);
+    await useAudited(await startTestGateway({ config: { hosted: true, adminKey } }), async (g) => {
+      for (const scheme of ['Bearer', 'bearer', 'BEARER']) {
+        const res = await fetch(`${g.url}/v0/accounts`, { headers: { authorization: `${scheme} ${adminKey}` } });
+        expect(res.status, scheme).toBe(200);
+      }
+      const res = await fetch(`${g.url}/v0/calls`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${adminKey}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ mandate: 'x/y', agent: 'examples/echo-upper', input: {} }),
+      });
+      expect(res.status).toBe(403);
+      expect(((await res.json()) as { error: { message: string } }).error.message).toMatch(/^an admin key cannot/);
+    });
   });
 });

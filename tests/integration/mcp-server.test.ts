@@ -8,7 +8,7 @@ import path from 'node:path';
 import { describe, expect, test as base } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
+import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
@@ -229,26 +229,26 @@ describe('the MCP server at /mcp', () => {
     });
   });
 
-  test('bad arguments, unknown tools and unknown mandates get clear errors and cost nothing', async ({ gateway: g }) => {
+  test('bad arguments and unknown mandates get clear errors and cost nothing', async ({ gateway: g }) => {
     await g.mandate({});
     await withClient(g, { mandate: 'alice/test' }, async (c) => {
       const cases: Array<[string, Record<string, unknown>, string]> = [
         ['call_agent', { agent: 'examples/echo-upper', input: { text: 'x' }, surprise: true }, 'invalid_request'],
         ['call_agent', { agent: 'examples/echo-upper', capability: 'text.upper', input: {} }, 'invalid_request'],
         ['call_agent', { agent: 'examples/echo-upper' }, 'invalid_request'],
-        ['call_agent', { agent: 'examples/echo-upper', input: { text: 'a\u0000b' } }, 'invalid_request'],
         ['call_agent', { agent: 'examples/echo-upper', input: { text: 'x' }, max_cost: '-1' }, 'invalid_request'],
         ['call_agent', { agent: 'examples/echo-upper', input: { text: 'x' }, max_cost: 12 }, 'invalid_request'],
         ['get_receipt', { id: 'r_nope' }, 'not_found'],
         ['get_approval', { id: 'ap_nope' }, 'not_found'],
         ['get_agent', { id: 42 }, 'invalid_request'],
-        ['no_such_tool', {}, 'unknown_tool'],
       ];
       for (const [name, args, code] of cases) {
         const r = await c.callTool({ name, arguments: args });
         expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
         expect(structured(r).error.code, `${name} ${JSON.stringify(args)}`).toBe(code);
       }
+      // A NUL character is refused with the request body, before any tool sees it (services/api/bodies.ts).
+      await expect(c.callTool({ name: 'call_agent', arguments: { agent: 'examples/echo-upper', input: { text: 'a\u0000b' } } })).rejects.toThrow(/NUL/);
     });
     expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     await expect(connect(g, { mandate: 'nobody/none' })).rejects.toThrow(/404|no mandate/);
@@ -270,5 +270,60 @@ describe('the MCP server at /mcp', () => {
       body: '{}',
     });
     expect(stale.status).toBe(404);
+  });
+
+  test('what is wrong with the request is a JSON-RPC error -32602 in plain words; max_cost is refused in the words of REST', async ({ gateway: g }) => {
+    await g.mandate({});
+    await withClient(g, { mandate: 'alice/test' }, async (c) => {
+      const unknown = await c.callTool({ name: 'no_such_tool', arguments: {} }).catch((e: unknown) => e);
+      expect(unknown).toBeInstanceOf(McpError);
+      expect(unknown).toMatchObject({
+        code: ErrorCode.InvalidParams,
+        message: 'MCP error -32602: Unknown tool "no_such_tool": tools/list names the tools of this server',
+      });
+
+      for (const max_cost of ['-1', 12, '0.1234567', '1e3']) {
+        const input = { agent: 'examples/echo-upper', input: { text: 'x' }, max_cost };
+        const rest = await g.post('/v0/calls', { mandate: 'alice/test', ...input });
+        const restWords = rest.body.error.problems.find((p: any) => p.path === '$.max_cost').message;
+        const r = await c.callTool({ name: 'call_agent', arguments: input });
+        expect(structured(r).error.problems, String(max_cost)).toEqual([{ path: '$.max_cost', message: restWords }]);
+        expect(textOf(r)).toContain(`$.max_cost ${restWords}`);
+      }
+    });
+    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+
+    // tools/call without params, or with a name that is not a string: the SDK alone would answer -32603 and its parser's dump.
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-holon-mandate': 'alice/test' };
+    const init = await fetch(`${g.url}/mcp`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 1,
+        method: 'initialize',
+        params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } },
+      }),
+    });
+    const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id')!, 'mcp-protocol-version': '2025-06-18' };
+    await init.text();
+    const cases: Array<[unknown, RegExp]> = [
+      [undefined, /^tools\/call needs params: \{"name"/],
+      [{ name: 42 }, /^tools\/call needs params\.name, the name of a tool from tools\/list/],
+      [{ name: 'get_budget', arguments: [1] }, /^params\.arguments must be an object/],
+    ];
+    for (const [params, words] of cases) {
+      const res = await fetch(`${g.url}/mcp`, {
+        method: 'POST',
+        headers: session,
+        body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/call', ...(params === undefined ? {} : { params }) }),
+      });
+      const answer = JSON.parse(/^data: (.*)$/m.exec(await res.text())![1]!);
+      expect(answer, JSON.stringify(params)).toMatchObject({
+        jsonrpc: '2.0',
+        id: 7,
+        error: { code: ErrorCode.InvalidParams, message: expect.stringMatching(words) },
+      });
+    }
   });
 });

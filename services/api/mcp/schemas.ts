@@ -12,7 +12,10 @@ const ERROR = {
   properties: { code: { type: 'string' }, message: { type: 'string' }, problems: { type: 'array' } },
 } as const;
 
+/** An amount the gateway answers. */
 const AMOUNT = { type: 'string', pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$' } as const;
+/** An amount in the arguments: a string here; the rest is checked with the rule and words of REST (`tryParseAmount`). */
+const AMOUNT_ARGUMENT = { type: 'string', description: 'a decimal amount in the mandate currency, such as "0.05"' } as const;
 const AGENT_REF = { type: 'string', minLength: 3, maxLength: 300 } as const;
 const ID = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
@@ -37,6 +40,8 @@ export interface ToolDefinition {
   inputSchema: Schema;
   outputSchema: Schema;
   annotations?: Record<string, boolean>;
+  /** Arguments that are amounts (AMOUNT_ARGUMENT), checked with `tryParseAmount` instead of the schema. */
+  amounts?: readonly string[];
 }
 
 export const TOOLS: readonly ToolDefinition[] = [
@@ -90,10 +95,11 @@ export const TOOLS: readonly ToolDefinition[] = [
         agent: AGENT_REF,
         capability: { type: 'string', minLength: 1, maxLength: 200 },
         input: {},
-        max_cost: AMOUNT,
+        max_cost: AMOUNT_ARGUMENT,
         approval: ID,
       },
     },
+    amounts: ['max_cost'],
     outputSchema: output(
       {
         status: { enum: [...CALL_STATUSES] },

@@ -1,0 +1,32 @@
+/**
+ * Protocol errors of /mcp: JSON-RPC error objects in plain words (spec/mcp.md; MCP "Error handling"). A tool that
+ * ran and failed is a tool result with `isError`; what is wrong with the request itself (an unknown tool,
+ * malformed params, no session, a refused connection) is a JSON-RPC error.
+ */
+import type { Response } from 'express';
+import type { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+
+/** JSON-RPC's range for implementation-defined server errors starts here: a refusal that is not about the params. */
+export const SERVER_ERROR = -32000;
+/** What the SDK's transport answers for a session it does not know; clients take it as "initialize again". */
+export const SESSION_NOT_FOUND = -32001;
+
+/** Answer a JSON-RPC error outside a session's transport (`id`: the request's, when it has one). */
+export function sendJsonRpcError(
+  res: Response,
+  status: number,
+  message: string,
+  options: { code?: number; id?: unknown; headers?: Record<string, string> } = {},
+): void {
+  const id = typeof options.id === 'string' || typeof options.id === 'number' ? options.id : null;
+  if (options.headers) res.set(options.headers);
+  res.status(status).json({ jsonrpc: '2.0', error: { code: options.code ?? SERVER_ERROR, message }, id });
+}
+
+/**
+ * An error a request handler throws to answer with this JSON-RPC `code` and exactly this `message` (the SDK's
+ * McpError would put "MCP error <code>: " in front of the words, and the client adds it again).
+ */
+export function protocolError(code: ErrorCode, message: string): Error & { code: ErrorCode } {
+  return Object.assign(new Error(message), { code });
+}
