@@ -14,27 +14,6 @@ export function requireObject(body: unknown): Body {
   return body as Body;
 }
 
-/** NUL characters cannot be stored (Postgres JSONB) and are refused anywhere in a request. */
-export function findNul(value: unknown, path = '$', depth = 0): string | null {
-  if (depth > 200) return null;
-  if (typeof value === 'string') return value.includes('\u0000') ? path : null;
-  if (Array.isArray(value)) {
-    for (let i = 0; i < value.length; i++) {
-      const p = findNul(value[i], `${path}[${i}]`, depth + 1);
-      if (p) return p;
-    }
-    return null;
-  }
-  if (value && typeof value === 'object') {
-    for (const [k, v] of Object.entries(value)) {
-      if (k.includes('\u0000')) return `${path} (a field name)`;
-      const p = findNul(v, `${path}.${k}`, depth + 1);
-      if (p) return p;
-    }
-  }
-  return null;
-}
-
 export class BodyReader {
   readonly problems: Problem[] = [];
   constructor(

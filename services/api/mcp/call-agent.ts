@@ -20,7 +20,6 @@ import { takeOutput } from '../../../shared/calls/outputs.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
 import { parseAmount } from '../../../shared/core/money.js';
-import { findNul } from '../requests.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 
@@ -41,8 +40,6 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
   const agent = typeof args.agent === 'string' ? args.agent : undefined;
   const capability = typeof args.capability === 'string' ? args.capability : undefined;
   if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 400, 'name exactly one of "agent" or "capability"');
-  const nul = findNul(args.input, '$.input');
-  if (nul) throw new HolonError('invalid_request', 400, `${nul} contains a NUL character`);
   const maxCost = typeof args.max_cost === 'string' ? parseAmount(args.max_cost) : undefined;
   const approval = typeof args.approval === 'string' ? args.approval : undefined;
 

@@ -26,7 +26,7 @@ import {
 import { HolonError, type Problem } from '../../../shared/core/errors.js';
 import { tryParseAmount } from '../../../shared/core/money.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../../shared/core/schema/ajv.js';
-import { findNul } from '../requests.js';
+import { jsonProblem } from '../../../shared/core/json-limits.js';
 import { callAgent, type Extra } from './call-agent.js';
 import { protocolError } from './errors.js';
 import { TOOLS, type ToolDefinition } from './schemas.js';
@@ -75,8 +75,9 @@ function argumentProblems(tool: CompiledTool, args: Record<string, unknown>): Pr
     const amount = tryParseAmount(args[field]);
     if (!amount.ok) problems.push({ path: `$.${field}`, message: amount.message });
   }
-  const nul = findNul(args, '$');
-  if (nul) problems.push({ path: nul, message: 'contains a NUL character' });
+  // What no JSON value may hold (NUL, lone surrogates, too deep): refused here too, whoever built the arguments.
+  const unstorable = jsonProblem(args, '$');
+  if (unstorable) problems.push(unstorable);
   return problems;
 }
 
