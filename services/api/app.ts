@@ -18,6 +18,7 @@ import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
 import { agentRoutes } from './routes/agents.js';
+import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
 import { receiptRoutes } from './routes/receipts.js';
@@ -37,6 +38,8 @@ export interface ApiDeps {
   origins: OriginPolicy;
   /** Dev (the local operator) or hosted (keys); services/api/principal.ts. */
   auth: AuthSettings;
+  /** Hosted: signing in with GitHub (routes/auth.ts); without an OAuth app it answers 503. */
+  github?: GitHubSignInOptions;
   /** Hosted: limits per client address and per account, shared by every API process (gateway.md §7). */
   rateLimits?: {
     limiter: RateLimiter;
@@ -94,6 +97,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(receiptRoutes(deps.ctx));
   app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
+  app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
   app.use(agentRoutes(deps.ctx));
   app.use(adminRoutes({ ctx: deps.ctx }));
 

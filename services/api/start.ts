@@ -5,6 +5,7 @@ import { createServer, type Server } from 'node:http';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { Config } from '../../shared/platform/config.js';
+import { githubSettings } from '../../shared/hosted/github.js';
 import { createMemoryRateLimiter, createRedisRateLimiter } from '../../shared/platform/rate-limit.js';
 import { createApp, type ApiDeps } from './app.js';
 import { createMcpEndpoint } from './mcp/server.js';
@@ -69,6 +70,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     syncWaitMs: config.syncWaitS * 1000,
     signupCredit: config.signupCredit,
     bodyLimitBytes: config.bodyLimitBytes,
+    github: { client: githubSettings(config), publicUrl: config.publicUrl, siteUrl: config.siteUrl },
   });
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {

@@ -23,7 +23,7 @@ export interface KeyRow {
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
-/** Human keys made by sign-up expire after 30 days (gateway.md §7 Accounts). */
+/** Human keys made by signing in with GitHub expire after 30 days (gateway.md §7 Accounts). */
 export const HUMAN_KEY_TTL_MS = 30 * 24 * 3600 * 1000;
 /** Anything that could be a key: bounded, so a huge header is not hashed. */
 const KEY_SHAPE = /^hlk_[ha]_[A-Za-z0-9]{8}_[A-Za-z0-9]{40}$/;

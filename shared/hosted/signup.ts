@@ -1,13 +1,14 @@
 /**
  * Signing up by email (gateway.md §7 Accounts): `POST /v0/signup {handle, email}` makes, in ONE transaction, the
  * account, its demo credit (`signup:<handle>`), the starter mandate `<handle>/sandbox`, a human key and an
- * `ask_in_client` agent key for the sandbox. Keys are returned once.
+ * `ask_in_client` agent key for the sandbox. Keys are returned once. `createAccount` is the one way an account is
+ * made: signing in with GitHub for the first time uses it too (github-sign-in.ts).
  *
  * Handles follow GitHub's login rules in lower case (2–39 of a-z, 0-9 and single '-', not at either end). Refused:
  * handles taken, every agent author's namespace in the registry, the platform account, and a reserved list. An
  * email is unverified, unique per account, and refused when a disabled account had it.
  */
-import type { Db } from '../db/connect.js';
+import type { Db, Queryable, Tx } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import { loadMandate, mandateView, saveMandate } from '../mandates/store.js';
 import { creditSignup } from '../ledger/demo-credit.js';
@@ -93,17 +94,13 @@ export interface SignupSettings {
   registry: Registry;
 }
 
-export interface SignedUp {
-  account: { handle: string; email: string };
-  balance: { currency: 'EUR'; amount: string };
-  mandate: ReturnType<typeof mandateView>;
-  keys: { human: MintedKey; agent: MintedKey };
-}
+/** The starter mandate's id: `<handle>/sandbox`. */
+export const starterMandateId = (handle: string): string => `${handle}/sandbox`;
 
 /** The starter mandate: the demo credit to spend on the platform's own agents, approval above 0.50. */
 function starterMandate(handle: string, credit: bigint) {
   return {
-    id: `${handle}/sandbox`,
+    id: starterMandateId(handle),
     issuer: handle,
     grantee: `${handle}/assistant`,
     allow: { agents: ['holon-labs/*'], capabilities: ['text.*', 'data.*', 'extraction.*'] },
@@ -113,7 +110,30 @@ function starterMandate(handle: string, credit: bigint) {
   };
 }
 
-export async function signup(db: Db, input: { handle: string; email: string }, settings: SignupSettings): Promise<SignedUp> {
+export interface NewAccount {
+  /** As given: lower-cased and checked here. */
+  handle: string;
+  email: string;
+  /** Signing in with GitHub: the GitHub account it is linked to. */
+  github?: { id: number; login: string };
+}
+
+export interface CreatedAccount {
+  account: { handle: string; email: string };
+  balance: { currency: 'EUR'; amount: string };
+  mandate: ReturnType<typeof mandateView>;
+}
+
+export interface SignedUp extends CreatedAccount {
+  keys: { human: MintedKey; agent: MintedKey };
+}
+
+/**
+ * The one way an account is made, by email sign-up or GitHub sign-in, inside the caller's transaction: the account,
+ * its demo credit and its starter mandate (the caller mints the keys). Refusals: `invalid_handle` and a malformed
+ * email (400), `email_blocked` (403), `handle_taken`, `email_taken` and `github_linked` (409).
+ */
+export async function createAccount(trx: Tx, input: NewAccount, settings: SignupSettings): Promise<CreatedAccount> {
   const handle = input.handle.trim().toLowerCase();
   const problem = handleProblem(handle, settings.registry);
   if (problem) throw new HolonError('invalid_handle', 400, problem, [{ path: '$.handle', message: problem }]);
@@ -122,28 +142,39 @@ export async function signup(db: Db, input: { handle: string; email: string }, s
   const starter = validateMandate(starterMandate(handle, settings.credit), { caller: true });
   if (!starter.ok) throw new Error(`the starter mandate is invalid: ${JSON.stringify(starter.problems)}`);
 
+  if (await trx('blocked_emails').where({ email }).first('email')) {
+    throw new HolonError('email_blocked', 403, 'this email belonged to a disabled account and cannot sign up again');
+  }
+  const inserted = await trx.raw<{ rows: unknown[] }>(
+    `INSERT INTO accounts (handle, kind, email, github_id, github_login) VALUES (?, 'user', ?, ?, ?) ON CONFLICT DO NOTHING RETURNING handle`,
+    [handle, email, input.github?.id ?? null, input.github?.login ?? null],
+  );
+  if (inserted.rows.length === 0) {
+    if (await trx('accounts').where({ handle }).first('handle')) throw new HolonError('handle_taken', 409, `the handle "${handle}" is taken`);
+    if (await trx('accounts').where({ email }).first('handle')) throw new HolonError('email_taken', 409, 'an account with this email exists');
+    throw new HolonError('github_linked', 409, 'an account is linked to this GitHub account already');
+  }
+  await creditSignup(trx, handle, settings.credit, 'EUR');
+  await saveMandate(trx, starter.mandate);
+  const stored = (await loadMandate(trx, starter.mandate.id))!;
+  return {
+    account: { handle, email },
+    balance: { currency: 'EUR' as const, amount: formatAmount(settings.credit > 0n ? settings.credit : 0n) },
+    mandate: mandateView(stored),
+  };
+}
+
+/** The starter sandbox's `ask_in_client` agent key (it is meant for Claude Code or Claude Desktop). */
+export function createStarterAgentKey(trx: Queryable, handle: string): Promise<MintedKey> {
+  return createKey(trx, { kind: 'agent', account: handle, mandateId: starterMandateId(handle), askInClient: true });
+}
+
+export async function signup(db: Db, input: { handle: string; email: string }, settings: SignupSettings): Promise<SignedUp> {
   return db.transaction(async (trx) => {
-    if (await trx('blocked_emails').where({ email }).first('email')) {
-      throw new HolonError('email_blocked', 403, 'this email belonged to a disabled account and cannot sign up again');
-    }
-    const inserted = await trx.raw<{ rows: unknown[] }>(
-      `INSERT INTO accounts (handle, kind, email) VALUES (?, 'user', ?) ON CONFLICT DO NOTHING RETURNING handle`,
-      [handle, email],
-    );
-    if (inserted.rows.length === 0) {
-      const taken = await trx('accounts').where({ handle }).first('handle');
-      throw new HolonError(taken ? 'handle_taken' : 'email_taken', 409, taken ? `the handle "${handle}" is taken` : 'an account with this email exists');
-    }
-    await creditSignup(trx, handle, settings.credit, 'EUR');
-    await saveMandate(trx, starter.mandate);
+    const made = await createAccount(trx, input, settings);
+    const handle = made.account.handle;
     const human = await createKey(trx, { kind: 'human', account: handle });
-    const agent = await createKey(trx, { kind: 'agent', account: handle, mandateId: starter.mandate.id, askInClient: true });
-    const stored = (await loadMandate(trx, starter.mandate.id))!;
-    return {
-      account: { handle, email },
-      balance: { currency: 'EUR' as const, amount: formatAmount(settings.credit > 0n ? settings.credit : 0n) },
-      mandate: mandateView(stored),
-      keys: { human, agent },
-    };
+    const agent = await createStarterAgentKey(trx, handle);
+    return { ...made, keys: { human, agent } };
   });
 }

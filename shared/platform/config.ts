@@ -68,6 +68,15 @@ export interface Config {
   allowPrivateEndpoints: boolean;
   /** HOLON_RATE_ADDRESS_PER_MIN, HOLON_RATE_ACCOUNT_PER_MIN, HOLON_RATE_SIGNUPS_PER_HOUR. */
   rateLimits: { perAddressPerMin: number; perAccountPerMin: number; signupsPerHour: number };
+  /** HOLON_GITHUB_URL: GitHub's web origin (default https://github.com): `<it>/login/oauth/authorize` and `/access_token`. */
+  githubUrl: string;
+  /** HOLON_GITHUB_API_URL: GitHub's REST API (default https://api.github.com). */
+  githubApiUrl: string;
+  /** HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET (never logged): without both, GitHub sign-in is off (503). */
+  githubClientId?: string;
+  githubClientSecret?: string;
+  /** HOLON_GITHUB_TIMEOUT_MS: the longest wait for one GitHub request (default 10000). */
+  githubTimeoutMs: number;
 }
 
 export class ConfigError extends Error {
@@ -159,7 +168,21 @@ function stripUndefined<T extends object>(o: T): Partial<T> {
   return Object.fromEntries(Object.entries(o).filter(([, v]) => v !== undefined)) as Partial<T>;
 }
 
-type OperatingSettings = Pick<Config, 'trustProxy' | 'publicUrl' | 'siteUrl' | 'fileSecret' | 'adminKey' | 'allowPrivateEndpoints' | 'rateLimits'>;
+type OperatingSettings = Pick<
+  Config,
+  | 'trustProxy'
+  | 'publicUrl'
+  | 'siteUrl'
+  | 'fileSecret'
+  | 'adminKey'
+  | 'allowPrivateEndpoints'
+  | 'rateLimits'
+  | 'githubUrl'
+  | 'githubApiUrl'
+  | 'githubClientId'
+  | 'githubClientSecret'
+  | 'githubTimeoutMs'
+>;
 
 /** Minimum length of HOLON_FILE_SECRET (production) and HOLON_ADMIN_KEY (always, when set). */
 export const MIN_SECRET_LENGTH = 32;
@@ -214,6 +237,12 @@ function operatingSettings(
       perAccountPerMin: int('HOLON_RATE_ACCOUNT_PER_MIN', 1200, 1, 1_000_000),
       signupsPerHour: int('HOLON_RATE_SIGNUPS_PER_HOUR', 10, 1, 100_000),
     },
+    // GitHub sign-in (gateway.md §7 Accounts): only turns a feature on, so its absence never stops the gateway.
+    githubUrl: url('HOLON_GITHUB_URL') ?? 'https://github.com',
+    githubApiUrl: url('HOLON_GITHUB_API_URL') ?? 'https://api.github.com',
+    githubClientId: nonEmpty(env.HOLON_GITHUB_CLIENT_ID),
+    githubClientSecret: nonEmpty(env.HOLON_GITHUB_CLIENT_SECRET),
+    githubTimeoutMs: int('HOLON_GITHUB_TIMEOUT_MS', 10_000, 100, 120_000),
   };
 }
 
