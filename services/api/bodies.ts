@@ -18,9 +18,15 @@ function carriesBytes(req: Request): boolean {
   return req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
 }
 
-/** 415 unless the body is declared JSON (a bodiless request may omit the type). */
+const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+
+/** 415 unless the body of a write is declared JSON (a bodiless one may omit the type; reads carry no body). */
 export function requireJson(): RequestHandler {
   return (req, _res, next) => {
+    if (READS.has(req.method)) {
+      next();
+      return;
+    }
     const declared = req.get('content-type');
     const type = declared?.split(';')[0]?.trim() ?? '';
     if ((declared !== undefined || carriesBytes(req)) && !JSON_TYPE.test(type)) {
