@@ -14,6 +14,7 @@ import { DEFAULT_SETTINGS, type ServiceContext, type StartedRole } from '../shar
 import { saveMandate } from '../shared/mandates/store.js';
 import { creditSignup } from '../shared/ledger/demo-credit.js';
 import { startYankFollower } from '../shared/hosted/yanks.js';
+import { startPublishedFollower } from '../shared/registry/published.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/platform/log.js';
 import { createMessaging } from '../shared/messaging/index.js';
@@ -64,7 +65,9 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
   if (config.mandatesDir) await loadMandates(context, config, log);
 
-  // Yanked versions leave the registry of every process, at start-up and as they happen (shared/hosted/yanks.ts).
+  // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen
+  // (shared/registry/published.ts, shared/hosted/yanks.ts): published first, so a yanked one is listed, then hidden.
+  const published = await startPublishedFollower(context);
   const yanks = await startYankFollower(context);
   // `holon serve` in dev also serves the MCP agents of agents/ (services/cli/dev-agent-host.ts); it closes after
   // the runners, so a call in flight still reaches its agent.
@@ -72,7 +75,9 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
 
-  const runner = roles.includes('runner') ? await startRunner(context, { waiter, concurrency: config.runnerConcurrency }) : undefined;
+  const runner = roles.includes('runner')
+    ? await startRunner(context, { waiter, concurrency: config.runnerConcurrency, allowPrivateEndpoints: config.allowPrivateEndpoints })
+    : undefined;
   const settler = roles.includes('settler')
     ? startSettler(context, { concurrency: config.settlerConcurrency, guardCallbacks: config.hosted && !config.allowPrivateEndpoints })
     : undefined;
@@ -86,7 +91,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
   const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
   const stopStarted = async (api?: StartedRole): Promise<void> => {
-    const stops = [...(api?.stop ?? []), yanks, ...started.flatMap((r) => r.stop)];
+    const stops = [...(api?.stop ?? []), yanks, published, ...started.flatMap((r) => r.stop)];
     const release = [...(runner?.release ?? []), ...(host ? [() => host.close()] : []), ...(settler?.release ?? []), ...(api?.release ?? [])];
     for (const stop of stops) await stop();
     // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.

@@ -9,21 +9,13 @@
 import type { Db } from '../db/connect.js';
 import type { ServiceContext } from '../context.js';
 import type { Registry } from '../registry/registry.js';
+import { parseVersionMessage, versionMessage } from '../registry/agent-version.js';
 
 export const YANKS_CHANNEL = 'agents-yanked';
 
-/** `ns/name@version`: what travels on the channel (ids and versions never contain '@' or whitespace). */
-const YANK_MESSAGE = /^([^\s@/]+\/[^\s@/]+)@([^\s@]+)$/;
-
-export function yankMessage(id: string, version: string): string {
-  return `${id}@${version}`;
-}
-
-export function parseYankMessage(message: string): { id: string; version: string } | null {
-  if (typeof message !== 'string' || message.length > 300) return null;
-  const m = YANK_MESSAGE.exec(message);
-  return m ? { id: m[1]!, version: m[2]! } : null;
-}
+/** What travels on the channel: `ns/name@version` (shared/registry/agent-version.ts). */
+export const yankMessage = versionMessage;
+export const parseYankMessage = parseVersionMessage;
 
 /** Hide every yanked version from `registry`; returns how many it was still listing. */
 export async function applyYanks(db: Db, registry: Registry): Promise<number> {

@@ -1,6 +1,6 @@
 /**
- * Network safety for outbound requests to addresses chosen by users: callback URLs now, published agents'
- * endpoints later (gateway.md §7, "Publishing agents" → "Network safety").
+ * Network safety for outbound requests to addresses chosen by users: callback URLs and published agents'
+ * endpoints (services/runner/runtimes/published.ts; gateway.md §7, "Publishing agents" → "Network safety").
  *
  * Three pieces:
  * - `addressClass` / `isPublicAddress`: judge one IP address against exact CIDR tables (IANA special-purpose
@@ -13,22 +13,24 @@
  *   checked addresses back to Node, so Node connects to nothing else. A host name that was public when it was
  *   submitted and private now (DNS rebinding) is therefore refused at call time. IP-literal hosts never reach
  *   `lookup` (Node skips it for IP literals), so the connector checks them itself before connecting.
+ * - `createGuardedFetch`: a fetch over such a dispatcher that never follows a redirect: a 3xx answer fails the
+ *   request with a `RedirectRefusedError` (for clients that need a fetch, such as the MCP SDK's transport).
  * - `assertPublicUrl`: the submission-time check of a URL (scheme, no credentials, resolves only to public
  *   addresses), failing with a HolonError `invalid_request` (400). It is a courtesy to the user; the dispatcher
  *   is the real guard, because DNS answers change.
  *
  * Redirects are NOT followed by this client, and must stay so: undici's `request()` / `dispatcher.request()`
  * return a 3xx response as is unless the dispatcher is composed with `interceptors.redirect` — never compose
- * it. Beware undici's (and Node's) `fetch`, which follows redirects by default: if `fetch` is ever used with
- * this dispatcher, pass `redirect: 'manual'` (or `'error'`). Each hop would still go through the address check,
- * but the spec says redirects are not followed.
+ * it. Beware undici's (and Node's) `fetch`, which follows redirects by default: use `createGuardedFetch`, which
+ * forces `redirect: 'manual'` and refuses a 3xx answer. Each hop would still go through the address check, but
+ * the spec says redirects are not followed.
  *
  * Not covered here (the caller's job): response size and total-time limits, and HTTP proxies (an undici
  * `Agent` ignores HTTP(S)_PROXY; do not wrap this in a ProxyAgent, which would move the connection to the proxy).
  */
 import dns from 'node:dns';
 import net from 'node:net';
-import { Agent, buildConnector } from 'undici';
+import { Agent, buildConnector, type Dispatcher, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import { HolonError } from '../core/errors.js';
 
 /** Why an address is refused. `null` from `addressClass` means public. */
@@ -50,23 +52,43 @@ export type AddressClass =
 
 /** The code of the error a refused connection fails with. */
 export const ADDRESS_REFUSED = 'HOLON_ADDRESS_REFUSED';
+/** The code of the error a redirect fails with in `createGuardedFetch`. */
+export const REDIRECT_REFUSED = 'HOLON_REDIRECT_REFUSED';
 
-/** A connection refused by the guard. The message names the host and the class, never the URL. */
-export class AddressRefusedError extends Error {
-  override readonly name = 'AddressRefusedError';
-  readonly code = ADDRESS_REFUSED;
+/** What the guard refuses a request with. The message names the host (as the URL gave it), never the URL. */
+export abstract class GuardRefusalError extends Error {
   constructor(
+    readonly code: typeof ADDRESS_REFUSED | typeof REDIRECT_REFUSED,
     /** The host as the URL gave it (a name or an IP literal). */
     readonly hostname: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+/** A connection refused by the guard: the message says the class of the address. */
+export class AddressRefusedError extends GuardRefusalError {
+  override readonly name = 'AddressRefusedError';
+  constructor(
+    hostname: string,
     /** The refused address (for logs; not in the message). */
     readonly address: string,
     readonly addressClass: AddressClass,
   ) {
-    super(
-      net.isIP(hostname)
-        ? `address refused: ${hostname} is ${article(addressClass)} ${addressClass} address`
-        : `address refused: ${hostname} resolves to ${article(addressClass)} ${addressClass} address`,
-    );
+    const what = net.isIP(hostname) ? 'is' : 'resolves to';
+    super(ADDRESS_REFUSED, hostname, `address refused: ${hostname} ${what} ${article(addressClass)} ${addressClass} address`);
+  }
+}
+
+/** A redirect answered to `createGuardedFetch` (or seen by a caller of the dispatcher): refused, not followed. */
+export class RedirectRefusedError extends GuardRefusalError {
+  override readonly name = 'RedirectRefusedError';
+  constructor(
+    hostname: string,
+    readonly status: number,
+  ) {
+    super(REDIRECT_REFUSED, hostname, `redirect refused: ${hostname} answered ${status}, and redirects are not followed`);
   }
 }
 
@@ -258,6 +280,14 @@ export interface GuardedDispatcherOptions {
   connectTimeoutMs?: number;
   /** Resolver, default `dns.lookup`. Tests inject a fake to simulate DNS rebinding. */
   lookup?: LookupAll;
+  /**
+   * Tests only: where an address that PASSED the check is dialled, e.g. a public address the fake resolver answers
+   * standing in for a test server on 127.0.0.1. It is applied after the check, to checked addresses only, so the
+   * verdict is always the production tables' verdict on what the resolver answered; the runner never sets it.
+   */
+  route?: (address: string) => string;
+  /** Extra trusted certificate authorities for TLS (tests: a self-signed test server). Default: Node's. */
+  ca?: string | Buffer | Array<string | Buffer>;
 }
 
 /** The options Node's net.connect passes to its `lookup` hook (all: true when it tries several addresses). */
@@ -271,7 +301,7 @@ interface NetLookupOptions {
 type NetLookupCallback = (err: NodeJS.ErrnoException | null, address: string | dns.LookupAddress[], family?: number) => void;
 
 /** The `lookup` hook handed to net.connect / tls.connect: resolve everything, refuse if anything is private. */
-function guardedLookup(resolve: LookupAll, allowPrivate: boolean) {
+function guardedLookup(resolve: LookupAll, allowPrivate: boolean, route: ((address: string) => string) | undefined) {
   return (hostname: string, options: NetLookupOptions, callback: NetLookupCallback): void => {
     const { all, ...rest } = options;
     resolve(hostname, { ...(rest as dns.LookupOptions), all: true }, (err, addresses) => {
@@ -289,10 +319,18 @@ function guardedLookup(resolve: LookupAll, allowPrivate: boolean) {
         }
       }
       // Only the addresses just checked go back to Node, so the socket connects to one of them and nothing else.
-      if (all) return callback(null, list);
-      const first = list[0]!;
+      const dialled = route ? list.map(routed(route)) : list;
+      if (all) return callback(null, dialled);
+      const first = dialled[0]!;
       return callback(null, first.address, first.family);
     });
+  };
+}
+
+function routed(route: (address: string) => string) {
+  return (a: dns.LookupAddress): dns.LookupAddress => {
+    const address = route(a.address);
+    return { address, family: net.isIPv6(address) ? 6 : 4 };
   };
 }
 
@@ -308,7 +346,8 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions = {}):
   const base = buildConnector({
     timeout: options.connectTimeoutMs ?? 10_000,
     // Passed through by undici to net.connect / tls.connect, which call it for every host name they resolve.
-    lookup: guardedLookup(resolve, allowPrivate) as unknown as net.LookupFunction,
+    lookup: guardedLookup(resolve, allowPrivate, options.route) as unknown as net.LookupFunction,
+    ...(options.ca !== undefined ? { ca: options.ca } : {}),
   });
   const connect: buildConnector.connector = (opts, callback) => {
     // Node's net.connect skips `lookup` for IP literals, so those are judged here. undici has already
@@ -327,12 +366,46 @@ export function createGuardedDispatcher(options: GuardedDispatcherOptions = {}):
   return new Agent({ connect });
 }
 
+/** `err`, or the first of its `cause`s, whose `code` is one of `codes`. */
+function findCode(err: unknown, codes: readonly string[]): Error | undefined {
+  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
+    const code = (e as { code?: unknown }).code;
+    if (typeof code === 'string' && codes.includes(code)) return e as Error;
+  }
+  return undefined;
+}
+
 /** True when `err` (or its `cause`) is a connection refused by the guard. */
 export function isAddressRefused(err: unknown): err is AddressRefusedError {
-  for (let e = err, depth = 0; e && typeof e === 'object' && depth < 5; e = (e as { cause?: unknown }).cause, depth++) {
-    if ((e as { code?: unknown }).code === ADDRESS_REFUSED) return true;
-  }
-  return false;
+  return findCode(err, [ADDRESS_REFUSED]) !== undefined;
+}
+
+/** The guard's refusal inside `err` (a refused address, or a refused redirect), if it is one. */
+export function guardRefusal(err: unknown): GuardRefusalError | undefined {
+  return findCode(err, [ADDRESS_REFUSED, REDIRECT_REFUSED]) as GuardRefusalError | undefined;
+}
+
+// ---------------------------------------------------------------------------------------------------------
+// A fetch that never follows redirects
+// ---------------------------------------------------------------------------------------------------------
+
+/** The shape of `fetch` (WHATWG), as clients such as the MCP SDK take it. */
+export type FetchFunction = (url: string | URL, init?: RequestInit) => Promise<Response>;
+
+/**
+ * A fetch through `dispatcher` (a guarded one) that never follows a redirect: `redirect: 'manual'` is forced,
+ * and a 3xx answer is not returned but fails the request with a `RedirectRefusedError` (its body discarded).
+ */
+export function createGuardedFetch(dispatcher: Dispatcher): FetchFunction {
+  return async (url, init = {}) => {
+    const target = typeof url === 'string' ? new URL(url) : url;
+    const response = await undiciFetch(target, { ...(init as UndiciRequestInit), redirect: 'manual', dispatcher });
+    if (response.status >= 300 && response.status < 400) {
+      await response.body?.cancel().catch(() => undefined);
+      throw new RedirectRefusedError(target.hostname, response.status);
+    }
+    return response as unknown as Response;
+  };
 }
 
 // ---------------------------------------------------------------------------------------------------------

@@ -8,3 +8,16 @@ export interface AgentVersion {
   /** Shipped with the gateway (always eligible) or published by a third party. */
   origin: 'shipped' | 'published';
 }
+
+/** `ns/name@version`: how a version travels on the notifier (ids and versions never contain '@' or whitespace). */
+const VERSION_MESSAGE = /^([^\s@/]+\/[^\s@/]+)@([^\s@]+)$/;
+
+export function versionMessage(id: string, version: string): string {
+  return `${id}@${version}`;
+}
+
+export function parseVersionMessage(message: string): { id: string; version: string } | null {
+  if (typeof message !== 'string' || message.length > 300) return null;
+  const m = VERSION_MESSAGE.exec(message);
+  return m ? { id: m[1]!, version: m[2]! } : null;
+}

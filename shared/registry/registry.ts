@@ -46,6 +46,11 @@ export interface Registry {
    * and forks of it still pay their royalties. False when it is not listed (unknown, or hidden already).
    */
   hide(id: string, version: string): boolean;
+  /**
+   * List one more version (a publish, heard by every process). False when this `id@version` was ever given —
+   * listed or hidden: a version number is never reused, and a yanked one stays yanked.
+   */
+  add(agent: AgentVersion): boolean;
 }
 
 /** Newest first; versions the manifest validator accepted are always valid semver. */
@@ -66,7 +71,7 @@ function latestRelease(list: readonly AgentVersion[]): AgentVersion | null {
 }
 
 /**
- * An in-memory registry, immutable but for `hide()`. Throws when the same `id@version` is given twice: the
+ * An in-memory registry; it changes only by `hide()` (yanks) and `add()` (publishes). Throws when the same `id@version` is given twice: the
  * caller decides which one wins (the dev registry keeps the first and reports the second).
  */
 export function createRegistry(versions: readonly AgentVersion[]): Registry {
@@ -152,6 +157,21 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
         out.push(agent);
       }
       return out;
+    },
+
+    add(agent) {
+      const { id, version } = agent.manifest;
+      if (registry.get(id, version)) return false;
+      all.set(id, [...(all.get(id) ?? []), agent]);
+      const list = byId.get(id) ?? [];
+      list.push(agent);
+      list.sort(compareNewestFirst);
+      if (!byId.has(id)) {
+        byId.set(id, list);
+        ids.push(id);
+        ids.sort();
+      }
+      return true;
     },
 
     hide(id, version) {

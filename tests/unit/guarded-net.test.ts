@@ -10,8 +10,12 @@ import {
   addressClass,
   assertPublicUrl,
   createGuardedDispatcher,
+  createGuardedFetch,
+  guardRefusal,
   isAddressRefused,
   isPublicAddress,
+  REDIRECT_REFUSED,
+  RedirectRefusedError,
   type AddressClass,
   type LookupAll,
 } from '../../shared/platform/guarded-net.js';
@@ -127,6 +131,25 @@ const TABLE: ReadonlyArray<[string, AddressClass | null]> = [
   ['2002:7f00:1::1', 'loopback'],
   ['2002:a9fe:a9fe::', 'cloud metadata'],
   ['2002:c0a8:101:1::1', 'private'],
+  // IPv4-compatible (deprecated ::a.b.c.d) and IPv4-translated (::ffff:0:a.b.c.d): refused whatever they carry
+  ['::8.8.8.8', 'reserved'],
+  ['::127.0.0.1', 'reserved'],
+  ['::ffff:0:7f00:1', 'reserved'],
+  ['::ffff:0:808:808', 'reserved'],
+  // the other classes through the embedding forms
+  ['::ffff:100.64.0.1', 'carrier-grade NAT'],
+  ['::ffff:224.0.0.1', 'multicast'],
+  ['::ffff:240.0.0.1', 'reserved'],
+  ['::ffff:192.0.2.1', 'documentation'],
+  ['64:ff9b::6440:1', 'carrier-grade NAT'],
+  ['64:ff9b::e000:1', 'multicast'],
+  ['64:ff9b::ffff:ffff', 'broadcast'],
+  ['64:ff9b::172.16.0.1', 'private'],
+  ['2002:6440:1::1', 'carrier-grade NAT'],
+  ['2002:e000:1::', 'multicast'],
+  ['2002:a00:1::1', 'private'],
+  ['2002:0:1::1', 'unspecified'],
+  ['2002:fe80::1', 'reserved'], // 254.128.0.0
   // Teredo, discard
   ['2001::1', 'Teredo'],
   ['2001:0:4136:e378:8000:63bf:3fff:fdd2', 'Teredo'],
@@ -167,7 +190,7 @@ const hits: string[] = [];
 beforeAll(async () => {
   server = createServer((req, res) => {
     hits.push(req.url ?? '');
-    if (req.url === '/redirect') {
+    if (req.url?.startsWith('/redirect')) {
       res.writeHead(302, { location: `http://127.0.0.1:${port}/elsewhere` }).end();
       return;
     }
@@ -321,6 +344,72 @@ describe('createGuardedDispatcher', () => {
     expect((await refusal(`http://again.test:${port}/`, d)).addressClass).toBe('private');
     expect((await refusal(`http://again.test:${port}/`, d)).addressClass).toBe('cloud metadata');
     expect(lookup.calls.length).toBe(2);
+  });
+});
+
+describe('createGuardedDispatcher: route (the test seam)', () => {
+  it('dials the routed address only after the resolver answer passed the check', async () => {
+    const routed: string[] = [];
+    const route = (address: string): string => {
+      routed.push(address);
+      return '127.0.0.1';
+    };
+    const lookup = fakeLookup(['93.184.216.34'], ['127.0.0.1']);
+    const d = guarded({ lookup, route });
+    expect(await outcome(`http://routed.test:${port}/`, d)).toEqual({ status: 200 });
+    expect(routed).toEqual(['93.184.216.34']);
+    await d.close();
+
+    // The resolver flips to loopback: refused on the next connection, and the route is never consulted.
+    const d2 = guarded({ lookup, route });
+    expect((await refusal(`http://routed.test:${port}/`, d2)).addressClass).toBe('loopback');
+    expect(routed).toEqual(['93.184.216.34']);
+  });
+
+  it('does not route around the check of an IP literal', async () => {
+    const route = (): string => {
+      throw new Error('route must not be consulted for a refused literal');
+    };
+    expect((await refusal(`http://127.0.0.1:${port}/`, guarded({ route }))).addressClass).toBe('loopback');
+  });
+});
+
+describe('createGuardedFetch', () => {
+  it('refuses a redirect without following it, and says so without the URL', async () => {
+    const before = hits.filter((h) => h === '/elsewhere').length;
+    const f = createGuardedFetch(guarded({ allowPrivate: true }));
+    const err = await f(`http://127.0.0.1:${port}/redirect?token=abc`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(RedirectRefusedError);
+    expect((err as RedirectRefusedError).code).toBe(REDIRECT_REFUSED);
+    expect((err as RedirectRefusedError).status).toBe(302);
+    expect((err as Error).message).toContain('127.0.0.1');
+    expect((err as Error).message).not.toContain('token');
+    expect(guardRefusal(err)).toBe(err);
+    expect(hits.filter((h) => h === '/elsewhere').length).toBe(before);
+  });
+
+  it('answers like fetch otherwise, and refuses private addresses through its dispatcher', async () => {
+    const open = createGuardedFetch(guarded({ allowPrivate: true }));
+    const res = await open(`http://127.0.0.1:${port}/`, { method: 'POST', body: 'x', headers: new Headers({ 'x-a': '1' }) });
+    expect(res.status).toBe(200);
+    expect(await res.text()).toBe('ok');
+
+    const shut = createGuardedFetch(guarded());
+    const err = await shut(`http://127.0.0.1:${port}/`).then(
+      () => undefined,
+      (e: unknown) => e,
+    );
+    // undici's fetch wraps it in `TypeError: fetch failed`; the refusal is its cause.
+    expect(isAddressRefused(err)).toBe(true);
+    expect(guardRefusal(err)?.code).toBe(ADDRESS_REFUSED);
+  });
+
+  it('guardRefusal is undefined for other errors', () => {
+    expect(guardRefusal(Object.assign(new Error('x'), { code: 'ECONNREFUSED' }))).toBeUndefined();
+    expect(guardRefusal(undefined)).toBeUndefined();
   });
 });
 

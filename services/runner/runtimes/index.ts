@@ -3,11 +3,15 @@
  *   node    → the dev runtime (agent.mjs, node.ts)
  *   webhook → the webhook contract (webhook.ts)
  *   mcp     → the Holon MCP agent profile over Streamable HTTP (mcp/runtime.ts)
- * `run` never throws: every outcome is a RunResult. `close` releases what the runtimes keep (pooled MCP sessions).
+ * `run` never throws: every outcome is a RunResult. `close` releases what the runtimes keep (pooled MCP sessions,
+ * the guarded client's connections).
+ * With `published`, published agents' webhook and MCP calls go through the guarded client (published.ts); the
+ * runner always passes it. Without it (runtime tests), every agent uses the ordinary client.
  */
 import type { RuntimeKind } from '../../../shared/core/manifest/types.js';
 import { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
 import { createNodeRuntime, type NodeRuntimeOptions } from './node.js';
+import { createPublishedNetwork, type PublishedNetworkOptions } from './published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 import { createWebhookRuntime, type WebhookRuntimeOptions } from './webhook.js';
 
@@ -28,20 +32,24 @@ export {
 } from './node.js';
 export { createWebhookRuntime, DEFAULT_MAX_RESPONSE_BYTES, type WebhookRuntimeOptions } from './webhook.js';
 export { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
+export { createPublishedNetwork, type PublishedNetwork, type PublishedNetworkOptions } from './published.js';
 
 export interface RuntimesOptions {
   node?: NodeRuntimeOptions;
   webhook?: WebhookRuntimeOptions;
   mcp?: McpRuntimeOptions;
+  /** Published agents go through the guarded client (gateway.md §7 "Network safety"). */
+  published?: PublishedNetworkOptions;
   /** Replace the runtime of a kind (tests). */
   runtimes?: Partial<Record<RuntimeKind, Runtime>>;
 }
 
 export function createRuntimes(options: RuntimesOptions = {}): Runtime & { close(): Promise<void> } {
+  const network = options.published ? createPublishedNetwork(options.published) : undefined;
   const byKind: Record<RuntimeKind, Runtime> = {
     node: options.runtimes?.node ?? createNodeRuntime(options.node),
-    webhook: options.runtimes?.webhook ?? createWebhookRuntime(options.webhook),
-    mcp: options.runtimes?.mcp ?? createMcpRuntime(options.mcp),
+    webhook: options.runtimes?.webhook ?? createWebhookRuntime({ ...options.webhook, ...(network ? { published: network } : {}) }),
+    mcp: options.runtimes?.mcp ?? createMcpRuntime({ ...options.mcp, ...(network ? { published: network } : {}) }),
   };
   return {
     async close(): Promise<void> {
@@ -53,6 +61,8 @@ export function createRuntimes(options: RuntimesOptions = {}): Runtime & { close
             .catch(() => undefined),
         ),
       );
+      // After the MCP sessions ended (their DELETE goes through it).
+      await network?.close().catch(() => undefined);
     },
     async run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult> {
       const kind = agent.manifest.runtime.kind;

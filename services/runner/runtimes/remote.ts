@@ -3,6 +3,7 @@
  * `headers` option, the answer-size limit, and what a network error means. Each returns a RunResult instead of
  * throwing, like the runtimes.
  */
+import { guardRefusal } from '../../../shared/platform/guarded-net.js';
 import { abortedResult } from './abort.js';
 import { MAX_FAILURE_MESSAGE, truncate } from './messages.js';
 import type { AgentVersion, RunResult } from './types.js';
@@ -102,6 +103,9 @@ export function errorCodes(err: unknown): string[] {
 
 /** The failure for a network error: unreachable → runtime_unavailable, dropped mid-answer → agent_error. */
 export function networkFailure(err: unknown, timeoutMs: number): RunResult {
+  // The guarded client refused the address or a redirect (published agents): never billed, said plainly.
+  const refused = guardRefusal(err);
+  if (refused) return { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the endpoint was refused (${refused.message})`, MAX_FAILURE_MESSAGE) };
   const codes = errorCodes(err);
   if (codes.some((c) => TIMER_CODES.has(c))) return abortedResult(undefined, timeoutMs);
   const unreachable = codes.find((c) => UNREACHABLE_CODES.has(c));

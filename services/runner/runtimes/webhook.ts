@@ -11,12 +11,16 @@
  *             the signal fires (while waiting or while reading) → timeout, or cancelled
  *
  * Webhook agents are `per_run` or `free`: a webhook result never carries units or a quote.
- * Published webhooks must go through the guarded client: pass it as `dispatcher`.
+ * Published agents (any origin but `shipped`) go through the `published` option's guarded client when it is given
+ * (the runner always gives it, published.ts): an http:// endpoint without allowPrivateEndpoints, a refused address
+ * and a 3xx answer are then runtime_unavailable (never billed).
  */
 import { request, type Dispatcher } from 'undici';
+import { RedirectRefusedError } from '../../../shared/platform/guarded-net.js';
 import { abortedResult, raceSignal } from './abort.js';
 import { agentError, MAX_DECLARED_MESSAGE, truncate } from './messages.js';
 import { describeLimit, endpointOf, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from './remote.js';
+import { networkFor, schemeRefusal } from './published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 
 export { DEFAULT_MAX_RESPONSE_BYTES } from './remote.js';
@@ -24,8 +28,10 @@ export { DEFAULT_MAX_RESPONSE_BYTES } from './remote.js';
 export interface WebhookRuntimeOptions {
   /** The largest answer read, in bytes. Default 10 MB. */
   maxResponseBytes?: number;
-  /** The undici dispatcher to send through (the guarded client for published agents). Default: undici's global one. */
+  /** The undici dispatcher to send through for shipped agents (and every agent without `published`). Default: undici's global one. */
   dispatcher?: Dispatcher;
+  /** The guarded client for published agents (published.ts); without it they use `dispatcher` like shipped ones. */
+  published?: { dispatcher: Dispatcher; allowHttp: boolean };
   /** Extra request headers for an agent, e.g. `{ authorization: 'Bearer …' }`. They never replace the contract's own headers. */
   headers?: HeadersOption;
 }
@@ -75,6 +81,10 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     const endpoint = endpointOf(agent);
     if ('failure' in endpoint) return endpoint.failure;
     const { url } = endpoint;
+    const guarded = networkFor(agent, options.published);
+    const refusedScheme = guarded && schemeRefusal(url, guarded);
+    if (refusedScheme) return refusedScheme;
+    const dispatcher = guarded ? guarded.dispatcher : options.dispatcher;
 
     let body: string;
     try {
@@ -102,7 +112,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
         signal: run.signal,
         headersTimeout: timerMs,
         bodyTimeout: timerMs,
-        ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+        ...(dispatcher ? { dispatcher } : {}),
       });
     } catch (err) {
       if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
@@ -114,6 +124,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     try {
       if (statusCode >= 300 && statusCode < 400) {
         discard(answer);
+        if (guarded) return networkFailure(new RedirectRefusedError(url.hostname, statusCode), run.timeoutMs);
         return agentError(`the endpoint answered ${statusCode}: redirects are not followed`);
       }
       const length = Number(response.headers['content-length']);

@@ -14,7 +14,12 @@
  *             the signal fires (hard timeout or cancellation)                 → timeout, or cancelled; the SDK sends
  *                                                                               notifications/cancelled to the agent
  *
- * Connections. One connected Client per (endpoint, extra headers), opened by the first call and shared by every call
+ * Published agents (any origin but `shipped`) go through the `published` option's fetch when it is given (the guarded
+ * client, published.ts; the runner always gives it): an http:// endpoint without allowPrivateEndpoints, a refused
+ * address and a redirect are then runtime_unavailable (never billed). Their sessions are pooled apart from shipped
+ * agents' (the pool key names the client), so a published agent's session was always opened through the guard.
+ *
+ * Connections. One connected Client per (client, endpoint, extra headers), opened by the first call and shared by every call
  * after it, concurrent ones included (`reuseConnections: false` opens and closes one per call instead). An entry leaves
  * the pool when its transport closes, when the connection fails (network error, stream dropped mid-answer, an HTTP
  * error status on the session), and after `idleTimeoutMs` without calls (its session is then ended with DELETE).
@@ -41,9 +46,11 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { guardRefusal } from '../../../../shared/platform/guarded-net.js';
 import { abortedResult, raceSignal } from '../abort.js';
 import { agentError, failure } from '../messages.js';
 import { describeLimit, endpointOf, errorCodes, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from '../remote.js';
+import { networkFor, schemeRefusal } from '../published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from '../types.js';
 import { ResponseTooLargeError, watchBody } from './body-watch.js';
 import { abortError, Exchange, ExchangeFailed, exchanges, ExchangeTransport, follow, within } from './exchange.js';
@@ -56,8 +63,10 @@ export interface McpRuntimeOptions {
   headers?: HeadersOption;
   /** Keep one MCP session per (endpoint, headers) and share it between calls. Default true; false = connect, call, close per call. */
   reuseConnections?: boolean;
-  /** The fetch to send through (e.g. one bound to the guarded client for published agents). Default: the global fetch. */
+  /** The fetch to send through for shipped agents (and every agent without `published`). Default: the global fetch. */
   fetch?: FetchLike;
+  /** The guarded client for published agents (published.ts); without it they use `fetch` like shipped ones. */
+  published?: { fetch: FetchLike; allowHttp: boolean };
   /** A pooled session without calls for this long is ended. Default 5 minutes; 0 = never. */
   idleTimeoutMs?: number;
   /** The most an MCP handshake (initialize + initialized) may take before the session is given up. Default 30 s. */
@@ -92,6 +101,8 @@ class HandshakeTimeout extends Error {
 
 interface Connection {
   key: string;
+  /** What its HTTP requests go through: the guarded fetch for published agents. */
+  fetch: FetchLike;
   client: Client;
   transport: ExchangeTransport;
   /** Settles when initialize is answered (or fails). */
@@ -197,7 +208,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
       const signal = exchange ? exchange.controller.signal : (init.signal ?? undefined);
       let response: Response;
       try {
-        response = await baseFetch(url, { ...init, ...(signal ? { signal } : {}) });
+        response = await conn.fetch(url, { ...init, ...(signal ? { signal } : {}) });
       } catch (err) {
         if (!signal?.aborted) retire(conn);
         throw err;
@@ -232,9 +243,10 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     };
   }
 
-  function newConnection(key: string, url: URL, headers: Record<string, string>): Connection {
+  function newConnection(key: string, url: URL, headers: Record<string, string>, fetch: FetchLike): Connection {
     const conn = {
       key,
+      fetch,
       open: false,
       retired: false,
       closed: false,
@@ -276,10 +288,10 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     return opening;
   }
 
-  function acquire(key: string, url: URL, headers: Record<string, string>): { conn: Connection; reused: boolean } {
+  function acquire(key: string, url: URL, headers: Record<string, string>, fetch: FetchLike): { conn: Connection; reused: boolean } {
     const pooled = pool.get(key);
     if (pooled && !pooled.retired) return { conn: pooled, reused: pooled.open };
-    const conn = newConnection(key, url, headers);
+    const conn = newConnection(key, url, headers, fetch);
     pool.set(key, conn);
     void connect(conn).catch(() => undefined);
     return { conn, reused: false };
@@ -291,6 +303,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
     if (closed) return failure('runtime_unavailable', 'the MCP runtime is closed');
     if (err instanceof ExchangeFailed) return err.failure;
+    if (guardRefusal(err)) return networkFailure(err, run.timeoutMs);
     if (err instanceof ResponseTooLargeError || err instanceof HandshakeTimeout) return agentError(err.message);
     if (errorCodes(err).length > 0) return networkFailure(err, run.timeoutMs);
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
@@ -303,6 +316,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     if (run.signal.aborted) return { result: abortedResult(run.signal.reason, run.timeoutMs) };
     if (closed) return { result: failure('runtime_unavailable', 'the MCP runtime is closed') };
     if (err instanceof ExchangeFailed) return { result: err.failure };
+    if (guardRefusal(err)) return { result: networkFailure(err, run.timeoutMs) };
     if (err instanceof ResponseTooLargeError) return { result: agentError(err.message) };
     if (err instanceof StreamableHTTPError) {
       const status = err.code;
@@ -357,6 +371,10 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     const endpoint = endpointOf(agent);
     if ('failure' in endpoint) return endpoint.failure;
     const { url } = endpoint;
+    const guarded = networkFor(agent, options.published);
+    const refusedScheme = guarded && schemeRefusal(url, guarded);
+    if (refusedScheme) return refusedScheme;
+    const via = guarded ? guarded.fetch : baseFetch;
     const tool = manifest.runtime.tool;
     if (typeof tool !== 'string' || tool === '') return failure('runtime_unavailable', 'the agent names no runtime.tool to call');
     if (typeof input !== 'object' || input === null || Array.isArray(input)) {
@@ -372,10 +390,11 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     if (run.maxCost) meta['holon/max_cost'] = { amount: run.maxCost.amount, currency: run.maxCost.currency };
     if (run.delegationToken) meta['holon/delegation'] = run.delegationToken;
     const params = { name: tool, arguments: input as Record<string, unknown>, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
-    const key = `${url.href}\n${JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`;
+    // Sessions through the guard and sessions without it never share a pool entry.
+    const key = `${guarded ? 'guarded' : 'direct'}\n${url.href}\n${JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`;
 
     if (!reuse) {
-      const conn = newConnection(key, url, headers);
+      const conn = newConnection(key, url, headers, via);
       conn.retired = true;
       conn.inFlight = 1;
       try {
@@ -391,7 +410,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     }
 
     for (let attempt = 0; ; attempt++) {
-      const { conn, reused } = acquire(key, url, headers);
+      const { conn, reused } = acquire(key, url, headers, via);
       conn.inFlight += 1;
       clearTimeout(conn.idleTimer);
       try {
