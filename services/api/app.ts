@@ -21,6 +21,7 @@ import { agentRoutes } from './routes/agents.js';
 import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
+import { publishingRoutes } from './routes/publishing.js';
 import { receiptRoutes } from './routes/receipts.js';
 
 export interface ApiDeps {
@@ -98,6 +99,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
   app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
+  app.use(publishingRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, github: deps.github?.client, allowPrivate: deps.callbackGuard?.allowPrivate ?? false }));
   app.use(agentRoutes(deps.ctx));
   app.use(adminRoutes({ ctx: deps.ctx }));
 

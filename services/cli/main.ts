@@ -1,6 +1,7 @@
 /**
  * `holon <command>`: the one entry point of the gateway's command line.
  */
+import { publishCommand } from './publish.js';
 import { validateCommand } from './validate.js';
 import { serveCommand } from './serve.js';
 
@@ -14,6 +15,9 @@ Usage:
   holon api | runner | settler | evaluator [options]
                                         run one service (needs DATABASE_URL and REDIS_URL)
   holon validate <file>… [--json]       check manifests (holon.yaml) and mandates; exit 1 when any is invalid
+  holon publish <holon.yaml> [--url URL] [--key KEY] [--json]
+                                        publish a version to a hosted gateway (HOLON_URL, HOLON_KEY: a
+                                        human key); exit 1 when refused, listing every problem
   holon help                            this text
 `;
 
@@ -22,6 +26,8 @@ export async function main(argv: string[]): Promise<number> {
   switch (command) {
     case 'validate':
       return validateCommand(rest);
+    case 'publish':
+      return publishCommand(rest);
     case 'serve':
       return serveCommand(rest);
     case 'api':

@@ -36,6 +36,13 @@ export const SIGN_IN_SCOPE = 'user:email';
 /** GitHub failed, timed out or answered something unexpected. The message never carries a token or a secret. */
 export class GitHubUnavailable extends Error {
   override readonly name = 'GitHubUnavailable';
+  /** `no_answer`: GitHub did not answer (down, timed out); `bad_answer`: it answered an error or something unusable. */
+  constructor(
+    message: string,
+    readonly reason: 'no_answer' | 'bad_answer' = 'bad_answer',
+  ) {
+    super(message);
+  }
 }
 
 export interface GitHubUser {
@@ -95,7 +102,7 @@ async function send(
   } catch (e) {
     if (e instanceof GitHubUnavailable) throw e;
     const name = (e as Error)?.name ?? 'Error';
-    throw new GitHubUnavailable(`GitHub did not answer ${what} (${name === 'TimeoutError' || name.includes('Timeout') ? 'timed out' : name})`);
+    throw new GitHubUnavailable(`GitHub did not answer ${what} (${name === 'TimeoutError' || name.includes('Timeout') ? 'timed out' : name})`, 'no_answer');
   }
 }
 
