@@ -9,6 +9,7 @@
 import type { Dispatcher } from 'undici';
 import { createGuardedDispatcher, createGuardedFetch, type FetchFunction, type GuardedDispatcherOptions } from '../../../shared/platform/guarded-net.js';
 import { failure } from './messages.js';
+import { endpointOf } from './remote.js';
 import type { AgentVersion, RunResult } from './types.js';
 
 export interface PublishedNetworkOptions {
@@ -48,4 +49,19 @@ export function networkFor<N extends { allowHttp: boolean }>(agent: AgentVersion
 export function schemeRefusal(url: URL, network: { allowHttp: boolean }): RunResult | undefined {
   if (url.protocol === 'https:' || network.allowHttp) return undefined;
   return failure('runtime_unavailable', 'the endpoint was refused: a published agent must use an https:// runtime.endpoint');
+}
+
+/**
+ * Where a remote runtime sends a call: the endpoint, and the guarded network when the agent is published (an
+ * https endpoint required unless allowPrivateEndpoints). One check for the webhook and the MCP runtimes.
+ */
+export function routeOf<N extends { allowHttp: boolean }>(
+  agent: AgentVersion,
+  network: N | undefined,
+): { url: URL; guarded: N | undefined } | { failure: RunResult } {
+  const endpoint = endpointOf(agent);
+  if ('failure' in endpoint) return endpoint;
+  const guarded = networkFor(agent, network);
+  const refused = guarded && schemeRefusal(endpoint.url, guarded);
+  return refused ? { failure: refused } : { url: endpoint.url, guarded };
 }

@@ -19,8 +19,8 @@ import { request, type Dispatcher } from 'undici';
 import { RedirectRefusedError } from '../../../shared/platform/guarded-net.js';
 import { abortedResult, raceSignal } from './abort.js';
 import { agentError, MAX_DECLARED_MESSAGE, truncate } from './messages.js';
-import { describeLimit, endpointOf, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from './remote.js';
-import { networkFor, schemeRefusal } from './published.js';
+import { describeLimit, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from './remote.js';
+import { routeOf } from './published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 
 export { DEFAULT_MAX_RESPONSE_BYTES } from './remote.js';
@@ -78,12 +78,9 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
 
   async function call(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
     const { manifest } = agent;
-    const endpoint = endpointOf(agent);
-    if ('failure' in endpoint) return endpoint.failure;
-    const { url } = endpoint;
-    const guarded = networkFor(agent, options.published);
-    const refusedScheme = guarded && schemeRefusal(url, guarded);
-    if (refusedScheme) return refusedScheme;
+    const route = routeOf(agent, options.published);
+    if ('failure' in route) return route.failure;
+    const { url, guarded } = route;
     const dispatcher = guarded ? guarded.dispatcher : options.dispatcher;
 
     let body: string;

@@ -49,8 +49,8 @@ import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/
 import { guardRefusal } from '../../../../shared/platform/guarded-net.js';
 import { abortedResult, raceSignal } from '../abort.js';
 import { agentError, failure } from '../messages.js';
-import { describeLimit, endpointOf, errorCodes, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from '../remote.js';
-import { networkFor, schemeRefusal } from '../published.js';
+import { describeLimit, errorCodes, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from '../remote.js';
+import { routeOf } from '../published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from '../types.js';
 import { ResponseTooLargeError, watchBody } from './body-watch.js';
 import { abortError, Exchange, ExchangeFailed, exchanges, ExchangeTransport, follow, within } from './exchange.js';
@@ -368,12 +368,9 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
   async function call(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
     if (closed) return failure('runtime_unavailable', 'the MCP runtime is closed');
     const { manifest } = agent;
-    const endpoint = endpointOf(agent);
-    if ('failure' in endpoint) return endpoint.failure;
-    const { url } = endpoint;
-    const guarded = networkFor(agent, options.published);
-    const refusedScheme = guarded && schemeRefusal(url, guarded);
-    if (refusedScheme) return refusedScheme;
+    const route = routeOf(agent, options.published);
+    if ('failure' in route) return route.failure;
+    const { url, guarded } = route;
     const via = guarded ? guarded.fetch : baseFetch;
     const tool = manifest.runtime.tool;
     if (typeof tool !== 'string' || tool === '') return failure('runtime_unavailable', 'the agent names no runtime.tool to call');
