@@ -23,6 +23,7 @@ import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { createCallWaiter } from '../shared/calls/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
+import { credentialLookup } from '../shared/hosted/credentials.js';
 import { startSettler } from './settler/worker.js';
 import { recoverOrphanedCalls } from './settler/recovery.js';
 import { startEvaluator } from './evaluator/worker.js';
@@ -76,7 +77,12 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
 
   const runner = roles.includes('runner')
-    ? await startRunner(context, { waiter, concurrency: config.runnerConcurrency, allowPrivateEndpoints: config.allowPrivateEndpoints })
+    ? await startRunner(context, {
+        waiter,
+        concurrency: config.runnerConcurrency,
+        allowPrivateEndpoints: config.allowPrivateEndpoints,
+        ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
+      })
     : undefined;
   const settler = roles.includes('settler')
     ? startSettler(context, { concurrency: config.settlerConcurrency, guardCallbacks: config.hosted && !config.allowPrivateEndpoints })

@@ -17,6 +17,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
+import { credentialRoutes } from './routes/credentials.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
@@ -49,6 +50,8 @@ export interface ApiDeps {
     perAccount: RateRule;
     signups: RateRule;
   };
+  /** HOLON_FILE_SECRET: endpoint credentials are encrypted under it (routes/credentials.ts); without it they answer 503. */
+  fileSecret?: string;
 }
 
 export function createApp(deps: ApiDeps): Express {
@@ -100,6 +103,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
   app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
   app.use(publishingRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, github: deps.github?.client, allowPrivate: deps.callbackGuard?.allowPrivate ?? false }));
+  app.use(credentialRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
   app.use(agentRoutes(deps.ctx));
   app.use(adminRoutes({ ctx: deps.ctx }));
 

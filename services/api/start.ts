@@ -71,6 +71,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     signupCredit: config.signupCredit,
     bodyLimitBytes: config.bodyLimitBytes,
     github: { client: githubSettings(config), publicUrl: config.publicUrl, siteUrl: config.siteUrl },
+    ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}),
   });
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {

@@ -1,6 +1,7 @@
 /**
  * `holon <command>`: the one entry point of the gateway's command line.
  */
+import { credentialCommand } from './credential.js';
 import { publishCommand } from './publish.js';
 import { validateCommand } from './validate.js';
 import { serveCommand } from './serve.js';
@@ -18,6 +19,9 @@ Usage:
   holon publish <holon.yaml> [--url URL] [--key KEY] [--json]
                                         publish a version to a hosted gateway (HOLON_URL, HOLON_KEY: a
                                         human key); exit 1 when refused, listing every problem
+  holon credential set|delete <ns/name> [--url URL] [--key KEY]
+                                        set (the token on stdin, or typed unseen) or delete an agent's
+                                        endpoint credential on a hosted gateway
   holon help                            this text
 `;
 
@@ -28,6 +32,8 @@ export async function main(argv: string[]): Promise<number> {
       return validateCommand(rest);
     case 'publish':
       return publishCommand(rest);
+    case 'credential':
+      return credentialCommand(rest);
     case 'serve':
       return serveCommand(rest);
     case 'api':

@@ -13,6 +13,7 @@ import * as m007 from './migrations/007_money_functions.js';
 import * as m008 from './migrations/008_settlements_that_move_nothing.js';
 import * as m009 from './migrations/009_github_sign_in.js';
 import * as m010 from './migrations/010_published_versions.js';
+import * as m011 from './migrations/011_agent_credentials.js';
 
 interface Migration {
   name: string;
@@ -33,7 +34,7 @@ function forwardOnly(m: { name: string; statements: readonly string[] }): Migrat
   };
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010].map(forwardOnly);
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],
