@@ -17,11 +17,14 @@ import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { callRoutes } from './routes/calls.js';
+import { catalogRoutes } from './routes/catalog.js';
 import { credentialRoutes } from './routes/credentials.js';
+import { draftRoutes } from './routes/drafts.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
+import { meAgentRoutes } from './routes/me-agents.js';
 import { publishingRoutes } from './routes/publishing.js';
 import { receiptRoutes } from './routes/receipts.js';
 
@@ -102,9 +105,12 @@ export function createApp(deps: ApiDeps): Express {
   app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
   app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
+  app.use(draftRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, allowPrivate: deps.callbackGuard?.allowPrivate ?? false, fileSecret: deps.fileSecret }));
   app.use(publishingRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, github: deps.github?.client, allowPrivate: deps.callbackGuard?.allowPrivate ?? false }));
   app.use(credentialRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
   app.use(agentRoutes(deps.ctx));
+  app.use(catalogRoutes(deps.ctx));
+  app.use(meAgentRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
   app.use(adminRoutes({ ctx: deps.ctx }));
 
   app.use((_req, _res, next) => next(new HolonError('not_found', 404, 'no such route')));

@@ -2,6 +2,7 @@
  * `holon <command>`: the one entry point of the gateway's command line.
  */
 import { credentialCommand } from './credential.js';
+import { earningsCommand } from './earnings.js';
 import { publishCommand } from './publish.js';
 import { validateCommand } from './validate.js';
 import { serveCommand } from './serve.js';
@@ -22,6 +23,8 @@ Usage:
   holon credential set|delete <ns/name> [--url URL] [--key KEY]
                                         set (the token on stdin, or typed unseen) or delete an agent's
                                         endpoint credential on a hosted gateway
+  holon earnings [--url URL] [--key KEY] [--json]
+                                        your published versions and what each earned (from the journal)
   holon help                            this text
 `;
 
@@ -34,6 +37,8 @@ export async function main(argv: string[]): Promise<number> {
       return publishCommand(rest);
     case 'credential':
       return credentialCommand(rest);
+    case 'earnings':
+      return earningsCommand(rest);
     case 'serve':
       return serveCommand(rest);
     case 'api':

@@ -63,7 +63,8 @@ export function split(amount: Micros, chain: readonly ChainLink[], platformAccou
 
 /**
  * The journal lines of one settlement: the payer's debit (−amount) first, then the split credits.
- * The payer's line is never netted against a credit to the same account (the entry shows both legs).
+ * The journal entry merges lines per (account, currency) (docs/ledger.md, "Posting an entry"): a payer who also
+ * earns from the same call (as author or upstream) has one netted line there; the receipt's splits show both legs.
  * Lines sum to exactly zero; a zero amount gives no lines.
  */
 export function journalLinesForSettlement(
