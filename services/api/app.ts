@@ -10,6 +10,7 @@ import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { checkBody, requireJson } from './bodies.js';
+import { jsonRpcErrorBody, SERVER_ERROR } from './mcp/errors.js';
 import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
 import { rateLimitMiddleware, signupLimit } from './rate-limit.js';
@@ -150,11 +151,10 @@ function jsonRpcCode(e: HolonError, body: unknown): number {
   const call = body && typeof body === 'object' && (body as { method?: unknown }).method === 'tools/call';
   if (e.code === 'invalid_request' && call && e.problems.length > 0 && e.problems.every((p) => p.path.startsWith('$.params'))) return -32602; // Invalid params
   if (e.status === 400 || e.status === 413 || e.status === 415) return -32600; // Invalid Request
-  return -32000; // server error: unauthorised, forbidden, rate limited
+  return SERVER_ERROR; // unauthorised, forbidden, rate limited
 }
 
 function jsonRpcError(e: HolonError, body: unknown): Record<string, unknown> {
-  const rawId = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
-  const id = typeof rawId === 'string' || typeof rawId === 'number' ? rawId : null;
-  return { jsonrpc: '2.0', id, error: { code: jsonRpcCode(e, body), message: e.message, data: e.toJSON().error } };
+  const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
+  return jsonRpcErrorBody(jsonRpcCode(e, body), e.message, id, e.toJSON().error);
 }

@@ -18,7 +18,8 @@ function carriesBytes(req: Request): boolean {
   return req.get('transfer-encoding') !== undefined || (length !== undefined && length !== '0');
 }
 
-const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
+/** Methods that carry no body and change nothing. */
+export const READS: ReadonlySet<string> = new Set(['GET', 'HEAD', 'OPTIONS']);
 
 /** 415 unless the body of a write is declared JSON (a bodiless one may omit the type; reads carry no body). */
 export function requireJson(): RequestHandler {

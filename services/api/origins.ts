@@ -9,6 +9,7 @@
  */
 import type { Request, RequestHandler } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
+import { READS } from './bodies.js';
 
 export interface OriginPolicy {
   /** Origins always allowed (the gateway's public URL and its site). */
@@ -34,7 +35,6 @@ function originOf(value: string): string | undefined {
   }
 }
 
-const READS = new Set(['GET', 'HEAD', 'OPTIONS']);
 const guarded = (req: Request) => req.path === '/mcp' || (req.path.startsWith('/v0/') && !READS.has(req.method));
 
 export function originGuard(policy: OriginPolicy): RequestHandler {

@@ -94,7 +94,9 @@ export async function workMandate(
     },
   });
   if (m.status !== 201) throw new Error(`mandate refused: ${JSON.stringify(m.body)}`);
-  const k = await send(base, 'POST', '/v0/keys', { key: a.human, body: { mandate: `${a.handle}/work` }, headers });
+  // The key is for the mandate just made, whatever its id (`work` unless the doc says otherwise).
+  const mandate = `${a.handle}/${typeof doc.id === 'string' ? doc.id : 'work'}`;
+  const k = await send(base, 'POST', '/v0/keys', { key: a.human, body: { mandate }, headers });
   if (k.status !== 201) throw new Error(`key refused: ${JSON.stringify(k.body)}`);
-  return { mandate: `${a.handle}/work`, agent: k.body.key, prefix: k.body.prefix };
+  return { mandate, agent: k.body.key, prefix: k.body.prefix };
 }

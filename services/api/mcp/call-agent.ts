@@ -17,7 +17,7 @@ import { requestCancel } from '../../../shared/calls/cancel.js';
 import { callStatus } from '../../../shared/calls/transitions.js';
 import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
-import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
@@ -179,14 +179,10 @@ function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {
       text: `${describeReceipt(receipt)}\noutput of ${receipt.agent ?? 'the agent'}:\n${untrustedJson(output ?? null)}`,
     };
   }
-  const code = receipt.error ?? 'agent_error';
+  const failure = describeFailure(receipt);
   return {
     isError: true,
-    structured: {
-      status: receipt.status,
-      error: { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed as the agent declares' : 'nothing was charged'}` },
-      receipt,
-    },
-    text: `failed (${code}). ${describeReceipt(receipt)}`,
+    structured: { status: receipt.status, error: failure, receipt },
+    text: `failed (${failure.code}). ${describeReceipt(receipt)}`,
   };
 }

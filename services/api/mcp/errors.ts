@@ -11,6 +11,12 @@ export const SERVER_ERROR = -32000;
 /** What the SDK's transport answers for a session it does not know; clients take it as "initialize again". */
 export const SESSION_NOT_FOUND = -32001;
 
+/** A JSON-RPC error object (`id`: the request's when it has a usable one, else null). */
+export function jsonRpcErrorBody(code: number, message: string, id?: unknown, data?: unknown): Record<string, unknown> {
+  const usable = typeof id === 'string' || typeof id === 'number' ? id : null;
+  return { jsonrpc: '2.0', error: { code, message, ...(data === undefined ? {} : { data }) }, id: usable };
+}
+
 /** Answer a JSON-RPC error outside a session's transport (`id`: the request's, when it has one). */
 export function sendJsonRpcError(
   res: Response,
@@ -18,9 +24,8 @@ export function sendJsonRpcError(
   message: string,
   options: { code?: number; id?: unknown; headers?: Record<string, string> } = {},
 ): void {
-  const id = typeof options.id === 'string' || typeof options.id === 'number' ? options.id : null;
   if (options.headers) res.set(options.headers);
-  res.status(status).json({ jsonrpc: '2.0', error: { code: options.code ?? SERVER_ERROR, message }, id });
+  res.status(status).json(jsonRpcErrorBody(options.code ?? SERVER_ERROR, message, options.id));
 }
 
 /**
