@@ -22,6 +22,7 @@ import type { AgentContextExtension } from './runtimes/node.js';
 import type { AgentVersion, RunContext, RunResult } from './runtimes/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
 import { decideOutcome } from './outcome.js';
+import { runDeadline } from './runtimes/abort.js';
 
 export interface RuntimeRunner {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
@@ -85,52 +86,56 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
-  const timeout = AbortSignal.timeout(Number(call.timeout_ms));
-  const signal = cancelled ? AbortSignal.any([timeout, cancelled]) : timeout;
-  let extendContext: AgentContextExtension | undefined;
-  const running = { id: callId, rootId: String(call.root_id), payer: String(call.payer), ...(maxCost !== undefined ? { maxCost } : {}) };
-  const prepared = await prepareDelegation(ctx, stored.mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
-  if (prepared && !prepared.ok) {
-    log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
-    await finish(unbilled('gateway_error'));
-    return;
-  }
-  if (prepared && ctx.waiter) {
-    const delegating = { ...ctx, waiter: ctx.waiter };
-    const parent = { call: running, manifest, sub: prepared.sub, signal };
-    extendContext = (agentCtx) => {
-      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, target, input, options);
-    };
-  }
-
-  // Remote agents delegate through POST /v0/calls with a token valid only for this run.
-  const delegationToken = prepared && manifest.runtime.kind !== 'node' ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60) : undefined;
-
-  let result: RunResult;
+  const deadline = runDeadline(Number(call.timeout_ms), cancelled);
+  const { signal } = deadline;
   try {
-    result = await ctx.runtimes.run(agent, JSON.parse(rawInput), {
-      callId,
-      signal,
-      ...(extendContext ? { extendContext } : {}),
-      ...(delegationToken ? { delegationToken } : {}),
-      timeoutMs: Number(call.timeout_ms),
-      ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
-    });
-  } catch (e) {
-    log.error({ err: { name: (e as Error).name, message: (e as Error).message } }, 'runtime threw');
-    result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
-  }
+    let extendContext: AgentContextExtension | undefined;
+    const running = { id: callId, rootId: String(call.root_id), payer: String(call.payer), ...(maxCost !== undefined ? { maxCost } : {}) };
+    const prepared = await prepareDelegation(ctx, stored.mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
+    if (prepared && !prepared.ok) {
+      log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
+      await finish(unbilled('gateway_error'));
+      return;
+    }
+    if (prepared && ctx.waiter) {
+      const delegating = { ...ctx, waiter: ctx.waiter };
+      const parent = { call: running, manifest, sub: prepared.sub, signal };
+      extendContext = (agentCtx) => {
+        agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, target, input, options);
+      };
+    }
 
-  if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
+    // Remote agents delegate through POST /v0/calls with a token valid only for this run.
+    const delegationToken = prepared && manifest.runtime.kind !== 'node' ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60) : undefined;
 
-  const decided = decideOutcome(manifest, result, budget, maxCost);
-  if (decided.refusedUsage) log.warn({ err: { message: decided.refusedUsage } }, 'charge refused the reported usage');
-  const { output } = decided;
-  if (output !== undefined) {
-    // The output waits outside Postgres for its pickup (sync answer, GET /v0/calls/{id}, or the callback).
-    await ctx.messaging.store.put(outputKey(callId), JSON.stringify(output), ctx.settings.resultTtlS);
+    let result: RunResult;
+    try {
+      result = await ctx.runtimes.run(agent, JSON.parse(rawInput), {
+        callId,
+        signal,
+        ...(extendContext ? { extendContext } : {}),
+        ...(delegationToken ? { delegationToken } : {}),
+        timeoutMs: Number(call.timeout_ms),
+        ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
+      });
+    } catch (e) {
+      log.error({ err: { name: (e as Error).name, message: (e as Error).message } }, 'runtime threw');
+      result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
+    }
+
+    if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
+
+    const decided = decideOutcome(manifest, result, budget, maxCost);
+    if (decided.refusedUsage) log.warn({ err: { message: decided.refusedUsage } }, 'charge refused the reported usage');
+    const { output } = decided;
+    if (output !== undefined) {
+      // The output waits outside Postgres for its pickup (sync answer, GET /v0/calls/{id}, or the callback).
+      await ctx.messaging.store.put(outputKey(callId), JSON.stringify(output), ctx.settings.resultTtlS);
+    }
+    const closed = await finish(decided.outcome);
+    // Someone closed the call meanwhile (the sweeper, past its deadline): it failed, so its output is not kept.
+    if (!closed && output !== undefined) await ctx.messaging.store.delete(outputKey(callId));
+  } finally {
+    deadline.dispose();
   }
-  const closed = await finish(decided.outcome);
-  // Someone closed the call meanwhile (the sweeper, past its deadline): it failed, so its output is not kept.
-  if (!closed && output !== undefined) await ctx.messaging.store.delete(outputKey(callId));
 }

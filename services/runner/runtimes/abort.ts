@@ -73,3 +73,32 @@ export function raceSignal<T>(signal: AbortSignal, work: Promise<T>, onAbort: ()
     });
   });
 }
+
+/** A run's signal and the way to let it go once the run has ended. */
+export interface RunDeadline {
+  /** Fires at the hard timeout (a TimeoutError, like AbortSignal.timeout's) or when the cancel signal fires (its reason). */
+  readonly signal: AbortSignal;
+  /** Clears the timer and the cancel listener; the signal then never fires. Call it when the run ends. */
+  dispose(): void;
+}
+
+/**
+ * One AbortController the run holds, a timer and a listener: not `AbortSignal.any([AbortSignal.timeout(ms), cancel])`.
+ * On Node 20 a garbage collection may collect the timeout signal inside AbortSignal.any (it holds its sources weakly
+ * and the timer holds the timeout signal weakly, nodejs/node#57736), and the hard timeout then never fires: under load
+ * an agent that overran its timeout was seen to succeed. Here the timer holds the controller strongly until dispose().
+ */
+export function runDeadline(timeoutMs: number, cancelled?: AbortSignal): RunDeadline {
+  const controller = new AbortController();
+  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs);
+  const onCancel = (): void => controller.abort(cancelled?.reason);
+  if (cancelled?.aborted) onCancel();
+  else cancelled?.addEventListener('abort', onCancel, { once: true });
+  return {
+    signal: controller.signal,
+    dispose() {
+      clearTimeout(timer);
+      cancelled?.removeEventListener('abort', onCancel);
+    },
+  };
+}

@@ -35,7 +35,7 @@
  *   - answers are capped at `maxResponseBytes`;
  *   - a cancelled or timed-out call closes its own response stream (the server never answers a cancelled request);
  *   - the SDK listens to a request's signal for good and sends notifications/cancelled whenever it fires, even long
- *     after the answer (the gateway's signal is an AbortSignal.timeout): it gets a signal detached once the call ends;
+ *     after the answer (the run's signal outlives the request): it gets a signal detached once the call ends;
  *   - the handshake (initialize, then the `initialized` notification, which has no timeout of its own) is bounded by
  *     `connectTimeoutMs`, so a server that hangs there cannot hold a pool entry;
  *   - no standalone GET stream is opened: Holon declares no client capabilities and needs nothing outside a request's
