@@ -2,7 +2,7 @@
  * The HTTP API (Express): REST /v0 (gateway.md §5, §7) and /mcp. Every route receives a principal
  * (principal.ts): in dev mode the local operator, who may do everything; in hosted mode the key's.
  */
-import express, { type ErrorRequestHandler, type Express } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/platform/log.js';
@@ -13,7 +13,7 @@ import { checkBody, requireJson } from './bodies.js';
 import { jsonRpcErrorBody, SERVER_ERROR } from './mcp/errors.js';
 import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
-import { rateLimitMiddleware, signupLimit } from './rate-limit.js';
+import { actionLimit, rateLimitMiddleware } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -53,6 +53,8 @@ export interface ApiDeps {
     perAddress: RateRule;
     perAccount: RateRule;
     signups: RateRule;
+    publishes: RateRule;
+    drafts: RateRule;
   };
   /** HOLON_FILE_SECRET: endpoint credentials are encrypted under it (routes/credentials.ts); without it they answer 503. */
   fileSecret?: string;
@@ -74,19 +76,14 @@ export function createApp(deps: ApiDeps): Express {
   const limits = deps.rateLimits;
   if (limits) {
     const log = deps.ctx.log;
-    app.post('/v0/signup', signupLimit(limits.limiter, limits.trustProxy, limits.signups, log));
-    app.use(
-      rateLimitMiddleware(limits.limiter, {
-        trustProxy: limits.trustProxy,
-        perAddress: limits.perAddress,
-        perAccount: limits.perAccount,
-        log,
-        account: (_req, res) => {
-          const p = principalOf(res);
-          return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
-        },
-      }),
-    );
+    const account = (_req: Request, res: Response): string | undefined => {
+      const p = principalOf(res);
+      return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
+    };
+    app.post('/v0/signup', actionLimit(limits.limiter, limits.trustProxy, { name: 'signup', rule: limits.signups, what: 'sign-ups' }, log));
+    app.use(rateLimitMiddleware(limits.limiter, { trustProxy: limits.trustProxy, perAddress: limits.perAddress, perAccount: limits.perAccount, log, account }));
+    app.post('/v0/agents', actionLimit(limits.limiter, limits.trustProxy, { name: 'publish', rule: limits.publishes, what: 'publishes', account }, log));
+    app.post('/v0/agents/draft', actionLimit(limits.limiter, limits.trustProxy, { name: 'draft', rule: limits.drafts, what: 'drafts', account }, log));
   }
 
   app.get('/healthz', (_req, res) => {

@@ -6,7 +6,7 @@
  *   when `account(req, res)` names one, against `acct:<handle>`: one bucket per account, however many keys
  *   it has. Mount it after whatever sets the principal, or the account bucket is never used.
  *   The account is hit only when the address is admitted, so a refused address does not eat into its account.
- * - `signupLimit` guards `POST /v0/signup` with `signup:<address>`.
+ * - `actionLimit` gives a route its own bucket: `signup:<address>`, `publish:acct:<handle>`, `draft:acct:<handle>`.
  * - Refused: `429 {error: {code: 'rate_limited', message}}` with `Retry-After` (whole seconds).
  *
  * FAIL OPEN, on purpose: when the limiter itself fails (Redis down or too slow: the Redis limiter gives up
@@ -54,14 +54,30 @@ export function rateLimitMiddleware(limiter: RateLimiter, options: RateLimitOpti
   };
 }
 
-/** `POST /v0/signup`: sign-ups per address. */
-export function signupLimit(limiter: RateLimiter, trustProxy: boolean, rule: RateRule, log?: WarnLogger): RequestHandler {
+/** One route's own bucket, on top of the general limits: `<name>:<account>`, or `<name>:<address>` without a principal. */
+export interface ActionLimit {
+  /** The bucket's name (`signup`, `publish`, `draft`). */
+  name: string;
+  rule: RateRule;
+  /** What the refusal says there were too many of ("sign-ups", "publishes", …). */
+  what: string;
+  /** The account the request acts for; without it (or when it answers undefined) the bucket is per address. */
+  account?: (req: Request, res: Response) => string | undefined;
+}
+
+/**
+ * `POST /v0/signup` (per address), `POST /v0/agents` and `POST /v0/agents/draft` (per account): every attempt
+ * counts, refused ones included, since each costs the same work (a GitHub lookup, a DNS resolution, a request to an
+ * author's server).
+ */
+export function actionLimit(limiter: RateLimiter, trustProxy: boolean, action: ActionLimit, log?: WarnLogger): RequestHandler {
   const warn = failureReporter(log);
   return async (req, res, next) => {
-    const address = clientAddress(req, trustProxy);
+    const handle = action.account?.(req, res);
+    const key = handle ? `${action.name}:acct:${handle}` : `${action.name}:${clientAddress(req, trustProxy)}`;
     try {
-      const decision = await limiter.hit(`signup:${address}`, rule);
-      if (!decision.ok) return refuse(res, decision, 'too many sign-ups from this address');
+      const decision = await limiter.hit(key, action.rule);
+      if (!decision.ok) return refuse(res, decision, `too many ${action.what} from this ${handle ? 'account' : 'address'}`);
     } catch (e) {
       warn(e);
     }

@@ -53,6 +53,8 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
       perAddress: { limit: config.rateLimits.perAddressPerMin, windowMs: minute },
       perAccount: { limit: config.rateLimits.perAccountPerMin, windowMs: minute },
       signups: { limit: config.rateLimits.signupsPerHour, windowMs: 60 * minute },
+      publishes: { limit: config.rateLimits.publishesPerHour, windowMs: 60 * minute },
+      drafts: { limit: config.rateLimits.draftsPerHour, windowMs: 60 * minute },
     };
   }
   const app = createApp({

@@ -67,7 +67,7 @@ export interface Config {
   /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may live on private addresses (refused in production). */
   allowPrivateEndpoints: boolean;
   /** HOLON_RATE_ADDRESS_PER_MIN, HOLON_RATE_ACCOUNT_PER_MIN, HOLON_RATE_SIGNUPS_PER_HOUR. */
-  rateLimits: { perAddressPerMin: number; perAccountPerMin: number; signupsPerHour: number };
+  rateLimits: { perAddressPerMin: number; perAccountPerMin: number; signupsPerHour: number; publishesPerHour: number; draftsPerHour: number };
   /** HOLON_GITHUB_URL: GitHub's web origin (default https://github.com): `<it>/login/oauth/authorize` and `/access_token`. */
   githubUrl: string;
   /** HOLON_GITHUB_API_URL: GitHub's REST API (default https://api.github.com). */
@@ -236,6 +236,9 @@ function operatingSettings(
       perAddressPerMin: int('HOLON_RATE_ADDRESS_PER_MIN', 600, 1, 1_000_000),
       perAccountPerMin: int('HOLON_RATE_ACCOUNT_PER_MIN', 1200, 1, 1_000_000),
       signupsPerHour: int('HOLON_RATE_SIGNUPS_PER_HOUR', 10, 1, 100_000),
+      // Each publish asks GitHub and resolves an endpoint; each draft calls an author's server: own, tighter buckets.
+      publishesPerHour: int('HOLON_RATE_PUBLISHES_PER_HOUR', 30, 1, 100_000),
+      draftsPerHour: int('HOLON_RATE_DRAFTS_PER_HOUR', 60, 1, 100_000),
     },
     // GitHub sign-in (gateway.md §7 Accounts): only turns a feature on, so its absence never stops the gateway.
     githubUrl: url('HOLON_GITHUB_URL') ?? 'https://github.com',

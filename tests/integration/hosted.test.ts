@@ -104,7 +104,7 @@ describe('sign-up and keys', () => {
   }
 
   test("handles and emails: GitHub rules in lower case; reserved, authors' namespaces, taken and malformed ones refused", async () => {
-    await useAudited(await startHostedGateway({ rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100 } }), async (g) => {
+    await useAudited(await startHostedGateway({ rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60 } }), async (g) => {
       await signUp(g.url, 'alice');
       const cases: Array<[unknown, number, string]> = [
         [{ handle: 'a', email: 'x1@example.test' }, 400, 'invalid_handle'],
@@ -515,7 +515,7 @@ describe('idempotent calls', () => {
 
 describe('rate limits', () => {
   test('per address across API processes; a forged X-Forwarded-For buys nothing; per account across keys', async () => {
-    const limits = { rateLimits: { perAddressPerMin: 5, perAccountPerMin: 8, signupsPerHour: 2 }, trustProxy: true };
+    const limits = { rateLimits: { perAddressPerMin: 5, perAccountPerMin: 8, signupsPerHour: 2, publishesPerHour: 30, draftsPerHour: 60 }, trustProxy: true };
     await useAudited(await startHostedGateway(limits), async (g) => {
       const other = await secondApi(g, limits);
       try {

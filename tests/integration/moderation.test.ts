@@ -18,7 +18,7 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const HOSTED = {
   hosted: true,
   adminKey: ADMIN,
-  rateLimits: { perAddressPerMin: 100_000, perAccountPerMin: 100_000, signupsPerHour: 1000 },
+  rateLimits: { perAddressPerMin: 100_000, perAccountPerMin: 100_000, signupsPerHour: 1000, publishesPerHour: 1000, draftsPerHour: 1000 },
 };
 
 const hosted = async () => startTestGateway({ config: HOSTED });

@@ -252,3 +252,66 @@ test('without the private-endpoint setting an http or private endpoint is refuse
     expect((await send(g.url, 'DELETE', '/v0/agents/examples/x@1.0.0')).status).toBe(404);
   });
 });
+
+test('two API processes racing to publish one version: exactly one lists it, the other answers 409 and lists nothing', async () => {
+  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+    const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
+    github.addRepository({ owner: 'bob', name: 'echo' });
+    const other = await secondApi(g, withGitHub());
+    try {
+      for (const version of ['1.0.0', '1.0.1', '1.0.2']) {
+        const body = manifest('bob/echo', { version }, 'https://github.com/bob/echo');
+        const answers = await Promise.all([
+          publish(g, bob, body),
+          send(other.url, 'POST', '/v0/agents', { key: bob.human, body }),
+          publish(g, bob, body),
+          send(other.url, 'POST', '/v0/agents', { key: bob.human, body }),
+        ]);
+        expect(answers.map((a) => a.status).sort(), JSON.stringify(answers.map((a) => a.body))).toEqual([201, 409, 409, 409]);
+        for (const lost of answers.filter((a) => a.status === 409)) expect(lost.body.error.code).toBe('version_taken');
+      }
+      expect(await listedCount(g)).toBe(3);
+      const rows = await g.db.knex('published_versions').select('version').orderBy('version');
+      expect(rows.map((r) => r.version)).toEqual(['1.0.0', '1.0.1', '1.0.2']);
+    } finally {
+      await other.stop();
+    }
+  });
+});
+
+test('publishing and drafting have their own per-account hourly buckets, shared by every API process; attempts count, refusals too', async () => {
+  const limits = { rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 100, publishesPerHour: 3, draftsPerHour: 2 } };
+  await useAudited(await startHostedGateway(withGitHub(limits)), async (g) => {
+    const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
+    const carol = await signInWithGitHub(g.url, github, 'carol', 1003);
+    const other = await secondApi(g, withGitHub(limits));
+    try {
+      // Three attempts in all, across both processes, one of them refused (a foreign namespace): the fourth is limited.
+      expect((await publish(g, bob, manifest('bob/one'))).status).toBe(201);
+      expect((await send(other.url, 'POST', '/v0/agents', { key: bob.human, body: manifest('carol/not-mine') })).status).toBe(403);
+      expect((await publish(g, bob, manifest('bob/two'))).status).toBe(201);
+      const limited = await send(other.url, 'POST', '/v0/agents', { key: bob.human, body: manifest('bob/three') });
+      expect(limited.status).toBe(429);
+      expect(limited.body.error).toMatchObject({ code: 'rate_limited', message: expect.stringContaining('too many publishes from this account') });
+      expect(Number(limited.headers.get('retry-after'))).toBeGreaterThan(3000);
+      expect(g.gw.context.registry.resolve('bob/three').ok).toBe(false);
+      // Another account has its own bucket; the general limits still admit bob elsewhere.
+      expect((await publish(g, carol, manifest('carol/one'))).status).toBe(201);
+      expect((await send(g.url, 'GET', '/v0/me/agents', { key: bob.human })).status).toBe(200);
+
+      // Drafts: two attempts (a failing endpoint counts), then 429; publishing is a separate bucket.
+      const draft = (a: Account, url: string) => send(url, 'POST', '/v0/agents/draft', { key: a.human, body: { name: 'drafted', endpoint, input: { n: 1 } } });
+      expect((await draft(carol, g.url)).status).toBe(200);
+      expect(
+        (await send(other.url, 'POST', '/v0/agents/draft', { key: carol.human, body: { name: 'drafted', endpoint: 'http://127.0.0.1:9/nothing', input: {} } }))
+          .status,
+      ).toBe(422);
+      const tooMany = await draft(carol, other.url);
+      expect(tooMany.status).toBe(429);
+      expect(tooMany.body.error.message).toContain('too many drafts from this account');
+      expect((await draft(bob, g.url)).status).toBe(200);
+    } finally {
+      await other.stop();
+    }
+  });
+});

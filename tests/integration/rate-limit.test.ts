@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 import express from 'express';
 import { describe, expect, test, vi } from 'vitest';
 import { createMemoryRateLimiter, createRedisRateLimiter, redisRateKey, type RateLimiter, type RateRule } from '../../shared/platform/rate-limit.js';
-import { rateLimitMiddleware, signupLimit, type RateLimitOptions } from '../../services/api/rate-limit.js';
+import { actionLimit, rateLimitMiddleware, type RateLimitOptions } from '../../services/api/rate-limit.js';
 import { perTestCleanups } from '../support/cleanups.js';
 import type { TestRedis } from '../support/redis.js';
 
@@ -161,7 +161,7 @@ interface App {
 async function startApp(limiter: RateLimiter, options: Omit<RateLimitOptions, 'log'>, signupRule: RateRule = { limit: 100, windowMs: 60_000 }): Promise<App> {
   const warn = vi.fn();
   const app = express();
-  app.post('/v0/signup', signupLimit(limiter, options.trustProxy, signupRule, { warn }), (_req, res) => {
+  app.post('/v0/signup', actionLimit(limiter, options.trustProxy, { name: 'signup', rule: signupRule, what: 'sign-ups' }, { warn }), (_req, res) => {
     res.status(201).json({ ok: true });
   });
   app.use(rateLimitMiddleware(limiter, { ...options, log: { warn } }));
