@@ -17,6 +17,7 @@ import { actionLimit, rateLimitMiddleware } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
+import { consoleRoutes } from './routes/console.js';
 import { callRoutes } from './routes/calls.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { credentialRoutes } from './routes/credentials.js';
@@ -103,6 +104,7 @@ export function createApp(deps: ApiDeps): Express {
   app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
   app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
+  app.use(consoleRoutes(deps.auth.hosted));
   app.use(draftRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, allowPrivate: deps.callbackGuard?.allowPrivate ?? false, fileSecret: deps.fileSecret }));
   app.use(publishingRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, github: deps.github?.client, allowPrivate: deps.callbackGuard?.allowPrivate ?? false }));
   app.use(credentialRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
