@@ -117,6 +117,8 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
           source: { repository: 'Adaline/echo' },
           listed: true,
         });
+        const toolCred = await send(g.url, 'PUT', '/v0/agents/adaline/tool/credential', { key: author.human, body: { token: `${TOKEN}-mcp` } });
+        expect(toolCred.status, JSON.stringify(toolCred.body)).toBe(200);
         const tool = manifest('adaline/tool', { kind: 'mcp', endpoint: `http://127.0.0.1:${mcp.port}/mcp`, tool: 'run' }, { capabilities: ['text.tool'] });
         const publishedTool = await send(g.url, 'POST', '/v0/agents', { key: author.human, body: tool });
         expect(publishedTool.status, JSON.stringify(publishedTool.body)).toBe(201);
@@ -145,7 +147,10 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
         const byTool = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'adaline/tool', input: { n: 2 } } });
         expect(byTool.status, JSON.stringify(byTool.body)).toBe(200);
         expect(byTool.body).toMatchObject({ output: { echo: { n: 2 } }, receipt: { agent: 'adaline/tool@1.0.0', billed: true } });
-        expect(mcp.hits.some((h) => h.method === 'POST' && h.path === '/mcp')).toBe(true);
+        // Every request of the MCP exchange (initialize, the notification, tools/call) carried the MCP agent's own token.
+        const posts = mcp.hits.filter((h) => h.method === 'POST' && h.path === '/mcp');
+        expect(posts.length).toBeGreaterThanOrEqual(2);
+        expect(new Set(mcp.hits.map((h) => h.authorization))).toEqual(new Set([`Bearer ${TOKEN}-mcp`]));
 
         // By capability: a published agent needs allow.published.
         const closed = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { capability: 'text.echo', input: { n: 3 } } });
@@ -208,7 +213,7 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
           credential: { set: true },
           earnings: { paid_calls: 2, fork_calls: 1, share: { EUR: '0.018' }, royalties: { EUR: '0.0045' } },
         });
-        expect(byVersion['adaline/tool@1.0.0']).toMatchObject({ credential: { set: false }, earnings: { paid_calls: 1, share: { EUR: '0.009' } } });
+        expect(byVersion['adaline/tool@1.0.0']).toMatchObject({ credential: { set: true }, earnings: { paid_calls: 1, share: { EUR: '0.009' } } });
 
         // 7. The author yanks echo; the second process stops listing it; the number stays taken.
         const yank = await send(g.url, 'DELETE', '/v0/agents/adaline/echo@1.0.0', { key: author.human });

@@ -45,8 +45,8 @@ mdy4JBM8kxPwanY=
 export interface PublishedServer {
   /** The port on 127.0.0.1. */
   port: number;
-  /** Requests received (method and path). */
-  hits: Array<{ method: string; path: string }>;
+  /** Requests received (method, path, and the Authorization header: null when none). */
+  hits: Array<{ method: string; path: string; authorization: string | null }>;
   /** Make the next answers redirects (302 to the same server). */
   redirect: boolean;
   close(): Promise<void>;
@@ -60,7 +60,7 @@ async function start(tls: boolean, handle: Handle): Promise<PublishedServer> {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
-      state.hits.push({ method: req.method ?? '', path: req.url ?? '' });
+      state.hits.push({ method: req.method ?? '', path: req.url ?? '', authorization: req.headers.authorization ?? null });
       // One request per connection: every request is a new connection, resolved and checked again (no keep-alive
       // race between the test closing idle sockets and the client reusing one).
       res.setHeader('connection', 'close');
