@@ -1,5 +1,5 @@
 /**
- * The MCP runtime bench (services/runner/runtimes/mcp/runtime.ts): a trivial tool on a local MCP server (the SDK's Server behind
+ * The MCP runtime bench (shared/runtimes/mcp/runtime.ts): a trivial tool on a local MCP server (the SDK's Server behind
  * StreamableHTTPServerTransport, stateful sessions, SSE answers), called through the runtime with pooled sessions
  * (`reuseConnections: true`, the default) and with one session per call (`reuseConnections: false`: initialize,
  * initialized, tools/call, then DELETE in the background).
@@ -10,9 +10,9 @@
 import { buildManifest } from '../tests/support/manifest-builder.js';
 import { performance } from 'node:perf_hooks';
 import { Worker } from 'node:worker_threads';
-import { createMcpRuntime } from '../services/runner/runtimes/mcp/runtime.js';
+import { createMcpRuntime } from '../shared/runtimes/mcp/runtime.js';
 import type { Manifest } from '../shared/core/manifest/types.js';
-import type { AgentVersion, RunContext } from '../services/runner/runtimes/types.js';
+import type { AgentVersion, RunContext } from '../shared/runtimes/types.js';
 import { quantile } from './load.js';
 
 export type RecordFigure = (section: string, name: string, value: number | string, unit?: string) => void;

@@ -5,6 +5,7 @@
  * (services/<role>/); this file only wires them and stops them in order: stop taking work, let workers finish,
  * release what they used, close the connections.
  */
+import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
@@ -20,13 +21,16 @@ import { createLogger, type Logger } from '../shared/platform/log.js';
 import { createMessaging } from '../shared/messaging/index.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
+import { readSampleRecords } from '../shared/catalogue/sample-records.js';
 import { createCallWaiter } from '../shared/calls/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
 import { credentialLookup } from '../shared/hosted/credentials.js';
+import type { FileLinkSigner } from '../shared/files/access.js';
 import { startSettler } from './settler/worker.js';
 import { recoverOrphanedCalls } from './settler/recovery.js';
 import { startEvaluator } from './evaluator/worker.js';
+import { loadSuites } from '../shared/evaluation/suites.js';
 import { startDevAgentHost } from './cli/dev-agent-host.js';
 
 export type Role = 'api' | 'runner' | 'settler' | 'evaluator';
@@ -44,6 +48,8 @@ export interface RunningGateway {
 
 export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
   const config = loadConfig(process.env, overrides);
+  // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
+  const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
   const everything = ALL_ROLES.every((r) => roles.includes(r));
   const log = createLogger(everything ? 'gateway' : roles.join('+'), config.logLevel);
   const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, poolMax: config.dbPool } : { dir: config.dbDir });
@@ -55,12 +61,14 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
   const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log });
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
+  if (sampleRecords)
+    log.info({ file: config.recordsFile, agents: sampleRecords.size }, 'sample records loaded (HOLON_RECORDS): shown only for agents without measured runs');
   const context: ServiceContext = {
     db: db.knex,
     registry,
     messaging,
     log,
-    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS },
+    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, ...(sampleRecords ? { sampleRecords } : {}) },
     now: () => Date.now(),
   };
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
@@ -73,6 +81,13 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // `holon serve` in dev also serves the MCP agents of agents/ (services/cli/dev-agent-host.ts); it closes after
   // the runners, so a call in flight still reaches its agent.
   const host = everything && !config.production && config.agentHost ? await startDevAgentHost(registry, log) : undefined;
+  const fileLinks = fileLinkSigner(config, log, roles.includes('api') !== roles.includes('runner') || roles.includes('api') !== roles.includes('evaluator'));
+  // The suites, checked once (a broken one is logged and skipped): the API queues their evaluations at publish time
+  // and serves their fixtures; the evaluator runs them.
+  const suites =
+    roles.includes('api') || roles.includes('evaluator')
+      ? await loadSuites({ publicDir: config.evalsDir, ...(config.privateEvalsDir ? { privateDir: config.privateEvalsDir } : {}) }, log)
+      : undefined;
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
 
@@ -82,15 +97,19 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
         concurrency: config.runnerConcurrency,
         allowPrivateEndpoints: config.allowPrivateEndpoints,
         ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
+        fileLinks,
       })
     : undefined;
   const settler = roles.includes('settler')
     ? startSettler(context, { concurrency: config.settlerConcurrency, guardCallbacks: config.hosted && !config.allowPrivateEndpoints })
     : undefined;
   const evaluator = roles.includes('evaluator')
-    ? startEvaluator(context, {
+    ? await startEvaluator(context, {
         concurrency: config.evaluatorConcurrency,
-        suites: { publicDir: config.evalsDir, ...(config.privateEvalsDir ? { privateDir: config.privateEvalsDir } : {}) },
+        suites: suites!,
+        fileLinks,
+        allowPrivateEndpoints: config.allowPrivateEndpoints,
+        ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
       })
     : undefined;
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
@@ -109,12 +128,13 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   };
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
-    api = roles.includes('api') ? await startApi(context, config, waiter) : undefined;
+    api = roles.includes('api') ? await startApi(context, config, waiter, { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}) }) : undefined;
   } catch (e) {
     // Nothing may keep the process alive after a failed start (a taken port): stop what already runs.
     await stopStarted();
     throw e;
   }
+  if (api) fileLinks.listening(api.port);
   if (api) log.info({ host: config.host, port: api.port, database: db.kind, queue: messaging.kind }, 'holon api listening');
   if (db.kind === 'pglite' || messaging.kind === 'memory') {
     log.warn('embedded database or in-process queue: for trying Holon out, not for production');
@@ -126,6 +146,26 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     context,
     ...(api ? { port: api.port, server: api.server } : {}),
     stop: () => stopStarted(api),
+  };
+}
+
+/**
+ * Signed file links (shared/files/, docs/files.md): HOLON_FILE_SECRET, or without it a random secret of this process —
+ * enough for `holon serve`, where runners sign and the API verifies in one process; an API and runners in separate
+ * processes need the setting. Links point at HOLON_PUBLIC_URL, else at this process's API once it listens, else at
+ * PORT on loopback (a runner started on its own beside a dev API).
+ */
+function fileLinkSigner(config: Config, log: Logger, apart: boolean): FileLinkSigner & { listening(port: number): void } {
+  if (!config.fileSecret && apart) log.warn('HOLON_FILE_SECRET is not set: file links signed here will not be accepted by an API in another process');
+  let port = config.port;
+  const loopback = config.host === '0.0.0.0' || config.host === '::' || config.host === '' ? '127.0.0.1' : config.host;
+  const host = loopback.includes(':') ? `[${loopback}]` : loopback;
+  return {
+    secret: config.fileSecret ?? randomBytes(32).toString('base64url'),
+    origin: () => config.publicUrl ?? `http://${host}:${port}`,
+    listening: (p) => {
+      port = p;
+    },
   };
 }
 

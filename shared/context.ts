@@ -6,12 +6,15 @@ import type { Db } from './db/connect.js';
 import type { Logger } from './platform/log.js';
 import type { Messaging } from './messaging/types.js';
 import type { Registry } from './registry/registry.js';
+import type { SampleRecords } from './catalogue/sample-records.js';
 
 export interface ServiceSettings {
   /** How long a finished call's output waits for pickup (HOLON_RESULT_TTL_S). */
   resultTtlS: number;
   /** How long a queued call may wait for a runner before the sweeper closes it. */
   queueGraceS: number;
+  /** HOLON_RECORDS: sample Agent Records by agent id, shown only beside agents without measured runs; absent = off. */
+  sampleRecords?: SampleRecords;
 }
 
 export interface ServiceContext {

@@ -2,7 +2,7 @@
  * The HTTP API (Express): REST /v0 (gateway.md §5, §7) and /mcp. Every route receives a principal
  * (principal.ts): in dev mode the local operator, who may do everything; in hosted mode the key's.
  */
-import express, { type ErrorRequestHandler, type Express, type Request, type Response } from 'express';
+import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/platform/log.js';
@@ -27,6 +27,8 @@ import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
 import { meAgentRoutes } from './routes/me-agents.js';
+import { fileRoutes, isFileUpload, type FileRouteDeps } from './routes/files.js';
+import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import { publishingRoutes } from './routes/publishing.js';
 import { receiptRoutes } from './routes/receipts.js';
 
@@ -56,10 +58,21 @@ export interface ApiDeps {
     signups: RateRule;
     publishes: RateRule;
     drafts: RateRule;
+    evaluations: RateRule;
   };
   /** HOLON_FILE_SECRET: endpoint credentials are encrypted under it (routes/credentials.ts); without it they answer 503. */
   fileSecret?: string;
+  /** Uploads and signed downloads (routes/files.ts); without it /v0/files is not served. */
+  files?: Omit<FileRouteDeps, 'ctx'>;
+  /** The evaluation suites (shared/evaluation/suites.ts): publishing queues one evaluation per suite that applies. */
+  suites?: SuiteCatalog;
 }
+
+/** The JSON body middlewares run for every request but an upload, whose body is the file (routes/files.ts). */
+const unlessUpload =
+  (handler: RequestHandler): RequestHandler =>
+  (req, res, next) =>
+    isFileUpload(req) ? next() : handler(req, res, next);
 
 export function createApp(deps: ApiDeps): Express {
   const app = express();
@@ -70,9 +83,9 @@ export function createApp(deps: ApiDeps): Express {
     next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
   });
   app.use(originGuard(deps.origins));
-  app.use(requireJson());
-  app.use(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true }));
-  app.use(checkBody());
+  app.use(unlessUpload(requireJson()));
+  app.use(unlessUpload(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true })));
+  app.use(unlessUpload(checkBody()));
   app.use(authenticate(deps.ctx.db, deps.auth));
   const limits = deps.rateLimits;
   if (limits) {
@@ -85,6 +98,10 @@ export function createApp(deps: ApiDeps): Express {
     app.use(rateLimitMiddleware(limits.limiter, { trustProxy: limits.trustProxy, perAddress: limits.perAddress, perAccount: limits.perAccount, log, account }));
     app.post('/v0/agents', actionLimit(limits.limiter, limits.trustProxy, { name: 'publish', rule: limits.publishes, what: 'publishes', account }, log));
     app.post('/v0/agents/draft', actionLimit(limits.limiter, limits.trustProxy, { name: 'draft', rule: limits.drafts, what: 'drafts', account }, log));
+    app.post(
+      /^\/v0\/agents\/[^/]+\/[^/@]+@[^/]+\/evaluate$/,
+      actionLimit(limits.limiter, limits.trustProxy, { name: 'evaluate', rule: limits.evaluations, what: 'evaluation re-runs', account }, log),
+    );
   }
 
   app.get('/healthz', (_req, res) => {
@@ -106,11 +123,21 @@ export function createApp(deps: ApiDeps): Express {
   app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
   app.use(consoleRoutes(deps.auth.hosted));
   app.use(draftRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, allowPrivate: deps.callbackGuard?.allowPrivate ?? false, fileSecret: deps.fileSecret }));
-  app.use(publishingRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, github: deps.github?.client, allowPrivate: deps.callbackGuard?.allowPrivate ?? false }));
+  const catalog = deps.suites;
+  app.use(
+    publishingRoutes({
+      ctx: deps.ctx,
+      hosted: deps.auth.hosted,
+      github: deps.github?.client,
+      allowPrivate: deps.callbackGuard?.allowPrivate ?? false,
+      ...(catalog ? { suites: (capabilities: readonly string[]) => catalog.forCapabilities(capabilities).map(suiteSummary) } : {}),
+    }),
+  );
   app.use(credentialRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
   app.use(agentRoutes(deps.ctx));
   app.use(catalogRoutes(deps.ctx));
   app.use(meAgentRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
+  if (deps.files) app.use(fileRoutes({ ctx: deps.ctx, ...deps.files }));
   app.use(adminRoutes({ ctx: deps.ctx }));
 
   app.use((_req, _res, next) => next(new HolonError('not_found', 404, 'no such route')));

@@ -4,9 +4,11 @@
 import { createServer, type Server } from 'node:http';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
 import { githubSettings } from '../../shared/hosted/github.js';
 import { createMemoryRateLimiter, createRedisRateLimiter } from '../../shared/platform/rate-limit.js';
+import { MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { createApp, type ApiDeps } from './app.js';
 import { createMcpEndpoint } from './mcp/server.js';
 import { isLoopbackName } from './origins.js';
@@ -33,7 +35,14 @@ export interface StartedApi extends StartedRole {
   port: number;
 }
 
-export async function startApi(ctx: ServiceContext, config: Config, waiter: CallWaiter): Promise<StartedApi> {
+export interface ApiOptions {
+  /** HOLON_FILE_SECRET, or the dev process's own: verifies file links (services/compose.ts). Without it, no /v0/files. */
+  fileLinkSecret?: string;
+  /** The evaluation suites: publishing queues their evaluations, the fixture links are served from them. */
+  suites?: SuiteCatalog;
+}
+
+export async function startApi(ctx: ServiceContext, config: Config, waiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
   const release: StartedRole['release'] = [];
   const mcp = createMcpEndpoint({
     ctx,
@@ -55,6 +64,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
       signups: { limit: config.rateLimits.signupsPerHour, windowMs: 60 * minute },
       publishes: { limit: config.rateLimits.publishesPerHour, windowMs: 60 * minute },
       drafts: { limit: config.rateLimits.draftsPerHour, windowMs: 60 * minute },
+      evaluations: { limit: config.rateLimits.evaluationsPerHour, windowMs: 60 * minute },
     };
   }
   const app = createApp({
@@ -74,6 +84,16 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     bodyLimitBytes: config.bodyLimitBytes,
     github: { client: githubSettings(config), publicUrl: config.publicUrl, siteUrl: config.siteUrl },
     ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}),
+    ...(options.fileLinkSecret
+      ? {
+          files: {
+            linkSecret: options.fileLinkSecret,
+            limits: { maxBytes: MAX_FILE_BYTES, quotaBytes: config.fileQuotaBytes },
+            ...(options.suites ? { suites: options.suites } : {}),
+          },
+        }
+      : {}),
+    ...(options.suites ? { suites: options.suites } : {}),
   });
   const server = createServer(app);
   await new Promise<void>((resolve, reject) => {

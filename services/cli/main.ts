@@ -16,7 +16,9 @@ Usage:
                                         127.0.0.1 unless --host / HOST says otherwise (hosted: 0.0.0.0)
   holon api | runner | settler | evaluator [options]
                                         run one service (needs DATABASE_URL and REDIS_URL)
-  holon validate <file>… [--json]       check manifests (holon.yaml) and mandates; exit 1 when any is invalid
+  holon validate <file>… [--json]       check manifests (holon.yaml), mandates and evaluation suites (a file
+                                        named suite.yaml, or with a top-level cases list; fixtures are looked
+                                        for in files/ beside it); exit 1 when any is invalid, 2 on misuse
   holon publish <holon.yaml> [--url URL] [--key KEY] [--json]
                                         publish a version to a hosted gateway (HOLON_URL, HOLON_KEY: a
                                         human key); exit 1 when refused, listing every problem

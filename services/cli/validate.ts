@@ -1,22 +1,27 @@
 /**
- * `holon validate <file>… [--json]`: validate manifests and mandates before publishing or using them.
- * The kind of document is recognised by its fields. Exit 0 when every file is valid, 1 when any is invalid,
- * 2 when the command itself is misused (no file given, unknown option).
+ * `holon validate <file>… [--json]`: validate manifests, mandates and evaluation suites before publishing or using
+ * them. The kind of document is recognised by its fields; a file named `suite.yaml` (or `.yml`, `.json`), or a
+ * document with a top-level `cases` list, is an evaluation suite. A suite's fixtures are checked in the `files/`
+ * directory beside it, and a file named `suite.yaml` must sit in a directory named like its capability (the
+ * `evals/<capability>/suite.yaml` layout). Exit 0 when every file is valid, 1 when any is invalid, 2 when the
+ * command itself is misused (no file given, unknown option).
  */
 import { readFile } from 'node:fs/promises';
+import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { parseDocumentText } from '../../shared/core/documents.js';
 import type { Problem } from '../../shared/core/errors.js';
 import { validateManifest } from '../../shared/core/manifest/index.js';
 import { validateMandate } from '../../shared/core/mandate/index.js';
+import { checkSuite, SUITE_FILE } from '../../shared/evaluation/suites.js';
 
-export type DocumentKind = 'manifest' | 'mandate' | 'unknown';
+export type DocumentKind = 'manifest' | 'mandate' | 'suite' | 'unknown';
 
 export interface FileReport {
   file: string;
   kind: DocumentKind;
   valid: boolean;
-  /** `ns/name@version` for a manifest, the mandate id for a mandate, when readable. */
+  /** `ns/name@version` for a manifest, the mandate id for a mandate, `<capability> v<version>` for a suite. */
   id?: string;
   problems: Problem[];
 }
@@ -24,9 +29,18 @@ export interface FileReport {
 const MANIFEST_FIELDS = ['interface', 'pricing', 'runtime', 'capabilities', 'version'];
 const MANDATE_FIELDS = ['budget', 'issuer', 'grantee', 'allow', 'delegation'];
 
+const SUITE_FILE_NAME = /^suite\.(?:ya?ml|json)$/i;
+
+/** Whether the file is an evaluation suite by its name alone (`suite.yaml`, `suite.yml`, `suite.json`). */
+export function isSuiteFileName(file: string): boolean {
+  return SUITE_FILE_NAME.test(path.basename(file));
+}
+
 export function recogniseKind(doc: unknown): DocumentKind {
   if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return 'unknown';
   const keys = Object.keys(doc);
+  // Neither a manifest nor a mandate has `cases`.
+  if (keys.includes('cases')) return 'suite';
   const manifestScore = MANIFEST_FIELDS.filter((f) => keys.includes(f)).length;
   const mandateScore = MANDATE_FIELDS.filter((f) => keys.includes(f)).length;
   if (manifestScore === 0 && mandateScore === 0) return 'unknown';
@@ -48,7 +62,20 @@ export async function validateFile(file: string): Promise<FileReport> {
   const format = /\.json$/i.test(file) ? 'json' : /\.ya?ml$/i.test(file) ? 'yaml' : undefined;
   const parsed = parseDocumentText(text, format);
   if (!parsed.ok) return { file, kind: 'unknown', valid: false, problems: parsed.problems };
-  const kind = recogniseKind(parsed.value);
+  const kind = isSuiteFileName(file) ? 'suite' : recogniseKind(parsed.value);
+  if (kind === 'suite') {
+    // Fixtures are looked for in files/ beside the suite; only the layout's own file name implies the directory rule.
+    const r = await checkSuite(parsed.value, file, { directoryName: path.basename(file) === SUITE_FILE });
+    return r.ok
+      ? {
+          file,
+          kind,
+          valid: true,
+          id: `${r.suite.capability} v${r.suite.version}, ${r.suite.cases.length} case${r.suite.cases.length === 1 ? '' : 's'}`,
+          problems: [],
+        }
+      : { file, kind, valid: false, problems: r.problems };
+  }
   if (kind === 'manifest') {
     const r = validateManifest(parsed.value);
     return r.ok ? { file, kind, valid: true, id: `${r.manifest.id}@${r.manifest.version}`, problems: [] } : { file, kind, valid: false, problems: r.problems };
@@ -61,7 +88,13 @@ export async function validateFile(file: string): Promise<FileReport> {
     file,
     kind,
     valid: false,
-    problems: [{ path: '$', message: 'neither a manifest (id, version, interface, pricing, runtime) nor a mandate (id, issuer, grantee, allow, budget)' }],
+    problems: [
+      {
+        path: '$',
+        message:
+          'neither a manifest (id, version, interface, pricing, runtime), a mandate (id, issuer, grantee, allow, budget) nor an evaluation suite (capability, version, pass_threshold, cases)',
+      },
+    ],
   };
 }
 
@@ -72,18 +105,35 @@ export function formatReport(r: FileReport): string {
   return `✗ ${r.file}: ${what}, ${n} problem${n === 1 ? '' : 's'}\n` + r.problems.map((p) => `    ${p.path}: ${p.message}\n`).join('');
 }
 
+export const VALIDATE_USAGE = `usage: holon validate <file>… [--json]
+
+Checks each file and lists every problem with its JSON path. What a file is comes from its fields:
+  manifest          id, version, interface, pricing, runtime (holon.yaml)
+  mandate           id, issuer, grantee, allow, budget
+  evaluation suite  a file named suite.yaml (.yml, .json), or a document with a top-level cases list;
+                    every holon://evals/<capability>/<name> its inputs use must be a file in files/ beside
+                    it, and a suite.yaml must sit in a directory named like its capability
+                    (evals/<capability>/suite.yaml)
+Exit 0 when every file is valid, 1 when any is invalid, 2 on misuse.
+  --json            one machine-readable report per file
+`;
+
 export async function validateCommand(argv: string[]): Promise<number> {
-  const options = { json: { type: 'boolean', default: false } } as const;
+  const options = { json: { type: 'boolean', default: false }, help: { type: 'boolean', short: 'h', default: false } } as const;
   let parsed: ReturnType<typeof parseArgs<{ args: string[]; allowPositionals: true; options: typeof options }>>;
   try {
     parsed = parseArgs({ args: argv, allowPositionals: true, options });
   } catch (e) {
-    process.stderr.write(`holon validate: ${(e as Error).message}\nusage: holon validate <file>… [--json]\n`);
+    process.stderr.write(`holon validate: ${(e as Error).message}\n${VALIDATE_USAGE}`);
     return 2;
+  }
+  if (parsed.values.help) {
+    process.stdout.write(VALIDATE_USAGE);
+    return 0;
   }
   const files = parsed.positionals;
   if (files.length === 0) {
-    process.stderr.write('usage: holon validate <file>… [--json]\n');
+    process.stderr.write(VALIDATE_USAGE);
     return 2;
   }
   const reports: FileReport[] = [];

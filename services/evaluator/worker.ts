@@ -1,38 +1,70 @@
 /**
- * The evaluator service (`holon evaluator`, any number of them): takes `evaluate` jobs, one per newly listed
- * version, and finds the suites its capabilities claim (suites.ts). Evaluations are background work, never
- * billed, and run against the author's server. Running the cases and recording results is built on this entry
- * point; until then a job reports which suites apply and completes.
+ * The evaluator service (`holon evaluator`, any number of them; `holon serve` runs one in process): takes `evaluate`
+ * jobs — one per evaluation row, queued when a version is published or an author asks for a re-run — and runs each
+ * (run-evaluation.ts) through the same runtimes as a call, unbilled. A recovery sweep (recovery.ts) hands over the
+ * evaluations left unfinished. The suites are loaded once at start-up (shared/evaluation/suites.ts).
  */
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
-import { EVALUATE_QUEUE, type EvaluationJob } from '../../shared/evaluation/jobs.js';
-import { locateSuites, type SuiteDirs, type SuiteLocation } from './suites.js';
+import { EVALUATE_QUEUE, EVALUATION_ATTEMPTS, type EvaluationJob } from '../../shared/evaluation/jobs.js';
+import { claimEvaluation, finishEvaluation } from '../../shared/evaluation/store.js';
+import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
+import type { FileLinkSigner } from '../../shared/files/access.js';
+import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
+import { createGatewayRuntimes, type GatewayRuntimesOptions } from '../../shared/runtimes/gateway-runtimes.js';
+import { createEndpointLimit } from './endpoint-limit.js';
+import { startEvaluationSweeper } from './recovery.js';
+import { runEvaluation, type EvaluatorContext } from './run-evaluation.js';
 
-export interface EvaluatorOptions {
+export interface EvaluatorOptions extends GatewayRuntimesOptions {
+  /** Evaluations one evaluator runs at once (HOLON_EVALUATOR_CONCURRENCY). */
   concurrency: number;
-  suites: SuiteDirs;
+  suites: SuiteCatalog;
+  /** Signs the links of evaluation fixtures (shared/files/links.ts). */
+  fileLinks: FileLinkSigner;
+  credentials?: CredentialLookup;
+  /** Cases at once against one endpoint, in this process (default 2). */
+  perEndpoint?: number;
+  /** A claim's lease (default 15 s), the sweep's period (default 10 s) and how long a queued row waits for its job first (30 s). */
+  leaseMs?: number;
+  sweepEveryMs?: number;
+  queuedGraceMs?: number;
 }
 
-/** What one job found: the suites that apply to the version (empty when it is not listed or none apply). */
-export async function evaluateVersion(ctx: ServiceContext, job: EvaluationJob, dirs: SuiteDirs): Promise<SuiteLocation[]> {
-  const agent = ctx.registry.get(job.agentId, job.version);
-  const log = ctx.log.child({ agent: `${job.agentId}@${job.version}` });
-  if (!agent) {
-    log.warn('evaluation skipped: the version is not listed');
-    return [];
-  }
-  const suites = await locateSuites(agent.manifest.capabilities, dirs);
-  log.info({ suites: suites.map((s) => s.capability) }, suites.length ? 'suites found for the version' : 'no suite applies to the version');
-  return suites;
-}
-
-export function startEvaluator(ctx: ServiceContext, options: EvaluatorOptions): StartedRole {
+export async function startEvaluator(ctx: ServiceContext, options: EvaluatorOptions): Promise<StartedRole> {
+  const unwatch = options.credentials ? await watchCredentials(ctx.messaging.notifier, options.credentials) : undefined;
+  const runtimes = createGatewayRuntimes(ctx.log, options);
+  const ec: EvaluatorContext = {
+    ...ctx,
+    suites: options.suites,
+    runtimes,
+    fileLinks: options.fileLinks,
+    endpoints: createEndpointLimit(options.perEndpoint ?? 2),
+    leaseMs: options.leaseMs ?? 15_000,
+  };
   const worker = ctx.messaging.queues.worker<EvaluationJob>(
     EVALUATE_QUEUE,
-    async (job) => {
-      await evaluateVersion(ctx, job, options.suites);
+    async (job, info) => {
+      try {
+        await runEvaluation(ec, job.evaluationId);
+      } catch (err) {
+        ctx.log.error({ evaluation: job.evaluationId, err: { message: (err as Error)?.message } }, 'the evaluation failed on the gateway side');
+        if (info.attemptsMade + 1 < EVALUATION_ATTEMPTS) throw err;
+        // The last attempt: the evaluation ends `error` rather than waiting for a sweep that would fail the same way.
+        await giveUp(ec, job.evaluationId).catch(() => undefined);
+      }
     },
     { concurrency: options.concurrency },
   );
-  return { stop: [], workers: [worker], release: [] };
+  const stopSweeper = startEvaluationSweeper(ctx, options.sweepEveryMs ?? 10_000, options.queuedGraceMs ?? 30_000);
+  return {
+    stop: [stopSweeper, ...(unwatch ? [unwatch] : [])],
+    workers: [worker],
+    release: [async () => runtimes.close()],
+  };
+}
+
+async function giveUp(ec: EvaluatorContext, id: string): Promise<void> {
+  const holder = 'h_give_up';
+  if (!(await claimEvaluation(ec.db, id, holder, ec.now(), ec.leaseMs))) return;
+  await finishEvaluation(ec.db, id, holder, { status: 'error', passed: 0, reason: 'the evaluator failed (its log says why)' }, ec.now());
 }

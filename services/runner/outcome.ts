@@ -8,7 +8,7 @@ import { isErrorCode } from '../../shared/core/manifest/schema.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { charge, type MandateBudget, type Outcome } from '../../shared/core/pricing.js';
 import { unbilled, type CallOutcome } from '../../shared/calls/outcome.js';
-import type { RunResult } from './runtimes/types.js';
+import type { RunResult } from '../../shared/runtimes/types.js';
 
 export interface DecidedOutcome {
   outcome: Omit<CallOutcome, 'duration_ms'>;

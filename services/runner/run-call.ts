@@ -18,11 +18,12 @@ import { inputKey, outputKey } from '../../shared/calls/jobs.js';
 import type { CallOutcome } from '../../shared/calls/outcome.js';
 import { unbilled } from '../../shared/calls/outcome.js';
 import { callStatus, claimCall, closeCall, enqueueSettle, type ClaimedCall } from '../../shared/calls/transitions.js';
-import type { AgentContextExtension } from './runtimes/node.js';
-import type { AgentVersion, RunContext, RunResult } from './runtimes/types.js';
+import { checkCallFiles, fileLinks, type FileLink, type FileLinkSigner } from '../../shared/files/access.js';
+import type { AgentContextExtension } from '../../shared/runtimes/node.js';
+import type { AgentVersion, RunContext, RunResult } from '../../shared/runtimes/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
 import { decideOutcome } from './outcome.js';
-import { runDeadline } from './runtimes/abort.js';
+import { runDeadline } from '../../shared/runtimes/abort.js';
 
 export interface RuntimeRunner {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
@@ -34,6 +35,8 @@ export interface RunnerContext extends ServiceContext {
   waiter?: CallWaiter;
   /** Hears cancellations (spec/mcp.md §3); without it, a running call can only time out. */
   cancels?: CancelWatcher;
+  /** Signs the download links of the files an input names (shared/files/); without it such a call fails, unbilled. */
+  fileLinks?: FileLinkSigner;
 }
 
 export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
@@ -79,6 +82,23 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     await finish(unbilled('gateway_error'));
     return;
   }
+  const input: unknown = JSON.parse(rawInput);
+  // The files the input names, checked again: one deleted or expired since admission fails the call, never billed.
+  const files = await checkCallFiles(ctx.db, input, stored.mandate, ctx.now());
+  if (!files.ok) {
+    log.info('a file the input names is gone: file_not_found');
+    await finish(unbilled('file_not_found'));
+    return;
+  }
+  let links: Record<string, FileLink> | undefined;
+  if (files.files.length > 0) {
+    if (!ctx.fileLinks) {
+      log.error('the input names files and this runner cannot sign links');
+      await finish(unbilled('gateway_error'));
+      return;
+    }
+    links = fileLinks(ctx.fileLinks, files.files, ctx.now());
+  }
   const { manifest } = agent;
   const budget = stored.mandate.budget;
   const maxCost = call.max_cost === null || call.max_cost === undefined ? undefined : BigInt(String(call.max_cost));
@@ -110,9 +130,10 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
 
     let result: RunResult;
     try {
-      result = await ctx.runtimes.run(agent, JSON.parse(rawInput), {
+      result = await ctx.runtimes.run(agent, input, {
         callId,
         signal,
+        ...(links ? { files: links } : {}),
         ...(extendContext ? { extendContext } : {}),
         ...(delegationToken ? { delegationToken } : {}),
         timeoutMs: Number(call.timeout_ms),

@@ -6,11 +6,12 @@
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import { RUN_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
-import type { Logger } from '../../shared/platform/log.js';
-import { CredentialUnreadableError, watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
+import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
+import type { FileLinkSigner } from '../../shared/files/access.js';
 import { createCancelWatcher } from './cancel-watcher.js';
 import { runCall } from './run-call.js';
-import { createRuntimes, type AgentVersion, type PublishedNetworkOptions } from './runtimes/index.js';
+import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
+import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 
 export interface RunnerOptions {
   waiter: CallWaiter;
@@ -24,39 +25,16 @@ export interface RunnerOptions {
    * on every webhook and MCP request to the agent's endpoint, whatever the version.
    */
   credentials?: CredentialLookup;
-}
-
-/**
- * The `headers` option of the remote runtimes: a published agent's credential, when its author set one. One that
- * cannot be used fails the call (runtime_unavailable, never billed), and the log says why (never the token).
- */
-function credentialHeaders(lookup: CredentialLookup, log: Logger): (agent: AgentVersion) => Promise<Record<string, string>> {
-  return async (agent): Promise<Record<string, string>> => {
-    if (agent.origin !== 'published') return {};
-    let token: string | undefined;
-    try {
-      token = await lookup(agent.manifest.id);
-    } catch (err) {
-      // The message is ours (never the token); a database error is said without its details.
-      const message = err instanceof CredentialUnreadableError ? err.message : "the agent's endpoint credential could not be read";
-      log.warn({ agent: agent.manifest.id, err: { message } }, 'endpoint credential unusable');
-      throw new Error(message);
-    }
-    return token === undefined ? {} : { authorization: `Bearer ${token}` };
-  };
+  /** Signs the download links of the files a call's input names (shared/files/access.ts). */
+  fileLinks?: FileLinkSigner;
 }
 
 export async function startRunner(ctx: ServiceContext, options: RunnerOptions): Promise<StartedRole> {
   const cancels = await createCancelWatcher(ctx.messaging.notifier, ctx.messaging.store);
   const { credentials } = options;
   const unwatch = credentials ? await watchCredentials(ctx.messaging.notifier, credentials) : undefined;
-  const headers = credentials ? { headers: credentialHeaders(credentials, ctx.log) } : {};
-  const runtimes = createRuntimes({
-    published: { allowPrivateEndpoints: options.allowPrivateEndpoints ?? false, ...(options.guard ? { guard: options.guard } : {}) },
-    webhook: headers,
-    mcp: headers,
-  });
-  const runner = { ...ctx, runtimes, waiter: options.waiter, cancels };
+  const runtimes = createGatewayRuntimes(ctx.log, options);
+  const runner = { ...ctx, runtimes, waiter: options.waiter, cancels, ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}) };
   return {
     stop: [() => cancels.close(), ...(unwatch ? [unwatch] : [])],
     workers: [ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall(runner, job.callId), { concurrency: options.concurrency })],

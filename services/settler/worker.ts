@@ -1,6 +1,6 @@
 /**
  * The settler service (`holon settler`): takes `settle` jobs (shared/settlement/settle.ts: one transaction per
- * call), delivers callbacks, and sweeps what nobody finished (sweeper.ts).
+ * call), delivers callbacks, sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
@@ -8,6 +8,7 @@ import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { settleCall } from '../../shared/settlement/settle.js';
 import { deliverCallback } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
+import { startFileSweeper } from './file-sweeper.js';
 
 export interface SettlerOptions {
   concurrency: number;
@@ -29,5 +30,6 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
     queues.worker<CallJob>(CALLBACK_QUEUE, (job) => deliverCallback(ctx, job.callId, guarded ? { dispatcher: guarded } : {}), { concurrency: 4 }),
   ];
   const sweeper = startSweeper(ctx);
-  return { stop: [() => sweeper.stop()], workers, release: guarded ? [() => guarded.close()] : [] };
+  const files = startFileSweeper(ctx);
+  return { stop: [() => sweeper.stop(), () => files.stop()], workers, release: guarded ? [() => guarded.close()] : [] };
 }

@@ -31,6 +31,7 @@ export async function refuse(
     caller: d?.caller ?? stored?.mandate.grantee ?? null,
     agent,
     status: r.status,
+    errorCode: r.errorCode ?? null,
     reasons: r.reasons,
     worstCase: worst,
     currency: stored?.mandate.budget.currency ?? null,

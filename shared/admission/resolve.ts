@@ -10,6 +10,8 @@ import { EMPTY_RECORD, loadRecords, recordKey } from '../catalogue/agent-record.
 import type { ServiceContext } from '../context.js';
 import type { StoredMandate } from '../mandates/store.js';
 import type { AgentVersion } from '../registry/agent-version.js';
+import { standingOf, type Standing } from '../evaluation/standing.js';
+import { latestEvaluations } from '../evaluation/store.js';
 import { label, type CallSubmission, type Refusal } from './types.js';
 
 export type Resolution = { ok: true; agent: AgentVersion } | { ok: false; refusal: Refusal };
@@ -29,12 +31,13 @@ export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, s
     ctx.db,
     versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })),
   );
+  const standings = stored.mandate.require.evaluated ? await standingsOf(ctx, versions) : undefined;
   const candidates: Candidate[] = [];
   for (const v of versions) {
     const record = records.get(recordKey(v.manifest.id, v.manifest.version)) ?? EMPTY_RECORD;
     candidates.push({
       manifest: v.manifest,
-      facts: { origin: v.origin, evaluation: 'none', record },
+      facts: { origin: v.origin, evaluation: standings?.get(keyOf(v)) ?? 'none', record },
       record,
       usedBefore: await usedBefore(ctx, stored.mandate.id, v.manifest, stored.mandate.approval.firstUse),
     });
@@ -70,12 +73,26 @@ export async function usedBefore(ctx: ServiceContext, mandateId: string, manifes
   return row !== undefined;
 }
 
-export async function factsOf(ctx: ServiceContext, agent: AgentVersion, withRecord: boolean): Promise<AgentFacts> {
-  const facts: AgentFacts = { origin: agent.origin, evaluation: 'none' };
+/**
+ * The facts the mandate's `require` reads: the measured record (when `min_success_rate` asks), the evaluation
+ * standing (when `evaluated` asks; shipped agents are not evaluated: `none`).
+ */
+export async function factsOf(ctx: ServiceContext, agent: AgentVersion, needs: { record: boolean; evaluation: boolean }): Promise<AgentFacts> {
+  const facts: AgentFacts = { origin: agent.origin, evaluation: needs.evaluation ? await standingsOf(ctx, [agent]).then((m) => m.get(keyOf(agent))!) : 'none' };
+  const withRecord = needs.record;
   if (withRecord) {
     const records = await loadRecords(ctx.db, [{ id: agent.manifest.id, version: agent.manifest.version }]);
     const r = records.get(recordKey(agent.manifest.id, agent.manifest.version)) ?? EMPTY_RECORD;
     facts.record = { runs: r.runs, successes: r.successes };
   }
   return facts;
+}
+
+const keyOf = (v: AgentVersion) => `${v.manifest.id}@${v.manifest.version}`;
+
+/** The evaluation standing of each version (published ones read theirs; shipped ones are `none`). */
+async function standingsOf(ctx: ServiceContext, versions: readonly AgentVersion[]): Promise<Map<string, Standing>> {
+  const published = versions.filter((v) => v.origin === 'published').map((v) => ({ id: v.manifest.id, version: v.manifest.version }));
+  const latest = await latestEvaluations(ctx.db, published, false);
+  return new Map(versions.map((v) => [keyOf(v), v.origin === 'published' ? standingOf(latest.get(keyOf(v))) : 'none']));
 }

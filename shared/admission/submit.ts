@@ -16,6 +16,7 @@ import { closeCall, enqueueRun } from '../calls/transitions.js';
 import { loadMandate } from '../mandates/store.js';
 import { settleCall } from '../settlement/settle.js';
 import { createApproval, grantMismatch, loadApproval, newApprovalId } from './approvals.js';
+import { fileRefusal } from './files.js';
 import { refuse } from './refuse.js';
 import { reserve } from './reserve.js';
 import { factsOf, resolveAgent, usedBefore } from './resolve.js';
@@ -81,7 +82,7 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
     via: sub.capability ? { kind: 'capability', capability: sub.capability } : { kind: 'id' },
     usedBefore: await usedBefore(ctx, mandate.id, manifest, mandate.approval.firstUse),
     now: ctx.now(),
-    facts: await factsOf(ctx, agent, mandate.require.minSuccessRate !== undefined),
+    facts: await factsOf(ctx, agent, { record: mandate.require.minSuccessRate !== undefined, evaluation: mandate.require.evaluated }),
     ...(sub.delegation ? { slotMaxCost: sub.delegation.slotMaxCost } : {}),
   };
   const admission = checkCall(mandate, manifest, request);
@@ -108,6 +109,9 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
     if (mismatch.length) return refuseAs(worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch });
     approvalId = sub.approval;
   }
+  // Every file handle must be the root issuer's own, and live: checked before an approval could keep the input.
+  const files = await fileRefusal(ctx, sub.input, mandate);
+  if (files) return refuseAs(worst, files);
   const problems = compileInterface(manifest).input(sub.input);
   if (admission.decision === 'approve' && approvalId === undefined && problems.length === 0) {
     // Held for a human: the input is validated first, so nothing is kept for an input the agent would refuse.

@@ -50,6 +50,8 @@ export interface Refusal {
   httpStatus: number;
   code: string;
   status: ReceiptStatus;
+  /** The receipt's `error` (a refusal that reads as a failed call: `file_not_found`). */
+  errorCode?: string;
   reasons: string[];
   problems?: Problem[];
   approvalId?: string;

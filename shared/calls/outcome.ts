@@ -8,15 +8,18 @@ export interface CallOutcome {
   duration_ms: number;
 }
 
-/** Failures that are never billed: the gateway's own (an error, a restart, a cancellation) and an agent_error. */
-export type UnbilledCode = 'gateway_error' | 'gateway_restarted' | 'cancelled' | 'agent_error';
+/**
+ * Failures that are never billed: the gateway's own (an error, a restart, a cancellation), an agent_error, and a
+ * file the input names that is gone when the run starts (`file_not_found`: deleted or expired after admission).
+ */
+export type UnbilledCode = 'gateway_error' | 'gateway_restarted' | 'cancelled' | 'agent_error' | 'file_not_found';
 
 /**
- * Outcomes the agent did not cause: the gateway failed, restarted, or the caller cancelled. They are recorded
- * (receipt, call event) but never count in the agent's record: not as runs, not in its success rate, cost per
- * successful run or ranking (shared/catalogue/agent-record.ts).
+ * Outcomes the agent did not cause: the gateway failed, restarted, the caller cancelled, or the caller's file was
+ * gone before the agent ran. They are recorded (receipt, call event) but never count in the agent's record: not as
+ * runs, not in its success rate, cost per successful run or ranking (shared/catalogue/agent-record.ts).
  */
-export const NOT_THE_AGENTS_DOING: readonly UnbilledCode[] = ['gateway_error', 'gateway_restarted', 'cancelled'];
+export const NOT_THE_AGENTS_DOING: readonly UnbilledCode[] = ['gateway_error', 'gateway_restarted', 'cancelled', 'file_not_found'];
 
 /** A call that ends without being billed: a gateway failure, a restart, a cancellation, an agent error. */
 export function unbilled(code: UnbilledCode): CallOutcome {

@@ -5,7 +5,9 @@
  *   currency, and the agents it does not allow listed apart with the reasons. Each result carries the compact
  *   all-time record of the version shown (`record`), all results measured with ONE query.
  * describeAgent(ref) — one agent: the resolved version's manifest, its Agent Record, and every listed version
- *   with its own record (ONE query for the whole view).
+ *   with its own record (ONE query for the whole view). With HOLON_RECORDS, and only while the agent has no
+ *   measured run at all, `sample`: the operator's sample record, labelled `source: "sample"`, beside the
+ *   measured fields (sample-records.ts). Search never shows samples: it ranks and admits, on measurements only.
  *
  * The Agent Record (records.ts: definitions, percentiles, currency) is what Holon measured, from `call_events`:
  *   record   compact, all time, the version shown: {runs, successes, success_rate, latency_p50_ms,
@@ -20,7 +22,8 @@
  *            declare is null.
  *   runtime  {kind, attested}: `mcp` and `webhook` run on the author's server (attested: true, with a note);
  *            `node` runs in the gateway's own runtime (attested: false).
- *   evaluation  the status of the version's evaluation (evals.md); `none` until the evaluator has run it.
+ *   evaluation  {status, suites} (evaluations.ts): the standing `require.evaluated` reads, and each suite's latest
+ *            run; the one-agent view adds each case (public detail, hidden pass/fail); shipped agents `none`.
  */
 import { HolonError } from '../core/errors.js';
 import type { Manifest } from '../core/manifest/types.js';
@@ -31,6 +34,8 @@ import { rankCapability } from '../core/resolution.js';
 import type { AgentVersion } from '../registry/agent-version.js';
 import type { ServiceContext } from '../context.js';
 import { loadMandate } from '../mandates/store.js';
+import { sampleFor } from './sample-records.js';
+import { loadEvaluationSummaries, NOT_EVALUATED, publishedOf, type EvaluationSummary } from './evaluations.js';
 import {
   EMPTY_RECORD,
   EMPTY_SUMMARY,
@@ -77,7 +82,7 @@ export function runtimeView(m: Manifest) {
   return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
 }
 
-export function agentView(a: AgentVersion, record: RecordSummary) {
+export function agentView(a: AgentVersion, record: RecordSummary, evaluation: EvaluationSummary = NOT_EVALUATED) {
   const m = a.manifest;
   return {
     id: m.id,
@@ -90,12 +95,9 @@ export function agentView(a: AgentVersion, record: RecordSummary) {
     record,
     data: dataView(m),
     runtime: runtimeView(m),
-    evaluation: EVALUATION,
+    evaluation,
   };
 }
-
-/** No evaluator runs yet (evals.md): every version is `none`, and the mandate's admission rules see that. */
-const EVALUATION = 'none' as const;
 
 /** A list price in the mandate's currency (rounded up, like every conversion the caller pays); null without a rate. */
 function priceIn(m: Manifest, budget: MandateBudget) {
@@ -127,20 +129,22 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
   );
   const measured = (a: AgentVersion): MeasuredRecord => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
   const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
-  if (!mandateId) return { agents: found.map((a) => agentView(a, shown(a))) };
+  const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(found), false);
+  const evaluated = (a: AgentVersion) => evaluations(a.manifest.id, a.manifest.version);
+  if (!mandateId) return { agents: found.map((a) => agentView(a, shown(a), evaluated(a))) };
 
   const stored = await loadMandate(gateway.db, mandateId);
   if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${mandateId}`);
   const { mandate } = stored;
   const now = gateway.now();
   const currency = mandate.budget.currency;
-  const underMandate = (a: AgentVersion) => ({ ...agentView(a, shown(a)), price: priceIn(a.manifest, mandate.budget) });
+  const underMandate = (a: AgentVersion) => ({ ...agentView(a, shown(a), evaluated(a)), price: priceIn(a.manifest, mandate.budget) });
   if (capability && !capability.endsWith('.*')) {
     const ranking = rankCapability(
       capability,
       found.map((a) => ({
         manifest: a.manifest,
-        facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) },
+        facts: { origin: a.origin, evaluation: evaluated(a).status, record: measured(a) },
         record: measured(a),
         usedBefore: true,
       })),
@@ -170,7 +174,7 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
       via: { kind: 'id' },
       usedBefore: true,
       now,
-      facts: { origin: a.origin, evaluation: EVALUATION, record: measured(a) },
+      facts: { origin: a.origin, evaluation: evaluated(a).status, record: measured(a) },
     });
     if (admission.decision === 'deny') denied.push({ id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons });
     else allowed.push({ ...underMandate(a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision });
@@ -192,9 +196,11 @@ export async function describeAgent(gateway: ServiceContext, ref: string) {
     gateway.now(),
   );
   const own = measuredRecords.versions.get(agent.manifest.version)!;
+  const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(versions), true);
+  const sample = sampleFor(gateway.settings.sampleRecords, agent.manifest.id, measuredRecords.agent.all_time.runs);
   return {
     // `record`: the resolved version, all time, compact (as in search); `records`: the full Agent Record.
-    ...agentView(agent, summarize(own.all_time)),
+    ...agentView(agent, summarize(own.all_time), evaluations(agent.manifest.id, agent.manifest.version)),
     description: agent.manifest.description ?? null,
     interface: {
       input: agent.manifest.interface.input,
@@ -202,10 +208,11 @@ export async function describeAgent(gateway: ServiceContext, ref: string) {
       errors: Object.fromEntries(Object.entries(agent.manifest.interface.errors).map(([code, e]) => [code, { description: e.description, billed: e.billed }])),
     },
     records: { version: own, agent: measuredRecords.agent },
+    ...(sample ? { sample } : {}),
     manifest: agent.manifest.doc,
     versions: versions.map((v) => {
       const r = measuredRecords.versions.get(v.manifest.version)!;
-      return { version: v.manifest.version, record: summarize(r.all_time), records: r };
+      return { version: v.manifest.version, record: summarize(r.all_time), records: r, evaluation: evaluations(v.manifest.id, v.manifest.version).status };
     }),
   };
 }

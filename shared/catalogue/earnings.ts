@@ -20,6 +20,7 @@
  * positive lines in settle entries (`journal_total`, one more query, reported alongside so anyone can check).
  * Amounts are per currency (the settlement currency), formatted, never converted or summed across currencies.
  */
+import { loadEvaluationSummaries } from './evaluations.js';
 import type { ServiceContext } from '../context.js';
 import { formatAmount, type Micros } from '../core/money.js';
 import type { Db } from '../db/connect.js';
@@ -149,9 +150,6 @@ async function loadVersions(db: Db, author: string): Promise<PublishedRow[]> {
   return r.rows;
 }
 
-/** No evaluator reports per version yet (evals.md): the place its results go (public cases in detail, hidden pass/fail). */
-const NO_EVALUATION = { status: 'none' as const, suites: [] as unknown[] };
-
 export interface AuthorViewOptions {
   /** HOLON_FILE_SECRET: without it credentials cannot be read or set, and `credential` is null. */
   fileSecret: string | undefined;
@@ -162,6 +160,12 @@ export async function authorAgents(ctx: Pick<ServiceContext, 'db'>, author: stri
   const { db } = ctx;
   const [rows, { byVersion, unattributed }, journal] = await Promise.all([loadVersions(db, author), attribute(db, author), journalTotal(db, author)]);
   const ids = [...new Set(rows.map((r) => r.agent_id))];
+  // Each version's evaluations with every case: public ones in detail, hidden ones pass/fail (progress while running).
+  const evaluations = await loadEvaluationSummaries(
+    db,
+    rows.map((r) => ({ id: r.agent_id, version: r.version })),
+    true,
+  );
   const credentials = new Map<string, CredentialView | null>(
     await Promise.all(ids.map(async (id) => [id, options.fileSecret ? await viewCredential(db, options.fileSecret, id) : null] as const)),
   );
@@ -190,7 +194,7 @@ export async function authorAgents(ctx: Pick<ServiceContext, 'db'>, author: stri
       listed: r.yanked_at === null,
       yanked_at: r.yanked_at === null ? null : new Date(r.yanked_at).toISOString(),
       credential: credentials.get(r.agent_id) ?? null,
-      evaluation: NO_EVALUATION,
+      evaluation: evaluations(r.agent_id, r.version),
       earnings: { paid_calls: t.paidCalls, fork_calls: t.forkCalls, share: view(t.share), royalties: view(t.royalties), total: view(total) },
     };
   });

@@ -14,6 +14,8 @@ import * as m008 from './migrations/008_settlements_that_move_nothing.js';
 import * as m009 from './migrations/009_github_sign_in.js';
 import * as m010 from './migrations/010_published_versions.js';
 import * as m011 from './migrations/011_agent_credentials.js';
+import * as m012 from './migrations/012_files.js';
+import * as m013 from './migrations/013_evaluations.js';
 
 interface Migration {
   name: string;
@@ -34,7 +36,7 @@ function forwardOnly(m: { name: string; statements: readonly string[] }): Migrat
   };
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011].map(forwardOnly);
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

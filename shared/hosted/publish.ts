@@ -17,6 +17,8 @@ import { sortProblems, validateManifest } from '../core/manifest/validate.js';
 import { isOpenSource, type Manifest } from '../core/manifest/types.js';
 import { assertPublicUrl, type LookupAll } from '../platform/guarded-net.js';
 import { recordPublished } from '../registry/published.js';
+import { wakeEvaluators } from '../evaluation/jobs.js';
+import { queueEvaluations, type EvaluationRow, type SuiteSummary } from '../evaluation/store.js';
 import { GitHubUnavailable, isPublicMember, readRepository, type GitHubSettings } from './github.js';
 import { yankVersion, type Yanked } from './moderation.js';
 
@@ -29,6 +31,8 @@ export interface PublishSettings {
   allowPrivate: boolean;
   /** The endpoint's resolver (tests); default dns.lookup. */
   lookup?: LookupAll;
+  /** The suites that apply to these capabilities (shared/evaluation/suites.ts); none when absent. */
+  suites?: (capabilities: readonly string[]) => SuiteSummary[];
 }
 
 export interface Published {
@@ -38,6 +42,8 @@ export interface Published {
   license: string;
   /** The GitHub repository checked now (`owner/repo`, as GitHub names it), or `proprietary`: no code was checked. */
   source: { repository: string } | 'proprietary';
+  /** `pending` with the suites queued for it, or `none` when no suite applies to its capabilities. */
+  evaluation: { status: 'pending' | 'none'; suites: string[] };
   listed: true;
 }
 
@@ -222,12 +228,20 @@ export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: strin
   if (!v.ok) throw new Error('unreachable: an invalid manifest is a finding');
 
   const manifest = v.manifest;
-  const outcome = await recordPublished(ctx, { manifest, author: handle, ...(repository ? { repository } : {}) });
+  const suites = s.suites?.(manifest.capabilities) ?? [];
+  let queued: EvaluationRow[] = [];
+  const outcome = await recordPublished(ctx, { manifest, author: handle, ...(repository ? { repository } : {}) }, async (trx) => {
+    queued = await queueEvaluations(trx, { agentId: manifest.id, version: manifest.version }, suites);
+  });
   if (outcome === 'version_taken') {
     f.add('taken', '$.version', `${manifest.id}@${manifest.version} was just published by another request`);
     f.decide();
   }
-  ctx.log.info({ agent: manifest.id, version: manifest.version, author: handle, repository }, 'version published');
+  await wakeEvaluators(
+    ctx,
+    queued.map((e) => e.id),
+  );
+  ctx.log.info({ agent: manifest.id, version: manifest.version, author: handle, repository, evaluations: queued.length }, 'version published');
   return {
     agent: manifest.id,
     version: manifest.version,
@@ -235,6 +249,7 @@ export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: strin
     license: manifest.license,
     source: isOpenSource(manifest) && repository ? { repository } : 'proprietary',
     listed: true,
+    evaluation: { status: queued.length ? 'pending' : 'none', suites: queued.map((e) => e.capability) },
   };
 }
 

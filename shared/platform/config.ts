@@ -28,6 +28,8 @@ export interface Config {
   exclude: string[];
   /** Directory of mandate files loaded at start. */
   mandatesDir?: string;
+  /** HOLON_RECORDS: a JSON file of sample Agent Records, read at start (shared/catalogue/sample-records.ts); absent = off. */
+  recordsFile?: string;
   /** Demo credit for a new issuer, EUR micro-units. */
   signupCredit: bigint;
   /** How long a finished call's output waits for pickup. */
@@ -35,6 +37,8 @@ export interface Config {
   /** Longest synchronous wait before answering 202. */
   syncWaitS: number;
   bodyLimitBytes: number;
+  /** HOLON_FILE_QUOTA_BYTES: bytes of live uploaded files per account (default 200 MB; shared/files/store.ts). */
+  fileQuotaBytes: number;
   runnerConcurrency: number;
   settlerConcurrency: number;
   /** Evaluation jobs one evaluator runs at once (HOLON_EVALUATOR_CONCURRENCY). */
@@ -67,7 +71,14 @@ export interface Config {
   /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may live on private addresses (refused in production). */
   allowPrivateEndpoints: boolean;
   /** HOLON_RATE_ADDRESS_PER_MIN, HOLON_RATE_ACCOUNT_PER_MIN, HOLON_RATE_SIGNUPS_PER_HOUR. */
-  rateLimits: { perAddressPerMin: number; perAccountPerMin: number; signupsPerHour: number; publishesPerHour: number; draftsPerHour: number };
+  rateLimits: {
+    perAddressPerMin: number;
+    perAccountPerMin: number;
+    signupsPerHour: number;
+    publishesPerHour: number;
+    draftsPerHour: number;
+    evaluationsPerHour: number;
+  };
   /** HOLON_GITHUB_URL: GitHub's web origin (default https://github.com): `<it>/login/oauth/authorize` and `/access_token`. */
   githubUrl: string;
   /** HOLON_GITHUB_API_URL: GitHub's REST API (default https://api.github.com). */
@@ -125,10 +136,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     registryExplicit: registryRaw !== undefined,
     exclude: env.HOLON_EXCLUDE === undefined ? DEFAULT_EXCLUDE : splitList(env.HOLON_EXCLUDE),
     mandatesDir: nonEmpty(env.HOLON_MANDATES),
+    ...(nonEmpty(env.HOLON_RECORDS) ? { recordsFile: path.resolve(nonEmpty(env.HOLON_RECORDS)!) } : {}),
     signupCredit,
     resultTtlS: int('HOLON_RESULT_TTL_S', 600, 1, 86_400),
     syncWaitS: int('HOLON_SYNC_WAIT_S', 60, 1, 600),
     bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
+    fileQuotaBytes: int('HOLON_FILE_QUOTA_BYTES', 200 * 1_048_576, 1024, 1_000_000 * 1_048_576),
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
     settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
     evaluatorConcurrency: int('HOLON_EVALUATOR_CONCURRENCY', 2, 1, 100),
@@ -239,6 +252,8 @@ function operatingSettings(
       // Each publish asks GitHub and resolves an endpoint; each draft calls an author's server: own, tighter buckets.
       publishesPerHour: int('HOLON_RATE_PUBLISHES_PER_HOUR', 30, 1, 100_000),
       draftsPerHour: int('HOLON_RATE_DRAFTS_PER_HOUR', 60, 1, 100_000),
+      // A re-run asks the author's server every case of a suite again.
+      evaluationsPerHour: int('HOLON_RATE_EVALUATIONS_PER_HOUR', 10, 1, 100_000),
     },
     // GitHub sign-in (gateway.md §7 Accounts): only turns a feature on, so its absence never stops the gateway.
     githubUrl: url('HOLON_GITHUB_URL') ?? 'https://github.com',

@@ -1,6 +1,6 @@
 /**
  * Network safety for outbound requests to addresses chosen by users: callback URLs and published agents'
- * endpoints (services/runner/runtimes/published.ts; gateway.md §7, "Publishing agents" → "Network safety").
+ * endpoints (shared/runtimes/published.ts; gateway.md §7, "Publishing agents" → "Network safety").
  *
  * Three pieces:
  * - `addressClass` / `isPublicAddress`: judge one IP address against exact CIDR tables (IANA special-purpose

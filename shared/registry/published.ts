@@ -8,7 +8,7 @@ import type { ServiceContext } from '../context.js';
 import type { Problem } from '../core/errors.js';
 import { validateManifest } from '../core/manifest/validate.js';
 import type { Manifest } from '../core/manifest/types.js';
-import type { Db } from '../db/connect.js';
+import type { Db, Tx } from '../db/connect.js';
 import { parseVersionMessage, versionMessage, type AgentVersion } from './agent-version.js';
 import type { Registry } from './registry.js';
 
@@ -47,16 +47,23 @@ async function listOne(ctx: Ctx, id: string, version: string): Promise<boolean> 
 /**
  * Record a version as published, then list it here and announce it to every process. The primary key decides a
  * race: exactly one of two publishes of the same version wins. `version_taken` when the number was ever used.
+ * `within` runs in the same transaction as the insert, only for the winner (publishing queues the version's
+ * evaluations there: no process ever lists it without them).
  */
-export async function recordPublished(ctx: Ctx, p: PublishedVersion): Promise<'listed' | 'version_taken'> {
+export async function recordPublished(ctx: Ctx, p: PublishedVersion, within?: (trx: Tx) => Promise<void>): Promise<'listed' | 'version_taken'> {
   const { id, version } = p.manifest;
   if (ctx.registry.get(id, version)) return 'version_taken';
-  const inserted = await ctx.db.raw<{ rows: unknown[] }>(
-    `INSERT INTO published_versions (agent_id, version, author, manifest, repository) VALUES (?, ?, ?, ?::jsonb, ?)
-     ON CONFLICT (agent_id, version) DO NOTHING RETURNING agent_id`,
-    [id, version, p.author, JSON.stringify(p.manifest.doc), p.repository ?? null],
-  );
-  if (inserted.rows.length === 0) return 'version_taken';
+  const won = await ctx.db.transaction(async (trx) => {
+    const inserted = await trx.raw<{ rows: unknown[] }>(
+      `INSERT INTO published_versions (agent_id, version, author, manifest, repository) VALUES (?, ?, ?, ?::jsonb, ?)
+       ON CONFLICT (agent_id, version) DO NOTHING RETURNING agent_id`,
+      [id, version, p.author, JSON.stringify(p.manifest.doc), p.repository ?? null],
+    );
+    if (inserted.rows.length === 0) return false;
+    await within?.(trx);
+    return true;
+  });
+  if (!won) return 'version_taken';
   ctx.registry.add({ manifest: p.manifest, origin: 'published' });
   try {
     await ctx.messaging.notifier.publish(PUBLISHED_CHANNEL, versionMessage(id, version));

@@ -98,7 +98,7 @@ describe('the Agent Record from real calls', () => {
       cost_per_successful_run: '0.015',
       currency: 'EUR',
     });
-    expect(one.body.versions).toEqual([{ version: '1.0.0', record: one.body.record, records: { last_30_days: window, all_time: window } }]);
+    expect(one.body.versions).toEqual([{ version: '1.0.0', record: one.body.record, records: { last_30_days: window, all_time: window }, evaluation: 'none' }]);
     expect(one.body.data).toEqual({ attested: true, retention: 'none', region: null, training: false, subprocessors: null, note: NOTE });
     expect(one.body.runtime).toEqual({ kind: 'node', attested: false });
 

@@ -12,7 +12,7 @@ import { createCancelWatcher } from '../../services/runner/cancel-watcher.js';
 import { inputKey } from '../../shared/calls/jobs.js';
 import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
-import { isCancel } from '../../services/runner/runtimes/abort.js';
+import { isCancel } from '../../shared/runtimes/abort.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {

@@ -177,7 +177,7 @@ test('the catalogue pages every agent with declared and measured figures; earnin
         pricing: { model: 'per_run', currency: 'EUR', amount: '0.01' },
         data: { attested: true, retention: 'none', region: ['eu'], training: false },
         runtime: { kind: 'webhook', attested: true },
-        evaluation: 'none',
+        evaluation: { status: 'none', suites: [] },
       });
       expect(bobEcho.versions.map((v: any) => v.version)).toEqual(['1.0.0']);
       expect(bobEcho.versions[0].record).toMatchObject({ runs: 1, successes: 1 });

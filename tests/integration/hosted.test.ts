@@ -104,34 +104,39 @@ describe('sign-up and keys', () => {
   }
 
   test("handles and emails: GitHub rules in lower case; reserved, authors' namespaces, taken and malformed ones refused", async () => {
-    await useAudited(await startHostedGateway({ rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60 } }), async (g) => {
-      await signUp(g.url, 'alice');
-      const cases: Array<[unknown, number, string]> = [
-        [{ handle: 'a', email: 'x1@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'x'.repeat(40), email: 'x2@example.test' }, 400, 'invalid_handle'],
-        [{ handle: '-bob', email: 'x3@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'bo--b', email: 'x4@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'bo_b', email: 'x5@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'holon', email: 'x6@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'admin', email: 'x7@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'examples', email: 'x8@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'fixtures', email: 'x9@example.test' }, 400, 'invalid_handle'],
-        [{ handle: 'alice', email: 'new@example.test' }, 409, 'handle_taken'],
-        [{ handle: 'alice2', email: 'ALICE@example.test' }, 409, 'email_taken'],
-        [{ handle: 'carol', email: 'not an email' }, 400, 'invalid_request'],
-        [{ handle: 'carol' }, 400, 'invalid_request'],
-        [{ handle: 'carol', email: 'c@example.test', admin: true }, 400, 'invalid_request'],
-        [{ handle: 'car\u0000ol', email: 'c@example.test' }, 400, 'invalid_request'],
-        [{ handle: 42, email: 'c@example.test' }, 400, 'invalid_request'],
-      ];
-      for (const [body, status, code] of cases) {
-        const r = await send(g.url, 'POST', '/v0/signup', { body });
-        expect([r.status, r.body.error?.code], JSON.stringify(body)).toEqual([status, code]);
-      }
-      expect((await send(g.url, 'POST', '/v0/signup', { body: '{"handle": ' })).status).toBe(400);
-      // Nothing half-made: exactly one account, one credit.
-      expect((await g.db.knex('accounts').where({ kind: 'user' })).map((a) => a.handle)).toEqual(['alice']);
-    });
+    await useAudited(
+      await startHostedGateway({
+        rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
+      }),
+      async (g) => {
+        await signUp(g.url, 'alice');
+        const cases: Array<[unknown, number, string]> = [
+          [{ handle: 'a', email: 'x1@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'x'.repeat(40), email: 'x2@example.test' }, 400, 'invalid_handle'],
+          [{ handle: '-bob', email: 'x3@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'bo--b', email: 'x4@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'bo_b', email: 'x5@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'holon', email: 'x6@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'admin', email: 'x7@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'examples', email: 'x8@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'fixtures', email: 'x9@example.test' }, 400, 'invalid_handle'],
+          [{ handle: 'alice', email: 'new@example.test' }, 409, 'handle_taken'],
+          [{ handle: 'alice2', email: 'ALICE@example.test' }, 409, 'email_taken'],
+          [{ handle: 'carol', email: 'not an email' }, 400, 'invalid_request'],
+          [{ handle: 'carol' }, 400, 'invalid_request'],
+          [{ handle: 'carol', email: 'c@example.test', admin: true }, 400, 'invalid_request'],
+          [{ handle: 'car\u0000ol', email: 'c@example.test' }, 400, 'invalid_request'],
+          [{ handle: 42, email: 'c@example.test' }, 400, 'invalid_request'],
+        ];
+        for (const [body, status, code] of cases) {
+          const r = await send(g.url, 'POST', '/v0/signup', { body });
+          expect([r.status, r.body.error?.code], JSON.stringify(body)).toEqual([status, code]);
+        }
+        expect((await send(g.url, 'POST', '/v0/signup', { body: '{"handle": ' })).status).toBe(400);
+        // Nothing half-made: exactly one account, one credit.
+        expect((await g.db.knex('accounts').where({ kind: 'user' })).map((a) => a.handle)).toEqual(['alice']);
+      },
+    );
   });
 
   test('the database holds no plaintext key, only SHA-256 hashes', async () => {
@@ -515,7 +520,10 @@ describe('idempotent calls', () => {
 
 describe('rate limits', () => {
   test('per address across API processes; a forged X-Forwarded-For buys nothing; per account across keys', async () => {
-    const limits = { rateLimits: { perAddressPerMin: 5, perAccountPerMin: 8, signupsPerHour: 2, publishesPerHour: 30, draftsPerHour: 60 }, trustProxy: true };
+    const limits = {
+      rateLimits: { perAddressPerMin: 5, perAccountPerMin: 8, signupsPerHour: 2, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
+      trustProxy: true,
+    };
     await useAudited(await startHostedGateway(limits), async (g) => {
       const other = await secondApi(g, limits);
       try {

@@ -8,7 +8,7 @@ import { runCall } from '../../services/runner/run-call.js';
 import { settleCall } from '../../shared/settlement/settle.js';
 import { submitCall } from '../../shared/admission/submit.js';
 import { sweep } from '../../services/settler/sweeper.js';
-import { createRuntimes } from '../../services/runner/runtimes/index.js';
+import { createRuntimes } from '../../shared/runtimes/index.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { HolonError } from '../../shared/core/errors.js';

@@ -73,7 +73,12 @@ describe('the MCP server at /mcp', () => {
       expect(found.currency).toBe('EUR');
       expect(found.agents.map((a: any) => a.id)).toContain('examples/quote-translate');
       const translate = found.agents.find((a: any) => a.id === 'examples/quote-translate');
-      expect(translate).toMatchObject({ worst_case: expect.any(String), price: { currency: 'EUR' }, record: { runs: 0 }, evaluation: 'none' });
+      expect(translate).toMatchObject({
+        worst_case: expect.any(String),
+        price: { currency: 'EUR' },
+        record: { runs: 0 },
+        evaluation: { status: 'none', suites: [] },
+      });
       // Author-written summaries reach the text block only inside the wrapper.
       expect(textOf(search)).toMatch(/examples\/quote-translate@1\.0\.0: worst case [0-9.]+ EUR — <untrusted>[^<]+<\/untrusted>/);
 

@@ -8,7 +8,7 @@ import { startGateway, type RunningGateway } from '../../services/compose.js';
 import { checkReason, disableAccount, escapeLike, listAccounts, readLog, yankVersion } from '../../shared/hosted/moderation.js';
 import { applyYanks, followYanks, parseYankMessage, startYankFollower, YANKS_CHANNEL } from '../../shared/hosted/yanks.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
-import type { AgentVersion } from '../../services/runner/runtimes/types.js';
+import type { AgentVersion } from '../../shared/runtimes/types.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
@@ -18,7 +18,14 @@ const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 const HOSTED = {
   hosted: true,
   adminKey: ADMIN,
-  rateLimits: { perAddressPerMin: 100_000, perAccountPerMin: 100_000, signupsPerHour: 1000, publishesPerHour: 1000, draftsPerHour: 1000 },
+  rateLimits: {
+    perAddressPerMin: 100_000,
+    perAccountPerMin: 100_000,
+    signupsPerHour: 1000,
+    publishesPerHour: 1000,
+    draftsPerHour: 1000,
+    evaluationsPerHour: 1000,
+  },
 };
 
 const hosted = async () => startTestGateway({ config: HOSTED });

@@ -6,8 +6,8 @@
  */
 import { Agent, fetch as undiciFetch, type RequestInit as UndiciRequestInit } from 'undici';
 import { afterEach, describe, expect, test } from 'vitest';
-import { createRuntimes } from '../../services/runner/runtimes/index.js';
-import type { AgentVersion } from '../../services/runner/runtimes/types.js';
+import { createRuntimes } from '../../shared/runtimes/index.js';
+import type { AgentVersion } from '../../shared/runtimes/types.js';
 import { startRunner } from '../../services/runner/worker.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import type { StartedRole } from '../../shared/context.js';

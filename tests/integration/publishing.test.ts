@@ -61,7 +61,15 @@ test('an owned public open-source agent is listed, callable by another account, 
     github.addRepository({ owner: 'bob', name: 'echo' });
     const r = await publish(g, bob, manifest('bob/echo', {}, 'https://github.com/bob/echo'));
     expect(r.status, JSON.stringify(r.body)).toBe(201);
-    expect(r.body).toEqual({ agent: 'bob/echo', version: '1.0.0', author: 'bob', license: 'MIT', source: { repository: 'bob/echo' }, listed: true });
+    expect(r.body).toEqual({
+      agent: 'bob/echo',
+      version: '1.0.0',
+      author: 'bob',
+      license: 'MIT',
+      source: { repository: 'bob/echo' },
+      listed: true,
+      evaluation: { status: 'none', suites: [] },
+    });
     expect(await g.db.knex('published_versions').select('agent_id', 'author', 'repository')).toEqual([
       { agent_id: 'bob/echo', author: 'bob', repository: 'bob/echo' },
     ]);
@@ -280,7 +288,9 @@ test('two API processes racing to publish one version: exactly one lists it, the
 });
 
 test('publishing and drafting have their own per-account hourly buckets, shared by every API process; attempts count, refusals too', async () => {
-  const limits = { rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 100, publishesPerHour: 3, draftsPerHour: 2 } };
+  const limits = {
+    rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 100, publishesPerHour: 3, draftsPerHour: 2, evaluationsPerHour: 10 },
+  };
   await useAudited(await startHostedGateway(withGitHub(limits)), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
     const carol = await signInWithGitHub(g.url, github, 'carol', 1003);

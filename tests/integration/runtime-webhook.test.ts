@@ -5,10 +5,10 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
-import { cancelReason } from '../../services/runner/runtimes/abort.js';
-import { createRuntimes } from '../../services/runner/runtimes/index.js';
-import type { AgentVersion, RunContext, RunResult } from '../../services/runner/runtimes/types.js';
-import { createWebhookRuntime } from '../../services/runner/runtimes/webhook.js';
+import { cancelReason } from '../../shared/runtimes/abort.js';
+import { createRuntimes } from '../../shared/runtimes/index.js';
+import type { AgentVersion, RunContext, RunResult } from '../../shared/runtimes/types.js';
+import { createWebhookRuntime } from '../../shared/runtimes/webhook.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;

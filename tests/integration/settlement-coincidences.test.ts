@@ -21,7 +21,7 @@ import { createLogger } from '../../shared/platform/log.js';
 import { createRegistry } from '../../shared/registry/registry.js';
 import { settleCall } from '../../shared/settlement/settle.js';
 import { runCall } from '../../services/runner/run-call.js';
-import type { RunResult } from '../../services/runner/runtimes/types.js';
+import type { RunResult } from '../../shared/runtimes/types.js';
 import { dbTest } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 

@@ -116,6 +116,7 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
           license: 'MIT',
           source: { repository: 'Adaline/echo' },
           listed: true,
+          evaluation: { status: 'none', suites: [] },
         });
         const toolCred = await send(g.url, 'PUT', '/v0/agents/adaline/tool/credential', { key: author.human, body: { token: `${TOKEN}-mcp` } });
         expect(toolCred.status, JSON.stringify(toolCred.body)).toBe(200);

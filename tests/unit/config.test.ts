@@ -42,7 +42,7 @@ describe('production configuration', () => {
       adminKey: ADMIN,
       trustProxy: true,
       allowPrivateEndpoints: false,
-      rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 10, publishesPerHour: 30, draftsPerHour: 60 },
+      rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 10, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
     });
     expect(loadConfig({ ...PRODUCTION, HOLON_TRUST_PROXY: '0' }).trustProxy).toBe(false);
   });
@@ -124,7 +124,14 @@ describe('production configuration', () => {
   });
 
   it('reads the rate limits, with defaults', () => {
-    expect(loadConfig({}).rateLimits).toEqual({ perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 10, publishesPerHour: 30, draftsPerHour: 60 });
+    expect(loadConfig({}).rateLimits).toEqual({
+      perAddressPerMin: 600,
+      perAccountPerMin: 1200,
+      signupsPerHour: 10,
+      publishesPerHour: 30,
+      draftsPerHour: 60,
+      evaluationsPerHour: 10,
+    });
     expect(
       loadConfig({
         HOLON_RATE_ADDRESS_PER_MIN: '60',
@@ -133,7 +140,7 @@ describe('production configuration', () => {
         HOLON_RATE_PUBLISHES_PER_HOUR: '4',
         HOLON_RATE_DRAFTS_PER_HOUR: '5',
       }).rateLimits,
-    ).toEqual({ perAddressPerMin: 60, perAccountPerMin: 120, signupsPerHour: 3, publishesPerHour: 4, draftsPerHour: 5 });
+    ).toEqual({ perAddressPerMin: 60, perAccountPerMin: 120, signupsPerHour: 3, publishesPerHour: 4, draftsPerHour: 5, evaluationsPerHour: 10 });
     const problems = problemsOf({ HOLON_RATE_ADDRESS_PER_MIN: '0', HOLON_RATE_SIGNUPS_PER_HOUR: 'ten', HOLON_RATE_DRAFTS_PER_HOUR: '-1' });
     expect(problems).toHaveLength(3);
     expect(problems[0]).toContain('HOLON_RATE_ADDRESS_PER_MIN');

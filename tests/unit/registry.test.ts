@@ -9,7 +9,7 @@ import type { Logger } from '../../shared/platform/log.js';
 import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../../shared/registry/mandate-files.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
-import type { AgentVersion } from '../../services/runner/runtimes/types.js';
+import type { AgentVersion } from '../../shared/runtimes/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const EXAMPLES = fileURLToPath(new URL('../../examples', import.meta.url));

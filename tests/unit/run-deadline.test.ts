@@ -1,9 +1,9 @@
 /**
- * A run's signal (services/runner/runtimes/abort.ts runDeadline): the hard timeout fires even when a garbage
+ * A run's signal (shared/runtimes/abort.ts runDeadline): the hard timeout fires even when a garbage
  * collection runs while the agent works — AbortSignal.any over AbortSignal.timeout loses it on Node 20.
  */
 import { describe, expect, test } from 'vitest';
-import { cancelReason, isCancel, runDeadline } from '../../services/runner/runtimes/abort.js';
+import { cancelReason, isCancel, runDeadline } from '../../shared/runtimes/abort.js';
 import { forceGc } from '../support/force-gc.js';
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));

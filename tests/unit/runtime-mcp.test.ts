@@ -22,10 +22,10 @@ import {
   type ServerNotification,
   type ServerRequest,
 } from '@modelcontextprotocol/sdk/types.js';
-import { createRuntimes } from '../../services/runner/runtimes/index.js';
-import { createMcpRuntime, type McpRuntimeOptions } from '../../services/runner/runtimes/mcp/runtime.js';
-import { cancelReason } from '../../services/runner/runtimes/abort.js';
-import type { AgentVersion, RunContext, RunResult, Runtime } from '../../services/runner/runtimes/types.js';
+import { createRuntimes } from '../../shared/runtimes/index.js';
+import { createMcpRuntime, type McpRuntimeOptions } from '../../shared/runtimes/mcp/runtime.js';
+import { cancelReason } from '../../shared/runtimes/abort.js';
+import type { AgentVersion, RunContext, RunResult, Runtime } from '../../shared/runtimes/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const fixtures = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/mcp');

@@ -1,10 +1,10 @@
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
-import { cancelReason, isCancel } from '../../services/runner/runtimes/abort.js';
-import { createNodeRuntime, defineAgentContextExtension, type AgentContext, type NodeRunContext } from '../../services/runner/runtimes/node.js';
-import { createRuntimes } from '../../services/runner/runtimes/index.js';
-import type { AgentVersion, RunContext } from '../../services/runner/runtimes/types.js';
+import { cancelReason, isCancel } from '../../shared/runtimes/abort.js';
+import { createNodeRuntime, defineAgentContextExtension, type AgentContext, type NodeRunContext } from '../../shared/runtimes/node.js';
+import { createRuntimes } from '../../shared/runtimes/index.js';
+import type { AgentVersion, RunContext } from '../../shared/runtimes/types.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const agentsDir = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../fixtures/agents');

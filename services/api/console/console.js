@@ -40,7 +40,7 @@ async function exchange(code) {
     return;
   }
   if (!response.ok) {
-    fail((body && body.error && body.error.message) || `The gateway answered ${response.status}.`);
+    fail(body?.error?.message || `The gateway answered ${response.status}.`);
     return;
   }
   document.getElementById('handle').textContent = body.handle;

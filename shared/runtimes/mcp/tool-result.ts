@@ -3,7 +3,7 @@
  * a declared error code (isError + structuredContent.error.code), and the units / quote in `_meta`.
  */
 import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { tryParseAmount } from '../../../../shared/core/money.js';
+import { tryParseAmount } from '../../core/money.js';
 import { agentError, MAX_DECLARED_MESSAGE, truncate } from '../messages.js';
 import type { RunResult } from '../types.js';
 

@@ -8,7 +8,7 @@
  * With `published`, published agents' webhook and MCP calls go through the guarded client (published.ts); the
  * runner always passes it. Without it (runtime tests), every agent uses the ordinary client.
  */
-import type { RuntimeKind } from '../../../shared/core/manifest/types.js';
+import type { RuntimeKind } from '../core/manifest/types.js';
 import { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
 import { createNodeRuntime, type NodeRuntimeOptions } from './node.js';
 import { createPublishedNetwork, type PublishedNetworkOptions } from './published.js';

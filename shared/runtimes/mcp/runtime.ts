@@ -2,8 +2,9 @@
  * MCP agents (gateway.md §6 "MCP agents", the Holon MCP agent profile): call the tool `runtime.tool` of the MCP
  * server at `runtime.endpoint`, over Streamable HTTP, with the SDK's Client.
  *
- *   request   arguments = the input; _meta["holon/max_cost"] = {amount, currency} and _meta["holon/delegation"] = <token>,
- *             each only when set; plus the `headers` option's HTTP headers (the hosted gateway's Authorization)
+ *   request   arguments = the input; _meta["holon/max_cost"] = {amount, currency}, _meta["holon/delegation"] = <token> and
+ *             _meta["holon/files"] = {<handle>: {url, content_type, size, sha256, expires}}, each only when set; plus the
+ *             `headers` option's HTTP headers (the hosted gateway's Authorization)
  *   result    structuredContent, else the first text block parsed as JSON   → output
  *             isError + structuredContent.error.code (a string)              → the agent's error code (billing decides)
  *             _meta["holon/units"] (whole number) / _meta["holon/quote"] (decimal string) → units / quote
@@ -46,7 +47,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
-import { guardRefusal } from '../../../../shared/platform/guarded-net.js';
+import { guardRefusal } from '../../platform/guarded-net.js';
 import { abortedResult, raceSignal } from '../abort.js';
 import { agentError, failure } from '../messages.js';
 import { describeLimit, errorCodes, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from '../remote.js';
@@ -386,6 +387,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     const meta: Record<string, unknown> = {};
     if (run.maxCost) meta['holon/max_cost'] = { amount: run.maxCost.amount, currency: run.maxCost.currency };
     if (run.delegationToken) meta['holon/delegation'] = run.delegationToken;
+    if (run.files && Object.keys(run.files).length > 0) meta['holon/files'] = run.files;
     const params = { name: tool, arguments: input as Record<string, unknown>, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
     // Sessions through the guard and sessions without it never share a pool entry.
     const key = `${guarded ? 'guarded' : 'direct'}\n${url.href}\n${JSON.stringify(Object.entries(headers).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)))}`;

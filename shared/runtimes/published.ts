@@ -7,7 +7,7 @@
  * stay refused.
  */
 import type { Dispatcher } from 'undici';
-import { createGuardedDispatcher, createGuardedFetch, type FetchFunction, type GuardedDispatcherOptions } from '../../../shared/platform/guarded-net.js';
+import { createGuardedDispatcher, createGuardedFetch, type FetchFunction, type GuardedDispatcherOptions } from '../platform/guarded-net.js';
 import { failure } from './messages.js';
 import { endpointOf } from './remote.js';
 import type { AgentVersion, RunResult } from './types.js';

@@ -2,7 +2,8 @@
  * Runtimes run one agent invocation and report what happened, in the agent's own terms.
  * They never throw for anything the agent did: every outcome is a RunResult.
  */
-import type { AgentVersion } from '../../../shared/registry/agent-version.js';
+import type { AgentVersion } from '../registry/agent-version.js';
+import type { FileLink } from '../files/access.js';
 
 export type { AgentVersion };
 
@@ -20,6 +21,11 @@ export interface RunContext {
    * runtimes pass it to the agent (`x-holon-delegation` for webhooks, `_meta["holon/delegation"]` for MCP).
    */
   delegationToken?: string;
+  /**
+   * The files the input names, keyed by handle: a signed download link and what to check after download
+   * (`_meta["holon/files"]` for MCP, the `x-holon-files` header for webhooks). Absent when the input names none.
+   */
+  files?: Record<string, FileLink>;
 }
 
 export type RunResult =

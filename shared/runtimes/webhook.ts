@@ -3,6 +3,8 @@
  *
  *   request   body = the input as JSON; headers content-type, x-holon-agent: <id>@<version>, x-holon-call: <call id>,
  *             x-holon-delegation: <token> when the agent declares calls (a token for POST /v0/calls during the run),
+ *             x-holon-files: <JSON> when the input names files: {<handle>: {url, content_type, size, sha256, expires}}
+ *             (the same map as MCP's _meta["holon/files"]; ASCII, at most 20 handles: docs/files.md),
  *             plus the `headers` option's (the hosted gateway adds `Authorization: Bearer <token>` there)
  *   answer    2xx + JSON                                  → output
  *             {"error": {"code": "<string>", ...}}, any status → the agent's error code (billing decides)
@@ -16,7 +18,7 @@
  * and a 3xx answer are then runtime_unavailable (never billed).
  */
 import { request, type Dispatcher } from 'undici';
-import { RedirectRefusedError } from '../../../shared/platform/guarded-net.js';
+import { RedirectRefusedError } from '../platform/guarded-net.js';
 import { abortedResult, raceSignal } from './abort.js';
 import { agentError, MAX_DECLARED_MESSAGE, truncate } from './messages.js';
 import { describeLimit, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from './remote.js';
@@ -37,7 +39,7 @@ export interface WebhookRuntimeOptions {
 }
 
 /** The contract's own request headers: the `headers` option never replaces them. */
-const CONTRACT_HEADERS: ReadonlySet<string> = new Set(['content-type', 'x-holon-agent', 'x-holon-call', 'x-holon-delegation']);
+const CONTRACT_HEADERS: ReadonlySet<string> = new Set(['content-type', 'x-holon-agent', 'x-holon-call', 'x-holon-delegation', 'x-holon-files']);
 /** undici's own timers are only a safety net behind the signal. */
 const UNDICI_TIMER_MARGIN_MS = 5_000;
 
@@ -97,6 +99,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     headers['x-holon-agent'] = `${manifest.id}@${manifest.version}`;
     headers['x-holon-call'] = run.callId;
     if (run.delegationToken) headers['x-holon-delegation'] = run.delegationToken;
+    if (run.files && Object.keys(run.files).length > 0) headers['x-holon-files'] = JSON.stringify(run.files);
 
     const timerMs = Math.max(run.timeoutMs, 0) + UNDICI_TIMER_MARGIN_MS;
     let response: Dispatcher.ResponseData;

@@ -13,7 +13,7 @@
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { tryParseAmount, type Micros } from '../../../shared/core/money.js';
+import { tryParseAmount, type Micros } from '../core/money.js';
 import { abortedResult, raceSignal } from './abort.js';
 import { describeError, failure, MAX_DECLARED_MESSAGE, MAX_FAILURE_MESSAGE, truncate } from './messages.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';

@@ -3,7 +3,7 @@
  * `headers` option, the answer-size limit, and what a network error means. Each returns a RunResult instead of
  * throwing, like the runtimes.
  */
-import { guardRefusal } from '../../../shared/platform/guarded-net.js';
+import { guardRefusal } from '../platform/guarded-net.js';
 import { abortedResult } from './abort.js';
 import { MAX_FAILURE_MESSAGE, truncate } from './messages.js';
 import type { AgentVersion, RunResult } from './types.js';

@@ -1,0 +1,85 @@
+/**
+ * One case of a suite, through the same runtime path as a call (shared/runtimes/gateway-runtimes.ts: the guarded
+ * client for published agents, the endpoint credential, the hard timeout — the case's `timeout_s`, else the
+ * manifest's), unbilled and unmeasured: no call row, no receipt, no call_events. A run that failed on the way
+ * (runtime_unavailable, agent_error: a flaky network) is tried once more. Fixtures the input names get signed links
+ * valid only a little longer than the case may run.
+ */
+import { compileInterface } from '../../shared/core/manifest/interface-validator.js';
+import { caseFixtures, judgeCase, type CaseJudgement, type SuiteCase } from '../../shared/core/evals/index.js';
+import type { FileLink, FileLinkSigner } from '../../shared/files/access.js';
+import { evalLinkUrl } from '../../shared/files/links.js';
+import type { LoadedSuite } from '../../shared/evaluation/suites.js';
+import { runDeadline } from '../../shared/runtimes/abort.js';
+import type { AgentVersion, RunResult, Runtime } from '../../shared/runtimes/types.js';
+
+/** What a public case keeps of the output it got, at most (a larger one is summarised by its size). */
+export const MAX_DETAIL_BYTES = 16 * 1024;
+
+export interface CaseRun {
+  judgement: CaseJudgement;
+  durationMs: number;
+  /** The failure code when the run failed on the way (timeout, runtime_unavailable…). */
+  failure?: string;
+}
+
+const RETRIED: ReadonlySet<string> = new Set(['runtime_unavailable', 'agent_error']);
+
+export async function runCase(
+  runtimes: Runtime,
+  signer: FileLinkSigner,
+  agent: AgentVersion,
+  loaded: LoadedSuite,
+  c: SuiteCase,
+  callId: string,
+  now: () => number,
+): Promise<CaseRun> {
+  const timeoutMs = (c.timeout_s ?? agent.manifest.runtime.timeoutS) * 1000;
+  const started = Date.now();
+  const attempt = async (): Promise<RunResult> => {
+    const deadline = runDeadline(timeoutMs);
+    const files = fixtureLinks(signer, loaded, c, now(), timeoutMs);
+    try {
+      return await runtimes.run(agent, c.input, { callId, signal: deadline.signal, timeoutMs, ...(files ? { files } : {}) });
+    } catch {
+      return { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
+    } finally {
+      deadline.dispose();
+    }
+  };
+  let result = await attempt();
+  if (result.kind === 'failure' && RETRIED.has(result.code)) result = await attempt();
+  const { manifest } = agent;
+  const judgement = judgeCase(c, result, (output) => compileInterface(manifest).output(output), Object.keys(manifest.interface.errors));
+  return { judgement, durationMs: Date.now() - started, ...(result.kind === 'failure' ? { failure: result.code } : {}) };
+}
+
+/** The links of the fixtures a case names, valid for the case's time and a minute (never longer than 15 minutes). */
+function fixtureLinks(signer: FileLinkSigner, loaded: LoadedSuite, c: SuiteCase, nowMs: number, timeoutMs: number): Record<string, FileLink> | undefined {
+  const names = caseFixtures(c);
+  if (names.length === 0) return undefined;
+  const exp = Math.floor(nowMs / 1000) + Math.min(15 * 60, Math.ceil(timeoutMs / 1000) + 60);
+  const out: Record<string, FileLink> = {};
+  for (const name of names) {
+    const f = loaded.fixtures.get(name);
+    if (!f) continue; // the loader refused a suite naming a missing fixture: unreachable
+    out[f.handle] = {
+      url: evalLinkUrl(signer.secret, signer.origin(), loaded.capability, name, exp),
+      content_type: f.contentType,
+      size: f.size,
+      sha256: f.sha256,
+      expires: new Date(exp * 1000).toISOString(),
+    };
+  }
+  return out;
+}
+
+/** What a public case shows: expected, got (summarised past MAX_DETAIL_BYTES), why it failed. Hidden cases: nothing. */
+export function caseDetail(c: SuiteCase, run: CaseRun): Record<string, unknown> {
+  const got = JSON.stringify(run.judgement.got);
+  return {
+    expected: c.expect,
+    got: got.length <= MAX_DETAIL_BYTES ? run.judgement.got : { summary: `an answer of ${got.length} bytes, too large to show` },
+    ...(run.judgement.reasons.length ? { reasons: run.judgement.reasons } : {}),
+  };
+}

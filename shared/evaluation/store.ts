@@ -1,0 +1,251 @@
+/**
+ * Evaluations in Postgres (migration 013): what is queued, what an evaluator holds, each case it judged, and how each
+ * ended. The rows decide, never the queue: a job is only a wake-up naming an evaluation id, delivered at least once.
+ *
+ *   queued → running → passed | failed | error
+ *
+ * `claimEvaluation` moves queued (or running whose lease ran out: its evaluator died) to running under a lease the
+ * holder renews; a terminal row is never claimed again. Case rows are keyed by (evaluation, case) and replaced when a case is judged again, so the passed
+ * count is read from them at the end and never double-counted. `finishEvaluation` only ends a running row.
+ */
+import { randomBytes } from 'node:crypto';
+import type { Db, Queryable } from '../db/connect.js';
+
+export type EvaluationStatus = 'queued' | 'running' | 'passed' | 'failed' | 'error';
+
+export interface EvaluationRow {
+  id: string;
+  agent_id: string;
+  version: string;
+  capability: string;
+  run: number;
+  suite_version: number;
+  hidden: boolean;
+  status: EvaluationStatus;
+  passed: number;
+  total: number;
+  threshold: string;
+  reason: string | null;
+  attempts: number;
+  holder: string | null;
+  lease_until: Date | null;
+  requested_by: string | null;
+  created_at: Date;
+  started_at: Date | null;
+  finished_at: Date | null;
+  duration_ms: number | null;
+}
+
+export interface CaseRow {
+  evaluation_id: string;
+  case_id: string;
+  ordinal: number;
+  passed: boolean;
+  duration_ms: number;
+  /** Public cases: expected, got, reasons. Hidden cases: null. */
+  detail: unknown;
+}
+
+/** What a suite contributes to a new evaluation (the suite's own details stay with the evaluator). */
+export interface SuiteSummary {
+  capability: string;
+  version: number;
+  hidden: boolean;
+  cases: number;
+  threshold: string;
+}
+
+export function evaluationId(): string {
+  return `ev_${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
+}
+
+/**
+ * One evaluation per suite for a version, queued, in the caller's transaction when it passes one (publishing does:
+ * the version is never listed without them). `run` is the next run number per capability (0 at publish time).
+ */
+export async function queueEvaluations(
+  db: Queryable,
+  v: { agentId: string; version: string; requestedBy?: string },
+  suites: readonly SuiteSummary[],
+): Promise<EvaluationRow[]> {
+  if (suites.length === 0) return [];
+  const runs = (await db('evaluations')
+    .where({ agent_id: v.agentId, version: v.version })
+    .whereIn(
+      'capability',
+      suites.map((s) => s.capability),
+    )
+    .groupBy('capability')
+    .select('capability')
+    .max('run as run')) as Array<{ capability: string; run: number | null }>;
+  const last = new Map(runs.map((r) => [r.capability, r.run === null ? -1 : Number(r.run)]));
+  const rows = suites.map((s) => ({
+    id: evaluationId(),
+    agent_id: v.agentId,
+    version: v.version,
+    capability: s.capability,
+    run: (last.get(s.capability) ?? -1) + 1,
+    suite_version: s.version,
+    hidden: s.hidden,
+    status: 'queued',
+    total: s.cases,
+    threshold: s.threshold,
+    requested_by: v.requestedBy ?? null,
+  }));
+  return (await db('evaluations').insert(rows).returning('*')) as EvaluationRow[];
+}
+
+/**
+ * Hold an evaluation for a run, under a lease of `leaseMs`: a queued one, or a running one whose holder let its lease
+ * run out (it died). Null when it ended, does not exist, or another evaluator holds it.
+ */
+export async function claimEvaluation(db: Db, id: string, holder: string, now: number, leaseMs: number): Promise<EvaluationRow | null> {
+  const at = new Date(now);
+  const rows = (await db('evaluations')
+    .where({ id })
+    .where((q) =>
+      q.where({ status: 'queued' }).orWhere((r) => r.where({ status: 'running' }).where((l) => l.whereNull('lease_until').orWhere('lease_until', '<', at))),
+    )
+    .update({
+      status: 'running',
+      holder,
+      lease_until: new Date(now + leaseMs),
+      started_at: db.raw('coalesce(started_at, ?)', [at]),
+      attempts: db.raw('attempts + 1'),
+    })
+    .returning('*')) as EvaluationRow[];
+  return rows[0] ?? null;
+}
+
+/** Extend the holder's lease; false when it lost the evaluation (ended, or claimed by another after a lapse). */
+export async function renewLease(db: Db, id: string, holder: string, now: number, leaseMs: number): Promise<boolean> {
+  const n = await db('evaluations')
+    .where({ id, holder, status: 'running' })
+    .update({ lease_until: new Date(now + leaseMs) });
+  return Number(n) > 0;
+}
+
+/** Give a claim back at once (the holder failed on the gateway side): another delivery may claim it now. */
+export async function releaseLease(db: Db, id: string, holder: string): Promise<void> {
+  await db('evaluations').where({ id, holder, status: 'running' }).update({ lease_until: null });
+}
+
+/**
+ * The suite changed between queueing and running (a new `version` of it): the evaluation follows the suite it runs,
+ * and the cases judged under the old one no longer count.
+ */
+export async function adoptSuite(db: Db, id: string, suite: SuiteSummary): Promise<void> {
+  await db.transaction(async (trx) => {
+    await trx('evaluation_cases').where({ evaluation_id: id }).delete();
+    await trx('evaluations').where({ id }).update({ suite_version: suite.version, hidden: suite.hidden, total: suite.cases, threshold: suite.threshold });
+  });
+}
+
+/** The cases already judged (an evaluator that resumes skips them). */
+export async function judgedCases(db: Db, id: string): Promise<Set<string>> {
+  const rows = (await db('evaluation_cases').where({ evaluation_id: id }).select('case_id')) as Array<{ case_id: string }>;
+  return new Set(rows.map((r) => r.case_id));
+}
+
+/** Record one judged case; judging it again replaces the row (never a second count). */
+export async function recordCase(db: Db, row: CaseRow): Promise<void> {
+  await db('evaluation_cases')
+    .insert({ ...row, detail: row.detail === null || row.detail === undefined ? null : JSON.stringify(row.detail) })
+    .onConflict(['evaluation_id', 'case_id'])
+    .merge(['passed', 'duration_ms', 'detail', 'judged_at', 'ordinal']);
+}
+
+/**
+ * End the holder's running evaluation: `passed`/`failed` from its case rows and the threshold (decided by the caller
+ * from the same counts), or `error` with a reason in plain words. Null when the holder no longer holds it.
+ */
+export async function finishEvaluation(
+  db: Db,
+  id: string,
+  holder: string,
+  end: { status: 'passed' | 'failed' | 'error'; passed: number; reason?: string },
+  now: number,
+): Promise<EvaluationRow | null> {
+  const rows = (await db('evaluations')
+    .where({ id, holder, status: 'running' })
+    .update({
+      lease_until: null,
+      status: end.status,
+      passed: end.passed,
+      reason: end.reason ?? null,
+      finished_at: new Date(now),
+      duration_ms: db.raw('greatest(0, round(extract(epoch from (?::timestamptz - started_at)) * 1000))::int', [new Date(now)]),
+    })
+    .returning('*')) as EvaluationRow[];
+  return rows[0] ?? null;
+}
+
+/** How many of an evaluation's judged cases passed (its end is computed from this, not from a counter). */
+export async function passedCount(db: Db, id: string): Promise<{ passed: number; judged: number }> {
+  const row = (await db('evaluation_cases')
+    .where({ evaluation_id: id })
+    .select(db.raw('count(*) filter (where passed) as passed'), db.raw('count(*) as judged'))
+    .first()) as { passed: string | number; judged: string | number };
+  return { passed: Number(row.passed), judged: Number(row.judged) };
+}
+
+/**
+ * What the recovery sweep hands to an evaluator again: queued rows older than `queuedBefore` (their job was lost or
+ * failed before a claim), and running rows whose lease ran out (their evaluator died).
+ */
+export async function strandedEvaluations(db: Db, now: number, queuedBefore: number, limit = 500): Promise<Array<{ id: string }>> {
+  return (await db('evaluations')
+    .where((q) =>
+      q
+        .where((a) => a.where({ status: 'queued' }).where('created_at', '<', new Date(queuedBefore)))
+        .orWhere((b) => b.where({ status: 'running' }).where((l) => l.whereNull('lease_until').orWhere('lease_until', '<', new Date(now)))),
+    )
+    .orderBy('created_at')
+    .limit(limit)
+    .select('id')) as Array<{ id: string }>;
+}
+
+export async function readEvaluation(db: Db, id: string): Promise<EvaluationRow | undefined> {
+  return (await db('evaluations').where({ id }).first()) as EvaluationRow | undefined;
+}
+
+/**
+ * The latest run per capability of each named version, with its judged cases in suite order: what the views show and
+ * what `require.evaluated` reads. Versions without evaluations are absent from the map.
+ */
+export async function latestEvaluations(
+  db: Db,
+  versions: ReadonlyArray<{ id: string; version: string }>,
+  withCases: boolean,
+): Promise<Map<string, Array<EvaluationRow & { cases?: CaseRow[] }>>> {
+  const out = new Map<string, Array<EvaluationRow & { cases?: CaseRow[] }>>();
+  if (versions.length === 0) return out;
+  const rows = (await db('evaluations as e')
+    .whereIn(
+      ['e.agent_id', 'e.version'],
+      versions.map((v) => [v.id, v.version]),
+    )
+    .whereNotExists(
+      db('evaluations as later').whereRaw(
+        'later.agent_id = e.agent_id and later.version = e.version and later.capability = e.capability and later.run > e.run',
+      ),
+    )
+    .orderBy(['e.agent_id', 'e.version', 'e.capability'])
+    .select('e.*')) as EvaluationRow[];
+  const cases = new Map<string, CaseRow[]>();
+  if (withCases && rows.length > 0) {
+    const caseRows = (await db('evaluation_cases')
+      .whereIn(
+        'evaluation_id',
+        rows.map((r) => r.id),
+      )
+      .orderBy(['evaluation_id', 'ordinal'])
+      .select('evaluation_id', 'case_id', 'ordinal', 'passed', 'duration_ms', 'detail')) as CaseRow[];
+    for (const c of caseRows) cases.set(c.evaluation_id, [...(cases.get(c.evaluation_id) ?? []), c]);
+  }
+  for (const r of rows) {
+    const key = `${r.agent_id}@${r.version}`;
+    out.set(key, [...(out.get(key) ?? []), withCases ? { ...r, cases: cases.get(r.id) ?? [] } : r]);
+  }
+  return out;
+}
