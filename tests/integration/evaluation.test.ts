@@ -14,6 +14,8 @@ import type { AddressInfo } from 'node:net';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, expect, onTestFailed, test } from 'vitest';
 import { hostedConfig, send, signUp, workMandate, type Account } from '../support/hosted.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
@@ -305,7 +307,25 @@ test('publish → a separate evaluator runs the suites → public detail, hidden
       { case: 1, passed: true },
       { case: 2, passed: true },
     ]);
-    const answers = JSON.stringify([catalog.body, view.body, (await versionView(g, bob, 'bob/good@1.0.0')).body]);
+    // MCP, through the SDK's own client: get_agent and search_agents carry the evaluation too.
+    const mcp = new Client({ name: 'evaluation-test', version: '1.0.0' });
+    await mcp.connect(new StreamableHTTPClientTransport(new URL(`${g.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${strict.agent}` } } }));
+    let mcpAnswers: unknown[];
+    try {
+      const got = (await mcp.callTool({ name: 'get_agent', arguments: { id: 'bob/good' } })) as any;
+      expect(got.isError).toBeFalsy();
+      expect(got.structuredContent.evaluation).toMatchObject({
+        status: 'passed',
+        suites: [{ capability: 'test.eval' }, { capability: 'test.hidden', hidden: true }],
+      });
+      expect(got.content[0].text).toContain('evaluation passed');
+      const search = (await mcp.callTool({ name: 'search_agents', arguments: { capability: 'test.eval' } })) as any;
+      expect(search.structuredContent.agents.map((a: any) => [a.id, a.evaluation.status])).toEqual([['bob/good', 'passed']]);
+      mcpAnswers = [got, search];
+    } finally {
+      await mcp.close();
+    }
+    const answers = JSON.stringify([catalog.body, view.body, (await versionView(g, bob, 'bob/good@1.0.0')).body, mcpAnswers]);
     for (const marker of HIDDEN_MARKERS) expect(answers).not.toContain(marker);
     for (const marker of HIDDEN_MARKERS) expect(evaluator.output()).not.toContain(marker);
     expect(evaluator.output()).not.toContain(TOKEN);

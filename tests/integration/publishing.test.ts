@@ -289,7 +289,7 @@ test('two API processes racing to publish one version: exactly one lists it, the
 
 test('publishing and drafting have their own per-account hourly buckets, shared by every API process; attempts count, refusals too', async () => {
   const limits = {
-    rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 100, publishesPerHour: 3, draftsPerHour: 2, evaluationsPerHour: 10 },
+    rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 100, publishesPerHour: 3, draftsPerHour: 2, evaluationsPerHour: 2 },
   };
   await useAudited(await startHostedGateway(withGitHub(limits)), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
@@ -320,6 +320,14 @@ test('publishing and drafting have their own per-account hourly buckets, shared 
       expect(tooMany.status).toBe(429);
       expect(tooMany.body.error.message).toContain('too many drafts from this account');
       expect((await draft(bob, g.url)).status).toBe(200);
+
+      // Re-runs of evaluations: their own bucket too (no suite applies here: 409, which still counts).
+      const rerun = (url: string) => send(url, 'POST', '/v0/agents/bob/one@1.0.0/evaluate', { key: bob.human });
+      expect((await rerun(g.url)).body.error.code).toBe('no_suite');
+      expect((await rerun(other.url)).status).toBe(409);
+      const limitedRerun = await rerun(g.url);
+      expect(limitedRerun.status).toBe(429);
+      expect(limitedRerun.body.error.message).toContain('too many evaluation re-runs from this account');
     } finally {
       await other.stop();
     }

@@ -13,6 +13,12 @@ const ERROR = {
 } as const;
 
 /** An amount the gateway answers. */
+/** A version's evaluation (shared/catalogue/evaluations.ts): its standing and one entry per suite. */
+const EVALUATION = {
+  type: 'object',
+  required: ['status', 'suites'],
+  properties: { status: { enum: ['passed', 'failed', 'error', 'pending', 'none'] }, suites: { type: 'array' } },
+} as const;
 const AMOUNT = { type: 'string', pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$' } as const;
 /** An amount in the arguments: a string here; the rest is checked with the rule and words of REST (`tryParseAmount`). */
 const AMOUNT_ARGUMENT = { type: 'string', description: 'a decimal amount in the mandate currency, such as "0.05"' } as const;
@@ -64,7 +70,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_agent',
     title: 'Describe an agent',
     description:
-      'One agent (`ns/name` or `ns/name@range`): summary, interface schemas, pricing, data policy (attested by the author), measured record, versions.',
+      'One agent (`ns/name` or `ns/name@range`): summary, interface schemas, pricing, data policy (attested by the author), measured record, ' +
+      'evaluation (status and each suite: public cases in detail, hidden ones pass/fail), versions.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: AGENT_REF } },
     outputSchema: output(
       {
@@ -73,9 +80,10 @@ export const TOOLS: readonly ToolDefinition[] = [
         interface: { type: 'object' },
         pricing: { type: 'object' },
         data: { type: 'object' },
+        evaluation: EVALUATION,
         versions: { type: 'array' },
       },
-      ['id', 'version', 'interface', 'pricing', 'data', 'versions'],
+      ['id', 'version', 'interface', 'pricing', 'data', 'evaluation', 'versions'],
     ),
     annotations: { readOnlyHint: true },
   },

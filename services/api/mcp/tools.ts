@@ -51,7 +51,8 @@ export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Recor
     denied: Array<{ id: string; version: string; reasons: string[] }>;
   };
   const lines = found.agents.map(
-    (a) => `- ${String(a.id)}@${String(a.version)}: worst case ${String(a.worst_case ?? 'unknown')} ${found.currency} — ${untrusted(String(a.summary))}`,
+    (a) =>
+      `- ${String(a.id)}@${String(a.version)}: worst case ${String(a.worst_case ?? 'unknown')} ${found.currency}, evaluation ${String((a.evaluation as { status?: string } | undefined)?.status ?? 'none')} — ${untrusted(String(a.summary))}`,
   );
   const denied = found.denied.map((d) => `- ${d.id}@${d.version}: ${d.reasons.join('; ')}`);
   return {
@@ -68,11 +69,13 @@ export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<s
   const agent = await describeAgent(deps.ctx, String(args.id));
   return {
     structured: agent,
-    text: `${agent.id}@${agent.version} (${agent.pricing.model}, ${agent.pricing.currency}; data policy attested by the author, not verified)\n${untrustedJson({
-      summary: agent.summary,
-      description: agent.description,
-      errors: agent.interface.errors,
-    })}`,
+    text: `${agent.id}@${agent.version} (${agent.pricing.model}, ${agent.pricing.currency}; data policy attested by the author, not verified; evaluation ${agent.evaluation.status})\n${untrustedJson(
+      {
+        summary: agent.summary,
+        description: agent.description,
+        errors: agent.interface.errors,
+      },
+    )}`,
   };
 }
 
