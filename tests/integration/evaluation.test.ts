@@ -240,6 +240,7 @@ test('publish → a separate evaluator runs the suites → public detail, hidden
     // The evaluator is its own process.
     const evaluator = await cluster.start('evaluator');
     const e = await evaluationEnds(g, bob, 'bob/good@1.0.0');
+    if (process.env.HOLON_SHOW_EVALUATION) console.log(JSON.stringify(e, null, 2));
     expect(e.status).toBe('passed');
     const [pub, hidden] = e.suites;
     expect(pub).toMatchObject({
@@ -413,6 +414,11 @@ test('an evaluator killed with SIGKILL mid-suite: another one resumes it, and no
     const [row] = await g.db.knex('evaluations').where({ agent_id: 'erin/patient' }).select('id');
     const judged = async () => Number((await g.db.knex('evaluation_cases').where({ evaluation_id: row.id }).count<Array<{ n: string }>>('* as n'))[0]!.n);
     await waitFor('two cases judged', async () => ((await judged()) >= 2 ? true : undefined), { timeoutMs: 30_000 });
+    // While it runs, the author sees how far it got.
+    const running = (await versionView(g, erin, 'erin/patient@1.0.0')).version.evaluation;
+    expect(running.status).toBe('pending');
+    expect(running.suites[0]).toMatchObject({ status: 'running', total: 6 });
+    expect(running.suites[0].progress).toMatch(/^[2-6]\/6 cases$/);
     first.kill('SIGKILL');
     expect((await first.exit).signal).toBe('SIGKILL');
     const before = await judged();
