@@ -43,3 +43,16 @@ export function parseDocumentText(text: string, format?: 'json' | 'yaml'): Docum
     return { ok: false, problems: [{ path: '$', message: `not a usable document: ${(e as Error).message}` }] };
   }
 }
+
+/**
+ * A document as the JSON it stands for: what is validated is exactly what gets stored, and cycles or BigInts are
+ * refused here (one problem at `$`).
+ */
+export function jsonCopy(doc: unknown): DocumentResult {
+  try {
+    const text = JSON.stringify(doc);
+    return { ok: true, value: text === undefined ? undefined : JSON.parse(text) };
+  } catch (e) {
+    return { ok: false, problems: [{ path: '$', message: `is not a JSON document: ${(e as Error).message}` }] };
+  }
+}

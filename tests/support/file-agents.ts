@@ -13,9 +13,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { answerMcp } from './published-servers.js';
 
 export const FILE_AGENTS_DIR = path.resolve('tests/fixtures/file-agents');
 
@@ -82,19 +80,11 @@ function readBody(req: http.IncomingMessage): Promise<string> {
 }
 
 async function mcp(req: http.IncomingMessage, res: http.ServerResponse, body: string, state: FileAgentServer): Promise<void> {
-  const server = new Server({ name: 'files-test-agent', version: '1.0.0' }, { capabilities: { tools: {} } });
-  server.setRequestHandler(CallToolRequestSchema, async (request) => {
+  await answerMcp(req, res, body, 'files-test-agent', async (request) => {
     const files = request.params._meta?.['holon/files'] as Record<string, AnnouncedFile> | undefined;
     state.seen.push({ via: 'mcp', files });
     return { content: [], structuredContent: await inspect(files) };
   });
-  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-  res.on('close', () => {
-    void transport.close();
-    void server.close();
-  });
-  await server.connect(transport);
-  await transport.handleRequest(req, res, JSON.parse(body));
 }
 
 async function hook(req: http.IncomingMessage, res: http.ServerResponse, state: FileAgentServer): Promise<void> {

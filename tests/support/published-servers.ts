@@ -13,7 +13,7 @@ import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CallToolRequestSchema, type CallToolRequest, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
 import type { LookupAll } from '../../shared/platform/guarded-net.js';
 
 /** A public address (example.com's) the fake resolver answers, routed to 127.0.0.1 once checked. */
@@ -98,19 +98,30 @@ export function startMcpAgent(options: { tls: boolean }): Promise<PublishedServe
       res.writeHead(405).end();
       return;
     }
-    const server = new Server({ name: 'published-test-agent', version: '1.0.0' }, { capabilities: { tools: {} } });
-    server.setRequestHandler(CallToolRequestSchema, async (request) => ({
+    await answerMcp(req, res, body, 'published-test-agent', async (request) => ({
       content: [],
       structuredContent: { echo: request.params.arguments ?? {} },
     }));
-    const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
-    res.on('close', () => {
-      void transport.close();
-      void server.close();
-    });
-    await server.connect(transport);
-    await transport.handleRequest(req, res, JSON.parse(body));
   });
+}
+
+/** Answer one stateless Streamable HTTP request (JSON answers) with a one-tool MCP server whose tools/call is `onCall`. */
+export async function answerMcp(
+  req: http.IncomingMessage,
+  res: http.ServerResponse,
+  body: string,
+  name: string,
+  onCall: (request: CallToolRequest) => Promise<CallToolResult>,
+): Promise<void> {
+  const server = new Server({ name, version: '1.0.0' }, { capabilities: { tools: {} } });
+  server.setRequestHandler(CallToolRequestSchema, onCall);
+  const transport = new StreamableHTTPServerTransport({ sessionIdGenerator: undefined, enableJsonResponse: true });
+  res.on('close', () => {
+    void transport.close();
+    void server.close();
+  });
+  await server.connect(transport);
+  await transport.handleRequest(req, res, JSON.parse(body));
 }
 
 /** A resolver the test flips: every name resolves to `answer` (a public stand-in, or a private address). */

@@ -13,7 +13,7 @@
  * pattern shared/files/handles.ts scans a call's input with; they must name the suite's own capability and a plain
  * file name.
  */
-import { parseDocumentText } from '../documents.js';
+import { jsonCopy, parseDocumentText } from '../documents.js';
 import { jsonPath, type Problem } from '../errors.js';
 import { isCapabilityClass } from '../identifiers.js';
 import { MAX_JSON_DEPTH, stringProblem } from '../json-limits.js';
@@ -106,13 +106,9 @@ export function validateSuite(doc: unknown): SuiteResult {
   // Bounded first: depth, NUL, lone surrogates, non-finite numbers — iteratively, before anything recurses.
   const valueProblems = checkValues(doc);
   if (valueProblems.fatal) return { ok: false, problems: valueProblems.problems };
-  let copy: unknown;
-  try {
-    const text = JSON.stringify(doc);
-    copy = text === undefined ? undefined : JSON.parse(text);
-  } catch (e) {
-    return { ok: false, problems: [{ path: '$', message: `is not a JSON document: ${(e as Error).message}` }] };
-  }
+  const copied = jsonCopy(doc);
+  if (!copied.ok) return copied;
+  const copy = copied.value;
 
   const problems: Problem[] = [...valueProblems.problems];
   const report: Report = (path, message) => problems.push({ path, message });

@@ -2,6 +2,7 @@
  * validateManifest: the document against the manifest JSON Schema (schema.ts), then against every rule
  * of spec/manifest.md (rules/). Every problem is collected, deduplicated and sorted by path.
  */
+import { jsonCopy } from '../documents.js';
 import type { Problem } from '../errors.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../schema/ajv.js';
 import { normalizeManifest } from './normalize.js';
@@ -34,13 +35,9 @@ let manifestValidator: ValidateFunction | undefined;
 
 export function validateManifest(doc: unknown, options: ValidateManifestOptions = {}): ManifestResult {
   // Work on a JSON copy: what is validated is exactly what gets stored, and cycles or BigInts are refused here.
-  let copy: unknown;
-  try {
-    const text = JSON.stringify(doc);
-    copy = text === undefined ? undefined : JSON.parse(text);
-  } catch (e) {
-    return { ok: false, problems: [{ path: '$', message: `is not a JSON document: ${(e as Error).message}` }] };
-  }
+  const copied = jsonCopy(doc);
+  if (!copied.ok) return copied;
+  const copy = copied.value;
 
   const schemaProblems = schemaStage(copy);
   const ruleProblems: Problem[] = [];
