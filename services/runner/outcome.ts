@@ -5,10 +5,12 @@
  */
 import { compileInterface } from '../../shared/core/manifest/interface-validator.js';
 import { isErrorCode } from '../../shared/core/manifest/schema.js';
-import type { Manifest } from '../../shared/core/manifest/types.js';
+import { RESERVED_ERROR_CODES, type Manifest } from '../../shared/core/manifest/types.js';
 import { charge, type MandateBudget, type Outcome } from '../../shared/core/pricing.js';
 import { unbilled, type CallOutcome } from '../../shared/calls/outcome.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
+
+const RESERVED: ReadonlySet<string> = new Set(RESERVED_ERROR_CODES);
 
 export interface DecidedOutcome {
   outcome: Omit<CallOutcome, 'duration_ms'>;
@@ -32,8 +34,10 @@ export function decideOutcome(manifest: Manifest, result: RunResult, budget: Man
       outcome = { kind: 'success', ...usage(result) };
       output = result.output;
     }
-  } else if (result.kind === 'error' && !isErrorCode(result.code)) {
-    // An agent's error code lands in receipts: one that is not a plain snake_case code is an agent error.
+  } else if (result.kind === 'error' && (!isErrorCode(result.code) || RESERVED.has(result.code))) {
+    // An agent's error code lands in receipts: one that is not a plain snake_case code is an agent error, and so is
+    // one of the gateway's own codes (an agent saying `gateway_error` or `cancelled` would keep its failure out of
+    // its Agent Record, and possibly out of its bill).
     outcome = { kind: 'failure', code: 'agent_error' };
   } else if (result.kind === 'error') {
     outcome = { kind: 'declared_error', code: result.code, ...usage(result) };
