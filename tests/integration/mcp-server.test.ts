@@ -80,7 +80,7 @@ describe('the MCP server at /mcp', () => {
         evaluation: { status: 'none', suites: [] },
       });
       // Author-written summaries reach the text block only inside the wrapper.
-      expect(textOf(search)).toMatch(/examples\/quote-translate@1\.0\.0: worst case [0-9.]+ EUR — <untrusted>[^<]+<\/untrusted>/);
+      expect(textOf(search)).toMatch(/examples\/quote-translate@1\.0\.0: worst case [0-9.]+ EUR, evaluation none — <untrusted>[^<]+<\/untrusted>/);
 
       const denied = structured(await c.callTool({ name: 'search_agents', arguments: { q: 'holon' } }));
       expect(Array.isArray(denied.denied)).toBe(true);
