@@ -1,11 +1,11 @@
 /**
- * The settler service (`holon settler`): takes `settle` jobs (shared/settlement/settle.ts: one transaction per
- * call), delivers callbacks, sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
+ * The settler service (`holon settler`): takes `settle` jobs and settles them in batches (settle-batcher.ts, group
+ * commit; shared/settlement/settle.ts), delivers callbacks, sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
-import { settleCall } from '../../shared/settlement/settle.js';
+import { createSettleBatcher } from './settle-batcher.js';
 import { deliverCallback } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
@@ -14,16 +14,20 @@ export interface SettlerOptions {
   concurrency: number;
   /** Hosted: callbacks go out through the guarded client (public addresses only, checked on every connection). */
   guardCallbacks: boolean;
+  /** Calls settled together in one transaction at most (group commit); default 64. */
+  maxBatch?: number;
 }
 
 export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedRole {
   const guarded = options.guardCallbacks ? createGuardedDispatcher() : undefined;
   const { queues } = ctx.messaging;
+  // Jobs in flight wait for the batch being committed and go together in the next one (settle-batcher.ts).
+  const batcher = createSettleBatcher(ctx, { maxBatch: options.maxBatch ?? 64 });
   const workers = [
     queues.worker<CallJob>(
       SETTLE_QUEUE,
       async (job) => {
-        await settleCall(ctx, job.callId);
+        await batcher.settle(job.callId);
       },
       { concurrency: options.concurrency },
     ),

@@ -1,6 +1,7 @@
 /**
- * The only caller of the SQL money functions of migration 007 (`holon_reserve`, `holon_settle_shared`): the hot,
- * shared rows of a reservation and of a settlement, each in ONE round trip, in the global lock order
+ * The only caller of the SQL money functions of migrations 007 and 014 (`holon_reserve`, `holon_settle_shared`,
+ * `holon_settle_batch`): the hot, shared rows of a reservation, of a settlement and of a batch of settlements, each
+ * in ONE round trip, in the global lock order
  * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
  */
 import type { Tx } from '../db/connect.js';
@@ -65,4 +66,49 @@ export async function settleShared(trx: Tx, s: SharedSettlement): Promise<bigint
     ],
   );
   return BigInt(res.rows[0]?.back ?? 0);
+}
+
+/**
+ * Apply the shared rows of a batch of top-level settlements in one round trip (migration 014): every mandate once
+ * with its sums, every balance row once with the sum of the lines and held deltas touching it. A settlement with a
+ * parent hold has no place in a batch (its order is its own): this refuses it rather than mis-apply it.
+ */
+export async function settleBatchShared(trx: Tx, settlements: readonly SharedSettlement[]): Promise<void> {
+  const mandates: string[] = [];
+  const release: string[] = [];
+  const spent: string[] = [];
+  const accounts: string[] = [];
+  const currencies: string[] = [];
+  const balance: string[] = [];
+  const held: string[] = [];
+  for (const s of settlements) {
+    if (s.parentHold) throw new Error('a settlement with a parent hold cannot be batched');
+    for (const m of s.mandates) {
+      mandates.push(m.id);
+      release.push(m.release.toString());
+      spent.push(s.spent.toString());
+    }
+    for (const l of s.lines) {
+      accounts.push(l.account);
+      currencies.push(l.currency);
+      balance.push(l.amount.toString());
+      held.push('0');
+    }
+    if (s.hold) {
+      accounts.push(s.hold.account);
+      currencies.push(s.hold.currency);
+      balance.push('0');
+      held.push((-s.hold.amount).toString());
+    }
+  }
+  if (mandates.length === 0 && accounts.length === 0) return;
+  await trx.raw(`SELECT holon_settle_batch(?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`, [
+    mandates,
+    release,
+    spent,
+    accounts,
+    currencies,
+    balance,
+    held,
+  ]);
 }

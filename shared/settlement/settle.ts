@@ -6,7 +6,7 @@
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
 import { recordEntry, SETTLEMENT_KIND } from '../ledger/entries.js';
 import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
-import { settleShared } from '../ledger/money-functions.js';
+import { settleBatchShared, settleShared, type SharedSettlement } from '../ledger/money-functions.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
 import type { Registry } from '../registry/registry.js';
@@ -53,11 +53,8 @@ async function openChildren(db: ServiceContext['db'], callId: string): Promise<n
   return Number(r?.n ?? 0);
 }
 
-export async function settleCall(ctx: ServiceContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
-  const pre = await ctx.db('calls').where({ id: callId }).first('status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id');
-  if (pre?.status !== 'settling') return 'noop';
-  // The last child to settle hands its parent to the settler again.
-  if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
+/** What a call's settlement needs before its transaction: its royalty chain, with every account's rows created. */
+async function prepare(ctx: ServiceContext, pre: { agent_id: string; agent_version: string; currency: string }) {
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
   const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
   // Accounts and balance rows exist before the transaction, which then only takes row locks in the lock order
@@ -68,88 +65,105 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   }
   await ensureAccountCached(ctx.db, PLATFORM_ACCOUNT);
   await ensureBalanceRow(ctx.db, PLATFORM_ACCOUNT, String(pre.currency));
+  return { agent, chain };
+}
 
-  const done = await ctx.db.transaction(async (trx) => {
-    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
-    const call = r.rows[0];
-    if (call?.status !== 'settling') return null;
-    const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
-    const currency = String(call.currency);
-    const payer = String(call.payer);
-    const mandateId = String(call.mandate_id);
-    const own = outcome.billed ? BigInt(outcome.own) : 0n;
-    const lines = journalLinesForSettlement(payer, own, chain);
+interface Settled {
+  callbackUrl: string | null;
+  parentId: string | null;
+}
 
-    // First everything that locks only this call's own rows ...
-    if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) return 'deferred' as const;
-    const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
-    // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
-    // against every mandate up the tree.
-    const parentHold = hold.changed ? hold.parentHoldId : null;
-    const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
-    const agentManifest = agent?.manifest;
-    const downstream =
-      call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
-        ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
-        : 0n;
-    const entry = own > 0n ? await recordEntry(trx, { key: `settle:${callId}`, kind: SETTLEMENT_KIND, lines: lines.map((l) => ({ ...l, currency })) }) : null;
-    const succeeded = outcome.kind === 'success';
-    const durationMs = outcome.duration_ms;
-    // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).
-    const receipt = receiptRow({
-      id: callId,
-      parentId: (call.parent_id as string | null) ?? null,
-      mandateId,
-      subMandateId: (call.sub_mandate_id as string | null) ?? null,
-      caller: String(call.caller),
-      agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
-      status: succeeded ? 'succeeded' : 'failed',
-      errorCode: outcome.code ?? null,
-      reasons: [],
-      worstCase: BigInt(String(call.worst_case)),
-      currency,
-      payer,
-      billed: own > 0n,
-      costOwn: own,
-      costDownstream: downstream,
-      splits: own > 0n ? split(own, chain) : [],
-      approvalId: (call.approval_id as string | null) ?? null,
-      durationMs,
-      entryId: entry?.id ?? null,
-    });
-    const event = {
-      call_id: callId,
-      agent_id: call.agent_id,
-      agent_version: call.agent_version,
-      status: succeeded ? 'succeeded' : 'failed',
-      error_code: outcome.code ?? null,
-      latency_ms: Math.max(0, Math.round(durationMs)),
-      cost: own.toString(),
-      currency,
-      delegated: Boolean(call.delegated),
-    };
-    await trx
-      .with('receipt', trx('receipts').insert(receipt))
-      .with('event', trx('call_events').insert(event))
-      .from('calls')
-      .where({ id: callId })
-      .update({ status: succeeded ? 'succeeded' : 'failed' });
+/**
+ * A locked `settling` call's own rows, in the lock order's first step: its hold resolved, its journal entry, its
+ * receipt, its call event and its final status. Returns the shared rows it changes (mandates, parent hold,
+ * balances), for the caller to apply last — one call's (`settleShared`) or a batch's summed (`settleBatchShared`).
+ */
+async function writeOwnRows(
+  trx: Tx,
+  call: Record<string, unknown>,
+  prepared: Awaited<ReturnType<typeof prepare>>,
+): Promise<{ shared: SharedSettlement; settled: Settled } | 'deferred'> {
+  const { agent, chain } = prepared;
+  const callId = String(call.id);
+  const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
+  const currency = String(call.currency);
+  const payer = String(call.payer);
+  const mandateId = String(call.mandate_id);
+  const own = outcome.billed ? BigInt(outcome.own) : 0n;
+  const lines = journalLinesForSettlement(payer, own, chain);
 
-    // ... then the rows every call shares, last, in the lock order and in ONE round trip (migration 007):
-    // mandates root first (shallower before deeper, this call's own mandate last), the parent hold, then the
-    // balance rows in byte order. Ancestors release what was charged; the own mandate releases the whole hold.
-    const lineAccounts = entry?.created ? lines : [];
-    await settleShared(trx, {
+  if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) return 'deferred';
+  const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
+  // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
+  // against every mandate up the tree.
+  const parentHold = hold.changed ? hold.parentHoldId : null;
+  const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
+  const agentManifest = agent?.manifest;
+  const downstream =
+    call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
+      ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
+      : 0n;
+  const entry = own > 0n ? await recordEntry(trx, { key: `settle:${callId}`, kind: SETTLEMENT_KIND, lines: lines.map((l) => ({ ...l, currency })) }) : null;
+  const succeeded = outcome.kind === 'success';
+  const durationMs = outcome.duration_ms;
+  // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).
+  const receipt = receiptRow({
+    id: callId,
+    parentId: (call.parent_id as string | null) ?? null,
+    mandateId,
+    subMandateId: (call.sub_mandate_id as string | null) ?? null,
+    caller: String(call.caller),
+    agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
+    status: succeeded ? 'succeeded' : 'failed',
+    errorCode: outcome.code ?? null,
+    reasons: [],
+    worstCase: BigInt(String(call.worst_case)),
+    currency,
+    payer,
+    billed: own > 0n,
+    costOwn: own,
+    costDownstream: downstream,
+    splits: own > 0n ? split(own, chain) : [],
+    approvalId: (call.approval_id as string | null) ?? null,
+    durationMs,
+    entryId: entry?.id ?? null,
+  });
+  const event = {
+    call_id: callId,
+    agent_id: call.agent_id,
+    agent_version: call.agent_version,
+    status: succeeded ? 'succeeded' : 'failed',
+    error_code: outcome.code ?? null,
+    latency_ms: Math.max(0, Math.round(durationMs)),
+    cost: own.toString(),
+    currency,
+    delegated: Boolean(call.delegated),
+  };
+  await trx
+    .with('receipt', trx('receipts').insert(receipt))
+    .with('event', trx('call_events').insert(event))
+    .from('calls')
+    .where({ id: callId })
+    .update({ status: succeeded ? 'succeeded' : 'failed' });
+
+  // The rows every call shares, for the caller to change last: mandates root first (shallower before deeper, this
+  // call's own mandate last), the parent hold, the balance rows. Ancestors release what was charged; the own
+  // mandate releases the whole hold.
+  const lineAccounts = entry?.created ? lines : [];
+  return {
+    shared: {
       mandates: [...ancestors.map((id) => ({ id, release: own })), { id: mandateId, release: hold.changed ? hold.amount : 0n }],
       spent: own,
       parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
       hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
       lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
-    });
-    return { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null };
-  });
-  if (!done) return 'noop';
-  if (done === 'deferred') return 'deferred';
+    },
+    settled: { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null },
+  };
+}
+
+/** After the commit: the parent's turn (its last child settled), the waiters, the callback. */
+async function afterSettled(ctx: ServiceContext, callId: string, done: Settled): Promise<void> {
   if (done.parentId) {
     const parent = await ctx.db('calls').where({ id: done.parentId }).first('status');
     if (parent?.status === 'settling' && (await openChildren(ctx.db, done.parentId)) === 0) await enqueueSettle(ctx, done.parentId, ctx.now());
@@ -158,5 +172,85 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   if (done.callbackUrl) {
     await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });
   }
+}
+
+const PRE_COLUMNS = ['id', 'status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id', 'parent_id'] as const;
+
+export async function settleCall(ctx: ServiceContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
+  const pre = await ctx
+    .db('calls')
+    .where({ id: callId })
+    .first(...PRE_COLUMNS);
+  if (pre?.status !== 'settling') return 'noop';
+  // The last child to settle hands its parent to the settler again.
+  if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
+  const prepared = await prepare(ctx, pre);
+  const done = await ctx.db.transaction(async (trx) => {
+    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
+    const call = r.rows[0];
+    if (call?.status !== 'settling') return null;
+    const written = await writeOwnRows(trx, call, prepared);
+    if (written === 'deferred') return 'deferred' as const;
+    // ... then the rows every call shares, last, in the lock order and in ONE round trip (migration 007).
+    await settleShared(trx, written.shared);
+    return written.settled;
+  });
+  if (!done) return 'noop';
+  if (done === 'deferred') return 'deferred';
+  await afterSettled(ctx, callId, done);
   return 'settled';
+}
+
+/**
+ * Group commit (docs/PERFORMANCE.md, issue 14): many top-level calls settled in ONE transaction. Each call's own
+ * rows are written exactly as `settleCall` writes them (its entry keeps its own idempotency key, its receipt is in
+ * the same transaction as its entry); the shared rows — the calls' root mandates, the balance rows, the platform's
+ * among them — are changed once for the whole batch with the sums (migration 014), last, in the lock order.
+ * Only calls without a parent and without children take this path: a delegation tree's settlements move a parent
+ * hold and its ancestors' mandates in an order of their own, so they are answered `single` and the caller settles
+ * them one by one with `settleCall`. A batch that fails as a whole changes nothing; the caller then settles its calls
+ * one by one (each finds its own way, as after a restart).
+ */
+export async function settleBatch(ctx: ServiceContext, callIds: readonly string[]): Promise<Map<string, 'settled' | 'noop' | 'single'>> {
+  const out = new Map<string, 'settled' | 'noop' | 'single'>();
+  const pres = (await ctx
+    .db('calls')
+    .whereIn('id', [...new Set(callIds)])
+    .select(...PRE_COLUMNS)) as Array<Record<(typeof PRE_COLUMNS)[number], string | null>>;
+  const byId = new Map(pres.map((p) => [String(p.id), p]));
+  const batch: string[] = [];
+  const prepared = new Map<string, Awaited<ReturnType<typeof prepare>>>();
+  for (const id of callIds) {
+    if (out.has(id) || batch.includes(id)) continue;
+    const pre = byId.get(id);
+    if (pre?.status !== 'settling') out.set(id, 'noop');
+    else if (pre.sub_mandate_id || pre.parent_id) out.set(id, 'single');
+    else {
+      batch.push(id);
+      prepared.set(id, await prepare(ctx, pre as { agent_id: string; agent_version: string; currency: string }));
+    }
+  }
+  if (batch.length === 0) return out;
+  // Own rows first, in the order of the call ids (no other transaction locks two calls' rows).
+  batch.sort();
+  const settled = await ctx.db.transaction(async (trx) => {
+    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
+    const shared: SharedSettlement[] = [];
+    const done = new Map<string, Settled>();
+    for (const call of r.rows) {
+      if (call.status !== 'settling' || call.sub_mandate_id || call.parent_id) continue;
+      const written = await writeOwnRows(trx, call, prepared.get(String(call.id))!);
+      if (written === 'deferred') continue; // unreachable: a call without a sub-mandate has no children
+      shared.push(written.shared);
+      done.set(String(call.id), written.settled);
+    }
+    await settleBatchShared(trx, shared);
+    return done;
+  });
+  for (const id of batch) {
+    const done = settled.get(id);
+    out.set(id, done ? 'settled' : 'noop');
+    if (done) await afterSettled(ctx, id, done);
+  }
+  return out;
 }
