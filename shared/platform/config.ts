@@ -143,7 +143,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
     fileQuotaBytes: int('HOLON_FILE_QUOTA_BYTES', 200 * 1_048_576, 1024, 1_000_000 * 1_048_576),
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
-    settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 8, 1, 200),
+    settlerConcurrency: int('HOLON_SETTLER_CONCURRENCY', 32, 1, 200),
     evaluatorConcurrency: int('HOLON_EVALUATOR_CONCURRENCY', 2, 1, 100),
     evalsDir: path.resolve(nonEmpty(env.HOLON_EVALS) ?? 'evals'),
     ...(nonEmpty(env.HOLON_PRIVATE_EVALS) ? { privateEvalsDir: path.resolve(env.HOLON_PRIVATE_EVALS!) } : {}),
