@@ -221,15 +221,33 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     ]);
     expect(await b.cluster.connectedWorkers('run')).toBe(2);
     const mandate = await createMandate(apiA, { budget: { total: '0.50', currency: 'EUR' } });
-
     const apis = [apiA!, apiB!];
-    const results = await Promise.all(
+    // The race starts with both processes at the line: the mandate row is held here until more reservations wait on
+    // it than one API's pool (10) can hold, so both APIs have some queued; then all go at once.
+    const gate = await b.db.knex.transaction();
+    await gate.raw('SELECT 1 FROM mandates WHERE id = ? FOR UPDATE', [mandate]);
+    const burst = Promise.all(
       Array.from({ length: 120 }, async (_, i) => {
         const api = apis[i % 2]!;
         const r = await request(api, 'POST', '/v0/calls', { mandate, agent: 'fixtures/hang', input: { ms: 30 } });
         return { api: api.name, ...r };
       }),
     );
+    try {
+      await waitFor(
+        'reservations of both APIs waiting on the mandate',
+        async () => {
+          const r = await b.db.knex.raw<{ rows: Array<{ n: string }> }>(
+            `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+          );
+          return Number(r.rows[0]!.n) > 10 ? true : undefined;
+        },
+        { timeoutMs: 20_000 },
+      );
+    } finally {
+      await gate.commit();
+    }
+    const results = await burst;
 
     const unexpected = results.filter((r) => ![200, 202, 403].includes(r.status));
     expect(unexpected, 'every answer is 200, 202 or 403').toEqual([]);
