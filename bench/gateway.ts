@@ -18,6 +18,7 @@ import pg from 'pg';
 import { request } from 'undici';
 import { startGateway, type RunningGateway } from '../services/compose.js';
 import { audit } from '../shared/ledger/audit.js';
+import { startBareProxy } from './bare-proxy.js';
 import { keepAliveAgent, quantile, runLoad, runSequential, startNoopAgent, type LatencySpec, type LoadResult, type LoadSpec, type NoopAgent } from './load.js';
 import type { ThrowAwayDatabase, ThrowAwayRedis } from './support.js';
 
@@ -242,7 +243,7 @@ export interface GatewayBenchOptions {
 
 export const DEFAULT_GATEWAY_OPTIONS: GatewayBenchOptions = {
   runnerConcurrency: envInt('BENCH_GATEWAY_RUNNERS', 64),
-  settlerConcurrency: envInt('BENCH_GATEWAY_SETTLERS', 16),
+  settlerConcurrency: envInt('BENCH_GATEWAY_SETTLERS', 32),
   concurrency: envInt('BENCH_GATEWAY_CONCURRENCY', 64),
   warmupMs: envInt('BENCH_GATEWAY_WARMUP_MS', 3_000),
   durationMs: envInt('BENCH_GATEWAY_DURATION_S', 20) * 1000,
@@ -253,8 +254,8 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayBenchOptions = {
   poolMax: process.env.BENCH_GATEWAY_POOL ? envInt('BENCH_GATEWAY_POOL', 10) : undefined,
 };
 
-export const TARGET_CALLS_PER_S = 250;
-export const TARGET_ADDED_P50_MS = 10;
+export const TARGET_CALLS_PER_S = 400;
+export const TARGET_ADDED_P50_MS = 6;
 
 function envInt(name: string, fallback: number): number {
   const v = process.env[name];
@@ -358,6 +359,24 @@ export async function gatewayBench(
     record('Postgres backends waiting on a row lock (mean)', seen.lockWaits);
     record('Postgres backends active (mean)', seen.pgActive);
     record('Postgres transactions committed per paid call (a lone statement is one)', seen.commitsPerCall);
+
+    // (1b) the floor: a bare Node proxy hop to the same agent, same load, on this thread.
+    const proxy = await startBareProxy(bench.agentUrl);
+    try {
+      const hop = await driver.load({
+        url: proxy.url,
+        body: bench.agentBody,
+        concurrency: options.concurrency,
+        warmupMs: options.warmupMs,
+        durationMs: Math.min(options.durationMs, 10_000),
+      });
+      const hopPerS = (hop.ok * 1000) / hop.elapsedMs;
+      record(`bare Node proxy hop req/s, c=${options.concurrency} (the floor)`, hopPerS, '/s');
+      record(`bare Node proxy hop latency p50, c=${options.concurrency}`, quantile(hop.latencies, 0.5), 'ms');
+      record('paid calls/s ÷ proxy req/s', callsPerS / hopPerS);
+    } finally {
+      await proxy.close();
+    }
 
     // (3) against the raw Postgres write-transaction ceiling of this run.
     if (rawTxPerS !== undefined) {
