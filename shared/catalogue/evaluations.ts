@@ -21,7 +21,7 @@ export async function loadEvaluationSummaries(
   versions: ReadonlyArray<{ id: string; version: string }>,
   withCases: boolean,
 ): Promise<(id: string, version: string) => EvaluationSummary> {
-  const latest = await latestEvaluations(db, versions, true);
+  const latest = await latestEvaluations(db, versions, withCases);
   return (id, version) => {
     const rows = latest.get(key(id, version));
     return rows ? evaluationSummary(rows, withCases) : NOT_EVALUATED;

@@ -46,7 +46,7 @@ export async function rerunEvaluation(
     ctx,
     queued.map((e) => e.id),
   );
-  const latest = await latestEvaluations(ctx.db, [{ id: agentId, version }], true);
+  const latest = await latestEvaluations(ctx.db, [{ id: agentId, version }], false);
   return {
     agent: agentId,
     version,

@@ -8,7 +8,7 @@
  * Views: public suites show each case in detail (expected, got, why it failed); hidden suites show each case as its
  * number and pass/fail only — no case id, input, expectation or output ever leaves the evaluator for them.
  */
-import type { CaseRow, EvaluationRow } from './store.js';
+import type { CaseRow, EvaluationRow, LatestEvaluation } from './store.js';
 
 export type Standing = 'passed' | 'failed' | 'error' | 'pending' | 'none';
 
@@ -41,20 +41,20 @@ export interface EvaluationView {
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
 /** One evaluation as an API answer shows it; `withCases` adds the per-case list (public detail, hidden pass/fail). */
-export function evaluationView(row: EvaluationRow & { cases?: CaseRow[] }, withCases: boolean): EvaluationView {
+export function evaluationView(row: LatestEvaluation, withCases: boolean): EvaluationView {
   const cases = row.cases ?? [];
   const unfinished = row.status === 'queued' || row.status === 'running';
-  const passedSoFar = cases.filter((c) => c.passed).length;
+  const judged = row.judged ?? { cases: cases.length, passed: cases.filter((c) => c.passed).length };
   return {
     capability: row.capability,
     suite_version: row.suite_version,
     run: row.run,
     status: row.status,
     hidden: row.hidden,
-    passed: unfinished ? passedSoFar : row.passed,
+    passed: unfinished ? judged.passed : row.passed,
     total: row.total,
     pass_threshold: row.threshold,
-    ...(unfinished ? { progress: `${cases.length}/${row.total} cases` } : {}),
+    ...(unfinished ? { progress: `${judged.cases}/${row.total} cases` } : {}),
     ...(row.reason ? { reason: row.reason } : {}),
     started_at: iso(row.started_at),
     finished_at: iso(row.finished_at),
@@ -70,6 +70,6 @@ function caseView(c: CaseRow, hidden: boolean): Record<string, unknown> {
 }
 
 /** A version's evaluation summary for lists (catalogue, search): its standing and one line per suite. */
-export function evaluationSummary(rows: ReadonlyArray<EvaluationRow & { cases?: CaseRow[] }> | undefined, withCases = false) {
+export function evaluationSummary(rows: readonly LatestEvaluation[] | undefined, withCases = false) {
   return { status: standingOf(rows), suites: (rows ?? []).map((r) => evaluationView(r, withCases)) };
 }

@@ -205,20 +205,21 @@ export async function strandedEvaluations(db: Db, now: number, queuedBefore: num
     .select('id')) as Array<{ id: string }>;
 }
 
-export async function readEvaluation(db: Db, id: string): Promise<EvaluationRow | undefined> {
-  return (await db('evaluations').where({ id }).first()) as EvaluationRow | undefined;
-}
+/** An evaluation as the views read it: with its judged cases, or (lists) only how far an unfinished one got. */
+export type LatestEvaluation = EvaluationRow & { cases?: CaseRow[]; judged?: { cases: number; passed: number } };
 
 /**
- * The latest run per capability of each named version, with its judged cases in suite order: what the views show and
- * what `require.evaluated` reads. Versions without evaluations are absent from the map.
+ * The latest run per capability of each named version: what the views show and what `require.evaluated` reads.
+ * `withCases` adds every judged case in suite order (the one-agent and author views); without it only the unfinished
+ * ones get their counts so far (the lists' `progress`), so a list never reads case rows. Versions without
+ * evaluations are absent from the map.
  */
 export async function latestEvaluations(
   db: Db,
   versions: ReadonlyArray<{ id: string; version: string }>,
   withCases: boolean,
-): Promise<Map<string, Array<EvaluationRow & { cases?: CaseRow[] }>>> {
-  const out = new Map<string, Array<EvaluationRow & { cases?: CaseRow[] }>>();
+): Promise<Map<string, LatestEvaluation[]>> {
+  const out = new Map<string, LatestEvaluation[]>();
   if (versions.length === 0) return out;
   const rows = (await db('evaluations as e')
     .whereIn(
@@ -233,6 +234,7 @@ export async function latestEvaluations(
     .orderBy(['e.agent_id', 'e.version', 'e.capability'])
     .select('e.*')) as EvaluationRow[];
   const cases = new Map<string, CaseRow[]>();
+  const counts = new Map<string, { cases: number; passed: number }>();
   if (withCases && rows.length > 0) {
     const caseRows = (await db('evaluation_cases')
       .whereIn(
@@ -243,9 +245,22 @@ export async function latestEvaluations(
       .select('evaluation_id', 'case_id', 'ordinal', 'passed', 'duration_ms', 'detail')) as CaseRow[];
     for (const c of caseRows) cases.set(c.evaluation_id, [...(cases.get(c.evaluation_id) ?? []), c]);
   }
+  const unfinished = rows.filter((r) => r.status === 'queued' || r.status === 'running').map((r) => r.id);
+  if (!withCases && unfinished.length > 0) {
+    const tallies = (await db('evaluation_cases')
+      .whereIn('evaluation_id', unfinished)
+      .groupBy('evaluation_id')
+      .select('evaluation_id', db.raw('count(*) as cases'), db.raw('count(*) filter (where passed) as passed'))) as Array<{
+      evaluation_id: string;
+      cases: string | number;
+      passed: string | number;
+    }>;
+    for (const t of tallies) counts.set(t.evaluation_id, { cases: Number(t.cases), passed: Number(t.passed) });
+  }
   for (const r of rows) {
     const key = `${r.agent_id}@${r.version}`;
-    out.set(key, [...(out.get(key) ?? []), withCases ? { ...r, cases: cases.get(r.id) ?? [] } : r]);
+    const row: LatestEvaluation = withCases ? { ...r, cases: cases.get(r.id) ?? [] } : { ...r, judged: counts.get(r.id) ?? { cases: 0, passed: 0 } };
+    out.set(key, [...(out.get(key) ?? []), row]);
   }
   return out;
 }

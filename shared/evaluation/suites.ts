@@ -368,39 +368,9 @@ export async function readFixture(loaded: LoadedSuite, name: string): Promise<Bu
   return Buffer.concat(chunks);
 }
 
-// ---------------------------------------------------------------------------------------------
-// Locating one capability's suite file (kept for the worker until it uses the catalogue)
-// ---------------------------------------------------------------------------------------------
-
-export interface SuiteLocation {
-  capability: string;
-  file: string;
-  hidden: boolean;
-}
-
 async function exists(file: string): Promise<boolean> {
   return access(file).then(
     () => true,
     () => false,
   );
-}
-
-/**
- * The suite file for each capability that has one; capabilities without a suite are left out. Finds files only:
- * loadSuites is what validates them.
- */
-export async function locateSuites(capabilities: readonly string[], dirs: SuiteDirs): Promise<SuiteLocation[]> {
-  const found: SuiteLocation[] = [];
-  for (const capability of capabilities) {
-    // A capability names a directory: never let one climb out of the suites directory.
-    if (!/^[a-z0-9][a-z0-9.-]*$/.test(capability) || capability.includes('..')) continue;
-    const hiddenFile = dirs.privateDir ? path.join(dirs.privateDir, capability, SUITE_FILE) : undefined;
-    if (hiddenFile && (await exists(hiddenFile))) {
-      found.push({ capability, file: hiddenFile, hidden: true });
-      continue;
-    }
-    const publicFile = path.join(dirs.publicDir, capability, SUITE_FILE);
-    if (await exists(publicFile)) found.push({ capability, file: publicFile, hidden: false });
-  }
-  return found;
 }

@@ -11,7 +11,6 @@
 export const FILE_ID = /^f_[A-Za-z0-9_-]{22}$/;
 
 export const FILE_HANDLE_PREFIX = 'holon://files/';
-export const EVAL_HANDLE_PREFIX = 'holon://evals/';
 
 /** The most distinct file handles one call's input may name (their links travel in one header for webhooks). */
 export const MAX_HANDLES_PER_CALL = 20;

@@ -237,6 +237,16 @@ test('publish → a separate evaluator runs the suites → public detail, hidden
     expect(byCapability.status).toBe(403);
     expect(agents.hits.filter((h) => h.path === '/good')).toEqual([]);
 
+    // Lists show how far an unfinished evaluation got (from counts, not case rows).
+    const queued = (await send(g.url, 'GET', '/v0/catalog')).body.agents.find((a: any) => a.id === 'bob/good');
+    expect(queued.evaluation).toMatchObject({
+      status: 'pending',
+      suites: [
+        { capability: 'test.eval', status: 'queued', progress: '0/4 cases', passed: 0 },
+        { capability: 'test.hidden', status: 'queued', progress: '0/2 cases', passed: 0 },
+      ],
+    });
+
     // The evaluator is its own process.
     const evaluator = await cluster.start('evaluator');
     const e = await evaluationEnds(g, bob, 'bob/good@1.0.0');

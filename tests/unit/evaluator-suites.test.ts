@@ -1,6 +1,6 @@
 /**
- * Where the evaluator finds the suites (shared/evaluation/suites.ts, spec/evals.md §1–§2): locateSuites for one
- * capability's file, loadSuites for every suite read and checked at start-up, openFixture/readFixture for fixtures.
+ * Where the evaluator finds the suites (shared/evaluation/suites.ts, spec/evals.md §1–§2): loadSuites for every
+ * suite read and checked at start-up, openFixture/readFixture for fixtures.
  */
 import { createHash } from 'node:crypto';
 import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { loadSuites, locateSuites, openFixture, readFixture, suiteSummary } from '../../shared/evaluation/suites.js';
+import { loadSuites, openFixture, readFixture, suiteSummary } from '../../shared/evaluation/suites.js';
 import type { Logger } from '../../shared/platform/log.js';
 
 let root: string;
@@ -27,33 +27,6 @@ beforeAll(async () => {
   await suite(root, 'escaped');
 });
 afterAll(async () => rm(root, { recursive: true, force: true }));
-
-describe('locateSuites', () => {
-  test('public suites; a private suite replaces the public one of its capability; no suite, no entry', async () => {
-    const found = await locateSuites(['text.count', 'data.csv-profile', 'extraction.table', 'text.summarize'], {
-      publicDir: path.join(root, 'public'),
-      privateDir: path.join(root, 'private'),
-    });
-    expect(found).toEqual([
-      { capability: 'text.count', file: path.join(root, 'public', 'text.count', 'suite.yaml'), hidden: false },
-      { capability: 'data.csv-profile', file: path.join(root, 'private', 'data.csv-profile', 'suite.yaml'), hidden: true },
-      { capability: 'extraction.table', file: path.join(root, 'private', 'extraction.table', 'suite.yaml'), hidden: true },
-    ]);
-  });
-
-  test('without HOLON_PRIVATE_EVALS only the public samples count', async () => {
-    const found = await locateSuites(['data.csv-profile', 'extraction.table'], { publicDir: path.join(root, 'public') });
-    expect(found).toEqual([{ capability: 'data.csv-profile', file: path.join(root, 'public', 'data.csv-profile', 'suite.yaml'), hidden: false }]);
-  });
-
-  test('a capability never names a path outside the suites directory', async () => {
-    const found = await locateSuites(['../escaped', '..', '/etc', 'a/../../escaped'], {
-      publicDir: path.join(root, 'public'),
-      privateDir: path.join(root, 'private'),
-    });
-    expect(found).toEqual([]);
-  });
-});
 
 // ---------------------------------------------------------------------------------------------
 // loadSuites: every suite read and checked at start-up (shared/evaluation/suites.ts)
