@@ -49,7 +49,8 @@ export async function startNoopAgent(): Promise<NoopAgent> {
 }
 
 export interface LoadSpec {
-  url: string;
+  /** Where to POST; with several (API processes), client i always sends to urls[i % n]. */
+  url: string | string[];
   /** JSON body, already encoded; with several, client i always sends bodies[i % n]. */
   body: string | string[];
   concurrency: number;
@@ -89,15 +90,17 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   let sent = 0;
   const max = spec.maxRequests ?? Number.POSITIVE_INFINITY;
   const bodies = Array.isArray(spec.body) ? spec.body : [spec.body];
+  const urls = Array.isArray(spec.url) ? spec.url : [spec.url];
   const loop = async (_: unknown, client: number): Promise<void> => {
     const body = bodies[client % bodies.length]!;
+    const url = urls[client % urls.length]!;
     while (performance.now() < stopAt && sent < max) {
       sent++;
       const start = performance.now();
       let status: string;
       let text = '';
       try {
-        const res = await request(spec.url, { method: 'POST', headers: HEADERS, body, dispatcher });
+        const res = await request(url, { method: 'POST', headers: HEADERS, body, dispatcher });
         status = String(res.statusCode);
         text = await res.body.text();
       } catch (err) {

@@ -4,11 +4,16 @@
  * thread) at 1, 16, 64 and 256 concurrent clients, on 1 mandate and on 64 (each with its own payer): sustained paid
  * calls/s and latency p50/p99 over BENCH_SCALE_DURATION_S (default 10 s) after a 2 s warm-up; after each
  * configuration, every call must be final and the ledger audit clean. Prints a table (Markdown); writes nothing.
+ * Then `holon serve` as one process against api ×2 + runner ×2 + settler as five (bench/split.ts), and memory with
+ * 1,000 calls in flight plus async latency under load (bench/inflight.ts). BENCH_SCALE_ONLY=table|split|inflight runs
+ * one part.
  */
 import os from 'node:os';
 import { audit } from '../shared/ledger/audit.js';
 import { createDriver, startBenchGateway } from './gateway.js';
 import { quantile } from './load.js';
+import { benchInflight } from './inflight.js';
+import { benchSplit } from './split.js';
 import { postgresDatabase, redisTarget } from './support.js';
 
 const CONCURRENCY = [1, 16, 64, 256];
@@ -25,8 +30,7 @@ interface Row {
   loadBefore: number;
 }
 
-async function main(): Promise<void> {
-  console.log(`holon bench:scale — node ${process.version}, ${new Date().toISOString()}, ${os.cpus().length} cores`);
+async function table(): Promise<void> {
   const rows: Row[] = [];
   for (const mandates of MANDATES) {
     const database = await postgresDatabase();
@@ -84,4 +88,36 @@ async function main(): Promise<void> {
   }
 }
 
-await main();
+async function split(): Promise<void> {
+  console.log('\nOne process or five (c=64, 1 mandate, sync paid calls):');
+  const rows = await benchSplit({ concurrency: 64, warmupMs: 2_000, durationMs });
+  console.log('\n| shape | paid calls/s | p50 ms | p99 ms | errors | CPU ms per call, by process | audit |');
+  console.log('|---|---|---|---|---|---|---|');
+  for (const r of rows) {
+    const cpu = Object.entries(r.cpuPerCall)
+      .map(([name, ms]) => `${name} ${ms.toFixed(2)}`)
+      .join(', ');
+    console.log(`| ${r.shape} | ${r.perS.toFixed(1)} | ${r.p50.toFixed(1)} | ${r.p99.toFixed(1)} | ${r.errors} | ${cpu} | ${r.audit} |`);
+  }
+}
+
+async function inflight(): Promise<void> {
+  const r = await benchInflight({ inFlight: 1_000, asyncClients: 64, asyncDurationMs: durationMs });
+  console.log(`\n${r.inFlight} calls in flight to a slow agent (holon serve, one process):`);
+  console.log(`  gateway RSS idle ${r.rssIdleMiB.toFixed(1)} MiB, in flight ${r.rssInFlightMiB.toFixed(1)} MiB: ${r.rssPerCallKiB.toFixed(1)} KiB per call`);
+  console.log(
+    `  Redis under the run's prefix: idle ${(r.redisIdleBytes / 1024).toFixed(1)} KiB, in flight ${(r.redisInFlightBytes / 1024).toFixed(1)} KiB (${r.redisKeysInFlight} keys): ${r.redisPerCallBytes.toFixed(0)} bytes per call`,
+  );
+  console.log(`  all ${r.inFlight} released: every call ended in ${r.drainS.toFixed(1)} s`);
+  const a = r.async;
+  console.log(
+    `  async at 64 clients: ${a.perS.toFixed(1)} calls/s; 202 → long-poll answer p50 ${a.pollP50.toFixed(1)} ms, p99 ${a.pollP99.toFixed(1)} ms; 202 → callback p50 ${a.callbackP50.toFixed(1)} ms, p99 ${a.callbackP99.toFixed(1)} ms (${a.callbacksMissing} missing)`,
+  );
+  console.log(`  ledger audit ${r.audit}`);
+}
+
+console.log(`holon bench:scale — node ${process.version}, ${new Date().toISOString()}, ${os.cpus().length} cores`);
+const only = process.env.BENCH_SCALE_ONLY;
+if (!only || only === 'table') await table();
+if (!only || only === 'split') await split();
+if (!only || only === 'inflight') await inflight();

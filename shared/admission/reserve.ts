@@ -5,7 +5,7 @@
 import type { Manifest } from '../core/manifest/types.js';
 import { formatAmount } from '../core/money.js';
 import { ensureBalanceRow, reserveFromParentHold } from '../ledger/holds.js';
-import { reserveShared } from '../ledger/money-functions.js';
+import { admitShared, reserveShared, type AdmittedCall } from '../ledger/money-functions.js';
 import { readBalance } from '../ledger/accounts.js';
 import type { ServiceContext } from '../context.js';
 import { describeBudget, loadMandate, type StoredMandate } from '../mandates/store.js';
@@ -21,7 +21,8 @@ class Shortfall extends Error {
 /**
  * Reserve the worst case: one transaction. The call row (and a redeemed grant) are written first; the two hot rows
  * — the mandate, then the payer's balance (docs/ledger.md, "Lock order") — are taken last, each by one conditional
- * UPDATE that checks what is left (`reserveShared`, one round trip). Both the mandate's remaining budget and the
+ * UPDATE that checks what is left (`reserveShared`, one round trip). A call that redeems no grant and does not
+ * reserve from a parent hold — the common case — does all of it in one statement (`admitShared`). Both the mandate's remaining budget and the
  * payer's available balance must cover the worst case. Returns a refusal saying what was short (explained with a
  * fresh read; everything is rolled back), or null once the call row, the hold and the mandate's `reserved` are
  * written.
@@ -40,7 +41,31 @@ export async function reserve(
   const d = sub.delegation;
   const payer = d ? d.payer : stored.mandate.issuer;
   await ensureBalanceRow(ctx.db, payer, currency);
+  const row: AdmittedCall = {
+    id,
+    root_id: d ? d.rootId : id,
+    parent_id: d ? d.parentCallId : null,
+    mandate_id: stored.mandate.id,
+    caller: d ? d.caller : stored.mandate.grantee,
+    agent_id: manifest.id,
+    agent_version: manifest.version,
+    payer,
+    currency,
+    worst_case: worst.toString(),
+    max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
+    depth: stored.mandate.depth,
+    delegated: d !== undefined,
+    timeout_ms: timeoutMs,
+    deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
+    callback_url: sub.callbackUrl ?? null,
+  };
   try {
+    if (approvalId === undefined && d?.mode !== 'passthrough') {
+      // The common case: the row and the reservation in one statement (migration 017).
+      const outcome = await admitShared(ctx.db, row);
+      if (outcome !== 'reserved') throw new Shortfall(outcome);
+      return null;
+    }
     await ctx.db.transaction(async (trx) => {
       if (approvalId !== undefined) {
         // A grant is redeemed once: the one transaction that reserves also marks it used.
@@ -50,26 +75,7 @@ export async function reserve(
         );
         if (used.rows.length === 0) throw new Shortfall('approval_used');
       }
-      await trx('calls').insert({
-        id,
-        root_id: d ? d.rootId : id,
-        parent_id: d ? d.parentCallId : null,
-        mandate_id: stored.mandate.id,
-        caller: d ? d.caller : stored.mandate.grantee,
-        agent_id: manifest.id,
-        agent_version: manifest.version,
-        payer,
-        currency,
-        worst_case: worst.toString(),
-        max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
-        depth: stored.mandate.depth,
-        delegated: d !== undefined,
-        status: 'queued',
-        timeout_ms: timeoutMs,
-        deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
-        callback_url: sub.callbackUrl ?? null,
-        approval_id: approvalId ?? null,
-      });
+      await trx('calls').insert({ ...row, status: 'queued', approval_id: approvalId ?? null });
       const outcome =
         d?.mode === 'passthrough'
           ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })

@@ -1,10 +1,10 @@
 /**
- * The only caller of the SQL money functions of migrations 007 and 014 (`holon_reserve`, `holon_settle_shared`,
- * `holon_settle_batch`): the hot, shared rows of a reservation, of a settlement and of a batch of settlements, each
- * in ONE round trip, in the global lock order
+ * The only caller of the SQL money functions of migrations 007, 014 and 017 (`holon_reserve`, `holon_settle_shared`,
+ * `holon_settle_batch`, `holon_admit`): the hot, shared rows of a reservation, of a settlement and of a batch of
+ * settlements, each in ONE round trip, in the global lock order
  * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
  */
-import type { Tx } from '../db/connect.js';
+import type { Db, Tx } from '../db/connect.js';
 
 export type Reservation = 'reserved' | 'budget_short' | 'balance_short';
 
@@ -33,6 +33,45 @@ export async function reserveShared(trx: Tx, r: RootReservation): Promise<Reserv
     r.callId,
   ]);
   return res.rows[0]!.outcome;
+}
+
+/** A new call's row, as `holon_admit` (migration 017) writes it: status `queued`, its hold's id is the call's. */
+export interface AdmittedCall {
+  id: string;
+  root_id: string;
+  parent_id: string | null;
+  mandate_id: string;
+  caller: string;
+  agent_id: string;
+  agent_version: string;
+  payer: string;
+  currency: string;
+  /** The amount reserved, as a decimal string of micro-units. */
+  worst_case: string;
+  max_cost: string | null;
+  depth: number;
+  delegated: boolean;
+  timeout_ms: number;
+  deadline_at: Date;
+  callback_url: string | null;
+}
+
+/**
+ * The call row and its reservation in ONE autocommitted statement (`holon_admit`): the row, then the mandate's
+ * budget, the payer's balance and the hold (as `reserveShared`). A shortfall rolls the whole statement back, the
+ * row included, and is answered as the shortfall.
+ */
+export async function admitShared(db: Db, call: AdmittedCall): Promise<Reservation> {
+  try {
+    const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_admit(?::jsonb) AS outcome`, [JSON.stringify(call)]);
+    return res.rows[0]!.outcome;
+  } catch (e) {
+    const err = e as { code?: string; message?: string };
+    if (err.code === 'HL001' && (err.message?.endsWith('budget_short') || err.message?.endsWith('balance_short'))) {
+      return err.message.endsWith('budget_short') ? 'budget_short' : 'balance_short';
+    }
+    throw e;
+  }
 }
 
 export interface SharedSettlement {
