@@ -102,26 +102,61 @@ function refuseProblems(entry: EntryInput): void {
  * balance changes itself, at the end (see settle). Idempotent by key like `postEntry`.
  */
 export async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEntry> {
-  refuseProblems(entry);
-  const lines = normalizeLines(entry.lines);
-  const hash = digest(entry.kind, lines);
-  const inserted = await trx.raw<{ rows: Array<{ id: unknown }> }>(
-    `INSERT INTO journal_entries (key, kind, digest) VALUES (?, ?, ?) ON CONFLICT (key) DO NOTHING RETURNING id`,
-    [entry.key, entry.kind, hash],
+  return (await recordEntries(trx, [entry]))[0]!;
+}
+
+/**
+ * `recordEntry` for many entries at once (a settlement batch): the entries in one INSERT, the lines of those it
+ * created in another, whatever their number. Each entry keeps its own key and is idempotent on its own: one whose
+ * key was posted before with the same lines is answered `created: false`, with other lines an error. Answers in
+ * the order of `entries`.
+ */
+export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Promise<PostedEntry[]> {
+  if (entries.length === 0) return [];
+  const prepared = entries.map((entry) => {
+    refuseProblems(entry);
+    const lines = normalizeLines(entry.lines);
+    return { entry, lines, hash: digest(entry.kind, lines) };
+  });
+  const inserted = await trx.raw<{ rows: Array<{ id: unknown; key: string }> }>(
+    `INSERT INTO journal_entries (key, kind, digest) SELECT * FROM unnest(?::text[], ?::text[], ?::text[])
+     ON CONFLICT (key) DO NOTHING RETURNING id, key`,
+    [prepared.map((p) => p.entry.key), prepared.map((p) => p.entry.kind), prepared.map((p) => p.hash)],
   );
-  if (inserted.rows.length === 0) {
-    const existing = await trx('journal_entries').where({ key: entry.key }).first('id', 'digest');
-    if (!existing) throw new HolonError('gateway_error', 500, `journal entry ${entry.key} vanished while being posted`);
-    if (existing.digest !== hash) {
-      throw new HolonError('idempotency_conflict', 409, `journal entry ${entry.key} was already posted with different lines`);
+  const created = new Map(inserted.rows.map((r) => [r.key, toBigInt(r.id)]));
+  // Keys posted before (a retried settlement): the original entry, if its lines are these.
+  const replayed = prepared.filter((p) => !created.has(p.entry.key)).map((p) => p.entry.key);
+  const existing = new Map<string, { id: unknown; digest: string }>();
+  if (replayed.length) {
+    for (const row of await trx('journal_entries').whereIn('key', replayed).select('key', 'id', 'digest')) existing.set(row.key, row);
+  }
+  const out: PostedEntry[] = [];
+  const lines: Array<{ entry: bigint; line: LineInput }> = [];
+  const written = new Set<string>();
+  for (const p of prepared) {
+    const id = created.get(p.entry.key);
+    if (id !== undefined && !written.has(p.entry.key)) {
+      written.add(p.entry.key);
+      for (const line of p.lines) lines.push({ entry: id, line });
+      out.push({ id, created: true });
+      continue;
     }
-    return { id: toBigInt(existing.id), created: false };
+    const before = existing.get(p.entry.key) ?? (id !== undefined ? { id, digest: prepared.find((q) => q.entry.key === p.entry.key)!.hash } : undefined);
+    if (!before) throw new HolonError('gateway_error', 500, `journal entry ${p.entry.key} vanished while being posted`);
+    if (before.digest !== p.hash) {
+      throw new HolonError('idempotency_conflict', 409, `journal entry ${p.entry.key} was already posted with different lines`);
+    }
+    out.push({ id: toBigInt(before.id), created: false });
   }
-  const id = toBigInt(inserted.rows[0]!.id);
   if (lines.length) {
-    await trx('journal_lines').insert(lines.map((l) => ({ entry_id: id.toString(), account: l.account, currency: l.currency, amount: l.amount.toString() })));
+    await trx.raw(`INSERT INTO journal_lines (entry_id, account, currency, amount) SELECT * FROM unnest(?::bigint[], ?::text[], ?::text[], ?::bigint[])`, [
+      lines.map((l) => l.entry.toString()),
+      lines.map((l) => l.line.account),
+      lines.map((l) => l.line.currency),
+      lines.map((l) => l.line.amount.toString()),
+    ]);
   }
-  return { id, created: true };
+  return out;
 }
 
 /**

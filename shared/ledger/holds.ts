@@ -27,37 +27,10 @@ export interface ResolvedHold {
  * `lockBalances` (one sorted pass), so the implicit row lock taken here never breaks the lock order (docs/ledger.md, "Lock order").
  */
 export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'released', options: { adjustBalance?: boolean } = {}): Promise<ResolvedHold> {
-  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
-    `UPDATE holds SET status = ?, resolved_at = now() WHERE id = ? AND status = 'held'
-     RETURNING account, currency, amount, mandate_id, parent_hold_id`,
-    [outcome, id],
-  );
-  const row = r.rows[0];
-  if (!row) {
-    const existing = await trx('holds').where({ id }).first('account', 'currency', 'amount', 'mandate_id', 'parent_hold_id');
-    if (!existing) throw new HolonError('unknown_hold', 404, `there is no hold ${id}`);
-    return {
-      id,
-      account: existing.account,
-      currency: existing.currency,
-      amount: toBigInt(existing.amount),
-      mandateId: existing.mandate_id,
-      parentHoldId: existing.parent_hold_id ?? null,
-      changed: false,
-    };
-  }
-  const hold = {
-    id,
-    account: String(row.account),
-    currency: String(row.currency),
-    amount: toBigInt(row.amount),
-    mandateId: (row.mandate_id as string | null) ?? null,
-    parentHoldId: (row.parent_hold_id as string | null) ?? null,
-    changed: true,
-  };
+  const hold = (await resolveHolds(trx, [{ id, outcome }])).get(id)!;
   // With adjustBalance: false the caller takes the amount off the account's `held` itself, later in its
   // transaction, together with its other balance changes (one locked pass over the hot rows).
-  if (options.adjustBalance !== false) {
+  if (hold.changed && options.adjustBalance !== false) {
     await trx.raw(`UPDATE account_balances SET held = held - ?, version = version + 1 WHERE account = ? AND currency = ?`, [
       hold.amount.toString(),
       hold.account,
@@ -65,6 +38,42 @@ export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'rel
     ]);
   }
   return hold;
+}
+
+const holdOf = (id: string, row: Record<string, unknown>, changed: boolean): ResolvedHold => ({
+  id,
+  account: String(row.account),
+  currency: String(row.currency),
+  amount: toBigInt(row.amount),
+  mandateId: (row.mandate_id as string | null) ?? null,
+  parentHoldId: (row.parent_hold_id as string | null) ?? null,
+  changed,
+});
+
+/**
+ * Resolve many live holds in one statement (a settlement batch), each exactly once, without touching the
+ * accounts' `held` (the caller does, with its other balance changes). A hold resolved before is answered as it
+ * is, `changed: false`; an unknown one is an error.
+ */
+export async function resolveHolds(trx: Tx, holds: ReadonlyArray<{ id: string; outcome: 'settled' | 'released' }>): Promise<Map<string, ResolvedHold>> {
+  const out = new Map<string, ResolvedHold>();
+  if (holds.length === 0) return out;
+  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
+    `UPDATE holds h SET status = v.outcome, resolved_at = now()
+       FROM unnest(?::text[], ?::text[]) AS v(id, outcome)
+      WHERE h.id = v.id AND h.status = 'held'
+     RETURNING h.id, h.account, h.currency, h.amount, h.mandate_id, h.parent_hold_id`,
+    [holds.map((h) => h.id), holds.map((h) => h.outcome)],
+  );
+  for (const row of r.rows) out.set(String(row.id), holdOf(String(row.id), row, true));
+  const missing = holds.filter((h) => !out.has(h.id)).map((h) => h.id);
+  if (missing.length) {
+    const rows = await trx('holds').whereIn('id', missing).select('id', 'account', 'currency', 'amount', 'mandate_id', 'parent_hold_id');
+    for (const row of rows) out.set(String(row.id), holdOf(String(row.id), row, false));
+    const unknown = missing.find((id) => !out.has(id));
+    if (unknown !== undefined) throw new HolonError('unknown_hold', 404, `there is no hold ${unknown}`);
+  }
+  return out;
 }
 
 const knownBalanceRows = new WeakMap<object, Set<string>>();

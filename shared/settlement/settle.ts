@@ -4,8 +4,8 @@
  * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
  */
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
-import { recordEntry, SETTLEMENT_KIND } from '../ledger/entries.js';
-import { ensureBalanceRow, resolveHold } from '../ledger/holds.js';
+import { recordEntries, SETTLEMENT_KIND } from '../ledger/entries.js';
+import { ensureBalanceRow, resolveHolds } from '../ledger/holds.js';
 import { settleBatchShared, settleShared, type SharedSettlement } from '../ledger/money-functions.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
@@ -73,93 +73,132 @@ interface Settled {
   parentId: string | null;
 }
 
+interface Written {
+  shared: SharedSettlement;
+  settled: Settled;
+}
+
 /**
- * A locked `settling` call's own rows, in the lock order's first step: its hold resolved, its journal entry, its
- * receipt, its call event and its final status. Returns the shared rows it changes (mandates, parent hold,
- * balances), for the caller to apply last — one call's (`settleShared`) or a batch's summed (`settleBatchShared`).
+ * Locked `settling` calls' own rows, in the lock order's first step: their holds resolved, their journal entries,
+ * their receipts, their call events and their final statuses — each kind in one statement for all the calls (one
+ * call for `settleCall`, a batch for `settleBatch`). A call with children still open is `deferred`. Returns the
+ * shared rows each call changes (mandates, parent hold, balances), for the caller to apply last — one call's
+ * (`settleShared`) or a batch's summed (`settleBatchShared`).
  */
 async function writeOwnRows(
   trx: Tx,
-  call: Record<string, unknown>,
-  prepared: Awaited<ReturnType<typeof prepare>>,
-): Promise<{ shared: SharedSettlement; settled: Settled } | 'deferred'> {
-  const { agent, chain } = prepared;
-  const callId = String(call.id);
-  const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
-  const currency = String(call.currency);
-  const payer = String(call.payer);
-  const mandateId = String(call.mandate_id);
-  const own = outcome.billed ? BigInt(outcome.own) : 0n;
-  const lines = journalLinesForSettlement(payer, own, chain);
-
-  if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) return 'deferred';
-  const hold = await resolveHold(trx, callId, own > 0n ? 'settled' : 'released', { adjustBalance: false });
-  // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
-  // against every mandate up the tree.
-  const parentHold = hold.changed ? hold.parentHoldId : null;
-  const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
-  const agentManifest = agent?.manifest;
-  const downstream =
-    call.sub_mandate_id && agentManifest?.downstream?.mode === 'passthrough'
-      ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
-      : 0n;
-  const entry = own > 0n ? await recordEntry(trx, { key: `settle:${callId}`, kind: SETTLEMENT_KIND, lines: lines.map((l) => ({ ...l, currency })) }) : null;
-  const succeeded = outcome.kind === 'success';
-  const durationMs = outcome.duration_ms;
-  // The receipt, the call event and the call's final status: one statement (all three are this call's own rows).
-  const receipt = receiptRow({
-    id: callId,
-    parentId: (call.parent_id as string | null) ?? null,
-    mandateId,
-    subMandateId: (call.sub_mandate_id as string | null) ?? null,
-    caller: String(call.caller),
-    agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
-    status: succeeded ? 'succeeded' : 'failed',
-    errorCode: outcome.code ?? null,
-    reasons: [],
-    worstCase: BigInt(String(call.worst_case)),
-    currency,
-    payer,
-    billed: own > 0n,
-    costOwn: own,
-    costDownstream: downstream,
-    splits: own > 0n ? split(own, chain) : [],
-    approvalId: (call.approval_id as string | null) ?? null,
-    durationMs,
-    entryId: entry?.id ?? null,
-  });
-  const event = {
-    call_id: callId,
-    agent_id: call.agent_id,
-    agent_version: call.agent_version,
-    status: succeeded ? 'succeeded' : 'failed',
-    error_code: outcome.code ?? null,
-    latency_ms: Math.max(0, Math.round(durationMs)),
-    cost: own.toString(),
-    currency,
-    delegated: Boolean(call.delegated),
-  };
+  calls: ReadonlyArray<Record<string, unknown>>,
+  preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>,
+): Promise<Map<string, Written | 'deferred'>> {
+  const out = new Map<string, Written | 'deferred'>();
+  const live = [];
+  for (const call of calls) {
+    const callId = String(call.id);
+    if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) {
+      out.set(callId, 'deferred');
+      continue;
+    }
+    const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
+    const own = outcome.billed ? BigInt(outcome.own) : 0n;
+    const prepared = preparedOf(callId);
+    live.push({
+      call,
+      callId,
+      outcome,
+      own,
+      prepared,
+      currency: String(call.currency),
+      lines: journalLinesForSettlement(String(call.payer), own, prepared.chain),
+    });
+  }
+  if (live.length === 0) return out;
+  const holds = await resolveHolds(
+    trx,
+    live.map((c) => ({ id: c.callId, outcome: c.own > 0n ? 'settled' : 'released' })),
+  );
+  const billed = live.filter((c) => c.own > 0n);
+  const posted = await recordEntries(
+    trx,
+    billed.map((c) => ({ key: `settle:${c.callId}`, kind: SETTLEMENT_KIND, lines: c.lines.map((l) => ({ ...l, currency: c.currency })) })),
+  );
+  const entries = new Map(billed.map((c, i) => [c.callId, posted[i]!]));
+  const receipts = [];
+  const events = [];
+  for (const { call, callId, outcome, own, prepared, currency, lines } of live) {
+    const hold = holds.get(callId)!;
+    const mandateId = String(call.mandate_id);
+    // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
+    // against every mandate up the tree.
+    const parentHold = hold.changed ? hold.parentHoldId : null;
+    const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
+    const downstream =
+      call.sub_mandate_id && prepared.agent?.manifest.downstream?.mode === 'passthrough'
+        ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
+        : 0n;
+    const entry = entries.get(callId) ?? null;
+    const succeeded = outcome.kind === 'success';
+    const durationMs = outcome.duration_ms;
+    receipts.push(
+      receiptRow({
+        id: callId,
+        parentId: (call.parent_id as string | null) ?? null,
+        mandateId,
+        subMandateId: (call.sub_mandate_id as string | null) ?? null,
+        caller: String(call.caller),
+        agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
+        status: succeeded ? 'succeeded' : 'failed',
+        errorCode: outcome.code ?? null,
+        reasons: [],
+        worstCase: BigInt(String(call.worst_case)),
+        currency,
+        payer: String(call.payer),
+        billed: own > 0n,
+        costOwn: own,
+        costDownstream: downstream,
+        splits: own > 0n ? split(own, prepared.chain) : [],
+        approvalId: (call.approval_id as string | null) ?? null,
+        durationMs,
+        entryId: entry?.id ?? null,
+      }),
+    );
+    events.push({
+      call_id: callId,
+      agent_id: call.agent_id,
+      agent_version: call.agent_version,
+      status: succeeded ? 'succeeded' : 'failed',
+      error_code: outcome.code ?? null,
+      latency_ms: Math.max(0, Math.round(durationMs)),
+      cost: own.toString(),
+      currency,
+      delegated: Boolean(call.delegated),
+    });
+    // The rows every call shares, for the caller to change last: mandates root first (shallower before deeper,
+    // this call's own mandate last), the parent hold, the balance rows. Ancestors release what was charged; the
+    // own mandate releases the whole hold.
+    const lineAccounts = entry?.created ? lines : [];
+    out.set(callId, {
+      shared: {
+        mandates: [...ancestors.map((id) => ({ id, release: own })), { id: mandateId, release: hold.changed ? hold.amount : 0n }],
+        spent: own,
+        parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
+        hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
+        lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
+      },
+      settled: { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null },
+    });
+  }
+  // The receipts, the call events and the calls' final statuses: one statement (all are the calls' own rows).
+  const finals = live.flatMap((c) => [c.callId, c.outcome.kind === 'success' ? 'succeeded' : 'failed']);
   await trx
-    .with('receipt', trx('receipts').insert(receipt))
-    .with('event', trx('call_events').insert(event))
+    .with('receipt', trx('receipts').insert(receipts))
+    .with('event', trx('call_events').insert(events))
     .from('calls')
-    .where({ id: callId })
-    .update({ status: succeeded ? 'succeeded' : 'failed' });
-
-  // The rows every call shares, for the caller to change last: mandates root first (shallower before deeper, this
-  // call's own mandate last), the parent hold, the balance rows. Ancestors release what was charged; the own
-  // mandate releases the whole hold.
-  const lineAccounts = entry?.created ? lines : [];
-  return {
-    shared: {
-      mandates: [...ancestors.map((id) => ({ id, release: own })), { id: mandateId, release: hold.changed ? hold.amount : 0n }],
-      spent: own,
-      parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
-      hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
-      lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
-    },
-    settled: { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null },
-  };
+    .whereIn(
+      'id',
+      live.map((c) => c.callId),
+    )
+    .update({ status: trx.raw(`CASE id ${live.map(() => 'WHEN ? THEN ?').join(' ')} END`, finals) });
+  return out;
 }
 
 /** After the commit: the parent's turn (its last child settled), the waiters, the callback. */
@@ -189,7 +228,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     const call = r.rows[0];
     if (call?.status !== 'settling') return null;
-    const written = await writeOwnRows(trx, call, prepared);
+    const written = (await writeOwnRows(trx, [call], () => prepared)).get(callId)!;
     if (written === 'deferred') return 'deferred' as const;
     // ... then the rows every call shares, last, in the lock order and in ONE round trip (migration 007).
     await settleShared(trx, written.shared);
@@ -235,14 +274,14 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
   batch.sort();
   const settled = await ctx.db.transaction(async (trx) => {
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
+    const plain = r.rows.filter((call) => call.status === 'settling' && !call.sub_mandate_id && !call.parent_id);
+    const written = await writeOwnRows(trx, plain, (id) => prepared.get(id)!);
     const shared: SharedSettlement[] = [];
     const done = new Map<string, Settled>();
-    for (const call of r.rows) {
-      if (call.status !== 'settling' || call.sub_mandate_id || call.parent_id) continue;
-      const written = await writeOwnRows(trx, call, prepared.get(String(call.id))!);
-      if (written === 'deferred') continue; // unreachable: a call without a sub-mandate has no children
-      shared.push(written.shared);
-      done.set(String(call.id), written.settled);
+    for (const [id, w] of written) {
+      if (w === 'deferred') continue; // unreachable: a call without a sub-mandate has no children
+      shared.push(w.shared);
+      done.set(id, w.settled);
     }
     await settleBatchShared(trx, shared);
     return done;

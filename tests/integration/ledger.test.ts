@@ -2,6 +2,8 @@ import { describe, expect } from 'vitest';
 import fc from 'fast-check';
 import { BACKENDS, dbTest } from '../support/db.js';
 import { audit, DEMO_CREDIT_ACCOUNT, ensureAccount, postEntry, readBalance, readBalances, resolveHold } from '../../shared/ledger/index.js';
+import { recordEntries } from '../../shared/ledger/entries.js';
+import { ensureBalanceRow, resolveHolds } from '../../shared/ledger/holds.js';
 import { placeHold } from '../support/place-hold.js';
 import { HolonError } from '../../shared/core/errors.js';
 import type { Queryable } from '../../shared/db/connect.js';
@@ -245,6 +247,54 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     expect(second.changed).toBe(false);
     expect(await db.knex('holds').where({ id: 'h1' }).first()).toMatchObject({ status: 'released' });
     expect(await readBalance(db.knex, 'bob', EUR)).toMatchObject({ held: 0n, available: 1_000_000n });
+  });
+
+  test('entries and holds of a batch: new ones written once, replays answered as they were, a changed replay refused', async ({ db }) => {
+    await credit(db.knex, 'bob', 1_000_000n);
+    await ensureAccount(db.knex, 'holon');
+    await ensureBalanceRow(db.knex, 'holon', EUR);
+    const entry = (key: string, amount: bigint) => ({
+      key,
+      kind: 'settle',
+      lines: [
+        { account: 'bob', currency: EUR, amount: -amount },
+        { account: 'holon', currency: EUR, amount },
+      ],
+    });
+    const first = await db.knex.transaction((trx) => recordEntries(trx, [entry('b:1', 5n), entry('b:2', 7n)]));
+    expect(first.map((e) => e.created)).toEqual([true, true]);
+    // A replay of b:2 next to a new b:3: b:2 is the original entry, b:3 new; lines only for b:3.
+    const second = await db.knex.transaction((trx) => recordEntries(trx, [entry('b:2', 7n), entry('b:3', 9n)]));
+    expect(second.map((e) => e.created)).toEqual([false, true]);
+    expect(second[0]!.id).toBe(first[1]!.id);
+    const lines = async (key: string) =>
+      Number((await db.knex('journal_lines').join('journal_entries', 'journal_entries.id', 'journal_lines.entry_id').where({ key }).count({ n: '*' }))[0]!.n);
+    expect([await lines('b:1'), await lines('b:2'), await lines('b:3')]).toEqual([2, 2, 2]);
+    const conflict = await rejection(db.knex.transaction((trx) => recordEntries(trx, [entry('b:4', 1n), entry('b:1', 6n)])));
+    expect((conflict as HolonError).code).toBe('idempotency_conflict');
+    expect(await db.knex('journal_entries').where({ key: 'b:4' }).first()).toBeUndefined();
+    // The entries moved no cached balance (the caller applies those): put them back through the balance rows.
+    await db.knex('account_balances').where({ account: 'bob' }).decrement('balance', 21);
+    await db.knex('account_balances').where({ account: 'holon' }).increment('balance', 21);
+
+    await db.knex.transaction(async (trx) => {
+      await placeHold(trx, { id: 'hb1', account: 'bob', currency: EUR, amount: 10n });
+      await placeHold(trx, { id: 'hb2', account: 'bob', currency: EUR, amount: 20n });
+    });
+    const resolved = await db.knex.transaction((trx) =>
+      resolveHolds(trx, [
+        { id: 'hb1', outcome: 'settled' },
+        { id: 'hb2', outcome: 'released' },
+      ]),
+    );
+    expect([resolved.get('hb1')!.changed, resolved.get('hb2')!.changed]).toEqual([true, true]);
+    const again = await db.knex.transaction((trx) => resolveHolds(trx, [{ id: 'hb1', outcome: 'released' }]));
+    expect(again.get('hb1')).toMatchObject({ changed: false, amount: 10n });
+    expect(await db.knex('holds').whereIn('id', ['hb1', 'hb2']).orderBy('id').pluck('status')).toEqual(['settled', 'released']);
+    expect((await rejection(db.knex.transaction((trx) => resolveHolds(trx, [{ id: 'nope', outcome: 'released' }])))) as HolonError).toMatchObject({
+      code: 'unknown_hold',
+    });
+    await db.knex('account_balances').where({ account: 'bob' }).decrement('held', 30);
   });
 
   test('the audit catches a tampered cache, a stray hold, a wrong mandate and an unbalanced journal', async ({ db }) => {
