@@ -1,9 +1,12 @@
 /**
  * `holon <command>`: the one entry point of the gateway's command line.
  */
+import { auditCommand } from './audit.js';
+import { backupCommand } from './backup.js';
 import { credentialCommand } from './credential.js';
 import { earningsCommand } from './earnings.js';
 import { publishCommand } from './publish.js';
+import { restoreCommand } from './restore.js';
 import { validateCommand } from './validate.js';
 import { serveCommand } from './serve.js';
 
@@ -27,6 +30,14 @@ Usage:
                                         endpoint credential on a hosted gateway
   holon earnings [--url URL] [--key KEY] [--json]
                                         your published versions and what each earned (from the journal)
+  holon backup --out FILE [--db DIR] [--json]
+                                        copy every row, the sequences and the schema version of DATABASE_URL
+                                        (else the PGlite directory --db) into a JSON Lines file
+  holon restore --in FILE [--db DIR] [--json]
+                                        load a backup into an empty database, in one transaction; refused
+                                        (exit 1, saying why) for another schema version, a non-empty target
+                                        or a damaged file
+  holon audit [--db DIR] [--json]       the ledger audit; exit 1 on any discrepancy (for cron jobs)
   holon help                            this text
 `;
 
@@ -41,6 +52,12 @@ export async function main(argv: string[]): Promise<number> {
       return credentialCommand(rest);
     case 'earnings':
       return earningsCommand(rest);
+    case 'backup':
+      return backupCommand(rest);
+    case 'restore':
+      return restoreCommand(rest);
+    case 'audit':
+      return auditCommand(rest);
     case 'serve':
       return serveCommand(rest);
     case 'api':
