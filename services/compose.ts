@@ -29,6 +29,8 @@ import { credentialLookup } from '../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
 import { startSettler } from './settler/worker.js';
 import { recoverOrphanedCalls } from './settler/recovery.js';
+import { recoverDeliveries } from './settler/callbacks.js';
+import { generateWebhookSecret } from '../shared/webhooks/secrets.js';
 import { startEvaluator } from './evaluator/worker.js';
 import { loadSuites } from '../shared/evaluation/suites.js';
 import { startDevAgentHost } from './cli/dev-agent-host.js';
@@ -42,6 +44,11 @@ export interface RunningGateway {
   context: ServiceContext;
   /** Set when the API runs. */
   port?: number;
+  /**
+   * Dev mode with a settler: the one webhook signing secret (HOLON_CALLBACK_SECRET, else generated here), and whether it
+   * was generated (the CLI prints it once on the start-up banner; it never goes to the structured log).
+   */
+  webhookSecret?: { secret: string; generated: boolean };
   server?: Server;
   stop(): Promise<void>;
 }
@@ -100,8 +107,14 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
         fileLinks,
       })
     : undefined;
+  // Dev mode signs every webhook with one local secret: HOLON_CALLBACK_SECRET, else one of this process (docs/webhooks.md).
+  const devSecret = config.webhooks.devSecret ?? generateWebhookSecret();
   const settler = roles.includes('settler')
-    ? startSettler(context, { concurrency: config.settlerConcurrency, guardCallbacks: config.hosted && !config.allowPrivateEndpoints })
+    ? startSettler(context, {
+        concurrency: config.settlerConcurrency,
+        guardCallbacks: config.hosted && !config.allowPrivateEndpoints,
+        webhooks: { hosted: config.hosted, devSecret, settings: config.webhooks, ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}) },
+      })
     : undefined;
   const evaluator = roles.includes('evaluator')
     ? await startEvaluator(context, {
@@ -114,6 +127,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     : undefined;
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
+  if (messaging.kind === 'memory' && settler) await recoverDeliveries(context);
   const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
   const stopStarted = async (api?: StartedRole): Promise<void> => {
     const stops = [...(api?.stop ?? []), yanks, published, ...started.flatMap((r) => r.stop)];
@@ -145,6 +159,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     db,
     context,
     ...(api ? { port: api.port, server: api.server } : {}),
+    ...(settler && !config.hosted ? { webhookSecret: { secret: devSecret, generated: config.webhooks.devSecret === undefined } } : {}),
     stop: () => stopStarted(api),
   };
 }

@@ -31,6 +31,11 @@ import { fileRoutes, isFileUpload, type FileRouteDeps } from './routes/files.js'
 import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import { publishingRoutes } from './routes/publishing.js';
 import { receiptRoutes } from './routes/receipts.js';
+import { demoRoutes, type DemoDeps } from './routes/demo.js';
+import { openApiRoutes } from './routes/openapi.js';
+import { deliveryRoutes } from './routes/deliveries.js';
+import { webhookRoutes } from './routes/webhooks.js';
+import type { WebhookSecrets } from '../../shared/webhooks/secrets.js';
 
 export interface ApiDeps {
   ctx: ServiceContext;
@@ -59,9 +64,17 @@ export interface ApiDeps {
     publishes: RateRule;
     drafts: RateRule;
     evaluations: RateRule;
+    /** POST /v0/calls/{id}/deliveries, per account (HOLON_RATE_REDELIVERIES_PER_HOUR). */
+    redeliveries?: RateRule;
   };
   /** HOLON_FILE_SECRET: endpoint credentials are encrypted under it (routes/credentials.ts); without it they answer 503. */
   fileSecret?: string;
+  /** Hosted: each account's webhook signing secrets (minted at sign-up, rotated by routes/webhooks.ts). */
+  webhooks?: WebhookSecrets;
+  /** HOLON_PUBLIC_URL: the server of GET /v0/openapi.json. */
+  publicUrl?: string;
+  /** The public demo (routes/demo.ts): the runtimes and the limiter; without it /v0/demo is not served. */
+  demo?: Omit<DemoDeps, 'ctx'>;
   /** Uploads and signed downloads (routes/files.ts); without it /v0/files is not served. */
   files?: Omit<FileRouteDeps, 'ctx'>;
   /** The evaluation suites (shared/evaluation/suites.ts): publishing queues one evaluation per suite that applies. */
@@ -102,6 +115,10 @@ export function createApp(deps: ApiDeps): Express {
       /^\/v0\/agents\/[^/]+\/[^/@]+@[^/]+\/evaluate$/,
       actionLimit(limits.limiter, limits.trustProxy, { name: 'evaluate', rule: limits.evaluations, what: 'evaluation re-runs', account }, log),
     );
+    if (limits.redeliveries) {
+      const rule = limits.redeliveries;
+      app.post(/^\/v0\/calls\/[^/]+\/deliveries$/, actionLimit(limits.limiter, limits.trustProxy, { name: 'redeliver', rule, what: 're-sends', account }, log));
+    }
   }
 
   app.get('/healthz', (_req, res) => {
@@ -118,9 +135,12 @@ export function createApp(deps: ApiDeps): Express {
   app.use(approvalRoutes(calls));
   app.use(mandateRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit }));
   app.use(receiptRoutes(deps.ctx));
-  app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted }));
+  const webhooks = deps.webhooks ? { webhooks: deps.webhooks } : {};
+  app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted, ...webhooks }));
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
-  app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github }));
+  app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github, ...webhooks }));
+  app.use(webhookRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, ...webhooks }));
+  app.use(deliveryRoutes(deps.ctx));
   app.use(consoleRoutes(deps.auth.hosted));
   app.use(draftRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, allowPrivate: deps.callbackGuard?.allowPrivate ?? false, fileSecret: deps.fileSecret }));
   const catalog = deps.suites;
@@ -139,6 +159,8 @@ export function createApp(deps: ApiDeps): Express {
   app.use(meAgentRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
   if (deps.files) app.use(fileRoutes({ ctx: deps.ctx, ...deps.files }));
   app.use(adminRoutes({ ctx: deps.ctx }));
+  if (deps.demo) app.use(demoRoutes({ ctx: deps.ctx, ...deps.demo }));
+  app.use(openApiRoutes({ hosted: deps.auth.hosted, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }));
 
   app.use((_req, _res, next) => next(new HolonError('not_found', 404, 'no such route')));
   app.use(errorHandler(deps.ctx.log, deps.bodyLimitBytes));

@@ -1,9 +1,17 @@
 /**
  * Reading request bodies: every problem listed with its path, unknown fields refused. What no body may hold (NUL,
  * lone surrogates, too deep) was refused before any route ran (bodies.ts).
+ *
+ * A route's body is a JSON Schema in its route table (openapi/operations.ts), compiled once here (`bodyReader`) and
+ * published as is in GET /v0/openapi.json. The problems keep the gateway's wording: "is required", "is not a known
+ * field", "must be a non-empty string", "must be at most N characters", "must be true or false", an amount's problem
+ * in the words of shared/core/money.ts, and any keyword's own message from the schema's `x-messages`.
  */
+import type { ErrorObject } from 'ajv';
 import { HolonError, type Problem } from '../../shared/core/errors.js';
 import { tryParseAmount } from '../../shared/core/money.js';
+import { ajvProblems, createAjv, type ValidateFunction } from '../../shared/core/schema/ajv.js';
+import type { JsonSchema } from './openapi/operations.js';
 
 export type Body = Record<string, unknown>;
 
@@ -14,61 +22,10 @@ export function requireObject(body: unknown): Body {
   return body as Body;
 }
 
+/** A body and its problems: the schema's (bodyReader), then what only the route can check; `done()` refuses with all. */
 export class BodyReader {
   readonly problems: Problem[] = [];
-  constructor(
-    readonly body: Body,
-    allowed: readonly string[],
-  ) {
-    for (const k of Object.keys(body)) {
-      if (!allowed.includes(k)) this.problems.push({ path: `$.${k}`, message: 'is not a known field' });
-    }
-  }
-
-  string(field: string, options: { required?: boolean; max?: number } = {}): string | undefined {
-    const v = this.body[field];
-    if (v === undefined) {
-      if (options.required) this.problems.push({ path: `$.${field}`, message: 'is required' });
-      return undefined;
-    }
-    if (typeof v !== 'string' || v === '') {
-      this.problems.push({ path: `$.${field}`, message: 'must be a non-empty string' });
-      return undefined;
-    }
-    if (v.length > (options.max ?? 1000)) {
-      this.problems.push({ path: `$.${field}`, message: `must be at most ${options.max ?? 1000} characters` });
-      return undefined;
-    }
-    return v;
-  }
-
-  amount(field: string, options: { required?: boolean; allowZero?: boolean } = {}): bigint | undefined {
-    const v = this.body[field];
-    if (v === undefined) {
-      if (options.required) this.problems.push({ path: `$.${field}`, message: 'is required' });
-      return undefined;
-    }
-    const r = tryParseAmount(v, { allowZero: options.allowZero ?? true });
-    if (!r.ok) {
-      this.problems.push({ path: `$.${field}`, message: r.message });
-      return undefined;
-    }
-    return r.value;
-  }
-
-  url(field: string): string | undefined {
-    const v = this.string(field, { max: 2000 });
-    if (v === undefined) return undefined;
-    try {
-      const u = new URL(v);
-      if (u.protocol !== 'http:' && u.protocol !== 'https:') throw new Error('scheme');
-      if (u.username || u.password) throw new Error('credentials');
-      return u.toString();
-    } catch {
-      this.problems.push({ path: `$.${field}`, message: 'must be an absolute http(s) URL without credentials' });
-      return undefined;
-    }
-  }
+  constructor(readonly body: Body) {}
 
   /** Throw a 400 listing every problem, if any. */
   done(): void {
@@ -76,4 +33,110 @@ export class BodyReader {
       throw new HolonError('invalid_request', 400, `the request has ${this.problems.length} problem${this.problems.length === 1 ? '' : 's'}`, this.problems);
     }
   }
+}
+
+/** An absolute http(s) URL without user-info, normalised; undefined when it is not one. */
+export function httpUrlOf(v: string): string | undefined {
+  try {
+    const u = new URL(v);
+    if (u.protocol !== 'http:' && u.protocol !== 'https:') return undefined;
+    if (u.username || u.password) return undefined;
+    return u.toString();
+  } catch {
+    return undefined;
+  }
+}
+
+let bodyAjv: ReturnType<typeof createAjv> | undefined;
+function ajv(): ReturnType<typeof createAjv> {
+  if (bodyAjv) return bodyAjv;
+  bodyAjv = createAjv({ allErrors: true });
+  bodyAjv.addKeyword({
+    keyword: 'x-amount',
+    errors: true,
+    validate: function amountKeyword(schema: { allowZero?: boolean }, data: unknown): boolean {
+      const r = tryParseAmount(data, { allowZero: schema.allowZero ?? true });
+      if (r.ok) return true;
+      (amountKeyword as unknown as { errors: Partial<ErrorObject>[] }).errors = [{ keyword: 'x-amount', message: r.message, params: {} }];
+      return false;
+    },
+  });
+  bodyAjv.addKeyword({ keyword: 'x-url', type: 'string', validate: (_schema: unknown, data: string) => httpUrlOf(data) !== undefined });
+  for (const keyword of ['x-messages', 'x-holon-validated-by']) bodyAjv.addKeyword({ keyword });
+  return bodyAjv;
+}
+
+/** The subschema a `#/properties/a/maxLength`-style schema path points into (its parent: where the keyword sits). */
+function schemaAt(root: JsonSchema, schemaPath: string): Record<string, unknown> | undefined {
+  let at: unknown = root;
+  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).slice(0, -1);
+  for (const raw of segments) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return at !== null && typeof at === 'object' ? (at as Record<string, unknown>) : undefined;
+}
+
+function valueAt(body: unknown, pointer: string): unknown {
+  let at = body;
+  for (const raw of pointer.split('/').slice(1)) {
+    if (at === null || typeof at !== 'object') return undefined;
+    at = (at as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
+  }
+  return at;
+}
+
+/** One problem in the gateway's words for one ajv error. */
+function wording(root: JsonSchema, body: unknown, e: ErrorObject): string {
+  const where = schemaAt(root, e.schemaPath) ?? {};
+  if (e.keyword === 'required') {
+    const missing = (e.params as { missingProperty: string }).missingProperty;
+    const property = (where.properties as Record<string, Record<string, unknown>> | undefined)?.[missing];
+    return (property?.['x-messages'] as Record<string, string> | undefined)?.required ?? 'is required';
+  }
+  const custom = (where['x-messages'] as Record<string, string> | undefined)?.[e.keyword];
+  if (custom) return custom;
+  if (where['x-amount'] !== undefined) {
+    const r = tryParseAmount(valueAt(body, e.instancePath), where['x-amount'] as { allowZero?: boolean });
+    return r.ok ? (e.message ?? 'is not a valid amount') : r.message;
+  }
+  switch (e.keyword) {
+    case 'type':
+      return where.type === 'string' ? 'must be a non-empty string' : where.type === 'boolean' ? 'must be true or false' : ajvProblems([e])[0]!.message;
+    case 'minLength':
+      return 'must be a non-empty string';
+    case 'maxLength':
+      return `must be at most ${(e.params as { limit: number }).limit} characters`;
+    case 'x-url':
+      return 'must be an absolute http(s) URL without credentials';
+    case 'x-amount':
+      return e.message ?? 'is not a valid amount';
+    default:
+      return ajvProblems([e])[0]!.message;
+  }
+}
+
+/**
+ * A body reader for one schema, compiled once: `bodyReader(SCHEMA)(req.body)` has every problem the schema finds,
+ * one per path, in the gateway's words; the route adds what only it can check, then calls `done()`.
+ */
+export function bodyReader(schema: JsonSchema): (body: unknown) => BodyReader {
+  let validate: ValidateFunction | undefined;
+  return (raw) => {
+    const body = requireObject(raw);
+    validate ??= ajv().compile(schema);
+    const reader = new BodyReader(body);
+    if (!validate(body)) {
+      const seen = new Set<string>();
+      for (const e of validate.errors ?? []) {
+        // A failed `oneOf`/`anyOf` reports its branches too, and `if` reports itself after `then`: the keyword speaks once.
+        if (e.keyword === 'if' || /\/(?:oneOf|anyOf)\//.test(e.schemaPath)) continue;
+        const path = ajvProblems([e])[0]!.path;
+        if (seen.has(path)) continue;
+        seen.add(path);
+        reader.problems.push({ path, message: wording(schema, body, e) });
+      }
+    }
+    return reader;
+  };
 }

@@ -10,6 +10,8 @@ import { githubSettings } from '../../shared/hosted/github.js';
 import { createMemoryRateLimiter, createRedisRateLimiter } from '../../shared/platform/rate-limit.js';
 import { MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { createApp, type ApiDeps } from './app.js';
+import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
+import { webhookSecrets } from '../../shared/webhooks/secrets.js';
 import { createMcpEndpoint } from './mcp/server.js';
 import { isLoopbackName } from './origins.js';
 
@@ -51,10 +53,15 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     progressIntervalMs: config.mcpProgressMs,
     elicitationTimeoutMs: 10 * 60_000,
   });
+  // One limiter for every limit: Redis, shared by every API process, or in memory without Redis. The demo (routes/demo.ts)
+  // counts in it in dev mode too; its Redis connection opens on the first hit.
+  const limiter = config.redisUrl ? createRedisRateLimiter(config.redisUrl, config.redisPrefix) : createMemoryRateLimiter();
+  release.push(() => limiter.close());
+  // The demo runs our own agents the way the runner does (shared/runtimes), unbilled.
+  const demoRuntimes = createGatewayRuntimes(ctx.log, { allowPrivateEndpoints: config.allowPrivateEndpoints });
+  release.push(() => demoRuntimes.close());
   let rateLimits: ApiDeps['rateLimits'];
   if (config.hosted) {
-    const limiter = config.redisUrl ? createRedisRateLimiter(config.redisUrl, config.redisPrefix) : createMemoryRateLimiter();
-    release.push(() => limiter.close());
     const minute = 60_000;
     rateLimits = {
       limiter,
@@ -65,6 +72,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
       publishes: { limit: config.rateLimits.publishesPerHour, windowMs: 60 * minute },
       drafts: { limit: config.rateLimits.draftsPerHour, windowMs: 60 * minute },
       evaluations: { limit: config.rateLimits.evaluationsPerHour, windowMs: 60 * minute },
+      redeliveries: { limit: config.webhooks.redeliveriesPerHour, windowMs: 60 * minute },
     };
   }
   const app = createApp({
@@ -75,7 +83,10 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
       allowed: [config.publicUrl, config.siteUrl].filter((u): u is string => u !== undefined),
       loopbackPages: !config.hosted,
       loopbackHostOnly: !config.hosted && isLoopbackName(config.host),
+      ...(config.siteUrl ? { site: config.siteUrl } : {}),
     },
+    demo: { runtimes: demoRuntimes, limiter, trustProxy: config.trustProxy },
+    ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: ctx.now },
     ctx,
     waiter,
@@ -84,6 +95,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     bodyLimitBytes: config.bodyLimitBytes,
     github: { client: githubSettings(config), publicUrl: config.publicUrl, siteUrl: config.siteUrl },
     ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}),
+    ...(config.hosted ? { webhooks: webhookSecrets(config.fileSecret, config.webhooks.rotationWindowS) } : {}),
     ...(options.fileLinkSecret
       ? {
           files: {

@@ -51,6 +51,14 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
     }
     throw e;
   }
+  const webhook = gateway.webhookSecret;
+  if (webhook?.generated) {
+    // Printed once, here, for the operator: never in the structured log (docs/webhooks.md).
+    process.stdout.write(
+      `\nholon: webhooks are signed with ${webhook.secret}\n` +
+        '       (generated for this run; set HOLON_CALLBACK_SECRET to a whsec_ secret to keep one across restarts)\n\n',
+    );
+  }
   await new Promise<void>((resolve) => {
     const shutdown = () => {
       process.off('SIGTERM', shutdown);

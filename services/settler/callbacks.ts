@@ -1,72 +1,197 @@
 /**
- * Signed callbacks: when a call names `callback_url`, the gateway POSTs `{call, status, output, receipt}`
- * once the receipt exists, signed with HMAC-SHA256 over `<timestamp>.<body>`:
+ * Webhook deliveries (docs/webhooks.md): when a call names `callback_url`, the gateway POSTs `call.completed` once
+ * the receipt exists (the settler queues a `callback` job after the commit), signed the Standard Webhooks way with
+ * the `standardwebhooks` library: `webhook-id` (the same on every attempt), `webhook-timestamp`, `webhook-signature`
+ * (one `v1,<base64>` per signing secret of the account that pays for the call; dev mode: the one local secret).
  *
- *   Holon-Signature: t=<unix seconds>,v1=<hex hmac>
+ * Durable retries: every attempt is a job on the `deliver` queue ({callId, deliveryId, step | resend}: ids only),
+ * the next one queued with the schedule's delay (shared/webhooks/schedule.ts), so a restarted settler carries on
+ * where the last one stopped. Each attempt is bounded (HOLON_WEBHOOK_TIMEOUT_MS, 15 s) and logged
+ * (shared/webhooks/deliveries.ts). Redirects are never followed. In hosted mode every connection goes through the
+ * guarded client: loopback, private, link-local, metadata and other reserved addresses are refused.
  *
- * A receiver recomputes HMAC-SHA256(secret, `${t}.${rawBody}`), compares in constant time, and refuses
- * timestamps older than 5 minutes (replays). Delivery is retried with exponential backoff from a queue
- * (8 attempts); the output is kept for pickup until a delivery succeeds or its TTL ends. Redirects are never
- * followed. In hosted mode the URL is checked at submission and every connection goes through the guarded client:
- * loopback, private, link-local, metadata and other reserved addresses are refused (HOLON_ALLOW_PRIVATE_ENDPOINTS=1
- * lifts it outside production).
+ * The output of a succeeded call is kept for its delivery until its TTL ends (HOLON_RESULT_TTL_S) or a delivery
+ * succeeds; an attempt that finds it gone still tells the receiver the call ended (its receipt, `output: null`,
+ * `output_expired: true`), and the delivery log says so.
  */
-import { createHmac, timingSafeEqual } from 'node:crypto';
 import { request, type Dispatcher } from 'undici';
 import { loadReceiptTree } from '../../shared/receipts/store.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { outputKey } from '../../shared/calls/jobs.js';
+import type { WebhookSettings } from '../../shared/platform/config.js';
+import { callCompleted, webhookHeaders } from '../../shared/webhooks/payload.js';
+import { parseRetryAfter, verdict, type AttemptResult } from '../../shared/webhooks/schedule.js';
+import { webhookSecrets } from '../../shared/webhooks/secrets.js';
+import {
+  enqueueAttempt,
+  loadDelivery,
+  noteDelivery,
+  openDelivery,
+  pendingDeliveries,
+  recordAttempt,
+  type DeliverJob,
+  type Delivery,
+} from '../../shared/webhooks/deliveries.js';
 
-export const SIGNATURE_HEADER = 'holon-signature';
-export const DEFAULT_CALLBACK_SECRET = 'holon-dev-callback-secret';
-
-export function callbackSecret(): string {
-  return process.env.HOLON_CALLBACK_SECRET || DEFAULT_CALLBACK_SECRET;
-}
-
-export function signCallback(secret: string, timestamp: number, body: string): string {
-  const v1 = createHmac('sha256', secret).update(`${timestamp}.${body}`).digest('hex');
-  return `t=${timestamp},v1=${v1}`;
-}
-
-/** What a receiver does: true when the signature is valid and recent. */
-export function verifyCallback(secret: string, header: string, body: string, nowS = Math.floor(Date.now() / 1000), toleranceS = 300): boolean {
-  const parts = Object.fromEntries(header.split(',').map((p) => p.split('=') as [string, string]));
-  const t = Number(parts.t);
-  if (!Number.isInteger(t) || !parts.v1 || Math.abs(nowS - t) > toleranceS) return false;
-  const expected = Buffer.from(signCallback(secret, t, body).split('v1=')[1]!, 'hex');
-  const given = Buffer.from(parts.v1, 'hex');
-  return given.length === expected.length && timingSafeEqual(given, expected);
-}
+export const NO_SECRET_ERROR = 'the account has no webhook secret yet: POST /v0/webhooks/secret/rotate makes one (docs/webhooks.md)';
+export const OUTPUT_EXPIRED = 'the output was no longer kept (HOLON_RESULT_TTL_S ended, or it was handed over by the synchronous answer or GET /v0/calls/{id})';
 
 export interface DeliveryOptions {
   /** Hosted mode: the guarded client (shared/platform/guarded-net.ts), so a callback never reaches a private address. */
   dispatcher?: Dispatcher;
 }
 
-export async function deliverCallback(ctx: ServiceContext, callId: string, options: DeliveryOptions = {}): Promise<void> {
-  const call = await ctx.db('calls').where({ id: callId }).first('callback_url');
-  const receipt = await loadReceiptTree(ctx.db, callId);
-  if (!call?.callback_url || !receipt) return;
-  const raw = receipt.status === 'succeeded' ? await ctx.messaging.store.peek(outputKey(callId)) : undefined;
-  const body = JSON.stringify({
-    call: { id: callId, status: receipt.status },
-    status: receipt.status,
-    output: raw === undefined ? null : JSON.parse(raw),
-    receipt,
-  });
-  const t = Math.floor(ctx.now() / 1000);
-  const res = await request(call.callback_url, {
-    method: 'POST',
-    body,
-    headers: { 'content-type': 'application/json', [SIGNATURE_HEADER]: signCallback(callbackSecret(), t, body) },
-    signal: AbortSignal.timeout(10_000),
+/** How the settler signs and times deliveries. */
+export interface WebhookRuntime {
+  settings: WebhookSettings;
+  /** The secrets that sign an account's deliveries now, newest first. */
+  secretsOf(account: string): Promise<string[]>;
+  dispatcher?: Dispatcher;
+}
+
+/** Hosted: each account's own secrets (under HOLON_FILE_SECRET). Dev: the one local secret. */
+export function webhookRuntime(
+  ctx: ServiceContext,
+  options: { hosted: boolean; devSecret: string; fileSecret?: string; settings: WebhookSettings; dispatcher?: Dispatcher },
+): WebhookRuntime {
+  const store = webhookSecrets(options.fileSecret, options.settings.rotationWindowS);
+  return {
+    settings: options.settings,
+    secretsOf: options.hosted ? (account) => store.signing(ctx.db, account) : async () => [options.devSecret],
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
-  });
-  await res.body.dump();
-  if (res.statusCode < 200 || res.statusCode >= 300) {
-    throw new Error(`callback answered ${res.statusCode}`);
+  };
+}
+
+const enqueue = (ctx: ServiceContext, job: DeliverJob, delayMs = 0) => enqueueAttempt(ctx.messaging.queues, job, delayMs);
+
+/** The `callback` job (queued by the settlement): opens the call's delivery and queues its first attempt. */
+export async function startDelivery(ctx: ServiceContext, callId: string): Promise<void> {
+  const d = await openDelivery(ctx.db, callId);
+  if (d?.state === 'pending') await queueCurrentStep(ctx, d);
+}
+
+/** Queues the step a pending delivery is at, after what is left of its delay (a no-op while that job exists). */
+async function queueCurrentStep(ctx: ServiceContext, d: Delivery): Promise<void> {
+  const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt.getTime() - ctx.now()) : 0;
+  await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: d.stepsMade }, delayMs);
+}
+
+const errorText = (e: unknown): string => {
+  const err = e as { name?: string; message?: string; cause?: { message?: string } };
+  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return 'no answer within the attempt timeout';
+  const message = [err?.message, err?.cause?.message].filter(Boolean).join(': ') || String(e);
+  return message.slice(0, 300);
+};
+
+/** One POST: the status and `Retry-After`, or why no answer came. Never follows a redirect; the body is not read. */
+export async function postWebhook(
+  url: string,
+  body: string,
+  headers: Record<string, string>,
+  options: { dispatcher?: Dispatcher; timeoutMs: number; now: () => number },
+): Promise<AttemptResult & { cause?: unknown }> {
+  try {
+    const res = await request(url, {
+      method: 'POST',
+      body,
+      headers: { 'content-type': 'application/json', 'user-agent': 'holon-webhooks/1', ...headers },
+      signal: AbortSignal.timeout(options.timeoutMs),
+      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
+    });
+    await res.body.dump();
+    const retryAfterMs = parseRetryAfter(res.headers['retry-after'], options.now());
+    return { statusCode: res.statusCode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
+  } catch (e) {
+    return { error: errorText(e), cause: e };
   }
+}
+
+/** One `deliver` job: an attempt of the schedule or a re-send. Idempotent: the delivery row decides. */
+export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtime: WebhookRuntime): Promise<void> {
+  const d = await loadDelivery(ctx.db, job.deliveryId);
+  if (!d) return;
+  if ('step' in job) {
+    if (d.state !== 'pending' || job.step !== d.stepsMade) {
+      // A duplicate of a step already made: make sure the step after it is queued (lost if a settler died between).
+      if (d.state === 'pending' && job.step < d.stepsMade) await queueCurrentStep(ctx, d);
+      return;
+    }
+  } else if (job.resend <= d.resendsMade) return;
+
+  const call = await ctx.db('calls').where({ id: d.callId }).first('callback_url');
+  const receipt = await loadReceiptTree(ctx.db, d.callId);
+  if (!call?.callback_url || !receipt) return;
+  let output: unknown = null;
+  let outputExpired = false;
+  if (receipt.status === 'succeeded') {
+    const raw = await ctx.messaging.store.peek(outputKey(d.callId));
+    if (raw === undefined) {
+      outputExpired = true;
+      await noteDelivery(ctx.db, d.id, OUTPUT_EXPIRED);
+    } else output = JSON.parse(raw);
+  }
+  const body = callCompleted({ callId: d.callId, status: receipt.status, createdAt: d.createdAt, output, outputExpired, receipt });
+  const secrets = await runtime.secretsOf(d.account);
+  const at = new Date(ctx.now());
+  const result: AttemptResult =
+    secrets.length === 0
+      ? { error: NO_SECRET_ERROR }
+      : await postWebhook(call.callback_url, body, webhookHeaders(secrets, d.id, at, body), {
+          timeoutMs: runtime.settings.attemptTimeoutMs,
+          now: ctx.now,
+          ...(runtime.dispatcher ? { dispatcher: runtime.dispatcher } : {}),
+        });
+  const durationMs = ctx.now() - at.getTime();
+  const schedule = runtime.settings.scheduleMs;
+  const v = verdict(schedule, 'step' in job ? job.step : schedule.length, result);
+  const recorded = await recordAttempt(ctx.db, {
+    job,
+    at,
+    durationMs,
+    ...('statusCode' in result ? { statusCode: result.statusCode } : { error: result.error }),
+    verdict: v,
+  });
+  // Never the URL (it may carry a token) nor a secret.
+  ctx.log.info(
+    {
+      callId: d.callId,
+      deliveryId: d.id,
+      attempt: recorded.attempt,
+      ...('statusCode' in result ? { status: result.statusCode } : { error: result.error }),
+      verdict: v.kind,
+    },
+    'webhook attempt',
+  );
   // Delivered: the receiver has the output; it is not kept any longer.
-  await ctx.messaging.store.delete(outputKey(callId));
+  if (v.kind === 'delivered') await ctx.messaging.store.delete(outputKey(d.callId));
+  if (recorded.next) await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: recorded.next.step }, recorded.next.delayMs);
+}
+
+/**
+ * Queues the current step of pending deliveries again (a no-op for those whose job exists: same job id). With the
+ * in-process queue, delayed attempts die with the process: at start-up every pending delivery is queued again, after
+ * what is left of its delay. With Redis the delayed jobs survive on their own; the settler's sweep still queues
+ * again a delivery overdue by `overdueMs`, in case its job was lost (Redis failed between the log and the queue).
+ */
+export async function recoverDeliveries(ctx: ServiceContext, overdueMs?: number): Promise<number> {
+  const pending = await pendingDeliveries(ctx.db, overdueMs);
+  for (const d of pending) await queueCurrentStep(ctx, d);
+  return pending.length;
+}
+
+/** The settler's sweep for lost attempts: every minute, deliveries overdue by more than a minute. */
+export function startDeliverySweep(ctx: ServiceContext, everyMs = 60_000): { stop(): Promise<void> } {
+  let running: Promise<unknown> = Promise.resolve();
+  const timer = setInterval(() => {
+    running = recoverDeliveries(ctx, everyMs).catch((e: unknown) =>
+      ctx.log.warn({ err: { message: (e as Error)?.message } }, 'webhook delivery sweep failed; trying again in a minute'),
+    );
+  }, everyMs);
+  timer.unref();
+  return {
+    stop: async () => {
+      clearInterval(timer);
+      await running;
+    },
+  };
 }

@@ -1,12 +1,15 @@
 /**
  * The settler service (`holon settler`): takes `settle` jobs and settles them in batches (settle-batcher.ts, group
- * commit; shared/settlement/settle.ts), delivers callbacks, sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
+ * commit; shared/settlement/settle.ts), delivers webhooks (callbacks.ts: the `callback` job opens a delivery, each
+ * attempt is a `deliver` job), sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
+import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
 import { createSettleBatcher } from './settle-batcher.js';
-import { deliverCallback } from './callbacks.js';
+import { runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
 
@@ -16,6 +19,8 @@ export interface SettlerOptions {
   guardCallbacks: boolean;
   /** Calls settled together in one transaction at most (group commit); default 64. */
   maxBatch?: number;
+  /** Webhooks: hosted mode signs with each account's secrets (under HOLON_FILE_SECRET), dev mode with `devSecret`. */
+  webhooks: { hosted: boolean; devSecret: string; fileSecret?: string; settings: WebhookSettings };
 }
 
 export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedRole {
@@ -23,6 +28,7 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
   const { queues } = ctx.messaging;
   // Jobs in flight wait for the batch being committed and go together in the next one (settle-batcher.ts).
   const batcher = createSettleBatcher(ctx, { maxBatch: options.maxBatch ?? 64 });
+  const webhooks = webhookRuntime(ctx, { ...options.webhooks, ...(guarded ? { dispatcher: guarded } : {}) });
   const workers = [
     queues.worker<CallJob>(
       SETTLE_QUEUE,
@@ -31,9 +37,12 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
       },
       { concurrency: options.concurrency },
     ),
-    queues.worker<CallJob>(CALLBACK_QUEUE, (job) => deliverCallback(ctx, job.callId, guarded ? { dispatcher: guarded } : {}), { concurrency: 4 }),
+    queues.worker<CallJob>(CALLBACK_QUEUE, (job) => startDelivery(ctx, job.callId), { concurrency: 4 }),
+    // Each attempt waits at most HOLON_WEBHOOK_TIMEOUT_MS for a receiver: enough of them at once that slow ones do not queue the rest.
+    queues.worker<DeliverJob>(DELIVER_QUEUE, (job) => runDeliverJob(ctx, job, webhooks), { concurrency: 16 }),
   ];
   const sweeper = startSweeper(ctx);
   const files = startFileSweeper(ctx);
-  return { stop: [() => sweeper.stop(), () => files.stop()], workers, release: guarded ? [() => guarded.close()] : [] };
+  const deliveries = startDeliverySweep(ctx);
+  return { stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop()], workers, release: guarded ? [() => guarded.close()] : [] };
 }

@@ -1,55 +1,57 @@
 /**
- * Waiting for calls to finish, for synchronous answers: ONE notifier subscription per API process, with
- * local fan-out to the requests waiting on each call id — never a connection per request.
+ * Waiting for calls to finish, for synchronous answers and long-polls: ONE notifier subscription per API process,
+ * with local fan-out to the requests waiting on each call id — never a connection per request. The receipt row is
+ * the truth: a waiter registers before it reads the row, so a call that finished just before is not missed, and
+ * whoever is woken reads the database again.
  */
 import type { Db } from '../db/connect.js';
 import { CALLS_DONE_CHANNEL } from './jobs.js';
 import type { Notifier } from '../messaging/types.js';
 
 export interface CallWaiter {
-  /** Resolves true when the call's receipt exists, false when `timeoutMs` passes first. */
-  wait(callId: string, timeoutMs: number): Promise<boolean>;
+  /**
+   * Resolves true when the call's receipt exists, false when `timeoutMs` passes first or `signal` fires (a client
+   * that went away: its place is released at once).
+   */
+  wait(callId: string, timeoutMs: number, options?: { signal?: AbortSignal }): Promise<boolean>;
   close(): Promise<void>;
 }
 
 export async function createCallWaiter(db: Db, notifier: Notifier): Promise<CallWaiter> {
   const waiting = new Map<string, Set<(done: boolean) => void>>();
-  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (callId) => {
+  const wake = (callId: string, done: boolean): void => {
     const set = waiting.get(callId);
     if (!set) return;
     waiting.delete(callId);
-    for (const resolve of set) resolve(true);
-  });
+    for (const resolve of [...set]) resolve(done);
+  };
+  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (callId) => wake(callId, true));
   return {
-    async wait(callId, timeoutMs) {
+    async wait(callId, timeoutMs, options = {}) {
+      const { signal } = options;
+      if (signal?.aborted) return false;
       const done = new Promise<boolean>((resolve) => {
         const set = waiting.get(callId) ?? new Set();
-        const timer = setTimeout(() => {
-          set.delete(settle);
-          if (set.size === 0) waiting.delete(callId);
-          resolve(false);
-        }, timeoutMs);
-        const settle = (v: boolean) => {
+        const settle = (v: boolean): void => {
           clearTimeout(timer);
+          signal?.removeEventListener('abort', abandon);
+          set.delete(settle);
+          if (set.size === 0 && waiting.get(callId) === set) waiting.delete(callId);
           resolve(v);
         };
+        const abandon = (): void => settle(false);
+        const timer = setTimeout(abandon, timeoutMs);
+        signal?.addEventListener('abort', abandon, { once: true });
         set.add(settle);
         waiting.set(callId, set);
       });
       // The call may have finished before we subscribed: the receipt row is the truth.
       const receipt = await db('receipts').where({ id: callId }).first('id');
-      if (receipt) {
-        const set = waiting.get(callId);
-        if (set) {
-          waiting.delete(callId);
-          for (const resolve of set) resolve(true);
-        }
-      }
+      if (receipt) wake(callId, true);
       return done;
     },
     async close() {
-      for (const set of waiting.values()) for (const resolve of set) resolve(false);
-      waiting.clear();
+      for (const callId of [...waiting.keys()]) wake(callId, false);
       await unsubscribe();
     },
   };

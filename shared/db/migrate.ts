@@ -17,6 +17,8 @@ import * as m011 from './migrations/011_agent_credentials.js';
 import * as m012 from './migrations/012_files.js';
 import * as m013 from './migrations/013_evaluations.js';
 import * as m014 from './migrations/014_settle_batch.js';
+import * as m015 from './migrations/015_webhooks.js';
+import * as m016 from './migrations/016_mcp_tasks.js';
 import * as m017 from './migrations/017_admit.js';
 
 interface Migration {
@@ -38,7 +40,7 @@ function forwardOnly(m: { name: string; statements: readonly string[] }): Migrat
   };
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m017].map(
+export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017].map(
   forwardOnly,
 );
 

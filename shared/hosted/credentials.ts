@@ -48,8 +48,9 @@ export class CredentialUnreadableError extends Error {
   override readonly name = 'CredentialUnreadableError';
 }
 
-export function credentialKey(secret: string): CredentialKey {
-  const key = Buffer.from(hkdfSync('sha256', secret, SALT, INFO, 32));
+/** `info` separates purposes (HKDF): webhook signing secrets use their own (shared/webhooks/secrets.ts). */
+export function credentialKey(secret: string, info: string = INFO): CredentialKey {
+  const key = Buffer.from(hkdfSync('sha256', secret, SALT, info, 32));
   return { key, id: createHash('sha256').update(key).digest('hex').slice(0, 16) };
 }
 

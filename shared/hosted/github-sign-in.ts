@@ -22,6 +22,7 @@ import type { Db, Tx } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import type { Logger } from '../platform/log.js';
 import { createKey, HUMAN_KEY_TTL_MS, type MintedKey } from './keys.js';
+import type { WebhookSecrets } from '../webhooks/secrets.js';
 import { createAccount, createStarterAgentKey, normaliseEmail, starterMandateId, type SignupSettings } from './signup.js';
 import { authorizeUrl, exchangeCode, GitHubUnavailable, primaryVerifiedEmail, readEmails, readUser, type GitHubSettings, type GitHubUser } from './github.js';
 
@@ -219,11 +220,13 @@ export interface Exchanged {
   account: { handle: string; email: string | null; github: { id: number; login: string } };
   /** The human key expires after 30 days; the agent key (the starter sandbox's, for a new account) does not. */
   keys: { human: MintedKey; agent?: MintedKey };
+  /** A new account's webhook signing secret, shown once (docs/webhooks.md); null when the gateway cannot keep one. */
+  webhook_secret?: string | null;
 }
 
 const invalidCode = () => new HolonError('invalid_code', 400, 'the sign-in code is unknown, used or expired: sign in again');
 
-export async function exchangeLoginCode(db: Db, code: string, now: number): Promise<Exchanged> {
+export async function exchangeLoginCode(db: Db, code: string, now: number, webhooks?: Pick<WebhookSecrets, 'mint'>): Promise<Exchanged> {
   if (!SECRET_SHAPE.test(code)) throw invalidCode();
   const at = new Date(now);
   const done = await db.transaction(async (trx) => {
@@ -249,11 +252,14 @@ export async function exchangeLoginCode(db: Db, code: string, now: number): Prom
       );
     const human = await createKey(trx, { kind: 'human', account: account.handle, expiresAt: new Date(now + HUMAN_KEY_TTL_MS) });
     const agent = first ? await createStarterAgentKey(trx, account.handle) : undefined;
+    // The webhook secret goes with them, once.
+    const webhookSecret = first && webhooks ? ((await webhooks.mint(trx, account.handle)) ?? null) : undefined;
     return {
       handle: account.handle,
       outcome: used.outcome,
       account: { handle: account.handle, email: account.email, github: { id: Number(account.github_id), login: account.github_login! } },
       keys: { human, ...(agent ? { agent } : {}) },
+      ...(webhookSecret !== undefined ? { webhook_secret: webhookSecret } : {}),
     };
   });
   if (!done) throw new HolonError('account_disabled', 403, 'this account is disabled: it gets no key');

@@ -18,6 +18,7 @@ import { validateMandate } from '../core/mandate/validate.js';
 import { formatAmount } from '../core/money.js';
 import type { Registry } from '../registry/registry.js';
 import { createKey, type MintedKey } from './keys.js';
+import type { WebhookSecrets } from '../webhooks/secrets.js';
 
 /** Names that would collect other people's money or pose as the platform (and the project's former names). */
 export const RESERVED_HANDLES: ReadonlySet<string> = new Set([
@@ -92,6 +93,8 @@ export interface SignupSettings {
   /** Demo credit (HOLON_SIGNUP_CREDIT), EUR micro-units. */
   credit: bigint;
   registry: Registry;
+  /** Webhook signing secrets (shared/webhooks/secrets.ts): sign-up mints the account's first one. */
+  webhooks?: Pick<WebhookSecrets, 'mint'>;
 }
 
 /** The starter mandate's id: `<handle>/sandbox`. */
@@ -126,6 +129,8 @@ export interface CreatedAccount {
 
 export interface SignedUp extends CreatedAccount {
   keys: { human: MintedKey; agent: MintedKey };
+  /** The account's webhook signing secret, shown once (docs/webhooks.md); null when the gateway cannot keep one. */
+  webhook_secret?: string | null;
 }
 
 /**
@@ -175,6 +180,7 @@ export async function signup(db: Db, input: { handle: string; email: string }, s
     const handle = made.account.handle;
     const human = await createKey(trx, { kind: 'human', account: handle });
     const agent = await createStarterAgentKey(trx, handle);
-    return { ...made, keys: { human, agent } };
+    const webhookSecret = settings.webhooks ? ((await settings.webhooks.mint(trx, handle)) ?? null) : undefined;
+    return { ...made, keys: { human, agent }, ...(webhookSecret !== undefined ? { webhook_secret: webhookSecret } : {}) };
   });
 }

@@ -88,6 +88,43 @@ export interface Config {
   githubClientSecret?: string;
   /** HOLON_GITHUB_TIMEOUT_MS: the longest wait for one GitHub request (default 10000). */
   githubTimeoutMs: number;
+  /** Webhooks (docs/webhooks.md): the schedule, the attempt timeout, the rotation window, dev mode's one secret. */
+  webhooks: WebhookSettings;
+}
+
+export interface WebhookSettings {
+  /**
+   * Dev mode's one signing secret (HOLON_CALLBACK_SECRET, `whsec_<base64>`); absent = generated at start-up and
+   * printed once on the start-up banner. Hosted mode signs with each account's own secrets and ignores it.
+   */
+  devSecret?: string;
+  /** HOLON_WEBHOOK_SCHEDULE: the delay before each attempt, ms (default the Standard Webhooks schedule). */
+  scheduleMs: readonly number[];
+  /** HOLON_WEBHOOK_TIMEOUT_MS: the longest one attempt may take (default 15000). */
+  attemptTimeoutMs: number;
+  /** HOLON_WEBHOOK_ROTATION_WINDOW_S: how long the old secret still signs after a rotation (default 86400). */
+  rotationWindowS: number;
+  /** HOLON_RATE_REDELIVERIES_PER_HOUR: re-sends (POST /v0/calls/{id}/deliveries) per account and hour (default 30). */
+  redeliveriesPerHour: number;
+}
+
+/** The Standard Webhooks retry schedule: immediately, 5 s, 5 min, 30 min, 2 h, 5 h, 10 h, 14 h, 20 h, 24 h. */
+export const DEFAULT_WEBHOOK_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,14h,20h,24h';
+
+/** `whsec_` and the base64 of at least 24 bytes: what standardwebhooks accepts and what the gateway generates. */
+export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/;
+
+const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
+
+/** `0,5s,5m,…` → milliseconds; undefined when any item is not a duration (`<n>ms|s|m|h`, or a bare 0). */
+export function parseDurations(text: string): number[] | undefined {
+  const out: number[] = [];
+  for (const item of splitList(text)) {
+    const m = /^([0-9]+)(ms|s|m|h)?$/.exec(item);
+    if (!m || (m[2] === undefined && m[1] !== '0')) return undefined;
+    out.push(Number(m[1]) * DURATION_UNITS[m[2] ?? 'ms']!);
+  }
+  return out.length > 0 ? out : undefined;
 }
 
 export class ConfigError extends Error {
@@ -195,6 +232,7 @@ type OperatingSettings = Pick<
   | 'githubClientId'
   | 'githubClientSecret'
   | 'githubTimeoutMs'
+  | 'webhooks'
 >;
 
 /** Minimum length of HOLON_FILE_SECRET (production) and HOLON_ADMIN_KEY (always, when set). */
@@ -261,6 +299,35 @@ function operatingSettings(
     githubClientId: nonEmpty(env.HOLON_GITHUB_CLIENT_ID),
     githubClientSecret: nonEmpty(env.HOLON_GITHUB_CLIENT_SECRET),
     githubTimeoutMs: int('HOLON_GITHUB_TIMEOUT_MS', 10_000, 100, 120_000),
+    webhooks: webhookSettings(env, problems, int),
+  };
+}
+
+/** Webhooks (docs/webhooks.md). The secret is never repeated in a problem. */
+function webhookSettings(
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  int: (name: string, fallback: number, min: number, max: number) => number,
+): WebhookSettings {
+  const devSecret = nonEmpty(env.HOLON_CALLBACK_SECRET);
+  if (devSecret !== undefined && !WEBHOOK_SECRET.test(devSecret)) {
+    problems.push(
+      'HOLON_CALLBACK_SECRET must be a Standard Webhooks secret: "whsec_" and the base64 of 24 or more random bytes ' +
+        '(e.g. whsec_$(openssl rand -base64 32)); callbacks are now signed with webhook-signature (docs/webhooks.md)',
+    );
+  }
+  const scheduleText = nonEmpty(env.HOLON_WEBHOOK_SCHEDULE) ?? DEFAULT_WEBHOOK_SCHEDULE;
+  const scheduleMs = parseDurations(scheduleText);
+  if (!scheduleMs || scheduleMs.length > 50 || scheduleMs.some((ms) => ms > 86_400_000)) {
+    problems.push(`HOLON_WEBHOOK_SCHEDULE must be 1 to 50 delays of at most 24h such as ${DEFAULT_WEBHOOK_SCHEDULE}, not ${JSON.stringify(scheduleText)}`);
+  }
+  return {
+    ...(devSecret !== undefined && WEBHOOK_SECRET.test(devSecret) ? { devSecret } : {}),
+    scheduleMs: scheduleMs && scheduleMs.length <= 50 ? scheduleMs : parseDurations(DEFAULT_WEBHOOK_SCHEDULE)!,
+    attemptTimeoutMs: int('HOLON_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    rotationWindowS: int('HOLON_WEBHOOK_ROTATION_WINDOW_S', 86_400, 1, 30 * 86_400),
+    // A re-send asks the caller's receiver again: its own bucket, per account.
+    redeliveriesPerHour: int('HOLON_RATE_REDELIVERIES_PER_HOUR', 30, 1, 100_000),
   };
 }
 

@@ -11,7 +11,7 @@ import { describe, expect, test } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { startAgentHost } from '../../agents/host.mjs';
-import { deliverCallback } from '../../services/settler/callbacks.js';
+import { postWebhook } from '../../services/settler/callbacks.js';
 import { createGuardedDispatcher, isAddressRefused } from '../../shared/platform/guarded-net.js';
 import { TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { AGENTS_DIR, manifestsPointingAt } from '../support/mcp-agents.js';
@@ -603,8 +603,10 @@ describe('platform rules', () => {
         await g.db.knex('calls').where({ id: ok.body.receipt.id }).update({ callback_url: hook });
         const guarded = createGuardedDispatcher();
         try {
-          const e = await deliverCallback(g.gw.context, ok.body.receipt.id, { dispatcher: guarded }).catch((err: unknown) => err);
-          expect(isAddressRefused(e), String(e)).toBe(true);
+          // The settler's own client for deliveries, with the URL the call row now names.
+          const call = await g.db.knex('calls').where({ id: ok.body.receipt.id }).first('callback_url');
+          const e = await postWebhook(call.callback_url, '{}', {}, { dispatcher: guarded, timeoutMs: 5_000, now: Date.now });
+          expect('cause' in e && isAddressRefused(e.cause), JSON.stringify(e)).toBe(true);
         } finally {
           await guarded.close();
         }

@@ -250,6 +250,28 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       expect(at.late! - t0).toBeGreaterThanOrEqual(1950);
     });
 
+    test('a delayed job is pending and keeps its jobId while it waits: adding it again is a no-op (webhook retries)', async () => {
+      const m = await messaging();
+      const q = m.queues.queue<{ v: string }>('retry-later');
+      await q.add({ v: 'first' }, { jobId: 'deliver-msg_1-s1', delayMs: 1500 });
+      await q.add({ v: 'second' }, { jobId: 'deliver-msg_1-s1', delayMs: 10 });
+      expect(await q.pending('deliver-msg_1-s1')).toBe(true);
+      const seen: string[] = [];
+      // A handler may queue its own follow-up, delayed, under another id.
+      m.queues.worker<{ v: string }>(
+        'retry-later',
+        async (data) => {
+          seen.push(data.v);
+          if (data.v === 'first') await q.add({ v: 'follow-up' }, { jobId: 'deliver-msg_1-s2', delayMs: 300 });
+        },
+        { concurrency: 2 },
+      );
+      await sleep(700);
+      expect(seen).toEqual([]); // the second add did not replace the delay
+      await until(() => expect(seen).toEqual(['first', 'follow-up']));
+      await until(async () => expect(await q.pending('deliver-msg_1-s2')).toBe(false));
+    });
+
     test('closing a worker waits for its running handler; later jobs wait for another worker', async () => {
       const m = await messaging();
       let started = false;
@@ -375,6 +397,20 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
 });
 
 describe('messaging: Redis only', () => {
+  test('a delayed job survives its process: a new backend on the same prefix delivers it after its delay', async () => {
+    const r = await testRedis();
+    const first = await createMessaging({ redisUrl: r.url, prefix: r.prefix });
+    const t0 = Date.now();
+    await first.queues.queue<{ v: string }>('deliver').add({ v: 'later' }, { jobId: 'deliver-msg_2-s3', delayMs: 1500 });
+    await first.close();
+    const second = await createMessaging({ redisUrl: r.url, prefix: r.prefix });
+    defer(() => second.close());
+    const seen: Array<{ v: string; at: number }> = [];
+    second.queues.worker<{ v: string }>('deliver', async (data) => void seen.push({ v: data.v, at: Date.now() }), { concurrency: 1 });
+    await until(() => expect(seen.map((s) => s.v)).toEqual(['later']));
+    expect(seen[0]!.at - t0).toBeGreaterThanOrEqual(1450);
+  });
+
   test('two gateways with different prefixes on one Redis never see each other', async () => {
     const r = await testRedis();
     const a = await createMessaging({ redisUrl: r.url, prefix: `${r.prefix}a` });

@@ -18,7 +18,12 @@ async function hop(url: string, cookie?: string): Promise<{ location: string; co
  * Add `login` to the fake GitHub (unless it is there) and sign in to the gateway as them: a new account (handle =
  * the login in lower case) the first time, with a human key and the sandbox's agent key.
  */
-export async function signInWithGitHub(base: string, github: FakeGitHub, login: string, id: number): Promise<Account & { githubId: number }> {
+export async function signInWithGitHub(
+  base: string,
+  github: FakeGitHub,
+  login: string,
+  id: number,
+): Promise<Account & { githubId: number; webhookSecret?: string | null }> {
   github.addUser({ id, login });
   github.signIn(login);
   const start = await hop(`${base}/v0/auth/github`);
@@ -29,5 +34,5 @@ export async function signInWithGitHub(base: string, github: FakeGitHub, login: 
   if (!code) throw new Error(`sign-in of ${login} failed: ${done.location}`);
   const r = await send(base, 'POST', '/v0/auth/exchange', { body: { code } });
   if (r.status !== 200) throw new Error(`exchange refused: ${r.status} ${JSON.stringify(r.body)}`);
-  return { handle: r.body.handle, human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent?.key, githubId: id };
+  return { handle: r.body.handle, human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent?.key, githubId: id, webhookSecret: r.body.webhook_secret };
 }

@@ -36,14 +36,14 @@ export interface CallAgentOptions {
   canElicit: boolean;
 }
 
-export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, extra: Extra, options: CallAgentOptions): Promise<ToolAnswer> {
+/** The call `call_agent` asks for, through the same admission as POST /v0/calls, under the connection's mandate. */
+export async function submitFor(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<Submitted> {
   const agent = typeof args.agent === 'string' ? args.agent : undefined;
   const capability = typeof args.capability === 'string' ? args.capability : undefined;
   if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 400, 'name exactly one of "agent" or "capability"');
   const maxCost = typeof args.max_cost === 'string' ? parseAmount(args.max_cost) : undefined;
   const approval = typeof args.approval === 'string' ? args.approval : undefined;
-
-  let submitted = await submitCall(deps.ctx, {
+  return submitCall(deps.ctx, {
     mandateId: who.mandateId,
     ...(agent ? { agent } : {}),
     ...(capability ? { capability } : {}),
@@ -51,6 +51,10 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
     ...(maxCost !== undefined ? { maxCost } : {}),
     ...(approval ? { approval } : {}),
   });
+}
+
+export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, extra: Extra, options: CallAgentOptions): Promise<ToolAnswer> {
+  let submitted = await submitFor(deps, who, args);
 
   if (submitted.kind === 'refused' && submitted.approval && submitted.approval.status === 'pending') {
     const held = submitted;
@@ -80,7 +84,7 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
   return follow(deps, submitted.callId, submitted.timeoutMs, extra);
 }
 
-function pendingAnswer(held: Refused): ToolAnswer {
+export function pendingAnswer(held: Pick<Refused, 'approval' | 'receipt'>): ToolAnswer {
   const a = held.approval!;
   return {
     structured: { status: 'pending_approval', approval: a, receipt: held.receipt },
@@ -90,7 +94,7 @@ function pendingAnswer(held: Refused): ToolAnswer {
   };
 }
 
-function refusedAnswer(r: Refused): ToolAnswer {
+export function refusedAnswer(r: Pick<Refused, 'code' | 'message' | 'problems' | 'receipt'>): ToolAnswer {
   return {
     isError: true,
     structured: {
@@ -172,7 +176,7 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
   return finishedAnswer(receipt, receipt.status === 'succeeded' ? await takeOutput(ctx, callId) : undefined);
 }
 
-function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {
+export function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {
   if (receipt.status === 'succeeded') {
     return {
       structured: { status: 'succeeded', output: output ?? null, receipt },

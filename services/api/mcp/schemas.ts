@@ -46,6 +46,8 @@ export interface ToolDefinition {
   inputSchema: Schema;
   outputSchema: Schema;
   annotations?: Record<string, boolean>;
+  /** MCP tasks: `optional` lets a client run the tool as a task (services/api/mcp/tasks.ts). */
+  execution?: { taskSupport: 'optional' };
   /** Arguments that are amounts (AMOUNT_ARGUMENT), checked with `tryParseAmount` instead of the schema. */
   amounts?: readonly string[];
 }
@@ -118,6 +120,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       },
       ['status'],
     ),
+    execution: { taskSupport: 'optional' },
     annotations: { readOnlyHint: false, openWorldHint: true },
   },
   {

@@ -81,13 +81,13 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
    * Dev mode: the local operator, ask_in_client, under the mandate the connection names.
    */
   async function principalFor(req: Request, p: Extract<Principal, { kind: 'agent' | 'operator' }>): Promise<McpPrincipal> {
-    if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient };
+    if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient, owner: `key:${p.keyPrefix}` };
     const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
     const mandateId = named?.trim() || deps.defaultMandate;
     if (mandateId.length > 300 || !(await loadMandate(deps.ctx.db, mandateId))) {
       throw new HolonError('not_found', 404, `there is no mandate ${mandateId.slice(0, 300)}: name one with the X-Holon-Mandate header or ?mandate=`);
     }
-    return { mandateId, askInClient: true };
+    return { mandateId, askInClient: true, owner: 'operator' };
   }
 
   /** Open a session; a HolonError thrown is the answer (a key that may not, an unknown mandate). */

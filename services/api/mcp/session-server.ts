@@ -28,6 +28,7 @@ import { tryParseAmount } from '../../../shared/core/money.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../../shared/core/schema/ajv.js';
 import { jsonProblem } from '../../../shared/core/json-limits.js';
 import { callAgent, type Extra } from './call-agent.js';
+import { registerTaskHandlers, startCallTask } from './tasks.js';
 import { protocolError } from './errors.js';
 import { TOOLS, type ToolDefinition } from './schemas.js';
 import { getAgent, getApproval, getBudget, getReceipt, listApprovals, searchAgents, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
@@ -93,7 +94,8 @@ function errorResult(code: string, message: string, problems?: readonly Problem[
 
 export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: Map<string, CompiledTool>): Server {
   const server = new Server(SERVER_INFO, {
-    capabilities: { tools: {} },
+    // Tasks: call_agent may run as one; tasks are read from the calls table (tasks.ts).
+    capabilities: { tools: {}, tasks: { list: {}, cancel: {}, requests: { tools: { call: {} } } } },
     instructions:
       `Holon gateway. Everything here runs under mandate ${who.mandateId}: find agents with search_agents, hire one with call_agent ` +
       '(its worst case is reserved first, and only what its pricing allows is charged), read receipts with get_receipt. ' +
@@ -107,6 +109,7 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
       inputSchema: t.inputSchema as never,
       outputSchema: t.outputSchema as never,
       ...(t.annotations ? { annotations: t.annotations } : {}),
+      ...(t.execution ? { execution: t.execution } : {}),
     })),
   }));
   server.setRequestHandler(CallToolRequestSchema, async (request, extra): Promise<CallToolResult> => {
@@ -115,6 +118,18 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
     const tool = compiled.get(name);
     if (!tool) throw protocolError(ErrorCode.InvalidParams, `Unknown tool ${JSON.stringify(name.slice(0, 100))}: tools/list names the tools of this server`);
     const problems = argumentProblems(tool, args);
+    if (request.params.task !== undefined) {
+      // As a task: only call_agent runs as one; arguments it cannot take create no task, so they are a JSON-RPC error.
+      if (tool.definition.execution?.taskSupport !== 'optional')
+        throw protocolError(ErrorCode.InvalidParams, `${name} does not run as a task: call it without "task"`);
+      if (problems.length) throw protocolError(ErrorCode.InvalidParams, `the arguments of ${name} are not what it takes: ${listed(problems)}`);
+      try {
+        return (await startCallTask(deps, who, args)) as never;
+      } catch (e) {
+        if (e instanceof HolonError) throw protocolError(ErrorCode.InvalidParams, e.message);
+        throw e;
+      }
+    }
     if (problems.length) return errorResult('invalid_request', `the arguments of ${name} are not what it takes`, problems);
     let answer: ToolAnswer;
     try {
@@ -125,6 +140,9 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
       deps.ctx.log.error({ tool: name, err: { name: (e as Error)?.name, message: (e as Error)?.message } }, 'MCP tool failed');
       return errorResult('gateway_error', 'the gateway failed; nothing was charged');
     }
+    return present(name, tool, answer);
+  });
+  const present = (name: string, tool: CompiledTool, answer: ToolAnswer): CallToolResult => {
     if (!tool.output(answer.structured)) {
       deps.ctx.log.error({ tool: name, problems: ajvProblems(tool.output.errors) }, 'MCP tool result does not match its output schema');
       return errorResult('gateway_error', `the gateway produced an invalid ${name} result`);
@@ -134,7 +152,9 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
       structuredContent: answer.structured,
       content: [{ type: 'text', text: answer.text }],
     };
-  });
+  };
+  const callAgentTool = compiled.get('call_agent')!;
+  registerTaskHandlers(server, deps, who, (answer) => present('call_agent', callAgentTool, answer));
   return server;
 }
 

@@ -18,6 +18,8 @@ export interface McpPrincipal {
   mandateId: string;
   /** The key may ask for approvals in the client (elicitation); dev mode's local principal may. */
   askInClient: boolean;
+  /** Who created what this connection starts (its MCP tasks): `key:<prefix>` hosted, `operator` in dev mode. */
+  owner?: string;
 }
 
 export interface McpDeps {

@@ -10,22 +10,114 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { keyView, listKeys } from '../../../shared/hosted/keys.js';
 import { signup } from '../../../shared/hosted/signup.js';
+import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { readAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { formatAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
-import { BodyReader, requireObject } from '../requests.js';
+import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { BALANCE, failure, MANDATE_VIEW, MINTED_KEY, object, text } from '../openapi/schemas.js';
+
+const SIGNUP_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['handle', 'email'],
+  properties: {
+    handle: text(100, '2 to 39 characters of a-z, 0-9 and "-", like a GitHub login'),
+    email: text(254, 'Not verified; sign in with GitHub with the same email to publish'),
+  },
+} as const;
+
+export const accountOperations = defineOperations({
+  balances: {
+    id: 'listBalances',
+    method: 'get',
+    path: '/v0/accounts',
+    tag: 'accounts',
+    auth: ['human', 'admin'],
+    summary: 'Balances: the admin sees every account, a human their own',
+    responses: {
+      200: { description: 'Balances', schema: object('Balances by account and currency', { accounts: { type: 'array', items: BALANCE } }, ['accounts']) },
+      401: failure('No key', 'unauthorized'),
+      403: failure('An agent key', 'forbidden'),
+    },
+  },
+  signup: {
+    id: 'signUp',
+    method: 'post',
+    path: '/v0/signup',
+    tag: 'accounts',
+    auth: ['none'],
+    hostedOnly: true,
+    summary: 'Create an account by email: demo credit, a sandbox mandate, a human key and an agent key (shown once)',
+    body: { schema: SIGNUP_BODY, example: { handle: 'alice', email: 'alice@example.com' } },
+    responses: {
+      201: {
+        description: 'The account and its keys, shown once',
+        schema: object(
+          'The new account',
+          {
+            account: { type: 'object' },
+            mandate: MANDATE_VIEW,
+            keys: { type: 'object', properties: { human: MINTED_KEY, agent: MINTED_KEY } },
+            note: { type: 'string' },
+          },
+          ['keys'],
+        ),
+      },
+      400: failure('A bad body', 'invalid_request'),
+      409: failure('The handle or email is taken or reserved'),
+      429: failure('Too many sign-ups from this address', 'rate_limited'),
+    },
+  },
+  me: {
+    id: 'readMe',
+    method: 'get',
+    path: '/v0/me',
+    tag: 'accounts',
+    auth: ['human', 'agent'],
+    hostedOnly: true,
+    summary: 'Your account, balance, mandates and keys (human); the key’s mandate and budget (agent)',
+    responses: {
+      200: {
+        description: 'The principal’s view',
+        schema: {
+          type: 'object',
+          required: ['kind'],
+          properties: {
+            kind: { enum: ['human', 'agent'] },
+            account: {},
+            key: { type: 'string' },
+            balances: { type: 'array', items: BALANCE },
+            mandates: { type: 'array' },
+            keys: { type: 'array' },
+            ask_in_client: { type: 'boolean' },
+            mandate: {},
+            budget: (MANDATE_VIEW.properties as Record<string, unknown>).budget,
+          },
+        },
+      },
+      401: failure('No key', 'unauthorized'),
+    },
+  },
+});
+
+const readSignup = bodyReader(SIGNUP_BODY);
 
 export interface AccountDeps {
   ctx: ServiceContext;
   signupCredit: bigint;
   hosted: boolean;
+  /** Sign-up mints the account's webhook signing secret (shared/webhooks/secrets.ts). */
+  webhooks?: WebhookSecrets;
 }
 
 export function accountRoutes(deps: AccountDeps): Router {
   const router = Router();
-  router.get(
-    '/v0/accounts',
+  mount(
+    router,
+    accountOperations.balances,
     asyncRoute(async (_req, res) => {
       // Balances: the admin sees all, a human their own account's.
       const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
@@ -45,23 +137,31 @@ export function accountRoutes(deps: AccountDeps): Router {
   if (!deps.hosted) return router;
   const { ctx } = deps;
 
-  router.post(
-    '/v0/signup',
+  mount(
+    router,
+    accountOperations.signup,
     asyncRoute(async (req, res) => {
-      const r = new BodyReader(requireObject(req.body), ['handle', 'email']);
-      const handle = r.string('handle', { required: true, max: 100 });
-      const email = r.string('email', { required: true, max: 254 });
+      const r = readSignup(req.body);
       r.done();
-      const made = await signup(ctx.db, { handle: handle!, email: email! }, { credit: deps.signupCredit, registry: ctx.registry });
+      const made = await signup(
+        ctx.db,
+        { handle: r.body.handle as string, email: r.body.email as string },
+        {
+          credit: deps.signupCredit,
+          registry: ctx.registry,
+          ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
+        },
+      );
       res.status(201).json({
         ...made,
-        note: 'the keys are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate.',
+        note: 'the keys and the webhook secret are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate; the webhook secret verifies callbacks (docs/webhooks.md).',
       });
     }),
   );
 
-  router.get(
-    '/v0/me',
+  mount(
+    router,
+    accountOperations.me,
     asyncRoute(async (_req, res) => {
       const p = requireKind(res, ['human', 'agent'], 'read an account');
       if (p.kind === 'agent') {

@@ -14,10 +14,133 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/hosted/moderation.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
 import { giveDemoCredit } from '../../../shared/ledger/demo-credit.js';
-import { formatAmount } from '../../../shared/core/money.js';
+import { formatAmount, parseAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
-import { BodyReader, requireObject } from '../requests.js';
+import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
+import { amount, BOOLEAN, BALANCE, failure, object, text } from '../openapi/schemas.js';
+
+/** `{reason}`: required, non-empty, not blank, at most 1000 characters. */
+const REASON = text(MAX_REASON_LENGTH, 'Why, for the moderation log', { pattern: '\\S', 'x-messages': { pattern: 'must not be blank' } });
+
+const DISABLE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['reason'],
+  properties: { reason: REASON, yank_agents: { ...BOOLEAN, description: 'Also withdraw every version the account listed' } },
+} as const;
+
+const YANK_BODY = { type: 'object', additionalProperties: false, required: ['reason'], properties: { reason: REASON } } as const;
+
+const CREDIT_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['account', 'amount'],
+  properties: {
+    account: text(100, 'The account handle'),
+    amount: amount('Demo credit to give, more than zero', { allowZero: false }),
+    currency: text(3, 'ISO 4217, default EUR', { pattern: '^[A-Z]{3}$', 'x-messages': { pattern: 'must be an ISO 4217 code such as "EUR"' } }),
+  },
+} as const;
+
+const LIMIT: QuerySpec = { description: 'Page size, 1 to 200 (default 50)', schema: { type: 'string', pattern: '^[0-9]+$' } };
+const ADMIN_ERRORS = { 401: failure('No key', 'unauthorized'), 403: failure('Not the admin key', 'forbidden') } as const;
+const MODERATION = object('The action, as logged', { action: { type: 'string' } });
+
+export const adminOperations = defineOperations({
+  disable: {
+    id: 'disableAccount',
+    method: 'post',
+    path: '/v0/admin/accounts/{handle}/disable',
+    tag: 'admin',
+    auth: ['admin'],
+    summary: 'Disable an account: revoke every key, block its email, optionally withdraw its agents',
+    params: { handle: { description: 'The account handle', example: 'mallory' } },
+    body: { schema: DISABLE_BODY, example: { reason: 'spam', yank_agents: true } },
+    responses: {
+      200: { description: 'Disabled', schema: MODERATION },
+      400: failure('A bad body', 'invalid_request'),
+      404: failure('No such account'),
+      ...ADMIN_ERRORS,
+    },
+  },
+  yank: {
+    id: 'moderateVersion',
+    method: 'post',
+    path: '/v0/admin/agents/{ns}/{name}@{version}/yank',
+    route: /^\/v0\/admin\/agents\/([^/]+)\/([^/@]+)@([^/]+)\/yank$/,
+    tag: 'admin',
+    auth: ['admin'],
+    summary: 'Withdraw one published version',
+    params: {
+      ns: { description: 'Namespace', example: 'mallory' },
+      name: { description: 'Agent name', example: 'scraper' },
+      version: { description: 'Exact version', example: '1.0.0' },
+    },
+    body: { schema: YANK_BODY, example: { reason: 'malware' } },
+    responses: {
+      200: { description: 'Withdrawn', schema: MODERATION },
+      400: failure('A bad body', 'invalid_request'),
+      404: failure('No such version is listed'),
+      ...ADMIN_ERRORS,
+    },
+  },
+  accounts: {
+    id: 'listAccounts',
+    method: 'get',
+    path: '/v0/admin/accounts',
+    tag: 'admin',
+    auth: ['admin'],
+    summary: 'User accounts, newest first',
+    query: { q: { description: 'Part of a handle or email, at most 100 characters', schema: { type: 'string', maxLength: 100 } }, limit: LIMIT },
+    responses: {
+      200: { description: 'Accounts', schema: object('A page of accounts', { accounts: { type: 'array' } }, ['accounts']) },
+      400: failure('A bad query', 'invalid_request'),
+      ...ADMIN_ERRORS,
+    },
+  },
+  log: {
+    id: 'readModerationLog',
+    method: 'get',
+    path: '/v0/admin/log',
+    tag: 'admin',
+    auth: ['admin'],
+    summary: 'The moderation log, newest first',
+    query: { limit: LIMIT, before: { description: 'Entries before this log entry id', schema: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } } },
+    responses: {
+      200: { description: 'A page of the log', schema: object('Log entries', { entries: { type: 'array' } }) },
+      400: failure('A bad query', 'invalid_request'),
+      ...ADMIN_ERRORS,
+    },
+  },
+  credit: {
+    id: 'giveDemoCredit',
+    method: 'post',
+    path: '/v0/admin/credit',
+    tag: 'admin',
+    auth: ['admin'],
+    summary: 'Give demo credit, once per Idempotency-Key',
+    headers: { 'Idempotency-Key': { description: 'Makes a retried top-up land once (at most 200 characters)' } },
+    body: { schema: CREDIT_BODY, example: { account: 'alice', amount: '5.00' } },
+    responses: {
+      201: {
+        description: 'Credited',
+        schema: object('The account’s balances', { replayed: { const: false }, accounts: { type: 'array', items: BALANCE } }, ['accounts']),
+      },
+      200: {
+        description: 'Already credited under this Idempotency-Key',
+        schema: object('The account’s balances', { replayed: { const: true }, accounts: { type: 'array', items: BALANCE } }, ['accounts']),
+      },
+      400: failure('A bad body', 'invalid_request'),
+      ...ADMIN_ERRORS,
+    },
+  },
+});
+
+const readDisable = bodyReader(DISABLE_BODY);
+const readYank = bodyReader(YANK_BODY);
+const readCredit = bodyReader(CREDIT_BODY);
 
 export interface AdminDeps {
   ctx: ServiceContext;
@@ -49,50 +172,45 @@ function limitOf(req: Request): number {
   return Number(raw);
 }
 
-/** `{reason}`: required, non-empty, at most 1000 characters, no NUL (BodyReader refuses NUL and unknown fields). */
-function readReason(r: BodyReader): string | undefined {
-  const reason = r.string('reason', { required: true, max: MAX_REASON_LENGTH });
-  if (reason !== undefined && reason.trim() === '') r.problems.push({ path: '$.reason', message: 'must not be blank' });
-  return reason;
-}
-
 export function adminRoutes(deps: AdminDeps): Router {
   const router = Router();
   const { ctx } = deps;
 
-  router.post(
-    '/v0/admin/accounts/:handle/disable',
+  mount(
+    router,
+    adminOperations.disable,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
-      const r = new BodyReader(requireObject(req.body), ['reason', 'yank_agents']);
-      const reason = readReason(r);
-      const yank = r.body.yank_agents;
-      if (yank !== undefined && typeof yank !== 'boolean') r.problems.push({ path: '$.yank_agents', message: 'must be true or false' });
+      const r = readDisable(req.body);
       r.done();
+      const reason = r.body.reason as string;
+      const yank = r.body.yank_agents;
       const handle = String(req.params.handle);
       if (handle.length > 100) throw new HolonError('not_found', 404, 'there is no such account');
-      res.json(await disableAccount(ctx, handle, { reason: reason!, yankAgents: yank === true, by: p.kind }));
+      res.json(await disableAccount(ctx, handle, { reason, yankAgents: yank === true, by: p.kind }));
     }),
   );
 
-  router.post(
-    /^\/v0\/admin\/agents\/([^/]+)\/([^/@]+)@([^/]+)\/yank$/,
+  mount(
+    router,
+    adminOperations.yank,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
-      const r = new BodyReader(requireObject(req.body), ['reason']);
-      const reason = readReason(r);
+      const r = readYank(req.body);
       r.done();
+      const reason = r.body.reason as string;
       // Express has decoded the captures already.
       const params = req.params as unknown as Record<string, string>;
       const id = `${params[0]}/${params[1]}`;
       const version = String(params[2]);
       if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 404, 'no such version is listed');
-      res.json(await yankVersion(ctx, id, version, { reason: reason!, by: p.kind }));
+      res.json(await yankVersion(ctx, id, version, { reason, by: p.kind }));
     }),
   );
 
-  router.get(
-    '/v0/admin/accounts',
+  mount(
+    router,
+    adminOperations.accounts,
     asyncRoute(async (req, res) => {
       requireKind(res, ['admin', 'operator'], 'list accounts');
       const q = queryString(req, 'q', 100);
@@ -103,8 +221,9 @@ export function adminRoutes(deps: AdminDeps): Router {
     }),
   );
 
-  router.get(
-    '/v0/admin/log',
+  mount(
+    router,
+    adminOperations.log,
     asyncRoute(async (req, res) => {
       requireKind(res, ['admin', 'operator'], 'read the moderation log');
       const limit = limitOf(req);
@@ -116,20 +235,20 @@ export function adminRoutes(deps: AdminDeps): Router {
     }),
   );
 
-  router.post(
-    '/v0/admin/credit',
+  mount(
+    router,
+    adminOperations.credit,
     asyncRoute(async (req, res) => {
       requireKind(res, ['admin', 'operator'], 'give demo credit');
-      const r = new BodyReader(requireObject(req.body), ['account', 'amount', 'currency']);
-      const account = r.string('account', { required: true, max: 100 });
-      const amount = r.amount('amount', { required: true, allowZero: false });
-      const currency = r.string('currency', { max: 3 }) ?? 'EUR';
-      if (!/^[A-Z]{3}$/.test(currency)) r.problems.push({ path: '$.currency', message: 'must be an ISO 4217 code such as "EUR"' });
+      const r = readCredit(req.body);
       r.done();
+      const account = r.body.account as string;
+      const amount = parseAmount(r.body.amount);
+      const currency = (r.body.currency as string | undefined) ?? 'EUR';
       // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
       const requestKey = req.get('idempotency-key') ?? randomUUID();
       if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
-      const posted = await giveDemoCredit(ctx.db, { account: account!, amount: amount!, currency, requestKey });
+      const posted = await giveDemoCredit(ctx.db, { account, amount, currency, requestKey });
       const balances = await readBalances(ctx.db, account);
       res.status(posted.created ? 201 : 200).json({
         replayed: !posted.created,

@@ -8,14 +8,58 @@ import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalo
 import type { ServiceContext } from '../../../shared/context.js';
 import { assertSeesMandate, principalOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, object } from '../openapi/schemas.js';
+
+export const agentOperations = defineOperations({
+  search: {
+    id: 'searchAgents',
+    method: 'get',
+    path: '/v0/agents',
+    tag: 'agents',
+    auth: ['none', 'human', 'agent'],
+    summary: 'Ranked search; with `mandate`, costs converted and denied agents listed with a reason',
+    query: {
+      q: { description: 'Part of an id, a summary or a capability', schema: { type: 'string' } },
+      capability: { description: 'An exact capability class, or `prefix.*`', schema: { type: 'string' } },
+      mandate: { description: 'One of your mandates: rank under it', schema: { type: 'string' } },
+    },
+    responses: {
+      200: { description: 'Matching agents', schema: object('The search result', { agents: { type: 'array', items: { type: 'object' } } }, ['agents']) },
+      404: failure('No such mandate of yours', 'not_found'),
+    },
+  },
+  describe: {
+    id: 'describeAgent',
+    method: 'get',
+    path: '/v0/agents/{ns}/{name}',
+    route: /^\/v0\/agents\/([^/]+)\/([^/@]+)(?:@(.+))?$/,
+    tag: 'agents',
+    auth: ['none', 'human', 'agent'],
+    summary: 'One agent: manifest, Agent Record (declared and measured), versions',
+    description: 'The name may end with `@<semver range>` (`csv-profile@^1`): the highest listed version in range.',
+    params: {
+      ns: { description: 'Namespace', example: 'holon-labs' },
+      name: { description: 'Agent name, optionally `@<range>`', example: 'csv-profile' },
+    },
+    responses: {
+      200: {
+        description: 'The agent',
+        schema: object('The agent', { manifest: { type: 'object' }, record: { type: 'object' }, versions: { type: 'array' } }, ['manifest']),
+      },
+      404: failure('No such agent or version is listed'),
+    },
+  },
+});
 
 const optional = (v: unknown): string | undefined => (v === undefined ? undefined : String(v));
 
 export function agentRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  router.get(
-    '/v0/agents',
+  mount(
+    router,
+    agentOperations.search,
     asyncRoute(async (req, res) => {
       const q = optional(req.query.q);
       const capability = optional(req.query.capability);
@@ -25,8 +69,9 @@ export function agentRoutes(ctx: ServiceContext): Router {
     }),
   );
 
-  router.get(
-    /^\/v0\/agents\/([^/]+)\/([^/@]+)(?:@(.+))?$/,
+  mount(
+    router,
+    agentOperations.describe,
     asyncRoute(async (req, res) => {
       const p = req.params as Record<string, string | undefined>;
       res.json(await describeAgent(ctx, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));

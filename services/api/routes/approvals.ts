@@ -8,17 +8,84 @@ import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/admission/approvals.js';
 import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
-import { BodyReader, requireObject } from '../requests.js';
+import { bodyReader } from '../requests.js';
 import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { APPROVAL, BOOLEAN, CALL_ANSWER, failure, object } from '../openapi/schemas.js';
+
+const DECIDE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    run: { ...BOOLEAN, description: '`false`: grant without running (the grantee re-submits with `approval`); default true' },
+    decision: { enum: ['approve', 'reject'], 'x-messages': { enum: 'must be "approve" or "reject"' } },
+  },
+  not: { required: ['decision', 'run'], properties: { decision: { const: 'reject' } } },
+  'x-messages': { not: 'a rejection takes no "run"' },
+} as const;
+
+const ID = { id: { description: 'The approval id', example: 'a1b2c3' } } as const;
+const READ_ERRORS = { 401: failure('No key', 'unauthorized'), 404: failure('No such approval of yours', 'not_found') } as const;
+
+export const approvalOperations = defineOperations({
+  list: {
+    id: 'listApprovals',
+    method: 'get',
+    path: '/v0/approvals',
+    tag: 'approvals',
+    auth: ['human', 'agent'],
+    summary: 'Pending approvals (an agent key: its mandate’s)',
+    query: { mandate: { description: 'Only this mandate’s', schema: { type: 'string' } } },
+    responses: {
+      200: { description: 'Pending approvals', schema: object('Pending approvals', { approvals: { type: 'array', items: APPROVAL } }, ['approvals']) },
+      401: failure('No key', 'unauthorized'),
+      404: failure('No such mandate of yours', 'not_found'),
+    },
+  },
+  read: {
+    id: 'readApproval',
+    method: 'get',
+    path: '/v0/approvals/{id}',
+    tag: 'approvals',
+    auth: ['human', 'agent'],
+    summary: 'One approval and its status',
+    params: ID,
+    responses: { 200: { description: 'The approval', schema: APPROVAL }, ...READ_ERRORS },
+  },
+  decide: {
+    id: 'decideApproval',
+    method: 'post',
+    path: '/v0/approvals/{id}',
+    tag: 'approvals',
+    auth: ['human'],
+    summary: 'Decide: `{}` approve and run, `{"run": false}` grant, `{"decision": "reject"}` reject',
+    description: 'Only the human who issued the mandate decides, once. Approving and running answers like POST /v0/calls.',
+    params: ID,
+    body: { schema: DECIDE_BODY, example: {} },
+    headers: { Prefer: { description: '`respond-async`: answer 202 at once instead of waiting for the run' } },
+    responses: {
+      200: { description: 'Decided (granted or rejected), or approved, run and succeeded', schema: { anyOf: [APPROVAL, CALL_ANSWER] } },
+      202: { description: 'Approved; the call is on its way', schema: CALL_ANSWER },
+      400: failure('A bad body', 'invalid_request'),
+      403: failure('An agent or admin key, or the run was denied'),
+      409: failure('Already decided'),
+      502: { description: 'Approved and run; the agent failed', schema: CALL_ANSWER },
+      ...READ_ERRORS,
+    },
+  },
+});
+
+const readDecision = bodyReader(DECIDE_BODY);
 
 export function approvalRoutes(deps: AnswerDeps): Router {
   const router = Router();
   const { ctx } = deps;
 
-  router.get(
-    '/v0/approvals',
+  mount(
+    router,
+    approvalOperations.list,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
       let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
@@ -29,8 +96,9 @@ export function approvalRoutes(deps: AnswerDeps): Router {
     }),
   );
 
-  router.get(
-    '/v0/approvals/:id',
+  mount(
+    router,
+    approvalOperations.read,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
       const id = String(req.params.id);
@@ -41,23 +109,19 @@ export function approvalRoutes(deps: AnswerDeps): Router {
     }),
   );
 
-  router.post(
-    '/v0/approvals/:id',
+  mount(
+    router,
+    approvalOperations.decide,
     asyncRoute(async (req, res) => {
       // Only the human who issued the mandate decides (never an agent key, never the admin).
       const p = requireKind(res, ['operator', 'human'], 'decide approvals');
       const id = String(req.params.id);
       const found = await loadApproval(ctx.db, id, ctx.now());
       assertSeesMandate(p, found ? found.approval.mandateId : null, `there is no approval ${id.slice(0, 100)}`);
-      const r = new BodyReader(requireObject(req.body), ['run', 'decision']);
+      const r = readDecision(req.body);
+      r.done();
       const run = r.body.run;
       const decisionField = r.body.decision;
-      if (run !== undefined && typeof run !== 'boolean') r.problems.push({ path: '$.run', message: 'must be true or false' });
-      if (decisionField !== undefined && decisionField !== 'reject' && decisionField !== 'approve') {
-        r.problems.push({ path: '$.decision', message: 'must be "approve" or "reject"' });
-      }
-      if (decisionField === 'reject' && run !== undefined) r.problems.push({ path: '$', message: 'a rejection takes no "run"' });
-      r.done();
       const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
       const decided = await decideAndSubmit(ctx, id, decision);
       if (decided.kind === 'decided') res.json(decided.approval);

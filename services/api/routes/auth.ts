@@ -11,8 +11,74 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { GitHubSettings } from '../../../shared/hosted/github.js';
 import { exchangeLoginCode, finishSignIn, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/hosted/github-sign-in.js';
-import { BodyReader, requireObject } from '../requests.js';
+import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
+import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, MINTED_KEY, object, text } from '../openapi/schemas.js';
+
+const EXCHANGE_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['code'],
+  properties: { code: text(200, 'The one-time code from /console#login=<code>') },
+} as const;
+
+const OFF = failure('Sign-in with GitHub is not configured on this gateway', 'github_sign_in_off');
+const REDIRECT = { description: 'A redirect', headers: { Location: 'Where the browser goes' } };
+
+export const authOperations = defineOperations({
+  start: {
+    id: 'startGitHubSignIn',
+    method: 'get',
+    path: '/v0/auth/github',
+    tag: 'auth',
+    auth: ['none'],
+    hostedOnly: true,
+    summary: 'Start signing in with GitHub: a redirect to GitHub, the state in an HttpOnly cookie',
+    responses: { 302: REDIRECT, 503: OFF },
+  },
+  callback: {
+    id: 'finishGitHubSignIn',
+    method: 'get',
+    path: '/v0/auth/github/callback',
+    tag: 'auth',
+    auth: ['none'],
+    hostedOnly: true,
+    summary: 'GitHub’s return: a redirect to /console#login=<code> or #login_error=<reason>',
+    query: {
+      state: { description: 'The state GitHub sends back', schema: { type: 'string' } },
+      code: { description: 'GitHub’s authorization code', schema: { type: 'string' } },
+      error: { description: 'GitHub’s refusal', schema: { type: 'string' } },
+    },
+    responses: { 302: REDIRECT, 503: OFF },
+  },
+  exchange: {
+    id: 'exchangeLoginCode',
+    method: 'post',
+    path: '/v0/auth/exchange',
+    tag: 'auth',
+    auth: ['none'],
+    hostedOnly: true,
+    summary: 'Trade the one-time login code for the handle and a human key expiring in 30 days (once)',
+    body: { schema: EXCHANGE_BODY, example: { code: 'c0ffee' } },
+    responses: {
+      200: {
+        description: 'Signed in; keys shown once',
+        schema: object(
+          'The sign-in',
+          { handle: { type: 'string' }, keys: { type: 'object', properties: { human: MINTED_KEY, agent: MINTED_KEY } }, note: { type: 'string' } },
+          ['keys'],
+        ),
+      },
+      400: failure('A bad body, or a code that is unknown, used or expired', 'invalid_code'),
+      403: failure('The account is disabled', 'account_disabled'),
+      503: OFF,
+    },
+  },
+});
+
+const readExchange = bodyReader(EXCHANGE_BODY);
 
 export interface GitHubSignInOptions {
   /** The OAuth app (HOLON_GITHUB_*); undefined = sign-in is off (503). */
@@ -28,9 +94,11 @@ export interface AuthDeps {
   hosted: boolean;
   signupCredit: bigint;
   github?: GitHubSignInOptions;
+  /** A new account's webhook signing secret is minted with its first keys (shared/webhooks/secrets.ts). */
+  webhooks?: WebhookSecrets;
 }
 
-const CALLBACK_PATH = '/v0/auth/github/callback';
+const CALLBACK_PATH = authOperations.callback.path;
 const COOKIE_PATH = '/v0/auth/github';
 
 /** The gateway's origin as the browser sees it: HOLON_PUBLIC_URL, else the request's own (tests, local trials). */
@@ -74,8 +142,9 @@ export function authRoutes(deps: AuthDeps): Router {
   const noStore = (res: Response) => res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
   const consoleUrl = (fragment: string) => `${options.siteUrl ?? ''}/console#${fragment}`;
 
-  router.get(
-    '/v0/auth/github',
+  mount(
+    router,
+    authOperations.start,
     asyncRoute(async (req, res) => {
       const github = configured();
       const origin = originOf(req, options);
@@ -87,8 +156,9 @@ export function authRoutes(deps: AuthDeps): Router {
     }),
   );
 
-  router.get(
-    CALLBACK_PATH,
+  mount(
+    router,
+    authOperations.callback,
     asyncRoute(async (req, res) => {
       const github = configured();
       const cookie = stateCookie(originOf(req, options).startsWith('https:'));
@@ -113,14 +183,14 @@ export function authRoutes(deps: AuthDeps): Router {
     }),
   );
 
-  router.post(
-    '/v0/auth/exchange',
+  mount(
+    router,
+    authOperations.exchange,
     asyncRoute(async (req, res) => {
       configured();
-      const r = new BodyReader(requireObject(req.body), ['code']);
-      const code = r.string('code', { required: true, max: 200 });
+      const r = readExchange(req.body);
       r.done();
-      const exchanged = await exchangeLoginCode(ctx.db, code!, ctx.now());
+      const exchanged = await exchangeLoginCode(ctx.db, r.body.code as string, ctx.now(), deps.webhooks);
       noStore(res);
       res.json({
         ...exchanged,

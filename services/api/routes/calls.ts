@@ -1,48 +1,165 @@
 /**
- * Calls: POST /v0/calls and GET /v0/calls/{id} (gateway.md §5). How each is answered: answers.ts.
+ * Calls: POST /v0/calls, GET /v0/calls/{id} (with `?wait=<seconds>`: a long-poll, long-poll.ts) and
+ * POST /v0/calls/{id}/cancel (gateway.md §5, docs/lifecycle.md). How a submission is answered: answers.ts.
  */
 import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
 import { readCall } from '../../../shared/calls/transitions.js';
-import { loadReceiptTree } from '../../../shared/receipts/store.js';
+import { cancelAndWait, cancelState } from '../../../shared/calls/cancel.js';
+import { approvalView, loadApproval } from '../../../shared/admission/approvals.js';
+import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
 import { submitChild } from '../../../shared/admission/delegate.js';
 import { parentOfToken } from '../../../shared/admission/delegation-tokens.js';
 import { claimIdempotencyKey, isIdempotencyKey, recordIdempotentCall, releaseIdempotencyKey, requestHash } from '../../../shared/hosted/idempotency.js';
 import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
 import { answerReplay, answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
-import { BodyReader, requireObject } from '../requests.js';
-import { assertSeesMandate, principalOf, requireKind } from '../principal.js';
+import { bodyReader, httpUrlOf } from '../requests.js';
+import { parseAmount } from '../../../shared/core/money.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { amount, APPROVAL, CALL_ANSWER, failure, httpUrl, text } from '../openapi/schemas.js';
+import { assertSeesMandate, principalOf, requireKind, type Principal } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { LongPolls, principalKey, waitParam } from '../long-poll.js';
 
 export interface CallRoutesDeps extends AnswerDeps {
   /** Hosted: a callback URL must resolve only to public addresses. */
   callbackGuard?: { allowPrivate: boolean };
 }
 
-const FIELDS = ['mandate', 'agent', 'capability', 'input', 'max_cost', 'callback_url', 'approval'];
+const CALL_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['input'],
+  properties: {
+    mandate: text(300, 'The mandate to call under (an agent key: its own, may be left out)'),
+    agent: text(300, '`ns/name[@range]`'),
+    capability: text(200, 'A capability class: the best agent the mandate allows is picked'),
+    input: { description: 'The input, validated against the agent’s interface.input' },
+    max_cost: amount('Your ceiling for this call, in the mandate’s currency (gateway.md §2)'),
+    callback_url: httpUrl('Called with the outcome when the call ends (signed)'),
+    approval: text(100, 'A granted approval’s id'),
+  },
+  oneOf: [{ required: ['agent'] }, { required: ['capability'] }],
+  'x-messages': { oneOf: 'name exactly one of "agent" or "capability"' },
+} as const;
+
+const CALL_ID = { id: { description: 'The call id (its receipt id)', example: 'r4' } } as const;
+const READ_ERRORS = { 401: failure('No key', 'unauthorized'), 404: failure('No such call of yours', 'not_found') } as const;
+
+export const callOperations = defineOperations({
+  submit: {
+    id: 'callAgent',
+    method: 'post',
+    path: '/v0/calls',
+    tag: 'calls',
+    auth: ['human', 'agent'],
+    summary: 'Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{output, receipt}`',
+    headers: {
+      'Idempotency-Key': { description: 'Per API key: a call re-sent with a used key is not run again (`replayed: true`)' },
+      Prefer: { description: '`respond-async`: answer 202 at once, then GET /v0/calls/{id}' },
+      'X-Holon-Delegation': { description: 'A remote agent calling during its run: the run’s delegation token (the mandate is its sub-mandate)' },
+    },
+    body: { schema: CALL_BODY, example: { mandate: 'alice/sandbox', agent: 'holon-labs/csv-profile', input: { csv: 'a,b\n1,2\n' } } },
+    responses: {
+      200: { description: 'The call succeeded', schema: CALL_ANSWER },
+      202: { description: 'Pending approval, or on its way (async or past the synchronous wait)', schema: CALL_ANSWER },
+      400: failure('A bad body', 'invalid_request'),
+      401: failure('No key', 'unauthorized'),
+      403: failure('Denied by the mandate, with a receipt'),
+      404: failure('No such mandate or agent'),
+      409: failure('The Idempotency-Key’s call is still running or was interrupted'),
+      422: failure('The input does not match the agent’s interface.input', 'rejected_input'),
+      502: { description: 'The agent failed (never billed unless declared so)', schema: CALL_ANSWER },
+    },
+  },
+  read: {
+    id: 'readCall',
+    method: 'get',
+    path: '/v0/calls/{id}',
+    tag: 'calls',
+    auth: ['human', 'agent'],
+    summary: 'A call’s status; once final its receipt, and a success’s output (handed over once)',
+    params: CALL_ID,
+    query: {
+      wait: {
+        description: 'Long-poll: hold the answer up to this many seconds (0 to 60) until the call is final',
+        schema: { type: 'string', pattern: '^[0-9]{1,3}(\\.[0-9]{1,3})?$' },
+      },
+    },
+    responses: {
+      200: { description: 'The call', schema: CALL_ANSWER },
+      400: failure('A bad wait', 'invalid_request'),
+      429: failure('Too many long-polls'),
+      ...READ_ERRORS,
+    },
+  },
+  cancel: {
+    id: 'cancelCall',
+    method: 'post',
+    path: '/v0/calls/{id}/cancel',
+    tag: 'calls',
+    auth: ['human', 'agent'],
+    summary: 'Cancel a call: queued → closed at once, running → aborted by its runner, final → unchanged',
+    params: CALL_ID,
+    responses: {
+      200: {
+        description: 'The call’s state and `cancel`: cancelled | cancelling | too_late',
+        schema: {
+          ...CALL_ANSWER,
+          properties: { ...(CALL_ANSWER.properties as object), approval: APPROVAL, cancel: { enum: ['cancelled', 'cancelling', 'too_late'] } },
+        },
+      },
+      400: failure('A delegated call (cancel its top-level call)', 'invalid_request'),
+      ...READ_ERRORS,
+    },
+  },
+});
+
+const readCallBody = bodyReader(CALL_BODY);
+
+type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView | null };
+
+/** The call and its receipt, if the principal may see them; 404 otherwise (another principal's call does not exist). */
+async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise<Found> {
+  const call = await readCall(deps.ctx.db, id);
+  const receipt = await loadReceiptTree(deps.ctx.db, id);
+  if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id.slice(0, 100)}`);
+  assertSeesMandate(p, receipt ? receipt.mandate : call!.mandateId, `there is no call ${id.slice(0, 100)}`);
+  return { call, receipt };
+}
+
+/** What GET /v0/calls/{id} answers: the status, and once final the receipt (and a success's output, handed over once). */
+async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { takeOutput: boolean }): Promise<Record<string, unknown>> {
+  const { call, receipt } = found;
+  if (!receipt) return { call: { id, status: call!.status } };
+  const output = receipt.status === 'succeeded' && options.takeOutput ? await takeOutput(deps.ctx, id) : undefined;
+  return {
+    call: { id, status: receipt.status },
+    receipt,
+    // The output is handed over once, then gone; null when already collected or expired.
+    ...(receipt.status === 'succeeded' && options.takeOutput ? { output: output ?? null } : {}),
+  };
+}
 
 export function callRoutes(deps: CallRoutesDeps): Router {
   const router = Router();
+  const longPolls = new LongPolls();
 
-  router.post(
-    '/v0/calls',
+  mount(
+    router,
+    callOperations.submit,
     asyncRoute(async (req, res) => {
-      const r = new BodyReader(requireObject(req.body), FIELDS);
+      const r = readCallBody(req.body);
       const token = req.get('x-holon-delegation');
       // With a delegation token the mandate is implied: the run's sub-mandate.
-      const mandate = r.string('mandate', { required: token === undefined && principalOf(res).kind !== 'agent', max: 300 });
-      const agent = r.string('agent', { max: 300 });
-      const capability = r.string('capability', { max: 200 });
-      if ((agent === undefined) === (capability === undefined) && !r.problems.some((p) => p.path === '$.agent' || p.path === '$.capability')) {
-        r.problems.push({ path: '$', message: 'name exactly one of "agent" or "capability"' });
-      }
-      if (!Object.hasOwn(r.body, 'input')) r.problems.push({ path: '$.input', message: 'is required' });
-      const maxCost = r.amount('max_cost');
-      const callbackUrl = r.url('callback_url');
-      const approval = r.string('approval', { max: 100 });
+      if (r.body.mandate === undefined && token === undefined && principalOf(res).kind !== 'agent')
+        r.problems.push({ path: '$.mandate', message: 'is required' });
       r.done();
+      const { mandate, agent, capability, approval } = r.body as { mandate?: string; agent?: string; capability?: string; approval?: string };
+      const maxCost = r.body.max_cost === undefined ? undefined : parseAmount(r.body.max_cost);
+      const callbackUrl = typeof r.body.callback_url === 'string' ? httpUrlOf(r.body.callback_url) : undefined;
 
       if (token !== undefined) {
         // A remote agent calling during its run: the call is the run's child, under its sub-mandate.
@@ -103,25 +220,49 @@ export function callRoutes(deps: CallRoutesDeps): Router {
     }),
   );
 
-  router.get(
-    '/v0/calls/:id',
+  mount(
+    router,
+    callOperations.read,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
       const id = String(req.params.id);
-      const call = await readCall(deps.ctx.db, id);
-      const receipt = await loadReceiptTree(deps.ctx.db, id);
-      if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id.slice(0, 100)}`);
-      assertSeesMandate(p, receipt ? receipt.mandate : call!.mandateId, `there is no call ${id.slice(0, 100)}`);
-      if (!receipt) {
-        res.json({ call: { id, status: call!.status } });
-        return;
+      const waitMs = waitParam(req.query.wait);
+      let found = await findCall(deps, p, id);
+      if (!found.receipt && waitMs > 0) {
+        // Long-poll: held until the call's receipt exists or the wait ends; the database says which, read again after.
+        await longPolls.hold(res, principalKey(p), (signal) => deps.waiter.wait(id, waitMs, { signal }));
+        if (res.writableEnded || res.destroyed) return;
+        found = await findCall(deps, p, id);
       }
-      const output = receipt.status === 'succeeded' ? await takeOutput(deps.ctx, id) : undefined;
+      res.json(await callAnswer(deps, id, found, { takeOutput: true }));
+    }),
+  );
+
+  // Cancellation by the caller: queued → closed at once; running → aborted by its runner; final → unchanged.
+  // Always 200 with the call's state (and `cancel`: cancelled | cancelling | too_late); 404 for anyone else's call.
+  mount(
+    router,
+    callOperations.cancel,
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['operator', 'human', 'agent'], 'cancel calls');
+      const id = String(req.params.id);
+      const before = await findCall(deps, p, id);
+      const mandateId = before.receipt ? before.receipt.mandate : before.call!.mandateId;
+      if (mandateId?.includes('.')) {
+        throw new HolonError('invalid_request', 400, `${id.slice(0, 100)} is a delegated call: it ends with its parent; cancel the top-level call`);
+      }
+      const gone = new AbortController();
+      res.on('close', () => gone.abort());
+      await cancelAndWait(deps.ctx, deps.waiter, id, { signal: gone.signal });
+      if (res.destroyed) return;
+      const after = await findCall(deps, p, id);
+      const approval =
+        after.receipt?.status === 'pending_approval' && after.receipt.approval ? await loadApproval(deps.ctx.db, after.receipt.approval, deps.ctx.now()) : null;
+      // The output of a call that finished before the cancel stays for GET /v0/calls/{id}: it is handed over once.
       res.json({
-        call: { id, status: receipt.status },
-        receipt,
-        // The output is handed over once, then gone; null when already collected or expired.
-        ...(receipt.status === 'succeeded' ? { output: output ?? null } : {}),
+        ...(await callAnswer(deps, id, after, { takeOutput: false })),
+        ...(approval ? { approval: approvalView(approval.approval) } : {}),
+        cancel: cancelState(after.receipt, approval?.approval.status),
       });
     }),
   );

@@ -6,6 +6,30 @@ import { Router } from 'express';
 import { catalogPage } from '../../../shared/catalogue/catalog-page.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, object } from '../openapi/schemas.js';
+
+export const catalogOperations = defineOperations({
+  page: {
+    id: 'readCatalog',
+    method: 'get',
+    path: '/v0/catalog',
+    tag: 'agents',
+    auth: ['none'],
+    summary: 'The public catalogue: declared and measured, per agent, paged',
+    query: {
+      limit: { description: 'Page size', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      cursor: { description: 'The `next_cursor` of the previous page', schema: { type: 'string' } },
+    },
+    responses: {
+      200: {
+        description: 'A page of the catalogue',
+        schema: object('A page', { agents: { type: 'array', items: { type: 'object' } }, next_cursor: { type: ['string', 'null'] } }, ['agents']),
+      },
+      400: failure('A bad limit or cursor', 'invalid_request'),
+    },
+  },
+});
 
 /** Query parameters given once, as strings (the app's 'simple' parser); anything else is ignored. */
 function pageQuery(query: Record<string, unknown>) {
@@ -14,8 +38,11 @@ function pageQuery(query: Record<string, unknown>) {
 }
 
 export function catalogRoutes(ctx: ServiceContext): Router {
-  return Router().get(
-    '/v0/catalog',
+  const router = Router();
+  mount(
+    router,
+    catalogOperations.page,
     asyncRoute(async (req, res) => void res.json(await catalogPage(ctx, pageQuery(req.query)))),
   );
+  return router;
 }

@@ -8,9 +8,11 @@
  */
 import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
-import { deleteCredential, ownAgentId, setCredential, viewCredential } from '../../../shared/hosted/credentials.js';
+import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/hosted/credentials.js';
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount, type Operation } from '../openapi/operations.js';
+import { failure, object, TIMESTAMP } from '../openapi/schemas.js';
 
 export interface CredentialDeps {
   ctx: ServiceContext;
@@ -20,6 +22,69 @@ export interface CredentialDeps {
 }
 
 const PATH = /^\/v0\/agents\/([^/]+)\/([^/@]+)\/credential$/;
+
+/** `{token}`: checked by shared/hosted/credentials.ts (`tokenProblem`), whose words the 400 uses. */
+const TOKEN_BODY = {
+  type: 'object',
+  required: ['token'],
+  properties: {
+    token: { type: 'string', minLength: 1, maxLength: MAX_TOKEN_LENGTH, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, no whitespace' },
+  },
+  'x-holon-validated-by': 'shared/hosted/credentials.ts',
+} as const;
+
+const STATE = object('Whether a credential is set (never the token)', { set: { type: 'boolean' }, set_at: TIMESTAMP }, ['set']);
+const OWN = {
+  method: 'get',
+  path: '/v0/agents/{ns}/{name}/credential',
+  route: PATH,
+  tag: 'credentials',
+  auth: ['human'],
+  hostedOnly: true,
+  params: { ns: { description: 'Your namespace (your handle)', example: 'alice' }, name: { description: 'The agent’s name', example: 'tables' } },
+} as const satisfies Partial<Operation>;
+const ERRORS = {
+  403: failure('Not a human key', 'forbidden'),
+  404: failure('Not your namespace', 'not_found'),
+  503: failure('HOLON_FILE_SECRET is not set on this gateway'),
+} as const;
+
+export const credentialOperations = defineOperations({
+  set: {
+    ...OWN,
+    id: 'setCredential',
+    method: 'put',
+    summary: 'Set the token sent as `Authorization: Bearer` to your agent’s endpoint (write-only)',
+    body: { schema: TOKEN_BODY, example: { token: 'sk_live_…' } },
+    responses: {
+      200: {
+        description: 'Set',
+        schema: object('The agent and its credential state', { agent: { type: 'string' }, credential: STATE }, ['agent', 'credential']),
+      },
+      400: failure('A bad token', 'invalid_request'),
+      ...ERRORS,
+    },
+  },
+  remove: {
+    ...OWN,
+    id: 'deleteCredential',
+    method: 'delete',
+    summary: 'Remove your agent’s endpoint credential',
+    responses: {
+      200: {
+        description: 'Removed',
+        schema: object('The agent and its credential state', { agent: { type: 'string' }, credential: STATE }, ['agent', 'credential']),
+      },
+      ...ERRORS,
+    },
+  },
+  read: {
+    ...OWN,
+    id: 'readCredential',
+    summary: 'Whether your agent has an endpoint credential set',
+    responses: { 200: { description: 'The state', schema: STATE }, ...ERRORS },
+  },
+});
 
 export function credentialRoutes(deps: CredentialDeps): Router {
   const router = Router();
@@ -31,8 +96,9 @@ export function credentialRoutes(deps: CredentialDeps): Router {
     return { handle: p.account, agentId: ownAgentId(p.account, String(m[0]), String(m[1])) };
   };
 
-  router.put(
-    PATH,
+  mount(
+    router,
+    credentialOperations.set,
     asyncRoute(async (req, res) => {
       const { handle, agentId } = own(req, res, 'set endpoint credentials');
       const token = req.body && typeof req.body === 'object' ? (req.body as { token?: unknown }).token : undefined;
@@ -40,16 +106,18 @@ export function credentialRoutes(deps: CredentialDeps): Router {
     }),
   );
 
-  router.delete(
-    PATH,
+  mount(
+    router,
+    credentialOperations.remove,
     asyncRoute(async (req, res) => {
       const { agentId } = own(req, res, 'delete endpoint credentials');
       res.json({ agent: agentId, credential: await deleteCredential(ctx, fileSecret, agentId) });
     }),
   );
 
-  router.get(
-    PATH,
+  mount(
+    router,
+    credentialOperations.read,
     asyncRoute(async (req, res) => {
       const { agentId } = own(req, res, 'read endpoint credentials');
       res.json(await viewCredential(ctx.db, fileSecret, agentId));

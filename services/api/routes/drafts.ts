@@ -6,11 +6,52 @@
  */
 import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
-import { isHandle } from '../../../shared/core/identifiers.js';
+import { HANDLE_PATTERN } from '../../../shared/core/identifiers.js';
+import { parseAmount } from '../../../shared/core/money.js';
 import { draftListing, type DraftRequest, type DraftSettings } from '../../../shared/hosted/draft.js';
 import { requireKind } from '../principal.js';
-import { BodyReader, requireObject } from '../requests.js';
+import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { amount, failure, httpUrl, object, text } from '../openapi/schemas.js';
+
+const DRAFT_BODY = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['name', 'endpoint', 'input'],
+  properties: {
+    name: text(39, 'The agent’s name in your namespace', {
+      pattern: HANDLE_PATTERN,
+      'x-messages': { pattern: 'must be 2–39 characters of a-z, 0-9 and "-", not starting or ending with "-"' },
+    }),
+    endpoint: httpUrl('The webhook to call once with the example input'),
+    input: { description: 'The example input sent to the endpoint', 'x-messages': { required: 'is required: the example input sent to the endpoint' } },
+    summary: text(140, 'One line', { pattern: '^[^\\r\\n]*$', 'x-messages': { pattern: 'must be one line' } }),
+    price: amount('Per run, EUR, more than zero', { allowZero: false }),
+  },
+} as const;
+
+export const draftOperations = defineOperations({
+  draft: {
+    id: 'draftListing',
+    method: 'post',
+    path: '/v0/agents/draft',
+    tag: 'publishing',
+    auth: ['human'],
+    hostedOnly: true,
+    summary: 'Call a webhook once with an example input and get a draft manifest (nothing is stored or published)',
+    body: { schema: DRAFT_BODY, example: { name: 'invoice-total', endpoint: 'https://hooks.example.com/total', input: { text: 'Total: 12.50' } } },
+    responses: {
+      200: { description: 'The draft', schema: object('A draft listing', { manifest: { type: 'object' }, yaml: { type: 'string' } }, ['manifest', 'yaml']) },
+      400: failure('A bad body, or an endpoint that is not public', 'invalid_request'),
+      403: failure('Not a human key', 'forbidden'),
+      429: failure('Too many drafts', 'rate_limited'),
+      502: failure('The endpoint did not answer with JSON'),
+    },
+  },
+});
+
+const readDraft = bodyReader(DRAFT_BODY);
 
 export interface DraftDeps {
   ctx: ServiceContext;
@@ -23,19 +64,10 @@ export interface DraftDeps {
 
 /** The body, every problem listed with its path (400 `invalid_request`). */
 export function readDraftRequest(body: unknown): DraftRequest {
-  const r = new BodyReader(requireObject(body), ['name', 'endpoint', 'input', 'summary', 'price']);
-  const name = r.string('name', { required: true, max: 39 });
-  if (name !== undefined && !isHandle(name)) {
-    r.problems.push({ path: '$.name', message: 'must be 2–39 characters of a-z, 0-9 and "-", not starting or ending with "-"' });
-  }
-  if (r.body.endpoint === undefined) r.problems.push({ path: '$.endpoint', message: 'is required' });
-  const endpoint = r.url('endpoint');
-  if (!Object.hasOwn(r.body, 'input')) r.problems.push({ path: '$.input', message: 'is required: the example input sent to the endpoint' });
-  const summary = r.string('summary', { max: 140 });
-  if (summary !== undefined && /[\r\n]/.test(summary)) r.problems.push({ path: '$.summary', message: 'must be one line' });
-  const price = r.amount('price', { allowZero: false });
+  const r = readDraft(body);
   r.done();
-  return { name: name!, endpoint: new URL(endpoint!), input: r.body.input, summary, price };
+  const { name, endpoint, summary, price } = r.body as { name: string; endpoint: string; summary?: string; price?: string };
+  return { name, endpoint: new URL(endpoint), input: r.body.input, summary, price: price === undefined ? undefined : parseAmount(price) };
 }
 
 export function draftRoutes(deps: DraftDeps): Router {
@@ -43,8 +75,9 @@ export function draftRoutes(deps: DraftDeps): Router {
   if (!deps.hosted) return router;
   const settings: DraftSettings = { allowPrivate: deps.allowPrivate, fileSecret: deps.fileSecret };
 
-  router.post(
-    '/v0/agents/draft',
+  mount(
+    router,
+    draftOperations.draft,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 'draft listings');
       res.json(await draftListing(deps.ctx.db, settings, p.account, readDraftRequest(req.body)));

@@ -19,6 +19,73 @@ import { openFile, storeUpload, type FileLimits } from '../../../shared/files/st
 import { openFixture, type SuiteCatalog } from '../../../shared/evaluation/suites.js';
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
+import { failure, object, TIMESTAMP } from '../openapi/schemas.js';
+
+const SIGNED: Readonly<Record<string, QuerySpec>> = {
+  exp: { description: 'Expiry, Unix seconds (signed)', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
+  sig: { description: 'HMAC signature of the link', required: true, schema: { type: 'string' } },
+};
+const ATTACHMENT = { description: 'The content, as an attachment (nosniff, sandboxing CSP)', contentType: 'application/octet-stream' } as const;
+const LINK_ERRORS = { 403: failure('A bad, expired or other file’s signature', 'invalid_link'), 404: failure('No such file', 'not_found') } as const;
+
+export const fileOperations = defineOperations({
+  upload: {
+    id: 'uploadFile',
+    method: 'post',
+    path: '/v0/files',
+    tag: 'files',
+    auth: ['human', 'agent'],
+    summary: 'Upload a file (the body is the file, any content type, at most 20 MB); get a `holon://files/<id>` handle',
+    body: { schema: { type: 'string', format: 'binary' }, contentType: 'application/octet-stream', required: true, description: 'The file’s bytes' },
+    responses: {
+      201: {
+        description: 'Stored for 24 hours',
+        schema: object(
+          'The stored file',
+          {
+            id: { type: 'string' },
+            handle: { type: 'string', examples: ['holon://files/f_…'] },
+            size: { type: 'integer' },
+            sha256: { type: 'string' },
+            content_type: { type: 'string' },
+            expires_at: TIMESTAMP,
+          },
+          ['id', 'handle', 'size', 'sha256', 'content_type', 'expires_at'],
+        ),
+      },
+      400: failure('An empty body or a bad content type', 'invalid_request'),
+      401: failure('No key', 'unauthorized'),
+      409: failure('Past the account’s live-file quota (200 MB)'),
+      413: failure('Larger than 20 MB'),
+    },
+  },
+  download: {
+    id: 'downloadFile',
+    method: 'get',
+    path: '/v0/files/{id}',
+    tag: 'files',
+    auth: ['none'],
+    summary: 'Download a file through a signed link (valid 15 minutes)',
+    params: { id: { description: 'The file id', example: 'f_abc' } },
+    query: SIGNED,
+    responses: { 200: ATTACHMENT, ...LINK_ERRORS },
+  },
+  fixture: {
+    id: 'downloadFixture',
+    method: 'get',
+    path: '/v0/files/evals/{capability}/{name}',
+    tag: 'files',
+    auth: ['none'],
+    summary: 'An evaluation fixture, through a link the evaluator signed for the case it runs',
+    params: {
+      capability: { description: 'The suite’s capability', example: 'data.profile' },
+      name: { description: 'The fixture’s file name', example: 'table.csv' },
+    },
+    query: SIGNED,
+    responses: { 200: ATTACHMENT, ...LINK_ERRORS },
+  },
+});
 
 export interface FileRouteDeps {
   ctx: ServiceContext;
@@ -107,8 +174,9 @@ export function fileRoutes(deps: FileRouteDeps): Router {
   const { ctx, linkSecret, limits } = deps;
   const router = Router();
 
-  router.post(
-    '/v0/files',
+  mount(
+    router,
+    fileOperations.upload,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'upload files');
       const contentType = contentTypeOf(req);
@@ -137,8 +205,9 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     }),
   );
 
-  router.get(
-    '/v0/files/:id',
+  mount(
+    router,
+    fileOperations.download,
     asyncRoute(async (req, res) => {
       const id = String(req.params.id);
       const { exp, sig } = req.query as Record<string, unknown>;
@@ -154,8 +223,9 @@ export function fileRoutes(deps: FileRouteDeps): Router {
 
   // Evaluation fixtures (spec/evals.md): platform files, reachable only through the links the evaluator signs for
   // the cases it runs (kind `eval`, a few minutes); never through a call.
-  router.get(
-    '/v0/files/evals/:capability/:name',
+  mount(
+    router,
+    fileOperations.fixture,
     asyncRoute(async (req, res) => {
       const capability = String(req.params.capability);
       const name = String(req.params.name);

@@ -14,6 +14,59 @@ import { validateMandate } from '../../../shared/core/mandate/validate.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, MANDATE_DOCUMENT, MANDATE_VIEW, object } from '../openapi/schemas.js';
+
+export const mandateOperations = defineOperations({
+  list: {
+    id: 'listMandates',
+    method: 'get',
+    path: '/v0/mandates',
+    tag: 'mandates',
+    auth: ['human'],
+    summary: 'Your root mandates and their budgets',
+    responses: {
+      200: { description: 'Mandates', schema: object('Your mandates', { mandates: { type: 'array', items: MANDATE_VIEW } }, ['mandates']) },
+      401: failure('No key', 'unauthorized'),
+      403: failure('Not a human key', 'forbidden'),
+    },
+  },
+  create: {
+    id: 'createMandate',
+    method: 'post',
+    path: '/v0/mandates',
+    tag: 'mandates',
+    auth: ['human'],
+    summary: 'Create a root mandate in your namespace (mandates are never edited: a new one has a new id)',
+    body: {
+      schema: MANDATE_DOCUMENT,
+      example: { id: 'research', grantee: 'alice/assistant', allow: { agents: ['holon-labs/*'] }, budget: { total: '2.00' } },
+    },
+    responses: {
+      201: { description: 'Created', schema: MANDATE_VIEW },
+      200: { description: 'Dev mode: the operator re-sent a stored mandate', schema: MANDATE_VIEW },
+      400: failure('An invalid mandate, every problem listed', 'invalid_mandate'),
+      401: failure('No key', 'unauthorized'),
+      403: failure('Not a human key', 'forbidden'),
+      409: failure('The id is taken', 'mandate_exists'),
+    },
+  },
+  read: {
+    id: 'readMandate',
+    method: 'get',
+    path: '/v0/mandates/{id}',
+    route: /^\/v0\/mandates\/(.+)$/,
+    tag: 'mandates',
+    auth: ['human', 'agent'],
+    summary: 'A mandate and its spent, reserved and remaining budget',
+    params: { id: { description: 'The mandate id, `/` included (not encoded): `alice/sandbox`', example: 'alice/sandbox' } },
+    responses: {
+      200: { description: 'The mandate', schema: MANDATE_VIEW },
+      401: failure('No key', 'unauthorized'),
+      404: failure('No such mandate of yours', 'not_found'),
+    },
+  },
+});
 
 export interface MandateDeps {
   ctx: ServiceContext;
@@ -44,8 +97,9 @@ export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
   const { ctx } = deps;
 
-  router.get(
-    '/v0/mandates',
+  mount(
+    router,
+    mandateOperations.list,
     asyncRoute(async (_req, res) => {
       const p = requireKind(res, ['human', 'operator'], 'list mandates');
       const stored = await listRootMandates(ctx.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
@@ -53,8 +107,9 @@ export function mandateRoutes(deps: MandateDeps): Router {
     }),
   );
 
-  router.post(
-    '/v0/mandates',
+  mount(
+    router,
+    mandateOperations.create,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human', 'operator'], 'create mandates');
       const raw = requireObject(req.body);
@@ -70,8 +125,9 @@ export function mandateRoutes(deps: MandateDeps): Router {
     }),
   );
 
-  router.get(
-    /^\/v0\/mandates\/(.+)$/,
+  mount(
+    router,
+    mandateOperations.read,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
       const id = String((req.params as Record<string, string>)[0]);

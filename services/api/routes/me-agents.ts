@@ -8,6 +8,32 @@ import { authorAgents } from '../../../shared/catalogue/earnings.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, object } from '../openapi/schemas.js';
+
+export const meAgentOperations = defineOperations({
+  list: {
+    id: 'listMyAgents',
+    method: 'get',
+    path: '/v0/me/agents',
+    tag: 'publishing',
+    auth: ['human'],
+    hostedOnly: true,
+    summary: 'Your published versions, their evaluations and what each earned (from the journal)',
+    responses: {
+      200: {
+        description: 'Your agents',
+        schema: object(
+          'Your versions and earnings',
+          { account: { type: 'string' }, versions: { type: 'array' }, totals: { type: 'object' }, journal_total: {}, definition: { type: 'string' } },
+          ['account', 'versions', 'totals'],
+        ),
+      },
+      401: failure('No key', 'unauthorized'),
+      403: failure('Not a human key', 'forbidden'),
+    },
+  },
+});
 
 export interface MeAgentsDeps {
   ctx: ServiceContext;
@@ -19,8 +45,9 @@ export interface MeAgentsDeps {
 export function meAgentRoutes(deps: MeAgentsDeps): Router {
   const router = Router();
   if (!deps.hosted) return router;
-  router.get(
-    '/v0/me/agents',
+  mount(
+    router,
+    meAgentOperations.list,
     asyncRoute(async (_req, res) => {
       const p = requireKind(res, ['human'], 'see your agents and earnings');
       res.json(await authorAgents(deps.ctx, p.account, { fileSecret: deps.fileSecret }));

@@ -13,6 +13,79 @@ import { rerunEvaluation } from '../../../shared/evaluation/rerun.js';
 import type { SuiteSummary } from '../../../shared/evaluation/store.js';
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { manifestSchema } from '../../../shared/core/manifest/index.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, object } from '../openapi/schemas.js';
+
+const VERSION_PARAMS = {
+  ns: { description: 'Your namespace (your handle)', example: 'alice' },
+  name: { description: 'The agent’s name', example: 'tables' },
+  version: { description: 'The exact version', example: '1.0.0' },
+} as const;
+const AUTHOR_ERRORS = {
+  401: failure('No key', 'unauthorized'),
+  403: failure('Not a human key', 'forbidden'),
+  404: failure('No such version of yours', 'not_found'),
+} as const;
+
+export const publishingOperations = defineOperations({
+  publish: {
+    id: 'publishVersion',
+    method: 'post',
+    path: '/v0/agents',
+    tag: 'publishing',
+    auth: ['human'],
+    hostedOnly: true,
+    summary: 'Publish a version of one of your agents: the manifest as JSON',
+    description: 'Listed at once when every condition of gateway.md §7 "Publishing agents" holds; otherwise every failed condition is listed.',
+    // The manifest schema shared/core/manifest/validate.ts validates with (plus its rules).
+    body: { schema: manifestSchema, description: 'The manifest (spec manifest.md), as JSON' },
+    responses: {
+      201: {
+        description: 'The listed version',
+        schema: object('The listed version', { agent: { type: 'string' }, version: { type: 'string' }, listed: { type: 'boolean' } }),
+      },
+      400: failure('An invalid manifest, every problem listed', 'invalid_manifest'),
+      401: failure('No key', 'unauthorized'),
+      403: failure('Not a human key, or not your namespace'),
+      409: failure('The version was published before', 'version_taken'),
+      429: failure('Too many publishes', 'rate_limited'),
+      503: failure('Publishing needs the GitHub app on this gateway'),
+    },
+  },
+  yank: {
+    id: 'yankVersion',
+    method: 'delete',
+    path: '/v0/agents/{ns}/{name}@{version}',
+    route: /^\/v0\/agents\/([^/]+)\/([^/@]+)@([^/]+)$/,
+    tag: 'publishing',
+    auth: ['human'],
+    hostedOnly: true,
+    summary: 'Yank a version you published: no longer listed; its number is never freed',
+    params: VERSION_PARAMS,
+    responses: {
+      200: { description: 'Yanked', schema: object('The yanked version', { agent: { type: 'string' }, version: { type: 'string' } }) },
+      ...AUTHOR_ERRORS,
+    },
+  },
+  evaluate: {
+    id: 'rerunEvaluation',
+    method: 'post',
+    path: '/v0/agents/{ns}/{name}@{version}/evaluate',
+    route: /^\/v0\/agents\/([^/]+)\/([^/@]+)@([^/]+)\/evaluate$/,
+    tag: 'publishing',
+    auth: ['human'],
+    hostedOnly: true,
+    summary: 'Re-run the evaluation of one of your versions',
+    params: VERSION_PARAMS,
+    responses: {
+      202: { description: 'Queued', schema: object('The queued evaluations', { evaluations: { type: 'array' } }) },
+      ...AUTHOR_ERRORS,
+      409: failure('An evaluation is still running'),
+      429: failure('Too many re-runs', 'rate_limited'),
+    },
+  },
+});
 
 export interface PublishingDeps {
   ctx: ServiceContext;
@@ -31,16 +104,18 @@ export function publishingRoutes(deps: PublishingDeps): Router {
   const suites = deps.suites ?? (() => []);
   const settings = { github: deps.github, allowPrivate: deps.allowPrivate, suites };
 
-  router.post(
-    '/v0/agents',
+  mount(
+    router,
+    publishingOperations.publish,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 'publish agents');
       res.status(201).json(await publishVersion(ctx, settings, p.account, req.body));
     }),
   );
 
-  router.delete(
-    /^\/v0\/agents\/([^/]+)\/([^/@]+)@([^/]+)$/,
+  mount(
+    router,
+    publishingOperations.yank,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 'yank agent versions');
       // Express has decoded the captures already.
@@ -49,8 +124,9 @@ export function publishingRoutes(deps: PublishingDeps): Router {
     }),
   );
 
-  router.post(
-    /^\/v0\/agents\/([^/]+)\/([^/@]+)@([^/]+)\/evaluate$/,
+  mount(
+    router,
+    publishingOperations.evaluate,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 're-run evaluations');
       const m = req.params as unknown as Record<string, string>;

@@ -8,12 +8,51 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { listReceipts, loadReceiptTree } from '../../../shared/receipts/store.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
+import { defineOperations, mount } from '../openapi/operations.js';
+import { failure, object, RECEIPT } from '../openapi/schemas.js';
+
+export const receiptOperations = defineOperations({
+  list: {
+    id: 'listReceipts',
+    method: 'get',
+    path: '/v0/receipts',
+    tag: 'receipts',
+    auth: ['human', 'agent'],
+    summary: 'Receipt trees, newest first, paged',
+    query: {
+      mandate: { description: 'Only this mandate’s', schema: { type: 'string' } },
+      limit: { description: '1 to 200 (default 50)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      before: { description: 'The `next_before` of the previous page', schema: { type: 'string' } },
+    },
+    responses: {
+      200: { description: 'A page of receipts', schema: object('Receipts', { receipts: { type: 'array', items: RECEIPT } }, ['receipts']) },
+      400: failure('A bad limit', 'invalid_request'),
+      401: failure('No key', 'unauthorized'),
+      404: failure('No such mandate of yours', 'not_found'),
+    },
+  },
+  read: {
+    id: 'readReceipt',
+    method: 'get',
+    path: '/v0/receipts/{id}',
+    tag: 'receipts',
+    auth: ['human', 'agent'],
+    summary: 'One receipt tree',
+    params: { id: { description: 'The receipt id', example: 'r4' } },
+    responses: {
+      200: { description: 'The receipt', schema: RECEIPT },
+      401: failure('No key', 'unauthorized'),
+      404: failure('No such receipt of yours', 'not_found'),
+    },
+  },
+});
 
 export function receiptRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  router.get(
-    '/v0/receipts',
+  mount(
+    router,
+    receiptOperations.list,
     asyncRoute(async (req, res) => {
       const limitRaw = req.query.limit === undefined ? '50' : String(req.query.limit);
       const limit = Number(limitRaw);
@@ -35,8 +74,9 @@ export function receiptRoutes(ctx: ServiceContext): Router {
     }),
   );
 
-  router.get(
-    '/v0/receipts/:id',
+  mount(
+    router,
+    receiptOperations.read,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
       const id = String(req.params.id);

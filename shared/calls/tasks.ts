@@ -1,0 +1,126 @@
+/**
+ * MCP tasks backed by the calls table (docs/mcp.md, "Tasks"): a task IS a call. Its id is the call id, its state is
+ * read from the call row and the receipt every time (so any API process answers, and a restart loses nothing);
+ * `mcp_tasks` (migration 016) only records who created it. Nothing about a task lives in a process's memory.
+ *
+ *   call queued · running · settling   → working
+ *   receipt succeeded · pending_approval → completed (the tool's result says which)
+ *   receipt failed / cancelled          → cancelled
+ *   any other receipt (failed, denied, rejected_input) → failed
+ */
+import type { Db } from '../db/connect.js';
+
+export type TaskStatus = 'working' | 'input_required' | 'completed' | 'failed' | 'cancelled';
+
+/** Who may see a task: the creator (an agent key's prefix, or `operator` in dev mode) under the mandate it used. */
+export interface TaskOwner {
+  owner: string;
+  mandateId: string;
+}
+
+/** The MCP `Task` object (the SDK's TaskSchema). */
+export interface CallTask {
+  taskId: string;
+  status: TaskStatus;
+  statusMessage?: string;
+  createdAt: string;
+  lastUpdatedAt: string;
+  /** How long the result (a success's output) waits for its pickup, in ms. */
+  ttl: number;
+  pollInterval: number;
+}
+
+export const TASK_POLL_INTERVAL_MS = 1_000;
+export const TASK_PAGE_SIZE = 50;
+
+export const isTerminal = (status: TaskStatus): boolean => status === 'completed' || status === 'failed' || status === 'cancelled';
+
+export async function recordTask(db: Db, callId: string, who: TaskOwner): Promise<void> {
+  await db('mcp_tasks').insert({ call_id: callId, owner: who.owner, mandate_id: who.mandateId });
+}
+
+type Row = Record<string, unknown>;
+
+function tasksOf(db: Db, who: TaskOwner) {
+  return db('mcp_tasks as t')
+    .leftJoin('calls as c', 'c.id', 't.call_id')
+    .leftJoin('receipts as r', 'r.id', 't.call_id')
+    .where({ 't.owner': who.owner, 't.mandate_id': who.mandateId })
+    .select(
+      't.call_id',
+      't.created_at',
+      'c.status as call_status',
+      'c.started_at',
+      'c.finished_at',
+      'r.status as receipt_status',
+      'r.error_code',
+      'r.created_at as receipt_at',
+    );
+}
+
+const iso = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : new Date(v as string).toISOString());
+
+function toTask(row: Row, ttlMs: number): CallTask {
+  const id = String(row.call_id);
+  const receipt = row.receipt_status as string | null;
+  let status: TaskStatus;
+  let statusMessage: string;
+  if (receipt === null || receipt === undefined) {
+    status = 'working';
+    statusMessage = `call ${id} ${String(row.call_status ?? 'queued')}`;
+  } else if (receipt === 'succeeded' || receipt === 'pending_approval') {
+    status = 'completed';
+    statusMessage = `call ${id} ${receipt}`;
+  } else {
+    status = receipt === 'failed' && row.error_code === 'cancelled' ? 'cancelled' : 'failed';
+    statusMessage = `call ${id} ${receipt}${row.error_code ? ` (${String(row.error_code)})` : ''}`;
+  }
+  const createdAt = iso(row.created_at)!;
+  const lastUpdatedAt = iso(row.receipt_at) ?? iso(row.finished_at) ?? iso(row.started_at) ?? createdAt;
+  return { taskId: id, status, statusMessage, createdAt, lastUpdatedAt, ttl: ttlMs, pollInterval: TASK_POLL_INTERVAL_MS };
+}
+
+/** The task, if `who` created it; null otherwise (another principal's task does not exist for it). */
+export async function readTask(db: Db, callId: string, who: TaskOwner, ttlMs: number): Promise<CallTask | null> {
+  const row = await tasksOf(db, who).andWhere('t.call_id', callId).first();
+  return row ? toTask(row, ttlMs) : null;
+}
+
+/** `who`'s tasks, newest first, TASK_PAGE_SIZE at a time; the cursor is opaque (the last task of the page). */
+export async function listTasks(db: Db, who: TaskOwner, ttlMs: number, cursor?: string): Promise<{ tasks: CallTask[]; nextCursor?: string }> {
+  const q = tasksOf(db, who)
+    .orderBy([
+      { column: 't.created_at', order: 'desc' },
+      { column: 't.call_id', order: 'desc' },
+    ])
+    .limit(TASK_PAGE_SIZE + 1);
+  if (cursor !== undefined) {
+    const after = decodeCursor(cursor);
+    if (!after) throw new Error('the cursor is not one tasks/list gave');
+    q.andWhereRaw('(t.created_at, t.call_id) < (?::timestamptz, ?)', [after.createdAt, after.id]);
+  }
+  const rows = (await q) as Row[];
+  const page = rows.slice(0, TASK_PAGE_SIZE);
+  const last = page[page.length - 1];
+  return {
+    tasks: page.map((r) => toTask(r, ttlMs)),
+    ...(rows.length > TASK_PAGE_SIZE && last ? { nextCursor: encodeCursor(new Date(last.created_at as string), String(last.call_id)) } : {}),
+  };
+}
+
+function encodeCursor(createdAt: Date, id: string): string {
+  // created_at is kept to the millisecond (migration 016), so a JS Date carries it exactly.
+  return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
+}
+
+function decodeCursor(cursor: string): { createdAt: string; id: string } | undefined {
+  try {
+    const v: unknown = JSON.parse(Buffer.from(cursor, 'base64url').toString('utf8'));
+    if (Array.isArray(v) && v.length === 2 && typeof v[0] === 'string' && typeof v[1] === 'string' && !Number.isNaN(Date.parse(v[0]))) {
+      return { createdAt: v[0], id: v[1] };
+    }
+  } catch {
+    /* not ours */
+  }
+  return undefined;
+}

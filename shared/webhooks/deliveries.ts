@@ -1,0 +1,208 @@
+/**
+ * Webhook deliveries and their log (docs/webhooks.md; tables of migration 015). One delivery per call with a
+ * `callback_url`, opened after settlement; its id is the `webhook-id`. Each attempt is appended to
+ * `webhook_attempts` once it ended; the delivery row says where the schedule is and how it ended.
+ *
+ * Attempts are at least once (a settler that dies mid-attempt has its job delivered again, so the receiver may see
+ * the same `webhook-id` twice; it deduplicates on it). The delivery row decides the schedule: a step advances it
+ * once, however many times its job is delivered. Only the delivery row is locked, never a money row.
+ */
+import type { Db } from '../db/connect.js';
+import type { QueueBackend } from '../messaging/types.js';
+import type { Verdict } from './schedule.js';
+
+/** The queue of attempts: jobs carry ids only, never a secret, a URL or an output. */
+export const DELIVER_QUEUE = 'deliver';
+
+/** One attempt to make: step `step` of the schedule (0 = the first), or re-send number `resend` (1, 2, …). */
+export type DeliverJob = { callId: string; deliveryId: string; step: number } | { callId: string; deliveryId: string; resend: number };
+
+export const deliverJobId = (job: DeliverJob): string =>
+  'step' in job ? `deliver-${job.deliveryId}-s${job.step}` : `deliver-${job.deliveryId}-r${job.resend}`;
+
+/**
+ * Queues one attempt (a no-op while a job with its id is waiting, delayed or running). A job whose handler fails
+ * (the database or Redis away) is retried: a retry after the attempt was recorded only queues the next step.
+ */
+export function enqueueAttempt(queues: QueueBackend, job: DeliverJob, delayMs = 0): Promise<void> {
+  return queues.queue<DeliverJob>(DELIVER_QUEUE).add(job, { jobId: deliverJobId(job), attempts: 5, backoffMs: 2000, ...(delayMs > 0 ? { delayMs } : {}) });
+}
+
+/** The `webhook-id` of a call's delivery: stable, one per call. */
+export const deliveryIdOf = (callId: string): string => `msg_${callId}`;
+
+export type DeliveryState = 'pending' | 'delivered' | 'gone' | 'gave_up';
+
+export interface Delivery {
+  id: string;
+  callId: string;
+  account: string;
+  state: DeliveryState;
+  stepsMade: number;
+  resendsAsked: number;
+  resendsMade: number;
+  nextAttemptAt: Date | null;
+  reason: string | null;
+  createdAt: Date;
+}
+
+const fromRow = (r: Record<string, unknown>): Delivery => ({
+  id: String(r.id),
+  callId: String(r.call_id),
+  account: String(r.account),
+  state: r.state as DeliveryState,
+  stepsMade: Number(r.steps_made),
+  resendsAsked: Number(r.resends_asked),
+  resendsMade: Number(r.resends_made),
+  nextAttemptAt: r.next_attempt_at ? new Date(r.next_attempt_at as string) : null,
+  reason: (r.reason as string | null) ?? null,
+  createdAt: new Date(r.created_at as string),
+});
+
+/** The call's delivery, opened once (owned by the account that pays for the call); undefined without a callback_url. */
+export async function openDelivery(db: Db, callId: string): Promise<Delivery | undefined> {
+  const call = await db('calls').where({ id: callId }).first('callback_url', 'payer');
+  if (!call?.callback_url) return undefined;
+  await db('webhook_deliveries')
+    .insert({ id: deliveryIdOf(callId), call_id: callId, account: call.payer, next_attempt_at: db.fn.now() })
+    .onConflict('call_id')
+    .ignore();
+  return loadDelivery(db, deliveryIdOf(callId));
+}
+
+export async function loadDelivery(db: Db, id: string): Promise<Delivery | undefined> {
+  const row = await db('webhook_deliveries').where({ id }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+export async function deliveryOfCall(db: Db, callId: string): Promise<Delivery | undefined> {
+  const row = await db('webhook_deliveries').where({ call_id: callId }).first();
+  return row ? fromRow(row) : undefined;
+}
+
+/** A final state without an attempt (the output was no longer kept); only a pending delivery changes. */
+export async function noteDelivery(db: Db, id: string, reason: string): Promise<void> {
+  await db('webhook_deliveries').where({ id }).whereNull('reason').update({ reason });
+}
+
+export interface AttemptRecord {
+  job: DeliverJob;
+  at: Date;
+  durationMs: number;
+  statusCode?: number;
+  error?: string;
+  verdict: Verdict;
+}
+
+const REASONS: Record<'gone' | 'gave_up', string> = {
+  gone: 'the receiver answered 410 Gone: no more attempts',
+  gave_up: 'every attempt of the schedule failed',
+};
+
+/**
+ * Appends the attempt to the log and moves the delivery on, in one transaction (the delivery row locked). A
+ * scheduled step moves the schedule only if it is the step the delivery is at (a redelivered job's duplicate does
+ * not); a re-send never moves it, but its success ends the delivery `delivered`. Returns the next step to queue, if any.
+ */
+export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ attempt: number; next?: { step: number; delayMs: number } }> {
+  return db.transaction(async (trx) => {
+    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>('SELECT * FROM webhook_deliveries WHERE id = ? FOR UPDATE', [a.job.deliveryId]);
+    const d = fromRow(r.rows[0]!);
+    const changes: Record<string, unknown> = {};
+    let next: { step: number; delayMs: number } | undefined;
+    const v = a.verdict;
+    if (v.kind === 'delivered') {
+      Object.assign(changes, { state: 'delivered', next_attempt_at: null, finished_at: trx.fn.now() });
+    } else if (v.kind === 'gone' && d.state !== 'delivered') {
+      Object.assign(changes, { state: 'gone', reason: REASONS.gone, next_attempt_at: null, finished_at: trx.fn.now() });
+    }
+    if ('step' in a.job) {
+      if (d.stepsMade === a.job.step) changes.steps_made = a.job.step + 1;
+      if (d.stepsMade === a.job.step && d.state === 'pending') {
+        if (v.kind === 'retry') {
+          next = { step: a.job.step + 1, delayMs: v.delayMs };
+          changes.next_attempt_at = new Date(a.at.getTime() + a.durationMs + v.delayMs);
+        } else if (v.kind === 'gave_up') {
+          Object.assign(changes, { state: 'gave_up', reason: REASONS.gave_up, next_attempt_at: null, finished_at: trx.fn.now() });
+        }
+      }
+    } else if (d.resendsMade < a.job.resend) {
+      changes.resends_made = a.job.resend;
+    }
+    const [{ attempts }] = (await trx('webhook_deliveries')
+      .where({ id: d.id })
+      .update({ ...changes, attempts: trx.raw('attempts + 1') })
+      .returning('attempts')) as [{ attempts: number }];
+    await trx('webhook_attempts').insert({
+      delivery_id: d.id,
+      attempt: attempts,
+      resend: 'resend' in a.job,
+      at: a.at,
+      status_code: a.statusCode ?? null,
+      error: a.error ?? null,
+      duration_ms: Math.max(0, Math.round(a.durationMs)),
+      next_attempt_at: next ? changes.next_attempt_at : null,
+    });
+    return { attempt: attempts, ...(next ? { next } : {}) };
+  });
+}
+
+/** A re-send asked: its number (1, 2, …), counted on the delivery row. */
+export async function askResend(db: Db, id: string): Promise<number> {
+  const [row] = (await db('webhook_deliveries')
+    .where({ id })
+    .update({ resends_asked: db.raw('resends_asked + 1') })
+    .returning('resends_asked')) as Array<{ resends_asked: number }>;
+  return row!.resends_asked;
+}
+
+export interface AttemptView {
+  attempt: number;
+  resend: boolean;
+  at: string;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: string | null;
+}
+
+export interface DeliveryView {
+  /** The `webhook-id` of every attempt. */
+  id: string;
+  state: DeliveryState;
+  /** Why it ended (gone, gave up), or that the output was no longer kept, in plain words. */
+  reason: string | null;
+  created_at: string;
+  next_attempt_at: string | null;
+  attempts: AttemptView[];
+}
+
+const iso = (v: unknown): string | null => (v ? new Date(v as string).toISOString() : null);
+
+export async function deliveryView(db: Db, d: Delivery): Promise<DeliveryView> {
+  const rows = (await db('webhook_attempts').where({ delivery_id: d.id }).orderBy('attempt')) as Array<Record<string, unknown>>;
+  return {
+    id: d.id,
+    state: d.state,
+    reason: d.reason,
+    created_at: d.createdAt.toISOString(),
+    next_attempt_at: d.state === 'pending' ? iso(d.nextAttemptAt) : null,
+    attempts: rows.map((r) => ({
+      attempt: Number(r.attempt),
+      resend: Boolean(r.resend),
+      at: iso(r.at)!,
+      status_code: r.status_code === null ? null : Number(r.status_code),
+      error: (r.error as string | null) ?? null,
+      duration_ms: Number(r.duration_ms),
+      next_attempt_at: iso(r.next_attempt_at),
+    })),
+  };
+}
+
+/** Pending deliveries, or only those whose next attempt is overdue by more than `overdueMs` (a lost job). */
+export async function pendingDeliveries(db: Db, overdueMs?: number): Promise<Delivery[]> {
+  const q = db('webhook_deliveries').where({ state: 'pending' }).orderBy('next_attempt_at').limit(1000);
+  if (overdueMs !== undefined) q.whereRaw('next_attempt_at < now() - make_interval(secs => ?)', [overdueMs / 1000]);
+  const rows = (await q) as Array<Record<string, unknown>>;
+  return rows.map(fromRow);
+}

@@ -1,0 +1,51 @@
+/**
+ * What a webhook delivery carries (docs/webhooks.md): the body, and the Standard Webhooks headers signed with the
+ * `standardwebhooks` library — never our own HMAC.
+ *
+ *   webhook-id:        the delivery's id, the same on every attempt (the receiver's idempotency key)
+ *   webhook-timestamp: this attempt's time, unix seconds
+ *   webhook-signature: `v1,<base64 HMAC-SHA256 of "<id>.<timestamp>.<body>">`, one per signing secret, space-separated
+ */
+import { Webhook } from 'standardwebhooks';
+
+/** The payload's version: a change a receiver must know about gets a new number (and a new event type if need be). */
+export const PAYLOAD_VERSION = 1;
+export const CALL_COMPLETED = 'call.completed';
+
+export interface CallCompleted {
+  type: typeof CALL_COMPLETED;
+  version: typeof PAYLOAD_VERSION;
+  /** When the delivery was created (settlement), ISO 8601: the same on every attempt. */
+  timestamp: string;
+  call: { id: string; status: string };
+  status: string;
+  /** The agent's output for a succeeded call; null for a failed one, or when it was no longer kept. */
+  output: unknown;
+  /** Present (true) when a succeeded call's output was no longer kept (HOLON_RESULT_TTL_S, or handed over already). */
+  output_expired?: true;
+  receipt: unknown;
+}
+
+export function callCompleted(input: { callId: string; status: string; createdAt: Date; output: unknown; outputExpired?: boolean; receipt: unknown }): string {
+  const body: CallCompleted = {
+    type: CALL_COMPLETED,
+    version: PAYLOAD_VERSION,
+    timestamp: input.createdAt.toISOString(),
+    call: { id: input.callId, status: input.status },
+    status: input.status,
+    output: input.output ?? null,
+    ...(input.outputExpired ? { output_expired: true as const } : {}),
+    receipt: input.receipt,
+  };
+  return JSON.stringify(body);
+}
+
+/** The three Standard Webhooks headers for one attempt, signed with every secret given (newest first). */
+export function webhookHeaders(secrets: readonly string[], id: string, at: Date, body: string): Record<string, string> {
+  if (secrets.length === 0) throw new Error('no secret to sign with');
+  return {
+    'webhook-id': id,
+    'webhook-timestamp': String(Math.floor(at.getTime() / 1000)),
+    'webhook-signature': secrets.map((s) => new Webhook(s).sign(id, at, body)).join(' '),
+  };
+}
