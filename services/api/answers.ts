@@ -42,7 +42,7 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
     res.status(202).json({ call: { id: callId, status: 'queued' } });
     return;
   }
-  await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs));
+  await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
   // The receipt row decides, not the notification: a call that finished while its notice was lost is answered as
   // finished; 202 only ever says a call is still on its way (queued, running, settling).
   const receipt = await loadReceiptTree(deps.ctx.db, callId);

@@ -13,19 +13,47 @@ export interface CallWaiter {
    * Resolves true when the call's receipt exists, false when `timeoutMs` passes first or `signal` fires (a client
    * that went away: its place is released at once).
    */
-  wait(callId: string, timeoutMs: number, options?: { signal?: AbortSignal }): Promise<boolean>;
+  wait(callId: string, timeoutMs: number, options?: WaitOptions): Promise<boolean>;
   close(): Promise<void>;
 }
 
+export interface WaitOptions {
+  signal?: AbortSignal;
+  /**
+   * The caller queued this call itself just now, while the waiter was subscribed (a synchronous POST /v0/calls): any
+   * end since then was heard, so the notices of the last seconds stand in for the receipt read. A notice lost on the
+   * way ends the wait at its timeout, after which the caller reads the receipt, as for any wait.
+   */
+  queuedHere?: boolean;
+}
+
+/** How long, and how many, `calls-done` notices are remembered for `queuedHere` waits. */
+const RECENT_MS = 30_000;
+const RECENT_MAX = 100_000;
+
 export async function createCallWaiter(db: Db, notifier: Notifier): Promise<CallWaiter> {
   const waiting = new Map<string, Set<(done: boolean) => void>>();
+  // Call ids whose notice arrived in the last RECENT_MS, oldest first (a Map keeps insertion order).
+  const recent = new Map<string, number>();
+  const remember = (callId: string): void => {
+    const now = Date.now();
+    recent.delete(callId); // a repeated notice moves to the end
+    recent.set(callId, now);
+    for (const [id, at] of recent) {
+      if (now - at <= RECENT_MS && recent.size <= RECENT_MAX) break;
+      recent.delete(id);
+    }
+  };
   const wake = (callId: string, done: boolean): void => {
     const set = waiting.get(callId);
     if (!set) return;
     waiting.delete(callId);
     for (const resolve of [...set]) resolve(done);
   };
-  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (callId) => wake(callId, true));
+  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (callId) => {
+    remember(callId);
+    wake(callId, true);
+  });
   return {
     async wait(callId, timeoutMs, options = {}) {
       const { signal } = options;
@@ -45,12 +73,13 @@ export async function createCallWaiter(db: Db, notifier: Notifier): Promise<Call
         set.add(settle);
         waiting.set(callId, set);
       });
-      // The call may have finished before we subscribed: the receipt row is the truth.
-      const receipt = await db('receipts').where({ id: callId }).first('id');
-      if (receipt) wake(callId, true);
+      // The call may have finished before we registered: the receipt row is the truth (or, for a call queued here
+      // just now, the notices heard since).
+      if (options.queuedHere ? recent.has(callId) : await db('receipts').where({ id: callId }).first('id')) wake(callId, true);
       return done;
     },
     async close() {
+      recent.clear();
       for (const callId of [...waiting.keys()]) wake(callId, false);
       await unsubscribe();
     },
