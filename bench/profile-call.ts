@@ -146,22 +146,20 @@ try {
   const sql = (prefix: string) => (e: Event) => e.kind === 'sql' && e.what.startsWith(prefix);
   const marks = (evs: Event[]) => [
     evs[0]?.t,
+    nth(evs, sql('SELECT holon_admit')),
+    nth(evs, sql(`UPDATE calls c SET status = 'running'`)),
+    nth(evs, sql(`UPDATE calls SET status = 'settling'`)),
     nth(evs, sql('BEGIN')),
     nth(evs, sql('COMMIT')),
-    nth(evs, sql(`UPDATE calls SET status = 'running'`)),
-    nth(evs, sql(`UPDATE calls SET status = 'settling'`)),
-    nth(evs, sql('BEGIN'), 2),
-    nth(evs, sql('COMMIT'), 2),
     evs[evs.length - 1]?.t,
   ];
   const names = [
-    'API: parse, admission reads, checkCall (→ BEGIN reserve)',
-    'reserve transaction (BEGIN → COMMIT sent)',
-    'commit, input SET, run job added, runner wakes (→ claim)',
-    'runner: claim, input GETDEL, mandate read, agent HTTP, output SET',
-    'settle job added, settle_enqueued_at, queue hop, settler pre-read (→ BEGIN)',
+    'API: parse, mandate read, checkCall (→ holon_admit sent)',
+    'admit (one statement), input SET, run job added, runner wakes (→ claim)',
+    'runner: claim, input GETDEL, agent HTTP, output SET (→ close)',
+    'close, settle job added, queue hop, settler pre-read (→ BEGIN)',
     'settle transaction (BEGIN → COMMIT sent)',
-    'commit, PUBLISH, waiter wakes, receipt reads, output GETDEL, answer',
+    'commit, PUBLISH, waiter wakes, receipt read, output GETDEL, answer',
   ];
   names.forEach((name, i) =>
     stages.push([

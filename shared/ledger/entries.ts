@@ -106,8 +106,8 @@ export async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEnt
 }
 
 /**
- * `recordEntry` for many entries at once (a settlement batch): the entries in one INSERT, the lines of those it
- * created in another, whatever their number. Each entry keeps its own key and is idempotent on its own: one whose
+ * `recordEntry` for many entries at once (a settlement batch): the entries and the lines of those it created in one
+ * statement, whatever their number. Each entry keeps its own key and is idempotent on its own: one whose
  * key was posted before with the same lines is answered `created: false`, with other lines an error. Answers in
  * the order of `entries`.
  */
@@ -118,10 +118,29 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
     const lines = normalizeLines(entry.lines);
     return { entry, lines, hash: digest(entry.kind, lines) };
   });
+  // The entries, and the lines of those this statement created (a replayed key inserts none): one statement.
+  const keys = new Set<string>();
+  const firstOfKey = prepared.filter((p) => !keys.has(p.entry.key) && keys.add(p.entry.key));
+  const lines = firstOfKey.flatMap((p) => p.lines.map((line) => ({ key: p.entry.key, line })));
   const inserted = await trx.raw<{ rows: Array<{ id: unknown; key: string }> }>(
-    `INSERT INTO journal_entries (key, kind, digest) SELECT * FROM unnest(?::text[], ?::text[], ?::text[])
-     ON CONFLICT (key) DO NOTHING RETURNING id, key`,
-    [prepared.map((p) => p.entry.key), prepared.map((p) => p.entry.kind), prepared.map((p) => p.hash)],
+    `WITH e AS (
+       INSERT INTO journal_entries (key, kind, digest) SELECT * FROM unnest(?::text[], ?::text[], ?::text[])
+       ON CONFLICT (key) DO NOTHING RETURNING id, key
+     ), l AS (
+       INSERT INTO journal_lines (entry_id, account, currency, amount)
+       SELECT e.id, x.account, x.currency, x.amount
+         FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS x(key, account, currency, amount, n)
+         JOIN e ON e.key = x.key ORDER BY x.n
+     ) SELECT id, key FROM e`,
+    [
+      prepared.map((p) => p.entry.key),
+      prepared.map((p) => p.entry.kind),
+      prepared.map((p) => p.hash),
+      lines.map((l) => l.key),
+      lines.map((l) => l.line.account),
+      lines.map((l) => l.line.currency),
+      lines.map((l) => l.line.amount.toString()),
+    ],
   );
   const created = new Map(inserted.rows.map((r) => [r.key, toBigInt(r.id)]));
   // Keys posted before (a retried settlement): the original entry, if its lines are these.
@@ -131,13 +150,11 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
     for (const row of await trx('journal_entries').whereIn('key', replayed).select('key', 'id', 'digest')) existing.set(row.key, row);
   }
   const out: PostedEntry[] = [];
-  const lines: Array<{ entry: bigint; line: LineInput }> = [];
-  const written = new Set<string>();
+  const first = new Set<string>();
   for (const p of prepared) {
     const id = created.get(p.entry.key);
-    if (id !== undefined && !written.has(p.entry.key)) {
-      written.add(p.entry.key);
-      for (const line of p.lines) lines.push({ entry: id, line });
+    if (id !== undefined && !first.has(p.entry.key)) {
+      first.add(p.entry.key);
       out.push({ id, created: true });
       continue;
     }
@@ -147,14 +164,6 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
       throw new HolonError('idempotency_conflict', 409, `journal entry ${p.entry.key} was already posted with different lines`);
     }
     out.push({ id: toBigInt(before.id), created: false });
-  }
-  if (lines.length) {
-    await trx.raw(`INSERT INTO journal_lines (entry_id, account, currency, amount) SELECT * FROM unnest(?::bigint[], ?::text[], ?::text[], ?::bigint[])`, [
-      lines.map((l) => l.entry.toString()),
-      lines.map((l) => l.line.account),
-      lines.map((l) => l.line.currency),
-      lines.map((l) => l.line.amount.toString()),
-    ]);
   }
   return out;
 }

@@ -4,6 +4,7 @@
  * settlements, each in ONE round trip, in the global lock order
  * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
  */
+import type { Knex } from 'knex';
 import type { Db, Tx } from '../db/connect.js';
 
 export type Reservation = 'reserved' | 'budget_short' | 'balance_short';
@@ -86,11 +87,17 @@ export interface SharedSettlement {
   lines: ReadonlyArray<{ account: string; currency: string; amount: bigint }>;
 }
 
-/** Apply a settlement's shared rows; returns what went back into the parent hold. */
-export async function settleShared(trx: Tx, s: SharedSettlement): Promise<bigint> {
-  const res = await trx.raw<{ rows: Array<{ back: string | number }> }>(
-    `SELECT holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[]) AS back`,
-    [
+/** A call of a SQL money function as a select-list item (`holon_…(?, …) AS name`), for a statement to embed. */
+export interface MoneyCall {
+  sql: string;
+  bindings: readonly Knex.RawBinding[];
+}
+
+/** `holon_settle_shared` for one settlement's shared rows, answering `back`: what went back into the parent hold. */
+export function settleSharedCall(s: SharedSettlement): MoneyCall {
+  return {
+    sql: `holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[]) AS back`,
+    bindings: [
       s.mandates.map((m) => m.id),
       s.mandates.map((m) => m.release.toString()),
       s.spent.toString(),
@@ -103,16 +110,23 @@ export async function settleShared(trx: Tx, s: SharedSettlement): Promise<bigint
       s.lines.map((l) => l.currency),
       s.lines.map((l) => l.amount.toString()),
     ],
-  );
+  };
+}
+
+/** Apply a settlement's shared rows; returns what went back into the parent hold. */
+export async function settleShared(trx: Tx, s: SharedSettlement): Promise<bigint> {
+  const call = settleSharedCall(s);
+  const res = await trx.raw<{ rows: Array<{ back: string | number }> }>(`SELECT ${call.sql}`, [...call.bindings]);
   return BigInt(res.rows[0]?.back ?? 0);
 }
 
 /**
- * Apply the shared rows of a batch of top-level settlements in one round trip (migration 014): every mandate once
- * with its sums, every balance row once with the sum of the lines and held deltas touching it. A settlement with a
- * parent hold has no place in a batch (its order is its own): this refuses it rather than mis-apply it.
+ * `holon_settle_batch` for the shared rows of a batch of top-level settlements (migration 014): every mandate once
+ * with its sums, every balance row once with the sum of the lines and held deltas touching it; null when the batch
+ * changes no shared row. A settlement with a parent hold has no place in a batch (its order is its own): this
+ * refuses it rather than mis-apply it.
  */
-export async function settleBatchShared(trx: Tx, settlements: readonly SharedSettlement[]): Promise<void> {
+export function settleBatchSharedCall(settlements: readonly SharedSettlement[]): MoneyCall | null {
   const mandates: string[] = [];
   const release: string[] = [];
   const spent: string[] = [];
@@ -140,14 +154,9 @@ export async function settleBatchShared(trx: Tx, settlements: readonly SharedSet
       held.push((-s.hold.amount).toString());
     }
   }
-  if (mandates.length === 0 && accounts.length === 0) return;
-  await trx.raw(`SELECT holon_settle_batch(?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::bigint[])`, [
-    mandates,
-    release,
-    spent,
-    accounts,
-    currencies,
-    balance,
-    held,
-  ]);
+  if (mandates.length === 0 && accounts.length === 0) return null;
+  return {
+    sql: `holon_settle_batch(?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS batch`,
+    bindings: [mandates, release, spent, accounts, currencies, balance, held],
+  };
 }

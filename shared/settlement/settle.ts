@@ -6,7 +6,7 @@
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
 import { recordEntries, SETTLEMENT_KIND } from '../ledger/entries.js';
 import { ensureBalanceRow, resolveHolds } from '../ledger/holds.js';
-import { settleBatchShared, settleShared, type SharedSettlement } from '../ledger/money-functions.js';
+import { settleBatchSharedCall, settleSharedCall, type MoneyCall, type SharedSettlement } from '../ledger/money-functions.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
 import type { Registry } from '../registry/registry.js';
@@ -78,20 +78,40 @@ interface Written {
   settled: Settled;
 }
 
+interface OwnRows {
+  /** Each call's shared rows and what follows its commit; `deferred` for a call whose children are still open. */
+  written: Map<string, Written | 'deferred'>;
+  /**
+   * Writes the receipts, the call events and the final statuses, and in the same statement the shared rows (the
+   * money function given, built from `written`: last, in the lock order). Answers the money function's row.
+   */
+  finish(shared: MoneyCall | null): Promise<Record<string, unknown> | undefined>;
+}
+
 /**
  * Locked `settling` calls' own rows, in the lock order's first step: their holds resolved, their journal entries,
  * their receipts, their call events and their final statuses — each kind in one statement for all the calls (one
  * call for `settleCall`, a batch for `settleBatch`). A call with children still open is `deferred`. Returns the
- * shared rows each call changes (mandates, parent hold, balances), for the caller to apply last — one call's
- * (`settleShared`) or a batch's summed (`settleBatchShared`).
+ * shared rows each call changes (mandates, parent hold, balances), for the caller to sum and hand to `finish` — one
+ * call's (`holon_settle_shared`) or a batch's (`holon_settle_batch`) — which writes them last, with the receipts.
  */
 async function writeOwnRows(
   trx: Tx,
   calls: ReadonlyArray<Record<string, unknown>>,
   preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>,
-): Promise<Map<string, Written | 'deferred'>> {
+): Promise<OwnRows> {
   const out = new Map<string, Written | 'deferred'>();
-  const live = [];
+  const only = async (shared: MoneyCall | null) =>
+    shared ? (await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT ${shared.sql}`, [...shared.bindings])).rows[0] : undefined;
+  const live: Array<{
+    call: Record<string, unknown>;
+    callId: string;
+    outcome: CallOutcome;
+    own: bigint;
+    prepared: Awaited<ReturnType<typeof prepare>>;
+    currency: string;
+    lines: ReturnType<typeof journalLinesForSettlement>;
+  }> = [];
   for (const call of calls) {
     const callId = String(call.id);
     if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) {
@@ -111,7 +131,7 @@ async function writeOwnRows(
       lines: journalLinesForSettlement(String(call.payer), own, prepared.chain),
     });
   }
-  if (live.length === 0) return out;
+  if (live.length === 0) return { written: out, finish: only };
   const holds = await resolveHolds(
     trx,
     live.map((c) => ({ id: c.callId, outcome: c.own > 0n ? 'settled' : 'released' })),
@@ -122,8 +142,8 @@ async function writeOwnRows(
     billed.map((c) => ({ key: `settle:${c.callId}`, kind: SETTLEMENT_KIND, lines: c.lines.map((l) => ({ ...l, currency: c.currency })) })),
   );
   const entries = new Map(billed.map((c, i) => [c.callId, posted[i]!]));
-  const receipts = [];
-  const events = [];
+  const receipts: Array<ReturnType<typeof receiptRow>> = [];
+  const events: Array<Record<string, unknown>> = [];
   for (const { call, callId, outcome, own, prepared, currency, lines } of live) {
     const hold = holds.get(callId)!;
     const mandateId = String(call.mandate_id);
@@ -187,18 +207,21 @@ async function writeOwnRows(
       settled: { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null },
     });
   }
-  // The receipts, the call events and the calls' final statuses: one statement (all are the calls' own rows).
+  // The receipts, the call events and the calls' final statuses (the calls' own rows), then the shared rows: one
+  // statement. The parts touch disjoint tables; the money function runs last, in the lock order.
   const finals = live.flatMap((c) => [c.callId, c.outcome.kind === 'success' ? 'succeeded' : 'failed']);
-  await trx
-    .with('receipt', trx('receipts').insert(receipts))
-    .with('event', trx('call_events').insert(events))
-    .from('calls')
-    .whereIn(
-      'id',
-      live.map((c) => c.callId),
-    )
-    .update({ status: trx.raw(`CASE id ${live.map(() => 'WHEN ? THEN ?').join(' ')} END`, finals) });
-  return out;
+  const finish = async (shared: MoneyCall | null) => {
+    const statuses = trx('calls')
+      .whereIn(
+        'id',
+        live.map((c) => c.callId),
+      )
+      .update({ status: trx.raw(`CASE id ${live.map(() => 'WHEN ? THEN ?').join(' ')} END`, finals) });
+    const q = trx.with('receipt', trx('receipts').insert(receipts)).with('event', trx('call_events').insert(events)).with('final', statuses);
+    const rows = shared ? await q.select(trx.raw(shared.sql, [...shared.bindings])) : await q.select(trx.raw('1 AS done'));
+    return rows[0] as Record<string, unknown> | undefined;
+  };
+  return { written: out, finish };
 }
 
 /** After the commit: the parent's turn (its last child settled), the waiters, the callback. */
@@ -228,10 +251,11 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     const call = r.rows[0];
     if (call?.status !== 'settling') return null;
-    const written = (await writeOwnRows(trx, [call], () => prepared)).get(callId)!;
+    const own = await writeOwnRows(trx, [call], () => prepared);
+    const written = own.written.get(callId)!;
     if (written === 'deferred') return 'deferred' as const;
-    // ... then the rows every call shares, last, in the lock order and in ONE round trip (migration 007).
-    await settleShared(trx, written.shared);
+    // ... then the rows every call shares, last, in the lock order (migration 007), in the receipts' statement.
+    await own.finish(settleSharedCall(written.shared));
     return written.settled;
   });
   if (!done) return 'noop';
@@ -275,15 +299,15 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
   const settled = await ctx.db.transaction(async (trx) => {
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
     const plain = r.rows.filter((call) => call.status === 'settling' && !call.sub_mandate_id && !call.parent_id);
-    const written = await writeOwnRows(trx, plain, (id) => prepared.get(id)!);
+    const own = await writeOwnRows(trx, plain, (id) => prepared.get(id)!);
     const shared: SharedSettlement[] = [];
     const done = new Map<string, Settled>();
-    for (const [id, w] of written) {
+    for (const [id, w] of own.written) {
       if (w === 'deferred') continue; // unreachable: a call without a sub-mandate has no children
       shared.push(w.shared);
       done.set(id, w.settled);
     }
-    await settleBatchShared(trx, shared);
+    await own.finish(settleBatchSharedCall(shared));
     return done;
   });
   for (const id of batch) {
