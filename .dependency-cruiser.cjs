@@ -49,6 +49,20 @@ module.exports = {
       from: { pathNot: '^shared/messaging/bullmq\\.ts$' },
       to: { path: '(^|/)bullmq(/|$)', pathNot: '^shared/' },
     },
+    {
+      name: 'one-file-imports-prom-client',
+      comment: 'Metrics: only shared/platform/metrics.ts defines them (one registry per gateway, closed label sets).',
+      severity: 'error',
+      from: { pathNot: '^shared/platform/metrics\\.ts$' },
+      to: { path: '(^|/)prom-client(/|$)' },
+    },
+    {
+      name: 'one-file-imports-opentelemetry',
+      comment: 'Tracing: only shared/platform/tracing.ts touches OpenTelemetry (bullmq-otel is the queue seam, bullmq.ts).',
+      severity: 'error',
+      from: { pathNot: '^shared/platform/tracing\\.ts$' },
+      to: { path: '(^|/)@opentelemetry/' },
+    },
   ],
   options: {
     doNotFollow: { path: 'node_modules' },

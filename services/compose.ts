@@ -34,6 +34,10 @@ import { generateWebhookSecret } from '../shared/webhooks/secrets.js';
 import { startEvaluator } from './evaluator/worker.js';
 import { loadSuites } from '../shared/evaluation/suites.js';
 import { startDevAgentHost } from './cli/dev-agent-host.js';
+import { createMetrics, type GatewayMetrics } from '../shared/platform/metrics.js';
+import { startMetricsServer, type MetricsServer } from '../shared/platform/metrics-server.js';
+import { startTracing } from '../shared/platform/tracing.js';
+import { wireMetricSources } from './metrics-sources.js';
 
 export type Role = 'api' | 'runner' | 'settler' | 'evaluator';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler', 'evaluator'];
@@ -44,6 +48,10 @@ export interface RunningGateway {
   context: ServiceContext;
   /** Set when the API runs. */
   port?: number;
+  /** This gateway's metrics (GET /metrics). */
+  metrics: GatewayMetrics;
+  /** Set when HOLON_METRICS_PORT is: the port GET /metrics and /healthz answer on. */
+  metricsPort?: number;
   /**
    * Dev mode with a settler: the one webhook signing secret (HOLON_CALLBACK_SECRET, else generated here), and whether it
    * was generated (the CLI prints it once on the start-up banner; it never goes to the structured log).
@@ -58,13 +66,20 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
   const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
   const everything = ALL_ROLES.every((r) => roles.includes(r));
-  const log = createLogger(everything ? 'gateway' : roles.join('+'), config.logLevel);
+  const name = everything ? 'gateway' : roles.join('+');
+  const log = createLogger(name, config.logLevel);
+  // One registry per gateway (tests run several in one process); tracing only with an OTLP endpoint.
+  const metrics = createMetrics({ role: name });
+  const tracing = startTracing(config.tracesUrl, `holon-${name}`, log);
   const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, poolMax: config.dbPool } : { dir: config.dbDir });
   const messaging = await createMessaging({
     ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
     prefix: config.redisPrefix,
     logger: log,
+    onJobStart: (queue, waitMs) => metrics.queueWaitSeconds.observe({ queue }, waitMs / 1000),
+    tracing: tracing.enabled,
   });
+  wireMetricSources(metrics, db.knex, messaging);
   const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
   const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log });
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
@@ -77,6 +92,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     log,
     settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, ...(sampleRecords ? { sampleRecords } : {}) },
     now: () => Date.now(),
+    metrics,
   };
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
   if (config.mandatesDir) await loadMandates(context, config, log);
@@ -129,6 +145,8 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
   if (messaging.kind === 'memory' && settler) await recoverDeliveries(context);
   const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
+  // The metrics port answers /healthz until the very end: a draining process is alive.
+  let metricsServer: MetricsServer | undefined;
   const stopStarted = async (api?: StartedRole): Promise<void> => {
     const stops = [...(api?.stop ?? []), yanks, published, ...started.flatMap((r) => r.stop)];
     const release = [...(runner?.release ?? []), ...(host ? [() => host.close()] : []), ...(settler?.release ?? []), ...(api?.release ?? [])];
@@ -139,13 +157,16 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     await waiter.close();
     await messaging.close();
     await db.close();
+    await metricsServer?.close();
+    await tracing.shutdown();
   };
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
     api = roles.includes('api') ? await startApi(context, config, waiter, { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}) }) : undefined;
+    if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort, log });
   } catch (e) {
     // Nothing may keep the process alive after a failed start (a taken port): stop what already runs.
-    await stopStarted();
+    await stopStarted(api);
     throw e;
   }
   if (api) fileLinks.listening(api.port);
@@ -158,6 +179,8 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     config,
     db,
     context,
+    metrics,
+    ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
     ...(api ? { port: api.port, server: api.server } : {}),
     ...(settler && !config.hosted ? { webhookSecret: { secret: devSecret, generated: config.webhooks.devSecret === undefined } } : {}),
     stop: () => stopStarted(api),

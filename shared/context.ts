@@ -4,6 +4,7 @@
  */
 import type { Db } from './db/connect.js';
 import type { Logger } from './platform/log.js';
+import type { GatewayMetrics } from './platform/metrics.js';
 import type { Messaging } from './messaging/types.js';
 import type { Registry } from './registry/registry.js';
 import type { SampleRecords } from './catalogue/sample-records.js';
@@ -24,6 +25,8 @@ export interface ServiceContext {
   log: Logger;
   settings: ServiceSettings;
   now(): number;
+  /** This gateway's metrics (shared/platform/metrics.ts); absent in a bare context built by a test: nothing is counted. */
+  metrics?: GatewayMetrics;
 }
 
 export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300 };

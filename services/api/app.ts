@@ -13,7 +13,7 @@ import { checkBody, requireJson } from './bodies.js';
 import { jsonRpcErrorBody, SERVER_ERROR } from './mcp/errors.js';
 import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
-import { actionLimit, rateLimitMiddleware } from './rate-limit.js';
+import { actionLimit, rateLimitMiddleware, type ActionLimit } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -36,6 +36,9 @@ import { openApiRoutes } from './routes/openapi.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookSecrets } from '../../shared/webhooks/secrets.js';
+import { accessLog } from './access-log.js';
+import { callTelemetry } from './call-telemetry.js';
+import { metricsRoutes } from './routes/metrics.js';
 
 export interface ApiDeps {
   ctx: ServiceContext;
@@ -91,6 +94,9 @@ export function createApp(deps: ApiDeps): Express {
   const app = express();
   app.disable('x-powered-by');
   app.set('query parser', 'simple');
+  // First: every request gets its request id, its access log line and, for POST /v0/calls, its metric and span.
+  app.use(accessLog(deps.ctx.log));
+  app.use(callTelemetry(deps.ctx.metrics));
   // NUL characters cannot be stored (Postgres text) and are refused anywhere in a request, the URL included.
   app.use((req, _res, next) => {
     next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
@@ -103,27 +109,37 @@ export function createApp(deps: ApiDeps): Express {
   const limits = deps.rateLimits;
   if (limits) {
     const log = deps.ctx.log;
+    const metrics = deps.ctx.metrics;
+    const refused = metrics ? (rule: string) => metrics.rateLimitRefusals.inc({ rule }) : undefined;
     const account = (_req: Request, res: Response): string | undefined => {
       const p = principalOf(res);
       return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
     };
-    app.post('/v0/signup', actionLimit(limits.limiter, limits.trustProxy, { name: 'signup', rule: limits.signups, what: 'sign-ups' }, log));
-    app.use(rateLimitMiddleware(limits.limiter, { trustProxy: limits.trustProxy, perAddress: limits.perAddress, perAccount: limits.perAccount, log, account }));
-    app.post('/v0/agents', actionLimit(limits.limiter, limits.trustProxy, { name: 'publish', rule: limits.publishes, what: 'publishes', account }, log));
-    app.post('/v0/agents/draft', actionLimit(limits.limiter, limits.trustProxy, { name: 'draft', rule: limits.drafts, what: 'drafts', account }, log));
-    app.post(
-      /^\/v0\/agents\/[^/]+\/[^/@]+@[^/]+\/evaluate$/,
-      actionLimit(limits.limiter, limits.trustProxy, { name: 'evaluate', rule: limits.evaluations, what: 'evaluation re-runs', account }, log),
+    const action = (a: ActionLimit) => actionLimit(limits.limiter, limits.trustProxy, a, log, refused);
+    app.post('/v0/signup', action({ name: 'signup', rule: limits.signups, what: 'sign-ups' }));
+    app.use(
+      rateLimitMiddleware(limits.limiter, {
+        trustProxy: limits.trustProxy,
+        perAddress: limits.perAddress,
+        perAccount: limits.perAccount,
+        log,
+        account,
+        ...(refused ? { refused } : {}),
+      }),
     );
+    app.post('/v0/agents', action({ name: 'publish', rule: limits.publishes, what: 'publishes', account }));
+    app.post('/v0/agents/draft', action({ name: 'draft', rule: limits.drafts, what: 'drafts', account }));
+    app.post(/^\/v0\/agents\/[^/]+\/[^/@]+@[^/]+\/evaluate$/, action({ name: 'evaluate', rule: limits.evaluations, what: 'evaluation re-runs', account }));
     if (limits.redeliveries) {
       const rule = limits.redeliveries;
-      app.post(/^\/v0\/calls\/[^/]+\/deliveries$/, actionLimit(limits.limiter, limits.trustProxy, { name: 'redeliver', rule, what: 're-sends', account }, log));
+      app.post(/^\/v0\/calls\/[^/]+\/deliveries$/, action({ name: 'redeliver', rule, what: 're-sends', account }));
     }
   }
 
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
+  if (deps.ctx.metrics) app.use(metricsRoutes(deps.ctx.metrics));
   if (deps.mcp) app.use(deps.mcp.router);
   const calls = {
     ctx: deps.ctx,

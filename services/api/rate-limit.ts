@@ -24,6 +24,9 @@ import { clientAddress } from './client-address.js';
 
 type WarnLogger = Pick<Logger, 'warn'>;
 
+/** Told the rule of each refusal (`address`, `account`, or an action's name): the holon_rate_limit_refusals_total counter. */
+export type RefusalCounter = (rule: string) => void;
+
 export interface RateLimitOptions {
   /** HOLON_TRUST_PROXY: take the address from the last `X-Forwarded-For` entry. */
   trustProxy: boolean;
@@ -33,6 +36,7 @@ export interface RateLimitOptions {
   account?: (req: Request, res: Response) => string | undefined;
   /** Where limiter failures are reported; default a `rate-limit` logger. */
   log?: WarnLogger;
+  refused?: RefusalCounter;
 }
 
 export function rateLimitMiddleware(limiter: RateLimiter, options: RateLimitOptions): RequestHandler {
@@ -42,10 +46,10 @@ export function rateLimitMiddleware(limiter: RateLimiter, options: RateLimitOpti
     const handle = options.account?.(req, res);
     try {
       const byAddress = await limiter.hit(`addr:${address}`, options.perAddress);
-      if (!byAddress.ok) return refuse(res, byAddress, 'too many requests from this address');
+      if (!byAddress.ok) return refuse(res, byAddress, 'too many requests from this address', () => options.refused?.('address'));
       if (handle) {
         const byAccount = await limiter.hit(`acct:${handle}`, options.perAccount);
-        if (!byAccount.ok) return refuse(res, byAccount, 'too many requests for this account');
+        if (!byAccount.ok) return refuse(res, byAccount, 'too many requests for this account', () => options.refused?.('account'));
       }
     } catch (e) {
       warn(e);
@@ -70,14 +74,14 @@ export interface ActionLimit {
  * counts, refused ones included, since each costs the same work (a GitHub lookup, a DNS resolution, a request to an
  * author's server).
  */
-export function actionLimit(limiter: RateLimiter, trustProxy: boolean, action: ActionLimit, log?: WarnLogger): RequestHandler {
+export function actionLimit(limiter: RateLimiter, trustProxy: boolean, action: ActionLimit, log?: WarnLogger, refused?: RefusalCounter): RequestHandler {
   const warn = failureReporter(log);
   return async (req, res, next) => {
     const handle = action.account?.(req, res);
     const key = handle ? `${action.name}:acct:${handle}` : `${action.name}:${clientAddress(req, trustProxy)}`;
     try {
       const decision = await limiter.hit(key, action.rule);
-      if (!decision.ok) return refuse(res, decision, `too many ${action.what} from this ${handle ? 'account' : 'address'}`);
+      if (!decision.ok) return refuse(res, decision, `too many ${action.what} from this ${handle ? 'account' : 'address'}`, () => refused?.(action.name));
     } catch (e) {
       warn(e);
     }
@@ -85,7 +89,8 @@ export function actionLimit(limiter: RateLimiter, trustProxy: boolean, action: A
   };
 }
 
-function refuse(res: Response, decision: RateDecision, what: string): void {
+function refuse(res: Response, decision: RateDecision, what: string, count: () => void): void {
+  count();
   const seconds = Math.max(1, decision.retryAfterS);
   res
     .status(429)

@@ -53,6 +53,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     progressIntervalMs: config.mcpProgressMs,
     elicitationTimeoutMs: 10 * 60_000,
   });
+  if (ctx.metrics) ctx.metrics.sources.mcpSessions = () => mcp.sessionCount();
   // One limiter for every limit: Redis, shared by every API process, or in memory without Redis. The demo (routes/demo.ts)
   // counts in it in dev mode too; its Redis connection opens on the first hit.
   const limiter = config.redisUrl ? createRedisRateLimiter(config.redisUrl, config.redisPrefix) : createMemoryRateLimiter();

@@ -2,9 +2,13 @@
  * What `holon backup` and `holon restore` show: a progress bar on stderr while they work (only on a terminal),
  * then a summary on stdout, in words or as JSON (`--json`).
  */
+import path from 'node:path';
+import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
 import { databaseMessage } from '../../shared/backup/files.js';
 import type { OnProgress, Summary } from '../../shared/backup/progress.js';
+import type { Database } from '../../shared/db/connect.js';
+import { databaseTarget, openTarget, targetMisuse } from './database-target.js';
 
 export interface ProgressDisplay {
   onProgress?: OnProgress;
@@ -93,4 +97,54 @@ export function summaryText(r: Report): string {
 export function failed(command: string, e: unknown, err: { write(s: string): unknown } = process.stderr): number {
   err.write(`holon ${command}: ${databaseMessage(e)}\n`);
   return 1;
+}
+
+/** What differs between `holon backup` and `holon restore`; the rest (options, target, progress, summary) is shared. */
+export interface FileCommand {
+  command: 'backup' | 'restore';
+  /** The option naming the file: `--out` for a backup, `--in` for a restore. */
+  fileOption: 'out' | 'in';
+  usage: string;
+  /** Whether the target must already exist (a PGlite directory to back up) or may be created (a restore). */
+  mustExist: boolean;
+  run(db: Database, file: string, options: { onProgress?: OnProgress }): Promise<Summary>;
+}
+
+/** Parse `--<file> FILE [--db DIR] [--json]`, open the target, run with a progress bar, print the summary. */
+export async function runFileCommand(spec: FileCommand, argv: string[], env: NodeJS.ProcessEnv, out: { write(s: string): unknown }): Promise<number> {
+  const misused = (message: string) => {
+    process.stderr.write(`holon ${spec.command}: ${message}\n${spec.usage}`);
+    return 2;
+  };
+  let values: { out?: string; in?: string; db?: string; json?: boolean };
+  try {
+    ({ values } = parseArgs({
+      args: argv,
+      options: { [spec.fileOption]: { type: 'string' }, db: { type: 'string' }, json: { type: 'boolean', default: false } },
+    }));
+  } catch (e) {
+    return misused((e as Error).message);
+  }
+  const named = values[spec.fileOption];
+  if (!named) return misused(`--${spec.fileOption} FILE is required`);
+  const file = path.resolve(named);
+  const misuse = targetMisuse(values.db, env);
+  if (misuse) return misused(misuse);
+  const target = databaseTarget(values.db, env);
+  const progress = terminalProgress(spec.command === 'backup' ? 'backup ' : 'restore');
+  try {
+    const db = await openTarget(target, spec.mustExist);
+    try {
+      const summary = await spec.run(db, file, progress.onProgress ? { onProgress: progress.onProgress } : {});
+      progress.stop();
+      const report = { command: spec.command, file, database: target.label, summary };
+      out.write(values.json ? summaryJson(report) : summaryText(report));
+      return 0;
+    } finally {
+      await db.close();
+    }
+  } catch (e) {
+    progress.stop();
+    return failed(spec.command, e);
+  }
 }

@@ -24,6 +24,8 @@ import type { AgentVersion, RunContext, RunResult } from '../../shared/runtimes/
 import type { CancelWatcher } from './cancel-watcher.js';
 import { decideOutcome } from './outcome.js';
 import { runDeadline } from '../../shared/runtimes/abort.js';
+import { addSpanAttributes } from '../../shared/platform/tracing.js';
+import { runErrorLabel } from '../../shared/platform/metrics.js';
 
 export interface RuntimeRunner {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
@@ -100,6 +102,7 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     links = fileLinks(ctx.fileLinks, files.files, ctx.now());
   }
   const { manifest } = agent;
+  addSpanAttributes({ 'holon.agent_id': manifest.id, 'holon.runtime': manifest.runtime.kind });
   const budget = stored.mandate.budget;
   const maxCost = call.max_cost === null || call.max_cost === undefined ? undefined : BigInt(String(call.max_cost));
   const fx = fxRateFor(manifest.pricing.currency, budget);
@@ -129,6 +132,7 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     const delegationToken = prepared && manifest.runtime.kind !== 'node' ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60) : undefined;
 
     let result: RunResult;
+    const ranAt = Date.now();
     try {
       result = await ctx.runtimes.run(agent, input, {
         callId,
@@ -147,6 +151,8 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
 
     const decided = decideOutcome(manifest, result, budget, maxCost);
+    ctx.metrics?.runSeconds.observe({ runtime: manifest.runtime.kind, outcome: decided.outcome.kind }, (Date.now() - ranAt) / 1000);
+    addSpanAttributes({ 'holon.outcome': decided.outcome.kind, 'holon.error_code': runErrorLabel(decided.outcome.code) });
     if (decided.refusedUsage) log.warn({ err: { message: decided.refusedUsage } }, 'charge refused the reported usage');
     const { output } = decided;
     if (output !== undefined) {

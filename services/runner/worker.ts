@@ -12,6 +12,7 @@ import { createCancelWatcher } from './cancel-watcher.js';
 import { runCall } from './run-call.js';
 import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
+import { inSpan } from '../../shared/platform/tracing.js';
 
 export interface RunnerOptions {
   waiter: CallWaiter;
@@ -37,7 +38,11 @@ export async function startRunner(ctx: ServiceContext, options: RunnerOptions): 
   const runner = { ...ctx, runtimes, waiter: options.waiter, cancels, ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}) };
   return {
     stop: [() => cancels.close(), ...(unwatch ? [unwatch] : [])],
-    workers: [ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => runCall(runner, job.callId), { concurrency: options.concurrency })],
+    workers: [
+      ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => inSpan('holon.run', { 'holon.call_id': job.callId }, () => runCall(runner, job.callId)), {
+        concurrency: options.concurrency,
+      }),
+    ],
     // After the runs ended: pooled MCP sessions end with a DELETE, then the guarded client's connections close.
     release: [async () => runtimes.close()],
   };

@@ -144,6 +144,7 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   const durationMs = ctx.now() - at.getTime();
   const schedule = runtime.settings.scheduleMs;
   const v = verdict(schedule, 'step' in job ? job.step : schedule.length, result);
+  ctx.metrics?.webhookAttempts.inc({ verdict: v.kind });
   const recorded = await recordAttempt(ctx.db, {
     job,
     at,

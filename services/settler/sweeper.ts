@@ -71,7 +71,9 @@ export async function sweep(
   for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
   // Pending approvals past 7 days expire, and their stored input is deleted with them.
   await expireApprovals(ctx.db, ctx.now());
-  return { closed, resettled: stale.length, ...stranded };
+  const done = { closed, resettled: stale.length, ...stranded };
+  for (const [action, n] of Object.entries(done)) if (n > 0) ctx.metrics?.sweeperActions.inc({ action }, n);
+  return done;
 }
 
 /** Sweep every `intervalMs` until stopped. */

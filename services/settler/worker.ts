@@ -12,6 +12,7 @@ import { createSettleBatcher } from './settle-batcher.js';
 import { runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
+import { inSpan } from '../../shared/platform/tracing.js';
 
 export interface SettlerOptions {
   concurrency: number;
@@ -32,14 +33,24 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
   const workers = [
     queues.worker<CallJob>(
       SETTLE_QUEUE,
-      async (job) => {
-        await batcher.settle(job.callId);
-      },
+      (job) =>
+        inSpan('holon.settle', { 'holon.call_id': job.callId }, async (span) => {
+          span.setAttribute('holon.settle_result', await batcher.settle(job.callId));
+        }),
       { concurrency: options.concurrency },
     ),
     queues.worker<CallJob>(CALLBACK_QUEUE, (job) => startDelivery(ctx, job.callId), { concurrency: 4 }),
     // Each attempt waits at most HOLON_WEBHOOK_TIMEOUT_MS for a receiver: enough of them at once that slow ones do not queue the rest.
-    queues.worker<DeliverJob>(DELIVER_QUEUE, (job) => runDeliverJob(ctx, job, webhooks), { concurrency: 16 }),
+    queues.worker<DeliverJob>(
+      DELIVER_QUEUE,
+      (job) =>
+        runDeliverJob(ctx, job, webhooks).catch((e: unknown) => {
+          // A failure on the gateway's side (the database, the store): the job is retried by its queue.
+          ctx.metrics?.webhookAttempts.inc({ verdict: 'error' });
+          throw e;
+        }),
+      { concurrency: 16 },
+    ),
   ];
   const sweeper = startSweeper(ctx);
   const files = startFileSweeper(ctx);

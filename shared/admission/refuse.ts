@@ -38,6 +38,9 @@ export async function refuse(
     payer: d?.payer ?? stored?.mandate.issuer ?? null,
     approvalId: r.approvalId ?? null,
   });
+  // The code of a refusal is always the gateway's own; the agent is named only when it is one the registry lists.
+  const named = agent?.split('@')[0];
+  ctx.metrics?.calls.inc({ status: r.status, error_code: r.code, agent: named && ctx.registry.versions(named).length > 0 ? named : 'none' });
   const receipt = await loadReceiptTree(ctx.db, id);
   if (!receipt) throw new HolonError('gateway_error', 500, 'a receipt could not be read back');
   const approval = r.approvalId ? (await loadApproval(ctx.db, r.approvalId, ctx.now()))?.approval : undefined;

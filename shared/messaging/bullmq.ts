@@ -16,11 +16,17 @@
  * stalledInterval) moves the job back to `wait` and it is delivered again — `attemptsMade` then counts the
  * lost delivery. A job that stalls more than `maxStalledCount` times is failed: Postgres is the truth and a
  * sweeper closes whatever is left.
+ *
+ * Tracing (`tracing: true`, set when an OTLP endpoint is configured: shared/platform/tracing.ts): every Queue and
+ * Worker gets bullmq-otel's telemetry, so adding a job carries the active trace context in the job's options and the
+ * worker's `process` span continues it: one trace from the API through the run and settle queues. Spans name queues
+ * and job ids (call ids), never job data.
  */
 import { Queue as BullQueue, Worker as BullWorker, type Job, type JobsOptions } from 'bullmq';
+import { BullMQOtel } from 'bullmq-otel';
 import { Redis } from 'ioredis';
 import { namespaceOf } from './ephemeral.js';
-import type { JobHandler, JobInfo, JobOptions, Queue, QueueBackend, Worker } from './types.js';
+import type { JobHandler, JobInfo, JobOptions, JobStartObserver, Queue, QueueBackend, QueueCounts, Worker } from './types.js';
 import { closeRedis } from './redis-close.js';
 
 /** Enough of a pino logger for the queue adapters. */
@@ -55,6 +61,10 @@ export interface BullBackendOptions {
   /** Stall/lock settings for every worker of this backend (per-worker options override them). */
   worker?: Partial<StallSettings>;
   logger?: QueueLogger;
+  /** Told when a first delivery starts, with its wait since the job was due (types.ts). */
+  onJobStart?: JobStartObserver;
+  /** Propagate the trace context through jobs (bullmq-otel); off = no telemetry at all. */
+  tracing?: boolean;
 }
 
 export interface BullWorkerOptions extends Partial<StallSettings> {
@@ -125,6 +135,11 @@ function jobInfo(job: Job): JobInfo {
   return { id: decodeJobId(String(job.id)), attemptsMade: Math.max(job.attemptsMade ?? 0, started - 1) };
 }
 
+/** How long a job waited from when it was due (added, plus its delay) to when a worker took it; 0 if clocks disagree. */
+function waitedMs(job: Job): number {
+  return Math.max(0, (job.processedOn ?? Date.now()) - (job.timestamp + (job.opts.delay ?? 0)));
+}
+
 function errorMessage(err: unknown): string {
   return err instanceof Error ? err.message : String(err);
 }
@@ -134,6 +149,7 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
   const keyPrefix = bullPrefixOf(options.prefix);
   const logger = options.logger ?? silentLogger;
   const stallDefaults: StallSettings = { ...DEFAULT_STALL_SETTINGS, ...definedOnly(options.worker ?? {}) };
+  const telemetry = options.tracing ? { telemetry: new BullMQOtel({ tracerName: 'holon-bullmq' }) } : {};
 
   let producer: Redis | undefined;
   let consumer: Redis | undefined;
@@ -163,7 +179,7 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
   const bullQueue = (name: string): BullQueue => {
     let q = queues.get(name);
     if (!q) {
-      q = new BullQueue(name, { connection: producerConnection(), prefix: keyPrefix });
+      q = new BullQueue(name, { connection: producerConnection(), prefix: keyPrefix, ...telemetry });
       q.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue error'));
       queues.set(name, q);
     }
@@ -204,7 +220,9 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
       const worker = new BullWorker(
         name,
         async (job: Job) => {
-          await handler(job.data as T, jobInfo(job));
+          const info = jobInfo(job);
+          if (info.attemptsMade === 0) options.onJobStart?.(name, waitedMs(job));
+          await handler(job.data as T, info);
         },
         {
           connection: consumerConnection(),
@@ -213,6 +231,7 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
           stalledInterval: stall.stalledIntervalMs,
           lockDuration: stall.lockDurationMs,
           maxStalledCount: stall.maxStalledCount,
+          ...telemetry,
         },
       );
       worker.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue worker error'));
@@ -233,6 +252,13 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
           return closed;
         },
       };
+    },
+
+    async counts(name: string): Promise<QueueCounts> {
+      assertOpen();
+      assertQueueName(name);
+      const c = await bullQueue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+      return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0 };
     },
 
     async jobState(name: string, jobId: string): Promise<BullJobState> {

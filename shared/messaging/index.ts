@@ -6,7 +6,7 @@ import type { QueueLogger, StallSettings } from './bullmq.js';
 import { createMemoryStore, createRedisStore, DEFAULT_REDIS_PREFIX } from './ephemeral.js';
 import { createMemoryBackend } from './memory.js';
 import { createMemoryNotifier, createRedisNotifier } from './notifier.js';
-import type { EphemeralStore, Messaging, Notifier, QueueBackend } from './types.js';
+import type { EphemeralStore, JobStartObserver, Messaging, Notifier, QueueBackend } from './types.js';
 
 export type * from './types.js';
 export type { QueueLogger, StallSettings } from './bullmq.js';
@@ -20,17 +20,29 @@ export interface MessagingOptions {
   worker?: Partial<StallSettings>;
   /** Where job failures and connection errors are reported; default: nowhere. */
   logger?: QueueLogger;
+  /** Told when a job's first delivery starts, with its wait (the queue-wait metric). */
+  onJobStart?: JobStartObserver;
+  /** Carry the trace context through jobs (BullMQ only; the in-process queue keeps the context itself). */
+  tracing?: boolean;
 }
 
 export async function createMessaging(options: MessagingOptions = {}): Promise<Messaging> {
   if (!options.redisUrl) {
-    return bundle('memory', createMemoryBackend({ logger: options.logger }), createMemoryNotifier({ logger: options.logger }), createMemoryStore());
+    const backend = createMemoryBackend({ logger: options.logger, ...(options.onJobStart ? { onJobStart: options.onJobStart } : {}) });
+    return bundle('memory', backend, createMemoryNotifier({ logger: options.logger }), createMemoryStore());
   }
   const prefix = options.prefix || DEFAULT_REDIS_PREFIX;
   // Loaded only when Redis is configured: the embedded default never loads BullMQ.
   const { createBullBackend } = await import('./bullmq.js');
   const store = createRedisStore(options.redisUrl, prefix);
-  const queues = createBullBackend({ connection: options.redisUrl, prefix, worker: options.worker, logger: options.logger });
+  const queues = createBullBackend({
+    connection: options.redisUrl,
+    prefix,
+    worker: options.worker,
+    logger: options.logger,
+    ...(options.onJobStart ? { onJobStart: options.onJobStart } : {}),
+    tracing: options.tracing ?? false,
+  });
   const notifier = createRedisNotifier(options.redisUrl, prefix, { logger: options.logger });
   const messaging = bundle('redis', queues, notifier, store);
   try {

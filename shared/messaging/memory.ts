@@ -13,10 +13,12 @@
  *   whatever is still queued or delayed and leaves no timer behind.
  */
 import type { QueueLogger } from './bullmq.js';
-import type { JobHandler, JobInfo, JobOptions, Queue, QueueBackend, Worker } from './types.js';
+import type { JobHandler, JobInfo, JobOptions, JobStartObserver, Queue, QueueBackend, QueueCounts, Worker } from './types.js';
 
 export interface MemoryBackendOptions {
   logger?: QueueLogger;
+  /** Told when a first delivery starts, with its wait since the job was due (types.ts). */
+  onJobStart?: JobStartObserver;
 }
 
 export interface MemoryBackend extends QueueBackend {
@@ -31,6 +33,8 @@ interface MemJob {
   attempts: number;
   backoffMs: number;
   attemptsMade: number;
+  /** When the job was due (ms): added, plus its delay. */
+  dueAt: number;
 }
 
 interface MemWorker {
@@ -48,6 +52,9 @@ interface QueueState {
   workers: MemWorker[];
   nextWorker: number;
   dispatchScheduled: boolean;
+  /** Jobs held back by a delay or a retry's backoff, and jobs a handler runs: for `counts`. */
+  delayed: number;
+  active: number;
 }
 
 const noop = () => {};
@@ -79,7 +86,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
   const stateOf = (name: string): QueueState => {
     let s = states.get(name);
     if (!s) {
-      s = { name, ready: [], ids: new Set(), workers: [], nextWorker: 0, dispatchScheduled: false };
+      s = { name, ready: [], ids: new Set(), workers: [], nextWorker: 0, dispatchScheduled: false, delayed: 0, active: 0 };
       states.set(name, s);
     }
     return s;
@@ -122,7 +129,9 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
 
   const enqueue = (s: QueueState, job: MemJob, delayMs: number) => {
     if (delayMs > 0) {
+      s.delayed += 1;
       later(delayMs, () => {
+        s.delayed -= 1;
         s.ready.push(job);
         scheduleDispatch(s);
       });
@@ -163,6 +172,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
             attempts,
             backoffMs: Math.max(0, Math.round(jobOptions.backoffMs ?? 1000)),
             attemptsMade: 0,
+            dueAt: Date.now() + Math.max(0, Math.round(jobOptions.delayMs ?? 0)),
           };
           enqueue(s, job, Math.max(0, Math.round(jobOptions.delayMs ?? 0)));
         },
@@ -181,6 +191,8 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
         closing: false,
         run(job: MemJob) {
           const info: JobInfo = { id: job.id, attemptsMade: job.attemptsMade };
+          if (job.attemptsMade === 0) options.onJobStart?.(name, Math.max(0, Date.now() - job.dueAt));
+          s.active += 1;
           const p = (async () => {
             try {
               await handler(JSON.parse(job.json) as T, info);
@@ -196,6 +208,7 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
               }
             }
           })().finally(() => {
+            s.active -= 1;
             w.running.delete(p);
             scheduleDispatch(s);
           });
@@ -222,6 +235,12 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       };
       allWorkers.add(handle);
       return handle;
+    },
+
+    async counts(name: string): Promise<QueueCounts> {
+      assertQueueName(name);
+      const s = states.get(name);
+      return s ? { waiting: s.ready.length, active: s.active, delayed: s.delayed } : { waiting: 0, active: 0, delayed: 0 };
     },
 
     close(): Promise<void> {

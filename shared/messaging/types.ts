@@ -29,6 +29,22 @@ export interface Queue<T> {
   pending(jobId: string): Promise<boolean>;
 }
 
+/** How many jobs of a queue are where, right now (read-only; for metrics and operations). */
+export interface QueueCounts {
+  /** Ready to be taken by a worker. */
+  waiting: number;
+  /** Taken by a worker, not finished. */
+  active: number;
+  /** Held back by `delayMs` or waiting for a retry's backoff. */
+  delayed: number;
+}
+
+/**
+ * Told when a handler starts a job's first delivery, with how long the job waited since it was due (added, plus its
+ * `delayMs`). Called synchronously before the handler; it must not throw or wait (a counter, a histogram).
+ */
+export type JobStartObserver = (queue: string, waitMs: number) => void;
+
 export interface Worker {
   /** Stop taking jobs; wait for running handlers to finish (or hand them back) and close connections. */
   close(): Promise<void>;
@@ -44,6 +60,8 @@ export interface QueueBackend {
    * attempts remain.
    */
   worker<T>(name: string, handler: JobHandler<T>, options: { concurrency: number }): Worker;
+  /** Jobs of `name` waiting, running and delayed (a queue never used counts zeros). */
+  counts(name: string): Promise<QueueCounts>;
   close(): Promise<void>;
 }
 

@@ -90,6 +90,18 @@ export interface Config {
   githubTimeoutMs: number;
   /** Webhooks (docs/webhooks.md): the schedule, the attempt timeout, the rotation window, dev mode's one secret. */
   webhooks: WebhookSettings;
+  /**
+   * HOLON_METRICS_PORT: GET /metrics and GET /healthz on a port of their own, in any role
+   * (shared/platform/metrics-server.ts); absent = off, 0 = any free port. No key: for the cluster's network only.
+   */
+  metricsPort?: number;
+  /** HOLON_METRICS_HOST: the metrics port's address; default like HOST: loopback in dev, 0.0.0.0 hosted or in production. */
+  metricsHost: string;
+  /**
+   * Where traces go (OTLP over HTTP, shared/platform/tracing.ts): OTEL_EXPORTER_OTLP_TRACES_ENDPOINT as it is, else
+   * OTEL_EXPORTER_OTLP_ENDPOINT + `/v1/traces`; absent = no tracing at all.
+   */
+  tracesUrl?: string;
 }
 
 export interface WebhookSettings {
@@ -192,9 +204,12 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     production,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     ...operatingSettings(env, problems, int, production),
+    ...observabilitySettings(env, problems, int),
     ...stripUndefined(overrides),
   };
   if (!config.host) config.host = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
+  if (!config.metricsHost) config.metricsHost = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
+  if (config.metricsPort && config.metricsPort === config.port) problems.push(`HOLON_METRICS_PORT must differ from PORT (${config.port})`);
   // Hosted: only the shipped agents of agents/; the demos of examples/ are listed only when named (gateway.md §7).
   if (config.hosted && !config.registryExplicit) config.registryDirs = HOSTED_REGISTRY;
   if (production && !config.databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
@@ -300,6 +315,27 @@ function operatingSettings(
     githubClientSecret: nonEmpty(env.HOLON_GITHUB_CLIENT_SECRET),
     githubTimeoutMs: int('HOLON_GITHUB_TIMEOUT_MS', 10_000, 100, 120_000),
     webhooks: webhookSettings(env, problems, int),
+  };
+}
+
+/** Metrics port and tracing (docs/operating.md, "Metrics, traces and logs"). */
+function observabilitySettings(
+  env: NodeJS.ProcessEnv,
+  problems: string[],
+  int: (name: string, fallback: number, min: number, max: number) => number,
+): Pick<Config, 'metricsPort' | 'metricsHost' | 'tracesUrl'> {
+  const endpoint = (name: string, raw: string | undefined): string | undefined => {
+    const v = nonEmpty(raw);
+    if (v === undefined) return undefined;
+    if (!/^https?:\/\/[^\s/]+/.test(v)) problems.push(`${name} must be an http(s) URL such as http://otel-collector:4318, not ${JSON.stringify(v)}`);
+    return v;
+  };
+  const traces = endpoint('OTEL_EXPORTER_OTLP_TRACES_ENDPOINT', env.OTEL_EXPORTER_OTLP_TRACES_ENDPOINT);
+  const base = endpoint('OTEL_EXPORTER_OTLP_ENDPOINT', env.OTEL_EXPORTER_OTLP_ENDPOINT);
+  return {
+    metricsPort: nonEmpty(env.HOLON_METRICS_PORT) === undefined ? undefined : int('HOLON_METRICS_PORT', 0, 0, 65535),
+    metricsHost: nonEmpty(env.HOLON_METRICS_HOST) ?? '',
+    tracesUrl: traces ?? (base ? `${base.replace(/\/+$/, '')}/v1/traces` : undefined),
   };
 }
 

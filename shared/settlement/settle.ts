@@ -16,6 +16,7 @@ import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob } from '../calls/jobs.
 import { enqueueSettle } from '../calls/transitions.js';
 import type { Tx } from '../db/connect.js';
 import type { CallOutcome } from '../calls/outcome.js';
+import { runErrorLabel } from '../platform/metrics.js';
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
 export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
@@ -71,6 +72,8 @@ async function prepare(ctx: ServiceContext, pre: { agent_id: string; agent_versi
 interface Settled {
   callbackUrl: string | null;
   parentId: string | null;
+  /** What the metrics count once the transaction has committed (shared/platform/metrics.ts). */
+  counted: { status: 'succeeded' | 'failed'; errorCode: string; agent: string; handedOffAt: unknown };
 }
 
 interface Written {
@@ -204,7 +207,16 @@ async function writeOwnRows(
         hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
         lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
       },
-      settled: { callbackUrl: (call.callback_url as string | null) ?? null, parentId: (call.parent_id as string | null) ?? null },
+      settled: {
+        callbackUrl: (call.callback_url as string | null) ?? null,
+        parentId: (call.parent_id as string | null) ?? null,
+        counted: {
+          status: succeeded ? 'succeeded' : 'failed',
+          errorCode: runErrorLabel(outcome.code),
+          agent: String(call.agent_id),
+          handedOffAt: call.settle_enqueued_at,
+        },
+      },
     });
   }
   // The receipts, the call events and the calls' final statuses (the calls' own rows), then the shared rows: one
@@ -224,8 +236,13 @@ async function writeOwnRows(
   return { written: out, finish };
 }
 
-/** After the commit: the parent's turn (its last child settled), the waiters, the callback. */
+/** After the commit: the metrics, the parent's turn (its last child settled), the waiters, the callback. */
 async function afterSettled(ctx: ServiceContext, callId: string, done: Settled): Promise<void> {
+  if (ctx.metrics) {
+    const { status, errorCode, agent, handedOffAt } = done.counted;
+    ctx.metrics.calls.inc({ status, error_code: errorCode, agent });
+    if (handedOffAt instanceof Date) ctx.metrics.settleLagSeconds.observe(Math.max(0, ctx.now() - handedOffAt.getTime()) / 1000);
+  }
   if (done.parentId) {
     const parent = await ctx.db('calls').where({ id: done.parentId }).first('status');
     if (parent?.status === 'settling' && (await openChildren(ctx.db, done.parentId)) === 0) await enqueueSettle(ctx, done.parentId, ctx.now());

@@ -11,7 +11,7 @@ import { describe, expect, test, vi } from 'vitest';
 import { createBullBackend, type BullBackend } from '../../shared/messaging/bullmq.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { redisChannelName } from '../../shared/messaging/notifier.js';
-import type { JobInfo, Messaging } from '../../shared/messaging/types.js';
+import type { JobInfo, JobStartObserver, Messaging } from '../../shared/messaging/types.js';
 import { perTestCleanups } from '../support/cleanups.js';
 import type { TestRedis } from '../support/redis.js';
 
@@ -29,14 +29,14 @@ function gate() {
 }
 
 describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => {
-  async function messaging(): Promise<Messaging> {
+  async function messaging(options: { onJobStart?: JobStartObserver } = {}): Promise<Messaging> {
     const m =
       kind === 'redis'
         ? await (async () => {
             const r = await testRedis();
-            return createMessaging({ redisUrl: r.url, prefix: r.prefix });
+            return createMessaging({ redisUrl: r.url, prefix: r.prefix, ...options });
           })()
-        : await createMessaging();
+        : await createMessaging(options);
     defer(() => m.close());
     expect(m.kind).toBe(kind);
     return m;
@@ -307,6 +307,55 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       m.queues.worker<{ i: number }>('early', async (data) => void seen.push(data.i), { concurrency: 2 });
       await until(() => expect(seen).toHaveLength(5));
       expect(seen.sort()).toEqual([0, 1, 2, 3, 4]);
+    });
+
+    test('counts: jobs waiting, running and delayed, read without changing anything; an unused queue counts zeros', async () => {
+      const m = await messaging();
+      expect(await m.queues.counts('never-used')).toEqual({ waiting: 0, active: 0, delayed: 0 });
+      const q = m.queues.queue<{ i: number }>('counted');
+      await q.add({ i: 1 });
+      await q.add({ i: 2 });
+      await q.add({ i: 3 }, { delayMs: 60_000 });
+      expect(await m.queues.counts('counted')).toEqual({ waiting: 2, active: 0, delayed: 1 });
+      expect(await m.queues.counts('counted')).toEqual({ waiting: 2, active: 0, delayed: 1 }); // reading moved nothing
+      const release = gate();
+      const seen: number[] = [];
+      m.queues.worker<{ i: number }>(
+        'counted',
+        async (data) => {
+          seen.push(data.i);
+          await release.opened;
+        },
+        { concurrency: 1 },
+      );
+      await until(async () => expect(await m.queues.counts('counted')).toEqual({ waiting: 1, active: 1, delayed: 1 }));
+      release.open();
+      await until(async () => expect(await m.queues.counts('counted')).toEqual({ waiting: 0, active: 0, delayed: 1 }));
+      expect(seen.sort()).toEqual([1, 2]);
+    });
+
+    test('onJobStart: told once per job, on its first delivery, with the queue and how long it waited since due', async () => {
+      const started: Array<{ queue: string; waitMs: number }> = [];
+      const m = await messaging({ onJobStart: (queue, waitMs) => void started.push({ queue, waitMs }) });
+      const q = m.queues.queue<{ name: string }>('observed');
+      await q.add({ name: 'early' });
+      await q.add({ name: 'flaky' }, { attempts: 2, backoffMs: 20 });
+      await sleep(300);
+      let flaky = 0;
+      const done: string[] = [];
+      m.queues.worker<{ name: string }>(
+        'observed',
+        async (data) => {
+          if (data.name === 'flaky' && ++flaky === 1) throw new Error('once');
+          done.push(data.name);
+        },
+        { concurrency: 2 },
+      );
+      await until(() => expect(done.sort()).toEqual(['early', 'flaky']));
+      expect(flaky).toBe(2);
+      // Two jobs, two first deliveries: the retry is not a new wait.
+      expect(started.map((s) => s.queue)).toEqual(['observed', 'observed']);
+      for (const s of started) expect(s.waitMs).toBeGreaterThanOrEqual(250);
     });
   });
 

@@ -2,7 +2,7 @@
  * Calls: POST /v0/calls, GET /v0/calls/{id} (with `?wait=<seconds>`: a long-poll, long-poll.ts) and
  * POST /v0/calls/{id}/cancel (gateway.md §5, docs/lifecycle.md). How a submission is answered: answers.ts.
  */
-import { Router } from 'express';
+import { Router, type Response } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
 import { readCall } from '../../../shared/calls/transitions.js';
@@ -143,6 +143,11 @@ async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, option
   };
 }
 
+/** The call a request created or read, for its access log line (services/api/access-log.ts). */
+const noteCall = (res: Response, s: Submitted | string): void => {
+  res.locals.callId = typeof s === 'string' ? s : s.kind === 'queued' ? s.callId : s.receipt.id;
+};
+
 export function callRoutes(deps: CallRoutesDeps): Router {
   const router = Router();
   const longPolls = new LongPolls();
@@ -171,6 +176,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
         const child = await submitChild(deps.ctx, parent, capability ? { capability } : { agent: agent! }, r.body.input, {
           ...(typeof r.body.max_cost === 'string' ? { max_cost: r.body.max_cost } : {}),
         });
+        noteCall(res, child);
         await answerSubmission(deps, res, child, wantsAsync(req));
         return;
       }
@@ -195,7 +201,9 @@ export function callRoutes(deps: CallRoutesDeps): Router {
         });
       const idempotencyKey = req.get('idempotency-key');
       if (idempotencyKey === undefined) {
-        await answerSubmission(deps, res, await submit(), wantsAsync(req));
+        const submitted = await submit();
+        noteCall(res, submitted);
+        await answerSubmission(deps, res, submitted, wantsAsync(req));
         return;
       }
       // Idempotent: claimed in Postgres before anything runs; per API key (dev mode: the operator's one scope).
@@ -216,6 +224,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       }
       if (submitted.kind === 'queued') await recordIdempotentCall(deps.ctx.db, scope, idempotencyKey, submitted.callId);
       else await recordIdempotentCall(deps.ctx.db, scope, idempotencyKey, submitted.receipt.id, { status: submitted.httpStatus, code: submitted.code });
+      noteCall(res, submitted);
       await answerSubmission(deps, res, submitted, wantsAsync(req));
     }),
   );
@@ -228,6 +237,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       const id = String(req.params.id);
       const waitMs = waitParam(req.query.wait);
       let found = await findCall(deps, p, id);
+      noteCall(res, id);
       if (!found.receipt && waitMs > 0) {
         // Long-poll: held until the call's receipt exists or the wait ends; the database says which, read again after.
         await longPolls.hold(res, principalKey(p), (signal) => deps.waiter.wait(id, waitMs, { signal }));
@@ -247,6 +257,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'cancel calls');
       const id = String(req.params.id);
       const before = await findCall(deps, p, id);
+      noteCall(res, id);
       const mandateId = before.receipt ? before.receipt.mandate : before.call!.mandateId;
       if (mandateId?.includes('.')) {
         throw new HolonError('invalid_request', 400, `${id.slice(0, 100)} is a delegated call: it ends with its parent; cancel the top-level call`);
