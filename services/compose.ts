@@ -114,15 +114,6 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
 
-  const runner = roles.includes('runner')
-    ? await startRunner(context, {
-        waiter,
-        concurrency: config.runnerConcurrency,
-        allowPrivateEndpoints: config.allowPrivateEndpoints,
-        ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
-        fileLinks,
-      })
-    : undefined;
   // Dev mode signs every webhook with one local secret: HOLON_CALLBACK_SECRET, else one of this process (docs/webhooks.md).
   const devSecret = config.webhooks.devSecret ?? generateWebhookSecret();
   const settler = roles.includes('settler')
@@ -130,6 +121,18 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
         concurrency: config.settlerConcurrency,
         guardCallbacks: config.hosted && !config.allowPrivateEndpoints,
         webhooks: { hosted: config.hosted, devSecret, settings: config.webhooks, ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}) },
+      })
+    : undefined;
+  // A call closed in a process that runs a settler (by its runner, a cancel, the sweeper) is settled right here: no
+  // settle queue hop in `holon serve`. Elsewhere it goes through the settle queue.
+  if (settler) context.settleHere = settler.settleHere;
+  const runner = roles.includes('runner')
+    ? await startRunner(context, {
+        waiter,
+        concurrency: config.runnerConcurrency,
+        allowPrivateEndpoints: config.allowPrivateEndpoints,
+        ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
+        fileLinks,
       })
     : undefined;
   const evaluator = roles.includes('evaluator')

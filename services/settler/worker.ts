@@ -4,7 +4,7 @@
  * attempt is a `deliver` job), sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
-import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import type { ServiceContext, StartedSettler } from '../../shared/context.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
@@ -24,7 +24,7 @@ export interface SettlerOptions {
   webhooks: { hosted: boolean; devSecret: string; fileSecret?: string; settings: WebhookSettings };
 }
 
-export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedRole {
+export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedSettler {
   const guarded = options.guardCallbacks ? createGuardedDispatcher() : undefined;
   const { queues } = ctx.messaging;
   // Jobs in flight wait for the batch being committed and go together in the next one (settle-batcher.ts).
@@ -55,5 +55,12 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
   const sweeper = startSweeper(ctx);
   const files = startFileSweeper(ctx);
   const deliveries = startDeliverySweep(ctx);
-  return { stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop()], workers, release: guarded ? [() => guarded.close()] : [] };
+  return {
+    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop()],
+    workers,
+    release: guarded ? [() => guarded.close()] : [],
+    // A call closed by a runner of this process joins the next batch as a settle job would (services/compose.ts).
+    settleHere: (callId) =>
+      inSpan('holon.settle', { 'holon.call_id': callId }, (span) => batcher.settle(callId).then((r) => span.setAttribute('holon.settle_result', r))),
+  };
 }

@@ -34,8 +34,10 @@ export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | n
 }
 
 /**
- * Move the call from `from` to `settling` with its outcome, then hand it to the settler. A call that is no
- * longer in `from` (someone else closed it) is left alone: false.
+ * Move the call from `from` to `settling` with its outcome, then hand it to the settler: the one of this process when
+ * there is one (`ctx.settleHere`: no queue hop; a failure there falls back to the queue), else the settle queue. The
+ * row in `settling` is the durable hand-off either way: whatever is lost on the way, the sweeper hands out again. A
+ * call that is no longer in `from` (someone else closed it) is left alone: false.
  */
 export async function closeCall(ctx: ServiceContext, callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
   const r = await ctx.db.raw<{ rows: unknown[] }>(
@@ -44,6 +46,14 @@ export async function closeCall(ctx: ServiceContext, callId: string, from: 'queu
     [JSON.stringify(outcome), outcome.code ?? null, callId, from],
   );
   if (r.rows.length === 0) return false;
+  if (ctx.settleHere) {
+    try {
+      await ctx.settleHere(callId);
+      return true;
+    } catch (e) {
+      ctx.log.warn({ call: callId, err: { message: (e as Error)?.message } }, 'settling here failed: the call goes to the settle queue');
+    }
+  }
   await addSettleJob(ctx, callId, 0);
   return true;
 }

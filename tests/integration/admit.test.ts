@@ -6,41 +6,10 @@
  */
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
-import { ensureAccount, readBalance } from '../../shared/ledger/accounts.js';
-import { ensureBalanceRow } from '../../shared/ledger/holds.js';
-import { creditSignup } from '../../shared/ledger/demo-credit.js';
-import { admitShared, type AdmittedCall } from '../../shared/ledger/money-functions.js';
-import { saveMandate } from '../../shared/mandates/store.js';
+import { readBalance } from '../../shared/ledger/accounts.js';
+import { admitShared } from '../../shared/ledger/money-functions.js';
+import { row, world } from '../support/admitted-calls.js';
 import { BACKENDS, dbTest, type TestDatabase } from '../support/db.js';
-import { buildMandate } from '../support/manifest-builder.js';
-
-const row = (id: string, mandateId: string, payer: string, worst: bigint): AdmittedCall => ({
-  id,
-  root_id: id,
-  parent_id: null,
-  mandate_id: mandateId,
-  caller: `${payer}/assistant`,
-  agent_id: 'acme/noop',
-  agent_version: '1.0.0',
-  payer,
-  currency: 'EUR',
-  worst_case: worst.toString(),
-  max_cost: null,
-  depth: 0,
-  delegated: false,
-  timeout_ms: 30_000,
-  deadline_at: new Date(Date.now() + 330_000),
-  callback_url: null,
-});
-
-async function world(db: TestDatabase, payer: string, budget: bigint, credit: bigint) {
-  const mandate = buildMandate({ id: `${payer}/m`, issuer: payer, grantee: `${payer}/assistant`, budget: { total: budget } });
-  await saveMandate(db.knex, mandate);
-  await ensureAccount(db.knex, payer);
-  await ensureBalanceRow(db.knex, payer, 'EUR');
-  await creditSignup(db.knex, payer, credit, 'EUR');
-  return mandate.id;
-}
 
 const reservedOf = async (db: TestDatabase, id: string) => BigInt((await db.knex('mandates').where({ id }).first('reserved')).reserved);
 
