@@ -6,14 +6,14 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { startGateway, type RunningGateway } from '../../services/compose.js';
+import type { RunningGateway } from '../../services/compose.js';
 import { cancelKey, requestCancel } from '../../shared/calls/cancel.js';
 import { createCancelWatcher } from '../../services/runner/cancel-watcher.js';
 import { inputKey } from '../../shared/calls/jobs.js';
 import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
 import { isCancel } from '../../shared/runtimes/abort.js';
-import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import { startBeside, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {
   const until = Date.now() + 15_000;
@@ -45,14 +45,7 @@ describe('cancelling calls', () => {
     await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
       let runner: RunningGateway | undefined;
       try {
-        runner = await startGateway(['runner'], {
-          databaseUrl: g.db.url!,
-          redisUrl: g.redisUrl,
-          redisPrefix: g.redisPrefix,
-          registryDirs: TEST_REGISTRY,
-          registryExplicit: true,
-          logLevel: 'warn',
-        });
+        runner = await startBeside(g, ['runner']);
         await g.mandate({});
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-cancel-')), 'patient.log');
         const queued = await g.post(

@@ -8,8 +8,7 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { startGateway, type RunningGateway } from '../../services/compose.js';
-import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import { startBeside, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { hostedConfig, secondApi, send, signUp, workMandate, type Account } from '../support/hosted.js';
 
 async function logOf(file: string, line: string): Promise<string[]> {
@@ -22,16 +21,7 @@ async function logOf(file: string, line: string): Promise<string[]> {
   }
 }
 
-async function runnerFor(g: TestGateway): Promise<RunningGateway> {
-  return startGateway(['runner'], {
-    databaseUrl: g.db.url!,
-    redisUrl: g.redisUrl,
-    redisPrefix: g.redisPrefix,
-    registryDirs: TEST_REGISTRY,
-    registryExplicit: true,
-    logLevel: 'warn',
-  });
-}
+const runnerFor = (g: TestGateway) => startBeside(g, ['runner']);
 
 const tempFile = async (name: string) => path.join(await mkdtemp(path.join(tmpdir(), 'holon-rest-cancel-')), name);
 

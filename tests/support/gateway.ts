@@ -85,6 +85,20 @@ export async function startTestGateway(options: { roles?: readonly Role[]; confi
 }
 
 /** Hand the gateway to a test, then require a clean ledger audit, and stop the gateway whatever happened. */
+/** More roles, as another process would run them (own connections), on the same database and Redis prefix as `g`. */
+export function startBeside(g: TestGateway, roles: readonly Role[], extra: Partial<Config> = {}): Promise<RunningGateway> {
+  return startGateway(roles, {
+    port: 0,
+    databaseUrl: g.db.url!,
+    redisUrl: g.redisUrl,
+    redisPrefix: g.redisPrefix,
+    registryDirs: TEST_REGISTRY,
+    registryExplicit: true,
+    logLevel: 'warn',
+    ...extra,
+  });
+}
+
 export async function useAudited(g: TestGateway & { stop(): Promise<void> }, use: (g: TestGateway) => Promise<void>): Promise<void> {
   try {
     await use(g);

@@ -2,9 +2,9 @@
  * Hosted-mode test helpers: a hosted gateway (keys, principals), a second API process on the same database and
  * Redis, sign-ups, and requests made with a key.
  */
-import { startGateway, type RunningGateway } from '../../services/compose.js';
+import type { RunningGateway } from '../../services/compose.js';
 import type { Config } from '../../shared/platform/config.js';
-import { startTestGateway, TEST_REGISTRY, type TestGateway } from './gateway.js';
+import { startBeside, startTestGateway, type TestGateway } from './gateway.js';
 
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
 
@@ -18,16 +18,7 @@ export function startHostedGateway(extra: Partial<Config> = {}) {
 
 /** Another API process (own connections, own port) on the same database and Redis prefix. */
 export async function secondApi(g: TestGateway, extra: Partial<Config> = {}): Promise<RunningGateway & { url: string }> {
-  const gw = await startGateway(['api'], {
-    port: 0,
-    databaseUrl: g.db.url!,
-    redisUrl: g.redisUrl,
-    redisPrefix: g.redisPrefix,
-    registryDirs: TEST_REGISTRY,
-    registryExplicit: true,
-    logLevel: 'warn',
-    ...hostedConfig(extra),
-  });
+  const gw = await startBeside(g, ['api'], hostedConfig(extra));
   return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
 }
 
