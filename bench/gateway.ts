@@ -20,7 +20,7 @@ import { startGateway, type RunningGateway } from '../services/compose.js';
 import { audit } from '../shared/ledger/audit.js';
 import { startBareProxy } from './bare-proxy.js';
 import { keepAliveAgent, quantile, runLoad, runSequential, startNoopAgent, type LatencySpec, type LoadResult, type LoadSpec, type NoopAgent } from './load.js';
-import type { ThrowAwayDatabase, ThrowAwayRedis } from './support.js';
+import { openCalls, type ThrowAwayDatabase, type ThrowAwayRedis } from './support.js';
 
 // ---------------------------------------------------------------------------------------------------------
 // Driver: where the agent and the client run.
@@ -388,8 +388,7 @@ export async function gatewayBench(
 
     // Money is never lost under load: every call reached a final state and the ledger balances.
     const db = bench.gw.db.knex;
-    const open = await db('calls').whereNotIn('status', ['succeeded', 'failed']).count<{ count: string }[]>('* as count');
-    record('calls not in a final state after the load', Number(open[0]!.count));
+    record('calls not in a final state after the load', await openCalls(db));
     const report = await audit(db);
     record('ledger audit after the load', report.ok ? 'ok' : `FAILED: ${report.problems.slice(0, 3).join('; ')}`);
     record('load average (1 min) after the load', os.loadavg()[0]!);

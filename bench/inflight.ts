@@ -22,7 +22,7 @@ import { openDatabase } from '../shared/db/connect.js';
 import { audit } from '../shared/ledger/audit.js';
 import { keepAliveAgent, quantile } from './load.js';
 import { createMandate, spawnServe } from './split.js';
-import { postgresDatabase, redisTarget } from './support.js';
+import { openCalls, postgresDatabase, redisTarget } from './support.js';
 
 const SLOW_ID = 'bench/slow';
 
@@ -184,9 +184,8 @@ export async function benchInflight(options: { inFlight: number; asyncClients: n
     const drainStart = performance.now();
     agent.release();
     const db = await openDatabase({ url: database.url, migrate: false });
-    const open = async () => Number((await db.knex('calls').whereNotIn('status', ['succeeded', 'failed']).count<{ n: string }[]>('* as n'))[0]!.n);
     try {
-      await until('every call to end', async () => (await open()) === 0);
+      await until('every call to end', async () => (await openCalls(db.knex)) === 0);
       const drainS = (performance.now() - drainStart) / 1000;
 
       // Async latency under load: 202 → long-poll answer, 202 → callback.
@@ -210,7 +209,7 @@ export async function benchInflight(options: { inFlight: number; asyncClients: n
       );
       await until('the callbacks', () => [...accepted.keys()].every((id) => received.has(id)), 30_000).catch(() => undefined);
       const callback = [...accepted].filter(([id]) => received.has(id)).map(([id, t]) => received.get(id)! - t);
-      await until('every call to end', async () => (await open()) === 0);
+      await until('every call to end', async () => (await openCalls(db.knex)) === 0);
       const report = await audit(db.knex);
       return {
         inFlight: options.inFlight,

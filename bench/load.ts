@@ -154,8 +154,17 @@ export async function runSequential(spec: LatencySpec): Promise<{ latencies: num
 
 /** CPU time (utime + stime, ms) of the calling thread, from /proc; NaN where there is no /proc. */
 export function threadCpuMs(): number {
+  return cpuMsOf('/proc/thread-self/stat');
+}
+
+/** CPU time (utime + stime, ms) of a process, from /proc; NaN where there is none. */
+export function processCpuMs(pid: number): number {
+  return cpuMsOf(`/proc/${pid}/stat`);
+}
+
+function cpuMsOf(statFile: string): number {
   try {
-    const text = readFileSync('/proc/thread-self/stat', 'utf8');
+    const text = readFileSync(statFile, 'utf8');
     const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
     return (Number(fields[11]) + Number(fields[12])) * 10; // USER_HZ = 100
   } catch {

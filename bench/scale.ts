@@ -14,7 +14,7 @@ import { createDriver, startBenchGateway } from './gateway.js';
 import { quantile } from './load.js';
 import { benchInflight } from './inflight.js';
 import { benchSplit } from './split.js';
-import { postgresDatabase, redisTarget } from './support.js';
+import { postgresDatabase, redisTarget, untilNoneOpen } from './support.js';
 
 const CONCURRENCY = [1, 16, 64, 256];
 const MANDATES = [1, 64];
@@ -62,16 +62,9 @@ async function table(): Promise<void> {
       }
       // Let the last calls finish, then the books must be whole.
       const db = bench.gw.db.knex;
-      for (let i = 0; i < 100; i++) {
-        const open = await db('calls').whereNotIn('status', ['succeeded', 'failed']).count<{ n: string }[]>('* as n');
-        if (Number(open[0]!.n) === 0) break;
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
-      const open = await db('calls').whereNotIn('status', ['succeeded', 'failed']).count<{ n: string }[]>('* as n');
+      const open = await untilNoneOpen(db);
       const report = await audit(db);
-      console.log(
-        `  ${mandates} mandate(s): calls not final ${Number(open[0]!.n)}, ledger audit ${report.ok ? 'ok' : `FAILED: ${report.problems.slice(0, 3).join('; ')}`}`,
-      );
+      console.log(`  ${mandates} mandate(s): calls not final ${open}, ledger audit ${report.ok ? 'ok' : `FAILED: ${report.problems.slice(0, 3).join('; ')}`}`);
     } finally {
       await bench.stop();
       await driver.close();

@@ -7,7 +7,7 @@
  * limits each shape; then the books must be whole.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { request } from 'undici';
@@ -15,8 +15,8 @@ import { openDatabase } from '../shared/db/connect.js';
 import { audit } from '../shared/ledger/audit.js';
 import { createCluster, REPO_ROOT } from '../tests/support/processes.js';
 import { AGENT_ID, createDriver, noopManifest } from './gateway.js';
-import { keepAliveAgent, quantile } from './load.js';
-import { postgresDatabase, redisTarget } from './support.js';
+import { keepAliveAgent, processCpuMs, quantile } from './load.js';
+import { postgresDatabase, redisTarget, untilNoneOpen } from './support.js';
 
 export interface SplitRow {
   shape: string;
@@ -27,17 +27,6 @@ export interface SplitRow {
   /** CPU ms per paid call, by process name. */
   cpuPerCall: Record<string, number>;
   audit: string;
-}
-
-/** utime + stime of a process, ms (USER_HZ = 100). */
-export function processCpuMs(pid: number): number {
-  try {
-    const text = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = text.slice(text.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10;
-  } catch {
-    return Number.NaN;
-  }
 }
 
 /** `holon serve` as a child process on a free-ish port, once /healthz answers (no mandate files, no agent host). */
@@ -143,11 +132,7 @@ export async function benchSplit(options: { concurrency: number; warmupMs: numbe
       const cpuPerCall = Object.fromEntries(children.map((c, i) => [c.name, (processCpuMs(c.pid) - before[i]!) / calls]));
       const db = await openDatabase({ url: database.url, migrate: false });
       try {
-        for (let i = 0; i < 100; i++) {
-          const open = await db.knex('calls').whereNotIn('status', ['succeeded', 'failed']).count<{ n: string }[]>('* as n');
-          if (Number(open[0]!.n) === 0) break;
-          await new Promise((r) => setTimeout(r, 100));
-        }
+        await untilNoneOpen(db.knex);
         const report = await audit(db.knex);
         const errors = Object.entries(load.byStatus)
           .filter(([s]) => s !== '200')

@@ -5,6 +5,7 @@
 import { randomBytes } from 'node:crypto';
 import net from 'node:net';
 import { Redis } from 'ioredis';
+import type { Knex } from 'knex';
 import pg from 'pg';
 
 export async function answers(host: string, port: number): Promise<boolean> {
@@ -74,4 +75,19 @@ export async function redisTarget(): Promise<ThrowAwayRedis | null> {
       return deleted;
     },
   };
+}
+
+/** Calls not in a final state. */
+export async function openCalls(db: Knex): Promise<number> {
+  const r = await db('calls').whereNotIn('status', ['succeeded', 'failed']).count<{ n: string }[]>('* as n');
+  return Number(r[0]!.n);
+}
+
+/** Waits (at most ~10 s) until every call is final; answers how many are still open. */
+export async function untilNoneOpen(db: Knex): Promise<number> {
+  for (let i = 0; i < 100; i++) {
+    if ((await openCalls(db)) === 0) return 0;
+    await new Promise((resolve) => setTimeout(resolve, 100));
+  }
+  return openCalls(db);
 }

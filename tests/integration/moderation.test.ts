@@ -4,12 +4,12 @@
  * reads the moderation log, which is append-only. Yanks leave every process's registry through `agents-yanked`.
  */
 import { describe, expect, test } from 'vitest';
-import { startGateway, type RunningGateway } from '../../services/compose.js';
+import type { RunningGateway } from '../../services/compose.js';
 import { checkReason, disableAccount, escapeLike, listAccounts, readLog, yankVersion } from '../../shared/hosted/moderation.js';
 import { applyYanks, followYanks, parseYankMessage, startYankFollower, YANKS_CHANNEL } from '../../shared/hosted/yanks.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
 import type { AgentVersion } from '../../shared/runtimes/types.js';
-import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import { startBeside, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 const ADMIN = 'a'.repeat(40);
@@ -32,16 +32,7 @@ const hosted = async () => startTestGateway({ config: HOSTED });
 
 /** A second API process on the same database and Redis: what another replica behind the load balancer sees. */
 async function secondApi(g: TestGateway): Promise<RunningGateway & { url: string }> {
-  const gw = await startGateway(['api'], {
-    port: 0,
-    databaseUrl: g.db.url!,
-    redisUrl: g.redisUrl,
-    redisPrefix: g.redisPrefix,
-    registryDirs: TEST_REGISTRY,
-    registryExplicit: true,
-    logLevel: 'warn',
-    ...HOSTED,
-  });
+  const gw = await startBeside(g, ['api'], HOSTED);
   return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
 }
 
