@@ -31,6 +31,7 @@ import { fileRoutes, isFileUpload, type FileRouteDeps } from './routes/files.js'
 import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import { publishingRoutes } from './routes/publishing.js';
 import { receiptRoutes } from './routes/receipts.js';
+import { statementRoutes } from './routes/statement.js';
 import { demoRoutes, type DemoDeps } from './routes/demo.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { deliveryRoutes } from './routes/deliveries.js';
@@ -102,6 +103,9 @@ export function createApp(deps: ApiDeps): Express {
     next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
   });
   app.use(originGuard(deps.origins));
+  // The console's own files, served from memory before any key or rate limit: a page load is some 20 files, the
+  // manifest editor's YAML parser 73 more, and none of them is worth a request of the caller's per-minute budget.
+  app.use(consoleRoutes({ hosted: deps.auth.hosted, ...(deps.origins.site ? { siteUrl: deps.origins.site } : {}) }));
   app.use(unlessUpload(requireJson()));
   app.use(unlessUpload(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true })));
   app.use(unlessUpload(checkBody()));
@@ -151,13 +155,13 @@ export function createApp(deps: ApiDeps): Express {
   app.use(approvalRoutes(calls));
   app.use(mandateRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit }));
   app.use(receiptRoutes(deps.ctx));
+  app.use(statementRoutes(deps.ctx));
   const webhooks = deps.webhooks ? { webhooks: deps.webhooks } : {};
   app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted, ...webhooks }));
   app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
   app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github, ...webhooks }));
   app.use(webhookRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, ...webhooks }));
   app.use(deliveryRoutes(deps.ctx));
-  app.use(consoleRoutes(deps.auth.hosted));
   app.use(draftRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, allowPrivate: deps.callbackGuard?.allowPrivate ?? false, fileSecret: deps.fileSecret }));
   const catalog = deps.suites;
   app.use(

@@ -94,7 +94,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
     syncWaitMs: config.syncWaitS * 1000,
     signupCredit: config.signupCredit,
     bodyLimitBytes: config.bodyLimitBytes,
-    github: { client: githubSettings(config), publicUrl: config.publicUrl, siteUrl: config.siteUrl },
+    github: { client: githubSettings(config), publicUrl: config.publicUrl },
     ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}),
     ...(config.hosted ? { webhooks: webhookSecrets(config.fileSecret, config.webhooks.rotationWindowS) } : {}),
     ...(options.fileLinkSecret

@@ -20,6 +20,7 @@ import * as m014 from './migrations/014_settle_batch.js';
 import * as m015 from './migrations/015_webhooks.js';
 import * as m016 from './migrations/016_mcp_tasks.js';
 import * as m017 from './migrations/017_admit.js';
+import * as m018 from './migrations/018_receipts_by_payer.js';
 
 interface Migration {
   name: string;
@@ -40,9 +41,26 @@ function forwardOnly(m: { name: string; statements: readonly string[] }): Migrat
   };
 }
 
-export const MIGRATIONS: readonly Migration[] = [m001, m002, m003, m004, m005, m006, m007, m008, m009, m010, m011, m012, m013, m014, m015, m016, m017].map(
-  forwardOnly,
-);
+export const MIGRATIONS: readonly Migration[] = [
+  m001,
+  m002,
+  m003,
+  m004,
+  m005,
+  m006,
+  m007,
+  m008,
+  m009,
+  m010,
+  m011,
+  m012,
+  m013,
+  m014,
+  m015,
+  m016,
+  m017,
+  m018,
+].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],

@@ -51,10 +51,13 @@ export async function readBalance(db: Queryable, account: string, currency: stri
   return row ?? { account, currency, balance: 0n, held: 0n, available: 0n };
 }
 
-/** A user account's own fields, or undefined. */
-export async function readAccount(db: Queryable, handle: string): Promise<{ handle: string; email: string | null; createdAt: Date } | undefined> {
-  const row = await db('accounts').where({ handle }).first('handle', 'email', 'created_at');
-  return row ? { handle: String(row.handle), email: row.email ?? null, createdAt: new Date(row.created_at) } : undefined;
+/** A user account's own fields, or undefined. `githubLogin`: the GitHub account it is linked to (publishing needs one). */
+export async function readAccount(
+  db: Queryable,
+  handle: string,
+): Promise<{ handle: string; email: string | null; githubLogin: string | null; createdAt: Date } | undefined> {
+  const row = await db('accounts').where({ handle }).first('handle', 'email', 'github_login', 'created_at');
+  return row ? { handle: String(row.handle), email: row.email ?? null, githubLogin: row.github_login ?? null, createdAt: new Date(row.created_at) } : undefined;
 }
 
 const known = new WeakMap<object, Set<string>>();

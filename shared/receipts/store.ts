@@ -6,6 +6,7 @@ import { issuerMandatesLike } from '../mandates/store.js';
 import type { Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
+import { HolonError } from '../core/errors.js';
 
 export type ReceiptStatus = 'succeeded' | 'failed' | 'denied' | 'rejected_input' | 'pending_approval';
 
@@ -145,30 +146,157 @@ export async function loadReceiptTree(db: Queryable, id: string): Promise<Receip
   return top;
 }
 
+/** Whose receipts a principal reads (services/api/principal.ts): a human's issued mandates, an agent key's mandate. */
+export interface ReceiptScope {
+  /** The mandates whose root this account issued (ids `<issuer>/…`). */
+  issuer?: string;
+  /** One mandate's. */
+  mandate?: string;
+}
+
+/** What a caller asks for, within its scope; every field narrows. */
+export interface ReceiptFilter {
+  mandate?: string;
+  /** `created_at >= since`: a timestamp as Postgres reads it (shared/core/timestamps.ts `Instant.iso`). */
+  since?: string;
+  /** `created_at < until`. */
+  until?: string;
+  status?: ReceiptStatus;
+  /** `ns/name`: every version (and what was asked for under that id); with `version`, exactly `ns/name@version`. */
+  agent?: { id: string; version?: string };
+}
+
+export const RECEIPT_STATUSES: readonly ReceiptStatus[] = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'];
+
+type Query = ReturnType<Queryable>;
+
+// Columns are written `receipts.x`: the export's query also reads the table again (a receipt's children).
+function inScope(q: Query, scope: ReceiptScope): Query {
+  if (scope.mandate !== undefined) q.where('receipts.mandate_id', scope.mandate);
+  if (scope.issuer !== undefined) q.where('receipts.mandate_id', 'like', issuerMandatesLike(scope.issuer));
+  return q;
+}
+
+function matching(q: Query, filter: ReceiptFilter): Query {
+  const c = (column: string) => `receipts.${column}`;
+  if (filter.mandate !== undefined) q.where(c('mandate_id'), filter.mandate);
+  if (filter.since !== undefined) q.where(c('created_at'), '>=', filter.since);
+  if (filter.until !== undefined) q.where(c('created_at'), '<', filter.until);
+  if (filter.status !== undefined) q.where(c('status'), filter.status);
+  const agent = filter.agent;
+  if (agent?.version !== undefined) q.where(c('agent'), `${agent.id}@${agent.version}`);
+  // Agent ids hold no LIKE wildcards (shared/core/identifiers.ts): `a-z 0-9 -` and one '/'.
+  else if (agent) q.where((w) => w.where(c('agent'), agent.id).orWhere(c('agent'), 'like', `${agent.id}@%`));
+  return q;
+}
+
+/**
+ * Newest first, after the cursor receipt: compared in SQL at full precision (microseconds), since a settle batch
+ * writes many receipts at one `now()` and a JavaScript Date keeps only milliseconds.
+ */
+function after(q: Query, cursorId: string | undefined): Query {
+  if (cursorId !== undefined) {
+    q.whereRaw('(receipts.created_at, receipts.id) < (SELECT c.created_at, c.id FROM receipts c WHERE c.id = ?)', [cursorId]);
+  }
+  return q.orderBy([
+    { column: 'receipts.created_at', order: 'desc' },
+    { column: 'receipts.id', order: 'desc' },
+  ]);
+}
+
+/** Is `id` a top-level receipt in the scope (a page's `next`)? */
+async function isCursor(db: Queryable, scope: ReceiptScope, id: string): Promise<boolean> {
+  return (await inScope(db('receipts').whereNull('receipts.parent_id').where('receipts.id', id), scope).first('id')) !== undefined;
+}
+
+function refuseCursor(): never {
+  throw new HolonError('invalid_request', 400, 'before must be the `next` of a previous page', [
+    { path: 'query.before', message: 'is not the `next` of a page of your receipts' },
+  ]);
+}
+
 export interface ReceiptPage {
   receipts: ReceiptView[];
   /** Pass as `before` to get the next (older) page; absent on the last page. */
   next?: string;
 }
 
-/** Top-level receipts, newest first, paged by a cursor (the last id of the previous page). */
-export async function listReceipts(db: Queryable, options: { mandate?: string; issuer?: string; limit: number; before?: string }): Promise<ReceiptPage> {
-  const q = db('receipts')
-    .whereNull('parent_id')
-    .orderBy([
-      { column: 'created_at', order: 'desc' },
-      { column: 'id', order: 'desc' },
-    ])
-    .limit(options.limit + 1);
-  if (options.mandate) q.where({ mandate_id: options.mandate });
-  if (options.issuer !== undefined) q.where('mandate_id', 'like', issuerMandatesLike(options.issuer));
-  if (options.before) {
-    const cursor = await db('receipts').where({ id: options.before }).first('created_at', 'id');
-    if (cursor) q.whereRaw('(created_at, id) < (?, ?)', [cursor.created_at, cursor.id]);
-  }
-  const rows = await q;
+/**
+ * Top-level receipts as trees, newest first, paged by a cursor (the last id of the previous page, `next`). A cursor
+ * that is not a top-level receipt in the scope is refused (400), so it tells nothing of anyone else's receipts.
+ */
+export async function listReceipts(
+  db: Queryable,
+  options: { scope: ReceiptScope; filter?: ReceiptFilter; limit: number; before?: string },
+): Promise<ReceiptPage> {
+  if (options.before !== undefined && !(await isCursor(db, options.scope, options.before))) refuseCursor();
+  const q = matching(inScope(db('receipts').whereNull('receipts.parent_id'), options.scope), options.filter ?? {});
+  const rows = await after(q, options.before)
+    .limit(options.limit + 1)
+    .select('id');
   const page = rows.slice(0, options.limit);
   const receipts: ReceiptView[] = [];
   for (const row of page) receipts.push((await loadReceiptTree(db, String(row.id)))!);
   return { receipts, ...(rows.length > options.limit ? { next: String(page[page.length - 1]!.id) } : {}) };
+}
+
+/** One top-level receipt, flat, with the number of its direct children: a row of the CSV export. */
+export interface ReceiptLine {
+  id: string;
+  createdAt: string;
+  mandate: string | null;
+  agent: string | null;
+  status: ReceiptStatus;
+  error: string | null;
+  billed: boolean;
+  costOwn: bigint;
+  costDownstream: bigint;
+  costTotal: bigint;
+  currency: string | null;
+  worstCase: bigint | null;
+  durationMs: number | null;
+  approval: string | null;
+  children: number;
+}
+
+/**
+ * Every matching top-level receipt, newest first, read `pageSize` at a time (keyset paging: a big month is never
+ * loaded at once). Each page is one query, after the last row of the previous one; the pages are not one snapshot,
+ * but receipts are never changed or deleted, so no receipt is lost or listed twice: one committed while the export
+ * runs is listed if the reading has not passed its place yet (its `created_at` is its transaction's start).
+ */
+export async function* eachReceiptLine(
+  db: Queryable,
+  options: { scope: ReceiptScope; filter?: ReceiptFilter; pageSize?: number },
+): AsyncGenerator<ReceiptLine[]> {
+  const pageSize = options.pageSize ?? 500;
+  let cursor: string | undefined;
+  for (;;) {
+    const q = matching(inScope(db('receipts').whereNull('receipts.parent_id'), options.scope), options.filter ?? {});
+    const rows = (await after(q, cursor)
+      .limit(pageSize)
+      .select('receipts.*', db.raw('(SELECT count(*) FROM receipts AS child WHERE child.parent_id = receipts.id) AS children'))) as Array<
+      Record<string, unknown>
+    >;
+    if (rows.length === 0) return;
+    yield rows.map((row) => ({
+      id: String(row.id),
+      createdAt: new Date(row.created_at as string).toISOString(),
+      mandate: (row.mandate_id as string | null) ?? null,
+      agent: (row.agent as string | null) ?? null,
+      status: row.status as ReceiptStatus,
+      error: (row.error_code as string | null) ?? null,
+      billed: Boolean(row.billed),
+      costOwn: toBigInt(row.cost_own),
+      costDownstream: toBigInt(row.cost_downstream),
+      costTotal: toBigInt(row.cost_total),
+      currency: (row.currency as string | null) ?? null,
+      worstCase: row.worst_case === null || row.worst_case === undefined ? null : toBigInt(row.worst_case),
+      durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+      approval: (row.approval_id as string | null) ?? null,
+      children: Number(row.children),
+    }));
+    if (rows.length < pageSize) return;
+    cursor = String(rows[rows.length - 1]!.id);
+  }
 }

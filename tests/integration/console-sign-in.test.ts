@@ -1,17 +1,19 @@
 /**
- * Signing in with GitHub in a real browser (headless Chromium): the console page at /console starts the flow, the
- * fake GitHub approves, the callback sends the browser to /console#login=<code>, and the page trades the code for the
- * keys (services/api/console/console.js). The fragment leaves the address bar at once; the key works; a refusal is
- * shown in plain words; the page breaks no rule of its own Content-Security-Policy.
+ * The console's page itself: served by the gateway in both modes with its strict Content-Security-Policy, the
+ * footer's links (the methodology always; terms and privacy only with HOLON_SITE_URL), a GitHub refusal named in
+ * plain words in a real browser, and the rule that no module of the page ever writes HTML from a string.
  */
+import { readdirSync, readFileSync } from 'node:fs';
+import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, expect, test } from 'vitest';
 import { CONSOLE_CSP } from '../../services/api/routes/console.js';
 import { launchBrowser } from '../support/browser.js';
+import { openConsolePage, settled } from '../support/console-browser.js';
 import { startFakeGitHub } from '../support/fake-github.js';
-import { send, startHostedGateway } from '../support/hosted.js';
+import { startHostedGateway } from '../support/hosted.js';
 import { freePort } from '../support/processes.js';
-import { useAudited } from '../support/gateway.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -21,60 +23,97 @@ afterAll(async () => {
   await browser?.close();
 });
 
-test('the console signs a stranger in through GitHub, shows the keys once, and says why when GitHub refuses', async () => {
+test('GitHub refusing the sign-in is said in plain words, and the fragment leaves the address bar', async () => {
   const github = await startFakeGitHub();
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   try {
     await useAudited(await startHostedGateway({ ...github.config, port, publicUrl: url }), async () => {
       github.addUser({ id: 4242, login: 'Bob-Builder' });
-      github.signIn('Bob-Builder');
-      const context = await browser.newContext();
-      const page = await context.newPage();
-      const problems: string[] = [];
-      page.on('console', (m) => {
-        if (m.type() === 'error') problems.push(m.text());
-      });
-      page.on('pageerror', (e) => problems.push(e.message));
-
-      const first = await page.goto(`${url}/console`);
-      expect(first?.status()).toBe(200);
-      expect(first?.headers()['content-security-policy']).toBe(CONSOLE_CSP);
-      expect(first?.headers()['x-frame-options']).toBe('DENY');
-      await page.click('#sign-in');
-      await page.waitForSelector('#signed-in:not([hidden])', { timeout: 10_000 });
-      expect(await page.textContent('#handle')).toBe('bob-builder');
-      const human = (await page.textContent('#human-key'))!.trim();
-      const agent = (await page.textContent('#agent-key'))!.trim();
-      expect(human.length).toBeGreaterThan(20);
-      expect(agent.length).toBeGreaterThan(20);
-      // The one-time code left the address bar: nothing to copy, bookmark or leak from it.
-      expect(new URL(page.url()).hash).toBe('');
-      expect(new URL(page.url()).pathname).toBe('/console');
-      // The key the page showed is a working human key of the new account.
-      const me = await send(url, 'GET', '/v0/me/agents', { key: human });
-      expect(me.status, JSON.stringify(me.body)).toBe(200);
-      // Reloading shows the start again: the code was spent and is not kept anywhere.
-      await page.reload();
-      await page.waitForSelector('#signed-out:not([hidden])');
-
-      // GitHub refuses (the user denies): the page names why and offers to sign in again.
       github.signIn('Bob-Builder', 'deny');
-      await page.click('#sign-in');
-      await page.waitForSelector('#failed:not([hidden])', { timeout: 10_000 });
-      expect(await page.textContent('#failure')).toBe('You did not authorise Holon on GitHub.');
-      expect(new URL(page.url()).hash).toBe('');
-      expect(problems).toEqual([]);
-      await context.close();
+      const cp = await openConsolePage(browser, url);
+      await cp.open('');
+      await cp.page.click('#sign-in');
+      await cp.page.waitForSelector('#failed', { timeout: 10_000 });
+      expect(await cp.page.textContent('#failure')).toBe('You did not authorise Holon on GitHub.');
+      expect(new URL(cp.page.url()).hash).toBe('');
+      expect((await cp.axe()).serious).toEqual([]);
+      // A made-up code is refused by the exchange, and said so.
+      await cp.page.goto(`${url}/console#login=${'A'.repeat(43)}`);
+      await cp.page.waitForSelector('#failed');
+      expect(await cp.page.textContent('#failure')).not.toBe('');
+      expect(cp.problems).toEqual([]);
+      await cp.close();
     });
   } finally {
     await github.close();
   }
 });
 
-test('the console is hosted only: a dev gateway has no /console', async () => {
-  const { startTestGateway } = await import('../support/gateway.js');
+test('a dev gateway serves the console too, opening with no key; the footer links the site only when there is one', async () => {
   await useAudited(await startTestGateway(), async (g) => {
-    expect((await fetch(`${g.url}/console`)).status).toBe(404);
+    const page = await fetch(`${g.url}/console`);
+    expect(page.status).toBe(200);
+    expect(page.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    const html = await page.text();
+    expect(html).toContain('<meta name="holon-mode" content="dev">');
+    expect(html).toContain('href="/console/methodology"');
+    expect(html).not.toContain('/terms');
+    const methodology = await fetch(`${g.url}/console/methodology`);
+    expect(methodology.status).toBe(200);
+    expect(methodology.headers.get('content-security-policy')).toBe(CONSOLE_CSP);
+    expect((await fetch(`${g.url}/console/js/app.js`)).headers.get('content-type')).toBe('text/javascript; charset=utf-8');
+    expect((await fetch(`${g.url}/console/vendor/yaml/index.js`)).status).toBe(200);
+    expect((await fetch(`${g.url}/console/nothing.js`)).status).toBe(404);
+    expect((await fetch(`${g.url}/console/../package.json`)).status).toBe(404);
   });
+  await useAudited(await startHostedGateway({ siteUrl: 'https://holon.example/' }), async (g) => {
+    const html = await (await fetch(`${g.url}/console`)).text();
+    expect(html).toContain('<meta name="holon-mode" content="hosted">');
+    expect(html).toContain('href="https://holon.example/terms"');
+    expect(html).toContain('href="https://holon.example/privacy"');
+  });
+});
+
+test('the open console keeps nothing in the address bar and loads nothing from elsewhere on a dev gateway', async () => {
+  await useAudited(await startTestGateway(), async (g) => {
+    const cp = await openConsolePage(browser, g.url);
+    await cp.open('home');
+    await settled(cp.page);
+    expect(await cp.page.textContent('#who')).toContain('Dev gateway');
+    expect(await cp.page.evaluate(() => ({ session: sessionStorage.length, local: localStorage.length, cookie: document.cookie }))).toEqual({
+      session: 0,
+      local: 0,
+      cookie: '',
+    });
+    // The checker can fail: an image without a text alternative is a critical violation.
+    await cp.page.evaluate(() => document.getElementById('view')!.append(document.createElement('img')));
+    expect((await cp.axe()).serious.map((v) => v.id)).toContain('image-alt');
+    expect(cp.problems).toEqual([]);
+    await cp.close();
+  });
+});
+
+test('loading the console spends none of the per-address request budget: its files are not API requests', async () => {
+  const rateLimits = { perAddressPerMin: 8, perAccountPerMin: 1200, signupsPerHour: 10, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 };
+  await useAudited(await startHostedGateway({ rateLimits }), async (g) => {
+    for (let i = 0; i < 20; i++) expect((await fetch(`${g.url}/console/vendor/yaml/index.js`)).status).toBe(200);
+    expect((await fetch(`${g.url}/v0/catalog`)).status).toBe(200);
+    // An unknown console path is no file: it is an ordinary request, and the limit still holds for those.
+    const answers = [];
+    for (let i = 0; i < 10; i++) answers.push((await fetch(`${g.url}/console/nothing-${i}.js`)).status);
+    expect(answers).toContain(429);
+  });
+});
+
+test('no module of the console writes HTML from a string', () => {
+  const dir = new URL('../../services/api/console/js/', import.meta.url).pathname;
+  const files = (readdirSync(dir, { recursive: true }) as string[]).filter((f) => f.endsWith('.js'));
+  expect(files.length).toBeGreaterThan(8);
+  for (const file of files) {
+    const source = readFileSync(join(dir, file), 'utf8');
+    expect(source, file).not.toMatch(
+      /\.(innerHTML|outerHTML)\s*=|insertAdjacentHTML|document\.write|\beval\(|new Function\(|localStorage|document\.cookie\s*=/,
+    );
+  }
 });

@@ -196,7 +196,7 @@ describe('Sign in with GitHub', () => {
       const me = await send(g.url, 'GET', '/v0/me', { key: r.body.keys.human.key });
       expect(me.body).toMatchObject({
         kind: 'human',
-        account: { handle: 'octo-cat', email: 'octo@example.test' },
+        account: { handle: 'octo-cat', email: 'octo@example.test', github: 'Octo-Cat' },
         balances: [{ currency: 'EUR', balance: '5.00' }],
         mandates: [{ id: 'octo-cat/sandbox', total: '5.00' }],
       });
@@ -487,7 +487,7 @@ describe('Sign in with GitHub', () => {
     });
   });
 
-  test('the console is on HOLON_SITE_URL when it is set; the callback URL on HOLON_PUBLIC_URL', async () => {
+  test('the callback lands on the console the gateway serves (HOLON_PUBLIC_URL), never on HOLON_SITE_URL, the public site', async () => {
     await withGateway(
       async (g) => {
         octocat();
@@ -498,7 +498,8 @@ describe('Sign in with GitHub', () => {
         // The public URL is not this test's address: the browser goes there, and the callback is brought back here.
         const browser = new Browser((u) => u.replace('https://api.holon.example', g.url));
         const v = await browser.open(`${g.url}/v0/auth/github`);
-        expect(v.url).toMatch(/^https:\/\/holon\.example\/console#login=[A-Za-z0-9_-]{43}$/);
+        // HOLON_SITE_URL serves no console: the browser comes back to the gateway's own /console.
+        expect(v.hops.at(-1)!.location).toMatch(/^https:\/\/api\.holon\.example\/console#login=[A-Za-z0-9_-]{43}$/);
         expect((await exchange(g.url, v.hash.get('login')!)).status).toBe(200);
       },
       { publicUrl: 'https://api.holon.example', siteUrl: 'https://holon.example' },

@@ -56,7 +56,8 @@ describe('sign-up and keys', () => {
       const meHuman = await send(g.url, 'GET', '/v0/me', { key: bob.human });
       expect(meHuman.body).toMatchObject({
         kind: 'human',
-        account: { handle: 'bob' },
+        // An email account: linked to no GitHub account, so it cannot publish yet.
+        account: { handle: 'bob', github: null },
         balances: [{ currency: 'EUR', balance: '4.998' }],
         mandates: [{ id: 'bob/sandbox' }],
       });
@@ -290,6 +291,20 @@ describe('scoping: every principal × every resource route', () => {
     { name: 'GET me', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/me' }) },
     { name: 'GET balances', kinds: ['admin', 'human'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/accounts' }) },
     { name: 'GET receipts', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/receipts' }) },
+    {
+      name: 'GET receipts CSV of mandate',
+      kinds: ['human', 'agent'],
+      scoped: true,
+      ok: 200,
+      request: (f) => ({ method: 'GET', path: `/v0/receipts.csv?mandate=${f.mandate}` }),
+    },
+    {
+      name: 'GET statement',
+      kinds: ['admin', 'human'],
+      scoped: false,
+      ok: 200,
+      request: (_f, who) => ({ method: 'GET', path: who === 'admin' ? '/v0/statement?account=owner' : '/v0/statement' }),
+    },
     { name: 'GET approvals', kinds: ['human', 'agent'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/approvals' }) },
     { name: 'GET mandates', kinds: ['human'], scoped: false, ok: 200, request: () => ({ method: 'GET', path: '/v0/mandates' }) },
     {

@@ -143,6 +143,9 @@ describe('GET /v0/openapi.json', () => {
         ['/v0/mandates/alice/sandbox', '/v0/mandates/{id}'],
         ['/v0/accounts', '/v0/accounts'],
         ['/v0/receipts', '/v0/receipts'],
+        ['/v0/receipts?since=2026-01-01T00:00:00Z&status=succeeded', '/v0/receipts'],
+        ['/v0/statement', '/v0/statement'],
+        ['/v0/statement?since=2026-01-01T00:00:00Z&until=2999-01-01T00:00:00Z', '/v0/statement'],
         ['/v0/approvals', '/v0/approvals'],
       ] as const) {
         const r = await send(g.url, 'GET', path, { key: alice.human });
@@ -151,6 +154,11 @@ describe('GET /v0/openapi.json', () => {
       }
       const missing = await send(g.url, 'GET', '/v0/receipts/nope', { key: alice.human });
       check('/v0/receipts/{id}', 'get', 404, missing.body);
+      for (const path of ['/v0/receipts', '/v0/receipts.csv', '/v0/statement'] as const) {
+        const bad = await send(g.url, 'GET', `${path}?since=yesterday`, { key: alice.human });
+        expect(bad.status, path).toBe(400);
+        check(path, 'get', 400, bad.body);
+      }
       const call = await send(g.url, 'POST', '/v0/calls', { key: alice.sandboxAgent, body: { agent: 'holon-labs/nothing', input: {} } });
       expect(call.status).toBe(404);
       check('/v0/calls', 'post', 404, call.body);

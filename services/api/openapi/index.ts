@@ -20,6 +20,7 @@ import { mandateOperations } from '../routes/mandates.js';
 import { meAgentOperations } from '../routes/me-agents.js';
 import { publishingOperations } from '../routes/publishing.js';
 import { receiptOperations } from '../routes/receipts.js';
+import { statementOperations } from '../routes/statement.js';
 import { webhookOperations } from '../routes/webhooks.js';
 import { defineOperations, type Operation } from './operations.js';
 import { object } from './schemas.js';
@@ -53,6 +54,7 @@ export const ROUTE_OPERATIONS: readonly Operation[] = [
   approvalOperations,
   mandateOperations,
   receiptOperations,
+  statementOperations,
   accountOperations,
   keyOperations,
   authOperations,

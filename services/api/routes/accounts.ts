@@ -87,7 +87,10 @@ export const accountOperations = defineOperations({
           required: ['kind'],
           properties: {
             kind: { enum: ['human', 'agent'] },
-            account: {},
+            account: {
+              description:
+                'A human key: `{handle, email, github, created_at}` (`github`: the linked GitHub login, or null); an agent key: the account’s handle',
+            },
             key: { type: 'string' },
             balances: { type: 'array', items: BALANCE },
             mandates: { type: 'array' },
@@ -178,7 +181,8 @@ export function accountRoutes(deps: AccountDeps): Router {
       }));
       res.json({
         kind: 'human',
-        account: { handle: account.handle, email: account.email, created_at: account.createdAt.toISOString() },
+        // `github`: the GitHub login the account is linked to, or null (an email account: it cannot publish yet).
+        account: { handle: account.handle, email: account.email, github: account.githubLogin, created_at: account.createdAt.toISOString() },
         key: p.keyPrefix,
         balances: balances.map((b) => ({
           currency: b.currency,

@@ -1,7 +1,8 @@
 /**
  * Signing in with GitHub (gateway.md §7 Accounts), hosted only; no key needed (the principal `none`):
  *   GET  /v0/auth/github            → 302 to GitHub's authorize page, the state also in an HttpOnly, SameSite=Lax cookie
- *   GET  /v0/auth/github/callback   → 302 to /console#login=<code> or /console#login_error=<reason> (on HOLON_SITE_URL when set)
+ *   GET  /v0/auth/github/callback   → 302 to the console the gateway serves (HOLON_PUBLIC_URL/console, else the request's
+ *                                     own origin) #login=<code> or #login_error=<reason>; never HOLON_SITE_URL, the public site
  *   POST /v0/auth/exchange {code}   → handle, a human key expiring in 30 days (and the agent key for a new account), once
  * Without HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET all three answer 503; the rest of the gateway works.
  * The flow itself is shared/hosted/github-sign-in.ts.
@@ -85,8 +86,6 @@ export interface GitHubSignInOptions {
   client?: GitHubSettings;
   /** HOLON_PUBLIC_URL: the callback URL is `<it>/v0/auth/github/callback` (else the request's own host). */
   publicUrl?: string;
-  /** HOLON_SITE_URL: where the console is (else the gateway itself). */
-  siteUrl?: string;
 }
 
 export interface AuthDeps {
@@ -140,7 +139,8 @@ export function authRoutes(deps: AuthDeps): Router {
     return client;
   };
   const noStore = (res: Response) => res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });
-  const consoleUrl = (fragment: string) => `${options.siteUrl ?? ''}/console#${fragment}`;
+  /** The console is served by the gateway itself (routes/console.ts), at its public origin: not on HOLON_SITE_URL. */
+  const consoleUrl = (fragment: string) => `${options.publicUrl ?? ''}/console#${fragment}`;
 
   mount(
     router,

@@ -6,7 +6,7 @@
  * pick the rate it pays at); no credit (sign-up gave it).
  */
 import { Router } from 'express';
-import { HolonError } from '../../../shared/core/errors.js';
+import { HolonError, type Problem } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/mandates/store.js';
 import { creditSignup } from '../../../shared/ledger/demo-credit.js';
@@ -77,9 +77,12 @@ export interface MandateDeps {
 /** The platform's exchange rates for hosted mandates (EUR per unit): demo rates, since all money is demo credit. */
 export const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92', GBP: '1.17' });
 
-/** A human's mandate document, put in their namespace with the platform's rules (400 for what they may not set). */
-function ownMandateDoc(body: Record<string, unknown>, handle: string): Record<string, unknown> {
-  const problems: Array<{ path: string; message: string }> = [];
+/**
+ * A human's mandate document, put in their namespace with the platform's rules, and the problems of what they may
+ * not set (reported together with the document's own problems, so a form shows every one at its field at once).
+ */
+function ownMandateDoc(body: Record<string, unknown>, handle: string): { doc: Record<string, unknown>; problems: Problem[] } {
+  const problems: Problem[] = [];
   const id = typeof body.id === 'string' && !body.id.includes('/') ? `${handle}/${body.id}` : body.id;
   if (typeof id === 'string' && !id.startsWith(`${handle}/`))
     problems.push({ path: '$.id', message: `must be in your namespace: "${handle}/<name>" (or just "<name>")` });
@@ -89,9 +92,12 @@ function ownMandateDoc(body: Record<string, unknown>, handle: string): Record<st
   const budget = body.budget && typeof body.budget === 'object' && !Array.isArray(body.budget) ? (body.budget as Record<string, unknown>) : undefined;
   if (budget && budget.currency !== undefined && budget.currency !== 'EUR') problems.push({ path: '$.budget.currency', message: 'hosted mandates are in EUR' });
   if (budget && budget.fx !== undefined) problems.push({ path: '$.budget.fx', message: 'exchange rates are set by the platform' });
-  if (problems.length) throw new HolonError('invalid_mandate', 400, `the mandate has ${problems.length} problem${problems.length === 1 ? '' : 's'}`, problems);
-  return { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };
+  const doc = { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };
+  return { doc, problems };
 }
+
+const invalid = (problems: readonly Problem[]) =>
+  new HolonError('invalid_mandate', 400, `the mandate has ${problems.length} problem${problems.length === 1 ? '' : 's'}`, problems);
 
 export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
@@ -113,9 +119,12 @@ export function mandateRoutes(deps: MandateDeps): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human', 'operator'], 'create mandates');
       const raw = requireObject(req.body);
-      const body = p.kind === 'human' ? ownMandateDoc(raw, p.account) : raw;
-      const v = validateMandate(body, { caller: true });
-      if (!v.ok) throw new HolonError('invalid_mandate', 400, `the mandate has ${v.problems.length} problem${v.problems.length === 1 ? '' : 's'}`, v.problems);
+      const own = p.kind === 'human' ? ownMandateDoc(raw, p.account) : { doc: raw, problems: [] };
+      const v = validateMandate(own.doc, { caller: true });
+      // The platform's rules first, then the document's own problems at paths not already named.
+      const named = new Set(own.problems.map((x) => x.path));
+      const problems = [...own.problems, ...(v.ok ? [] : v.problems.filter((x) => !named.has(x.path)))];
+      if (problems.length || !v.ok) throw invalid(problems);
       const { created } = await saveMandate(ctx.db, v.mandate);
       if (!created && p.kind === 'human')
         throw new HolonError('mandate_exists', 409, `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);

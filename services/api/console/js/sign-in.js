@@ -1,0 +1,142 @@
+// Signing in (gateway.md §7): with GitHub — the callback sends the browser to /console#login=<code> (or
+// #login_error=<reason>) and the code is traded once with POST /v0/auth/exchange — or by pasting a key: a human
+// key (email accounts) or the operator's admin key. The key is kept in sessionStorage for this tab only.
+
+import { ApiError, post, request } from './api.js';
+import { copyButton, field, fill, h, notice, setFieldError } from './dom.js';
+import { keep, setCurrent, takeReason } from './session.js';
+
+const REASONS = {
+  denied: 'You did not authorise Holon on GitHub.',
+  invalid_state: 'The sign-in link is unknown, used, expired or from another browser. Sign in again from this page.',
+  github_unavailable: 'GitHub could not be reached or refused the sign-in. Try again in a moment.',
+  no_verified_email: 'Your GitHub account has no verified primary email. Verify one on GitHub, then sign in again.',
+  email_unavailable: 'The account with your email is linked to another GitHub account.',
+  handle_unavailable: 'Your GitHub login cannot be used as a Holon handle (taken or reserved).',
+  account_disabled: 'This account is disabled.',
+};
+
+/** The GitHub return, read from the fragment and removed from the address bar before anything else runs. */
+export function takeLoginFragment() {
+  if (!/^#login(_error)?=/.test(location.hash)) return null;
+  const fragment = new URLSearchParams(location.hash.slice(1));
+  history.replaceState(null, '', location.pathname);
+  const code = fragment.get('login');
+  if (code) return { code };
+  return { error: REASONS[fragment.get('login_error')] || 'The sign-in was refused. Sign in again.' };
+}
+
+export function signInPage(view, done) {
+  const reason = takeReason();
+  const keyField = field({
+    label: 'Your key',
+    name: 'key',
+    type: 'password',
+    hint: 'A human key (hlk_h_…) from signing up by email, or the operator’s admin key. It is kept in this tab only and forgotten when you sign out or close it.',
+    required: true,
+  });
+  const status = h('div', { 'aria-live': 'polite' });
+  const form = h(
+    'form',
+    {
+      class: 'card',
+      'aria-labelledby': 'paste-heading',
+      on: {
+        submit: async (event) => {
+          event.preventDefault();
+          const value = keyField.input.value.trim();
+          setFieldError(keyField, '');
+          if (!value) return setFieldError(keyField, 'Paste your key here.');
+          if (value.startsWith('hlk_a_'))
+            return setFieldError(keyField, 'That is an agent key: it acts for an agent under one mandate. Paste your human key (hlk_h_…).');
+          const me = await request('GET', '/v0/me', undefined, { key: value, any: true });
+          if (me.status === 401) return setFieldError(keyField, 'This key is unknown, expired or revoked. Sign in with GitHub for a new one.');
+          if (me.status === 200 && me.body.kind === 'agent')
+            return setFieldError(keyField, 'That is an agent key: it acts for an agent under one mandate. Paste your human key (hlk_h_…).');
+          if (me.status === 200) {
+            keep(value);
+            setCurrent({ kind: 'human', handle: me.body.account?.handle, me: me.body });
+            done();
+            return;
+          }
+          const admin = await request('GET', '/v0/admin/log', undefined, { key: value, any: true });
+          if (admin.status === 200) {
+            keep(value);
+            setCurrent({ kind: 'admin' });
+            done();
+            return;
+          }
+          setFieldError(keyField, 'The gateway did not accept this key.');
+        },
+      },
+    },
+    h('h2', { id: 'paste-heading' }, 'Or paste a key'),
+    keyField.row,
+    h('button', { type: 'submit' }, 'Sign in with this key'),
+  );
+  fill(
+    view,
+    h(
+      'section',
+      { id: 'signed-out' },
+      h('h1', {}, 'Sign in to Holon'),
+      reason ? notice('info', reason) : null,
+      h('p', {}, 'Set budgets, approve held calls, read what a month cost, publish agents and watch what they earn.'),
+      h(
+        'div',
+        { class: 'card' },
+        h('h2', {}, 'With GitHub'),
+        h('p', {}, 'Required to publish agents.'),
+        h('p', {}, h('a', { id: 'sign-in', class: 'button', href: '/v0/auth/github' }, 'Sign in with GitHub')),
+      ),
+      form,
+      status,
+    ),
+  );
+}
+
+/** After GitHub: trade the code once, show the keys once, keep the human key for this tab. */
+export async function showKeysOnce(view, login, proceed) {
+  if (login.error) return failed(view, login.error);
+  fill(view, h('section', { id: 'working' }, h('h1', {}, 'Signing you in…'), h('p', { role: 'status' }, 'Trading the one-time code for your keys.')));
+  let body;
+  try {
+    body = await post('/v0/auth/exchange', { code: login.code }, { key: '' });
+  } catch (e) {
+    return failed(view, e instanceof ApiError ? e.message : 'The gateway could not be reached. Sign in again.');
+  }
+  keep(body.keys.human.key);
+  setCurrent(null);
+  const row = (label, id, value) => [h('dt', {}, label), h('dd', {}, h('code', { id }, value), ' ', copyButton(value))];
+  fill(
+    view,
+    h(
+      'section',
+      { id: 'signed-in' },
+      h('h1', {}, 'Signed in as ', h('span', { id: 'handle' }, body.handle)),
+      notice('info', h('span', { id: 'note' }, body.note || 'The keys are shown once: keep them now.')),
+      h(
+        'dl',
+        { class: 'keys' },
+        row(`Human key (expires ${new Date(body.keys.human.expires_at).toUTCString()})`, 'human-key', body.keys.human.key),
+        body.keys.agent ? row('Agent key (acts under the sandbox mandate)', 'agent-key', body.keys.agent.key) : null,
+      ),
+      h('p', {}, 'Publish from a terminal with ', h('code', {}, 'holon publish holon.yaml --key <human key>'), '.'),
+      h('p', {}, h('button', { type: 'button', id: 'continue', on: { click: proceed } }, 'I have kept them: open the console')),
+    ),
+  );
+  view.querySelector('h1')?.focus();
+}
+
+function failed(view, message) {
+  fill(
+    view,
+    h(
+      'section',
+      { id: 'failed' },
+      h('h1', {}, 'The sign-in did not work'),
+      h('p', { id: 'failure', role: 'alert' }, message),
+      h('p', {}, h('a', { class: 'button', href: '/v0/auth/github' }, 'Sign in again')),
+    ),
+  );
+}
