@@ -95,7 +95,9 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       await page.getByLabel('Agents it may call').fill('examples/*');
       await page.getByLabel('Total budget (EUR)').fill('lots');
       await page.getByRole('button', { name: 'Create the mandate' }).click();
-      await expect.poll(() => fieldError(page, 'Grantee (the agent that acts under it)').textContent()).toContain('must be one of your agents');
+      await expect
+        .poll(() => fieldError(page, 'Grantee (the agent that acts under it)').textContent(), { timeout: 10_000 })
+        .toContain('must be one of your agents');
       expect(await fieldError(page, 'Total budget (EUR)').textContent()).not.toBe('');
       expect(await page.getByLabel('Total budget (EUR)').getAttribute('aria-invalid')).toBe('true');
       await accessible(cp, 'mandate form with problems', audit);
@@ -146,7 +148,7 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       await card(held[0]!).getByRole('button', { name: 'Approve and run' }).click();
       await expect.poll(() => card(held[0]!).locator('.outcome').textContent(), { timeout: 15_000 }).toContain('succeeded');
       await card(held[1]!).getByRole('button', { name: 'Reject' }).click();
-      await expect.poll(() => card(held[1]!).locator('.outcome').textContent()).toContain('Rejected');
+      await expect.poll(() => card(held[1]!).locator('.outcome').textContent(), { timeout: 10_000 }).toContain('Rejected');
       expect((await send(url, 'GET', `/v0/approvals/${held[1]}`, { key: human })).body.status).toBe('rejected');
       expect((await send(url, 'GET', `/v0/approvals`, { key: human })).body.approvals).toEqual([]);
 
@@ -232,7 +234,7 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       expect(await page.evaluate(() => sessionStorage.length)).toBe(0);
       await page.getByLabel('Your key').fill(`hlk_a_${'x'.repeat(30)}`);
       await page.getByRole('button', { name: 'Sign in with this key' }).click();
-      await expect.poll(() => fieldError(page, 'Your key').textContent()).toContain('agent key');
+      await expect.poll(() => fieldError(page, 'Your key').textContent(), { timeout: 10_000 }).toContain('agent key');
       await page.getByLabel('Your key').fill(human);
       await page.getByRole('button', { name: 'Sign in with this key' }).click();
       // Back where the person was when they signed out.
