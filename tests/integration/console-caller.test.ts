@@ -71,7 +71,8 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       expect(await page.textContent('#handle')).toBe('bob-builder');
       const human = (await page.textContent('#human-key'))!.trim();
       expect(human).toMatch(/^hlk_h_/);
-      expect((await page.textContent('#agent-key'))!.trim()).toMatch(/^hlk_a_/);
+      const starterAgent = (await page.textContent('#agent-key'))!.trim();
+      expect(starterAgent).toMatch(/^hlk_a_/);
       expect(new URL(page.url()).hash).toBe('');
       await accessible(cp, 'keys shown once', audit);
       await page.click('#continue');
@@ -122,13 +123,20 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       const keyRow = page.locator('tr', { hasText: agentKey.slice(0, 14) });
       expect(await keyRow.textContent()).toContain('bob-builder/research');
       expect(await keyRow.locator('td').nth(2).textContent()).toBe('no');
+      // The starter key of the sandbox (ask_in_client) is revoked from its row.
+      const starter = page.locator('tr', { hasText: 'bob-builder/sandbox' });
+      expect(await starter.locator('td').nth(2).textContent()).toBe('yes');
+      await starter.getByRole('button', { name: /^Revoke the key/ }).click();
+      await expect.poll(() => page.locator('tr', { hasText: 'bob-builder/sandbox' }).locator('td').nth(3).textContent(), { timeout: 10_000 }).toBe('revoked');
+      expect((await send(url, 'GET', '/v0/me', { key: starterAgent })).status).toBe(401);
 
       // Held calls arrive over the API while the approvals page is open; one is approved and run, one rejected.
       await cp.open('approvals');
       expect(await page.isVisible('#no-approvals')).toBe(true);
       const hostile = '<img src=x onerror=window.__pwned=1><b>bold</b>';
       const held: string[] = [];
-      for (const text of [hostile, 'second']) {
+      const long = `${'a long invoice line\n'.repeat(60)}the end`;
+      for (const text of [hostile, long]) {
         const r = await send(url, 'POST', '/v0/calls', {
           key: agentKey,
           body: { mandate: 'bob-builder/research', agent: 'examples/echo-upper', input: { text } },
@@ -144,6 +152,11 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       expect(await page.evaluate(() => (window as unknown as { __pwned?: number }).__pwned)).toBeUndefined();
       expect(await card(held[0]!).locator('.worst-case').textContent()).toBe('0.01 EUR');
       expect(await card(held[0]!).textContent()).toContain('examples/echo-upper@1.0.0');
+      // A long input is folded: its head is shown, the whole behind a disclosure.
+      expect(await card(held[0]!).locator('details').count()).toBe(0);
+      expect(await card(held[1]!).locator('details pre').isVisible()).toBe(false);
+      await card(held[1]!).locator('details summary').click();
+      expect(await card(held[1]!).locator('details pre').textContent()).toContain('the end');
       await accessible(cp, 'approvals', audit);
       await card(held[0]!).getByRole('button', { name: 'Approve and run' }).click();
       await expect.poll(() => card(held[0]!).locator('.outcome').textContent(), { timeout: 15_000 }).toContain('succeeded');
