@@ -30,7 +30,7 @@ export async function render({ who }) {
               'dl',
               { class: 'facts', id: 'balances' },
               balances.map((b) => [
-                h('dt', {}, who.kind === 'operator' ? `${b.account} (${b.currency})` : b.currency),
+                h('dt', {}, who.kind === 'operator' ? b.account : 'Your balance'),
                 h('dd', {}, money(b.balance, b.currency), b.held !== '0.00' ? ` (${money(b.held)} held for calls running now)` : ''),
               ]),
             )
