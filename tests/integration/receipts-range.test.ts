@@ -10,15 +10,11 @@ import { RECEIPT_CSV_COLUMNS } from '../../services/api/routes/receipts.js';
 import { receiptRow } from '../../shared/receipts/store.js';
 import { useAudited, type TestGateway } from '../support/gateway.js';
 import { send, signUp, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
+import { GENEROUS_RATE_LIMITS, query } from '../support/http.js';
 
-const RATES = {
-  rateLimits: { perAddressPerMin: 100_000, perAccountPerMin: 100_000, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
-};
+const RATES = GENEROUS_RATE_LIMITS;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const q = (params: Record<string, string | undefined>) => {
-  const s = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined)).toString();
-  return s ? `?${s}` : '';
-};
+const q = query;
 const plusMs = (iso: string, ms: number) => new Date(Date.parse(iso) + ms).toISOString();
 
 interface Receipt {

@@ -8,8 +8,6 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { submitCall } from '../../shared/admission/submit.js';
-import type { ServiceContext } from '../../shared/context.js';
-import { DEFAULT_SETTINGS } from '../../shared/context.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { PLATFORM_ACCOUNT, readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
@@ -18,11 +16,11 @@ import { saveMandate } from '../../shared/mandates/store.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import type { Messaging } from '../../shared/messaging/types.js';
 import { createLogger } from '../../shared/platform/log.js';
-import { createRegistry } from '../../shared/registry/registry.js';
 import { settleBatch, settleCall } from '../../shared/settlement/settle.js';
 import { runCall } from '../../services/runner/run-call.js';
 import { createSettleBatcher } from '../../services/settler/settle-batcher.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
+import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest, type TestDatabase } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 
@@ -79,14 +77,7 @@ async function settlingCalls(db: TestDatabase, messaging: Messaging, cases: read
     agents.push(agent);
     return { c, agent };
   });
-  const ctx: ServiceContext = {
-    db: db.knex,
-    registry: createRegistry(agents.map((manifest) => ({ manifest, origin: 'shipped' as const }))),
-    messaging,
-    log: createLogger('test', 'silent'),
-    settings: DEFAULT_SETTINGS,
-    now: () => Date.now(),
-  };
+  const ctx = shippedAgentsContext(db.knex, agents, messaging, createLogger('test', 'silent'));
   const ids: string[] = [];
   for (const [i, { c, agent }] of plan.entries()) {
     // Several calls under one mandate, so a batch sums a mandate's releases and charges.

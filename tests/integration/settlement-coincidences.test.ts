@@ -9,8 +9,6 @@
 import fc from 'fast-check';
 import { expect } from 'vitest';
 import { submitCall } from '../../shared/admission/submit.js';
-import type { ServiceContext } from '../../shared/context.js';
-import { DEFAULT_SETTINGS } from '../../shared/context.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
@@ -18,10 +16,10 @@ import { creditSignup } from '../../shared/ledger/demo-credit.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
-import { createRegistry } from '../../shared/registry/registry.js';
 import { settleCall } from '../../shared/settlement/settle.js';
 import { runCall } from '../../services/runner/run-call.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
+import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 
@@ -79,14 +77,7 @@ test('every billable outcome settles, whatever accounts coincide, and the audit 
         });
         agents.push(agent);
         const result: RunResult = c.result === 'output' ? { kind: 'output', output: { ok: true } } : { kind: 'error', code: 'refused' };
-        const ctx: ServiceContext = {
-          db: db.knex,
-          registry: createRegistry(agents.map((manifest) => ({ manifest, origin: 'shipped' as const }))),
-          messaging,
-          log,
-          settings: DEFAULT_SETTINGS,
-          now: () => Date.now(),
-        };
+        const ctx = shippedAgentsContext(db.knex, agents, messaging, log);
         const mandate = buildMandate({
           id: `${c.payer}/m${n}`,
           issuer: c.payer,

@@ -12,30 +12,25 @@ import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { submitCall } from '../../shared/admission/submit.js';
-import { DEFAULT_SETTINGS, type ServiceContext } from '../../shared/context.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { creditSignup } from '../../shared/ledger/demo-credit.js';
 import { readStatement } from '../../shared/ledger/statement.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
-import { createRegistry } from '../../shared/registry/registry.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
 import { settleCall } from '../../shared/settlement/settle.js';
 import { runCall } from '../../services/runner/run-call.js';
+import { shippedAgentsContext } from '../support/service-context.js';
 import { BACKENDS, dbTest } from '../support/db.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { ADMIN_KEY, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { GENEROUS_RATE_LIMITS, query } from '../support/http.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 
-const RATES = {
-  rateLimits: { perAddressPerMin: 100_000, perAccountPerMin: 100_000, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
-};
+const RATES = GENEROUS_RATE_LIMITS;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
-const q = (params: Record<string, string | undefined>) => {
-  const s = new URLSearchParams(Object.entries(params).filter((e): e is [string, string] => e[1] !== undefined)).toString();
-  return s ? `?${s}` : '';
-};
+const q = query;
 
 /** A decimal amount string as micro-units, exactly. */
 function micros(amount: string): bigint {
@@ -464,14 +459,7 @@ for (const backend of BACKENDS) {
             }
             const agent = buildManifest({ id: `${c.author}/agent${n}`, pricing, interface: iface, ...(lineage ? { lineage } : {}) });
             agents.push(agent);
-            const ctx: ServiceContext = {
-              db: db.knex,
-              registry: createRegistry(agents.map((manifest) => ({ manifest, origin: 'shipped' as const }))),
-              messaging,
-              log,
-              settings: DEFAULT_SETTINGS,
-              now: () => Date.now(),
-            };
+            const ctx = shippedAgentsContext(db.knex, agents, messaging, log);
             const mandate = buildMandate({
               id: `${c.payer}/m${n}`,
               issuer: c.payer,

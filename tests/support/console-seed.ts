@@ -11,7 +11,8 @@
  *   - mallory, signed up and disabled by the admin, so the moderation log has an entry.
  *
  * Everything runs in this process, vitest or not: tests/support/hosted.ts and gateway.ts cannot be imported outside
- * vitest (redis.ts and db.ts call `test.extend` and `inject` at import), so the gateway is started here the way
+ * vitest (redis.ts and db.ts call `test.extend` and `inject` at import; the requests of http.ts and github-accounts.ts
+ * can), so the gateway is started here the way
  * startTestGateway starts it — every role, the test registry, its own database and Redis prefix — on a throw-away
  * database created on DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432/postgres) and a Redis key
  * prefix on REDIS_URL (default redis://127.0.0.1:6379), both removed by `stop()`. The gateway listens on a port
@@ -21,15 +22,17 @@ import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { Redis } from 'ioredis';
 import { ALL_ROLES, startGateway, type RunningGateway } from '../../services/compose.js';
 import type { Config } from '../../shared/platform/config.js';
-import { startFakeGitHub, type FakeGitHub } from './fake-github.js';
+import { startFakeGitHub } from './fake-github.js';
 import { createDatabase, databaseUrlFor, dropDatabase } from './postgres-admin.js';
+import { signInWithGitHub } from './github-accounts.js';
+import { ADMIN_KEY, send, signUp, type Reply } from './http.js';
 import { freePort, REPO_ROOT, waitFor } from './processes.js';
+import { deleteKeysUnder } from './redis-keys.js';
 
-/** The admin key of the hosted test gateways (the value of tests/support/hosted.ts ADMIN_KEY). */
-export const CONSOLE_ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
+/** The admin key of the hosted test gateways. */
+export const CONSOLE_ADMIN_KEY = ADMIN_KEY;
 
 const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
 const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
@@ -60,37 +63,6 @@ export interface IsolatedGateway {
   stop(): Promise<void>;
 }
 
-interface Reply {
-  status: number;
-  body: any;
-}
-
-/** A request with a key, JSON both ways (tests/support/hosted.ts `send`, usable outside vitest). */
-async function send(
-  base: string,
-  method: string,
-  route: string,
-  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const res = await fetch(base + route, {
-    method,
-    headers: {
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-      ...options.headers,
-    },
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body };
-}
-
 /** `send`, and the answer must have one of the expected statuses. */
 async function expectStatus(what: string, reply: Promise<Reply>, ...statuses: number[]): Promise<any> {
   const r = await reply;
@@ -110,7 +82,7 @@ export async function startIsolatedGateway(config: Partial<Config> = {}): Promis
   const prefix = `holon-console.${id}`;
   await createDatabase(server, database);
   const cleanup = async () => {
-    await deletePrefix(redisUrl, prefix);
+    await deleteKeysUnder(redisUrl, prefix);
     await dropDatabase(server, database);
   };
   let gw: RunningGateway;
@@ -143,51 +115,9 @@ export async function startIsolatedGateway(config: Partial<Config> = {}): Promis
   };
 }
 
-async function deletePrefix(url: string, prefix: string): Promise<void> {
-  const raw = new Redis(url, { maxRetriesPerRequest: 2 });
-  try {
-    let cursor = '0';
-    do {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-      if (keys.length) await raw.del(...keys);
-      cursor = next;
-    } while (cursor !== '0');
-  } finally {
-    raw.disconnect();
-  }
-}
-
 /** A dev gateway (`npm start`'s: no keys, the dev mandates of examples/mandates) for the console's dev pages. */
 export function startConsoleDevGateway(config: Partial<Config> = {}): Promise<IsolatedGateway> {
   return startIsolatedGateway({ mandatesDir: path.join(REPO_ROOT, 'examples/mandates'), ...config });
-}
-
-/** One redirect, not followed: its Location and the cookies it sets. */
-async function hop(url: string, cookie?: string): Promise<{ location: string; cookies: string[] }> {
-  const res = await fetch(url, { redirect: 'manual', ...(cookie ? { headers: { cookie } } : {}) });
-  await res.arrayBuffer();
-  const location = res.headers.get('location');
-  if (res.status < 300 || res.status >= 400 || !location) throw new Error(`expected a redirect from ${url}, got ${res.status}`);
-  return { location: new URL(location, url).toString(), cookies: res.headers.getSetCookie() };
-}
-
-/** Sign in with the fake GitHub without a browser (tests/support/github-accounts.ts `signInWithGitHub`). */
-async function signInWithGitHub(base: string, github: FakeGitHub, login: string, id: number): Promise<SeededAccount> {
-  github.addUser({ id, login });
-  github.signIn(login);
-  const start = await hop(`${base}/v0/auth/github`);
-  const cookie = start.cookies.map((c) => c.split(';')[0]!).join('; ');
-  const back = await hop(start.location);
-  const done = await hop(back.location, cookie);
-  const code = new URLSearchParams(new URL(done.location).hash.slice(1)).get('login');
-  if (!code) throw new Error(`sign-in of ${login} failed: ${done.location}`);
-  const body = await expectStatus(`the code exchange of ${login}`, send(base, 'POST', '/v0/auth/exchange', { body: { code } }), 200);
-  return { handle: body.handle, human: body.keys.human.key };
-}
-
-async function signUp(base: string, handle: string): Promise<SeededAccount> {
-  const body = await expectStatus(`the sign-up of ${handle}`, send(base, 'POST', '/v0/signup', { body: { handle, email: `${handle}@example.test` } }), 201);
-  return { handle, human: body.keys.human.key };
 }
 
 /**

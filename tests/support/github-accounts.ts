@@ -3,7 +3,7 @@
  * (tests/support/fake-github.ts), carrying the state cookie by hand, then the exchange of the one-time code.
  */
 import type { FakeGitHub } from './fake-github.js';
-import { send, type Account } from './hosted.js';
+import { send, type Account } from './http.js';
 
 /** Follow one redirect without following it: the Location and the cookies set. */
 async function hop(url: string, cookie?: string): Promise<{ location: string; cookies: string[] }> {

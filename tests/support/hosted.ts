@@ -6,7 +6,7 @@ import type { RunningGateway } from '../../services/compose.js';
 import type { Config } from '../../shared/platform/config.js';
 import { startBeside, startTestGateway, type TestGateway } from './gateway.js';
 
-export const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
+import { ADMIN_KEY, send, type Account } from './http.js';
 
 export function hostedConfig(extra: Partial<Config> = {}): Partial<Config> {
   return { hosted: true, adminKey: ADMIN_KEY, ...extra };
@@ -22,49 +22,7 @@ export async function secondApi(g: TestGateway, extra: Partial<Config> = {}): Pr
   return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
 }
 
-export interface Reply {
-  status: number;
-  body: any;
-  headers: Headers;
-}
-
-export async function send(
-  base: string,
-  method: string,
-  path: string,
-  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Reply> {
-  const res = await fetch(base + path, {
-    method,
-    headers: {
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-      ...options.headers,
-    },
-    ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
-  });
-  const text = await res.text();
-  let body: unknown = text;
-  try {
-    body = JSON.parse(text);
-  } catch {
-    /* not JSON */
-  }
-  return { status: res.status, body, headers: res.headers };
-}
-
-export interface Account {
-  handle: string;
-  human: string;
-  /** The starter sandbox's agent key (ask_in_client). */
-  sandboxAgent: string;
-}
-
-export async function signUp(base: string, handle: string, headers: Record<string, string> = {}): Promise<Account> {
-  const r = await send(base, 'POST', '/v0/signup', { body: { handle, email: `${handle}@example.test` }, headers });
-  if (r.status !== 201) throw new Error(`sign-up of ${handle} failed: ${r.status} ${JSON.stringify(r.body)}`);
-  return { handle, human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent.key };
-}
+export { ADMIN_KEY, send, signUp, type Account, type Reply } from './http.js';
 
 /** A root mandate of the account's own (examples and fixtures allowed) and an agent key for it. */
 export async function workMandate(

@@ -4,6 +4,7 @@
 import { randomBytes } from 'node:crypto';
 import { Redis } from 'ioredis';
 import { inject, test as base } from 'vitest';
+import { deleteKeysUnder } from './redis-keys.js';
 
 export interface TestRedis {
   url: string;
@@ -25,16 +26,9 @@ export async function createTestRedis(): Promise<TestRedis & { cleanup(): Promis
     prefix,
     client,
     cleanup: async () => {
-      const raw = new Redis(url);
       try {
-        let cursor = '0';
-        do {
-          const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 500);
-          if (keys.length) await raw.del(...keys);
-          cursor = next;
-        } while (cursor !== '0');
+        await deleteKeysUnder(url, prefix);
       } finally {
-        raw.disconnect();
         client.disconnect();
       }
     },
