@@ -239,6 +239,19 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
       const text = Buffer.concat(csv).toString('utf8');
       expect(text.split('\n')[0]).toMatch(/^id,created_at,mandate,agent,status/);
       expect(text).toContain(run.body.receipt.id);
+      // Any month: the one before has none of these calls, and its checks hold (spent may only have grown since).
+      const before = new Date();
+      before.setUTCDate(1);
+      before.setUTCMonth(before.getUTCMonth() - 1);
+      const previous = before.toISOString().slice(0, 7);
+      await page.getByLabel('Month', { exact: true }).fill(previous);
+      await page.getByRole('button', { name: 'Show' }).click();
+      await page.waitForSelector(`h1:text("Month ${previous}")`);
+      await settled(page);
+      expect(await page.locator('.lead').textContent()).toContain('0 calls');
+      const research = page.locator('section[aria-label="Per mandate"] tr', { hasText: 'bob-builder/research' });
+      expect(await research.locator('td').nth(2).textContent()).toBe('0.00 EUR');
+      expect(await page.locator('section[aria-label="Per mandate"] .check-bad').count()).toBe(0);
 
       // Signing out forgets the key; a pasted key signs back in; when the operator disables the account, the next
       // request returns the person to sign-in with a plain sentence.
