@@ -1,7 +1,7 @@
 // The reference MCP host (gateway.md §6, "the Holon MCP agent profile"): serves every agents/*/tool.mjs
 // as one tool of one Streamable HTTP endpoint, /mcp, with stateful sessions. See agents/README.md.
 //
-//   node agents/host.mjs [--port 7474] [--host 127.0.0.1]
+//   node agents/host.mjs [--port 7474] [--host 127.0.0.1]     (the port's default: HOLON_AGENT_HOST_PORT, else 7474)
 //
 // Nothing about a call's input or output is ever logged.
 import { randomUUID } from 'node:crypto';
@@ -470,9 +470,11 @@ if (isMain()) {
     process.stderr.write(`${e.message}\nusage: node agents/host.mjs [--port N] [--host ADDRESS]\n`);
     process.exit(2);
   }
-  const port = options.port === undefined ? 7474 : Number(options.port);
+  // The gateway calls the shipped agents on HOLON_AGENT_HOST_PORT (docs/mcp.md): the same setting moves the host.
+  const fromEnv = process.env.HOLON_AGENT_HOST_PORT?.trim() || undefined;
+  const port = Number(options.port ?? fromEnv ?? 7474);
   if (!Number.isInteger(port) || port < 0 || port > 65535) {
-    process.stderr.write(`--port must be an integer from 0 to 65535\n`);
+    process.stderr.write(`${options.port === undefined ? 'HOLON_AGENT_HOST_PORT' : '--port'} must be an integer from 0 to 65535\n`);
     process.exit(2);
   }
   const cliLog = (level, message) => {

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The image's entrypoint: `holon <role> [options]` (serve, api, runner, settler, evaluator), and beside the roles
-# that run agents (serve, runner, evaluator) the reference MCP agent host of agents/ on 127.0.0.1:7474, where the
-# shipped manifests' runtime.endpoint points (gateway.md §7 "Operating": the gateway and the real MCP agents in one
+# that run agents (serve, runner, evaluator) the reference MCP agent host of agents/ on 127.0.0.1:7474 (or
+# HOLON_AGENT_HOST_PORT), where the gateway calls the shipped agents (gateway.md §7 "Operating": the gateway and the real MCP agents in one
 # container). Only in production: in dev, `holon serve` starts that host itself. HOLON_AGENT_HOST=0 turns it off.
 #
 # SIGTERM / SIGINT go to the gateway only. It stops taking work and waits for the runs in flight, each of which ends
@@ -23,7 +23,7 @@ case "$role" in
     case "${HOLON_AGENT_HOST:-1},${NODE_ENV:-}" in
       0,* | off,* | false,* | OFF,* | FALSE,*) ;;
       *,production)
-        node agents/host.mjs --host 127.0.0.1 --port 7474 &
+        node agents/host.mjs --host 127.0.0.1 --port "${HOLON_AGENT_HOST_PORT:-7474}" &
         agents=$!
         ;;
     esac

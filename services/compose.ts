@@ -33,7 +33,7 @@ import { recoverDeliveries } from './settler/callbacks.js';
 import { generateWebhookSecret } from '../shared/webhooks/secrets.js';
 import { startEvaluator } from './evaluator/worker.js';
 import { loadSuites } from '../shared/evaluation/suites.js';
-import { startDevAgentHost } from './cli/dev-agent-host.js';
+import { AGENTS_DIR, startDevAgentHost } from './cli/dev-agent-host.js';
 import { createMetrics, type GatewayMetrics } from '../shared/platform/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../shared/platform/metrics-server.js';
 import { startTracing } from '../shared/platform/tracing.js';
@@ -81,7 +81,9 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   });
   wireMetricSources(metrics, db.knex, messaging);
   const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
-  const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log });
+  // The shipped agents of agents/ are called on HOLON_AGENT_HOST_PORT, whatever port their manifests name (docs/mcp.md).
+  const agentHost = { dir: AGENTS_DIR, port: config.agentHostPort };
+  const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log, agentHost });
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
   if (sampleRecords)
     log.info({ file: config.recordsFile, agents: sampleRecords.size }, 'sample records loaded (HOLON_RECORDS): shown only for agents without measured runs');

@@ -8,11 +8,11 @@ import type { Request, Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { Submitted } from '../../shared/admission/submit.js';
-import { takeOutput } from '../../shared/calls/outputs.js';
+import { handOutput, outputFields, readOutput } from '../../shared/calls/outputs.js';
 import { callStatus } from '../../shared/calls/transitions.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import { STALE_CLAIM_MS, type IdempotencyRow } from '../../shared/hosted/idempotency.js';
-import { describeFailure, loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
+import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
 
 export interface AnswerDeps {
   ctx: ServiceContext;
@@ -53,7 +53,11 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
   res.status(202).json({ call: { id: callId, status: (await callStatus(deps.ctx.db, callId)) ?? 'queued' } });
 }
 
-/** A repeated Idempotency-Key: the original receipt (never its output), or 409/422 (shared/hosted/idempotency.ts). */
+/**
+ * A repeated Idempotency-Key: the original receipt, with a success's output while it is kept (read, not handed
+ * over: the retry of a request whose answer was lost gets what it would have got), or 409/422
+ * (shared/hosted/idempotency.ts).
+ */
 export async function answerReplay(ctx: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
   if (row.requestHash !== hash) {
     throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
@@ -83,19 +87,22 @@ export async function answerReplay(ctx: ServiceContext, res: Response, row: Idem
   res.status(receipt.status === 'succeeded' ? 200 : 502).json({
     replayed: true,
     status: receipt.status,
-    ...(receipt.status === 'succeeded' ? { output: null } : { error: describeFailure(receipt) }),
+    ...(receipt.status === 'succeeded'
+      ? outputFields(await readOutput(ctx, receipt.id))
+      : { error: describeFailure(receipt, await failureDetail(ctx.db, receipt)) }),
     receipt,
   });
 }
 
 async function answerFinished(ctx: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
   if (receipt.status === 'succeeded') {
-    const output = await takeOutput(ctx, receipt.id);
-    res.status(200).json({ output: output ?? null, receipt });
+    // The client that waited went away: nobody is handed the output, it stays for a retry (Idempotency-Key) or GET.
+    if (res.destroyed) return;
+    res.status(200).json({ ...outputFields(await handOutput(ctx, receipt.id, 'sync')), receipt });
     return;
   }
   res.status(502).json({
-    error: describeFailure(receipt),
+    error: describeFailure(receipt, await failureDetail(ctx.db, receipt)),
     receipt,
   });
 }

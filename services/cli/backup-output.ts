@@ -2,6 +2,8 @@
  * What `holon backup` and `holon restore` show: a progress bar on stderr while they work (only on a terminal),
  * then a summary on stdout, in words or as JSON (`--json`).
  */
+import { existsSync, readdirSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
@@ -132,6 +134,8 @@ export async function runFileCommand(spec: FileCommand, argv: string[], env: Nod
   if (misuse) return misused(misuse);
   const target = databaseTarget(values.db, env);
   const progress = terminalProgress(spec.command === 'backup' ? 'backup ' : 'restore');
+  // A restore may create the PGlite directory it restores into: if it fails, what it created goes again.
+  const created = !spec.mustExist && target.dir ? createdBy(target.dir) : undefined;
   try {
     const db = await openTarget(target, spec.mustExist);
     try {
@@ -145,6 +149,23 @@ export async function runFileCommand(spec: FileCommand, argv: string[], env: Nod
     }
   } catch (e) {
     progress.stop();
+    if (created) await removeCreated(created);
     return failed(spec.command, e);
   }
+}
+
+/**
+ * What opening `dir` would create: the topmost of it and its parents that does not exist yet, or `dir` itself when it
+ * exists but is empty (its contents are then what goes); undefined when it already holds something.
+ */
+function createdBy(dir: string): { path: string; keep: boolean } | undefined {
+  if (existsSync(dir)) return readdirSync(dir).length === 0 ? { path: dir, keep: true } : undefined;
+  let top = dir;
+  while (!existsSync(path.dirname(top)) && path.dirname(top) !== top) top = path.dirname(top);
+  return { path: top, keep: false };
+}
+
+async function removeCreated(created: { path: string; keep: boolean }): Promise<void> {
+  if (!created.keep) return rm(created.path, { recursive: true, force: true });
+  for (const entry of readdirSync(created.path)) await rm(path.join(created.path, entry), { recursive: true, force: true });
 }

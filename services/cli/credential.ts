@@ -5,6 +5,7 @@
  * newline trimmed) or, on a terminal, prompts for it without echo. Exit 0 done, 1 refused or unreachable, 2 misused.
  */
 import { parseArgs } from 'node:util';
+import { createHolonClient, HolonApiError } from 'holon/client';
 import { isAgentId } from '../../shared/core/identifiers.js';
 
 const USAGE = 'usage: holon credential set|delete <ns/name> [--url URL] [--key hlk_h_…]  (or HOLON_URL, HOLON_KEY; the token on stdin)\n';
@@ -54,21 +55,19 @@ function readHidden(io: CredentialIo): Promise<string | undefined> {
 }
 
 /** One request to the credential route; the answer's message, never the token. */
-async function request(url: string, key: string, agent: string, method: 'PUT' | 'DELETE', token?: string): Promise<{ ok: boolean; line: string }> {
-  let res: Response;
+async function request(url: string, key: string, agent: string, action: 'set' | 'delete', token?: string): Promise<{ ok: boolean; line: string }> {
+  const holon = createHolonClient({ baseUrl: new URL(url).origin, key });
   try {
-    res = await fetch(new URL(`/v0/agents/${agent}/credential`, url), {
-      method,
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      ...(token === undefined ? {} : { body: JSON.stringify({ token }) }),
-    });
+    if (action === 'delete') {
+      await holon.credential.delete(agent);
+      return { ok: true, line: `credential deleted for ${agent}` };
+    }
+    const answer = await holon.credential.set(agent, token ?? '');
+    return { ok: true, line: `credential set for ${agent} (${answer.credential.set_at ?? 'now'})` };
   } catch (e) {
+    if (e instanceof HolonApiError) return { ok: false, line: `refused, HTTP ${e.status} ${e.error?.code ?? ''}: ${e.error?.message ?? 'no message'}` };
     return { ok: false, line: `could not reach ${url}: ${(e as Error).message}` };
   }
-  const body = (await res.json().catch(() => undefined)) as { credential?: { set_at?: string }; error?: { code?: string; message?: string } } | undefined;
-  if (res.ok)
-    return { ok: true, line: method === 'PUT' ? `credential set for ${agent} (${body?.credential?.set_at ?? 'now'})` : `credential deleted for ${agent}` };
-  return { ok: false, line: `refused, HTTP ${res.status} ${body?.error?.code ?? ''}: ${body?.error?.message ?? 'no message'}` };
 }
 
 export async function credentialCommand(argv: string[], env: NodeJS.ProcessEnv = process.env, io: CredentialIo = defaultIo()): Promise<number> {
@@ -100,7 +99,7 @@ export async function credentialCommand(argv: string[], env: NodeJS.ProcessEnv =
       return 1;
     }
   }
-  const r = await request(url, key, agent, action === 'set' ? 'PUT' : 'DELETE', token);
+  const r = await request(url, key, agent, action, token);
   (r.ok ? io.stdout : io.stderr).write(`${r.ok ? '✓' : '✗'} ${r.line}\n`);
   return r.ok ? 0 : 1;
 }

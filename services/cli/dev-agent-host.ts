@@ -1,13 +1,16 @@
 /**
  * Dev mode: `holon serve` also runs the reference MCP host (agents/host.mjs) when the registry lists agents from
- * `agents/`, on the address their manifests' `runtime.endpoint` names (http://127.0.0.1:7474/mcp), so the two
- * real agents answer without a second command. The host can also run on its own (`node agents/host.mjs`): when the
- * port is taken, the gateway says so and goes on, calling whatever answers there.
+ * `agents/`, on the address their `runtime.endpoint` names in the registry (http://127.0.0.1:7474/mcp, or the port
+ * of HOLON_AGENT_HOST_PORT: shared/registry/agent-host.ts), so the two real agents answer without a second command.
+ * The host can also run on its own (`node agents/host.mjs`): when the port is taken, the gateway says so and goes on,
+ * calling whatever answers there.
  */
 import path from 'node:path';
 import { AGENTS_DIR, startAgentHost, type AgentHost } from '../../agents/host.mjs';
 import type { Logger } from '../../shared/platform/log.js';
 import type { Registry } from '../../shared/registry/registry.js';
+
+export { AGENTS_DIR };
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 

@@ -5,6 +5,7 @@
  * unreachable, 2 misused.
  */
 import { parseArgs } from 'node:util';
+import { createHolonClient, HolonApiError } from 'holon/client';
 
 const USAGE = 'usage: holon earnings [--url URL] [--key hlk_h_…] [--json]  (or HOLON_URL, HOLON_KEY)\n';
 
@@ -62,16 +63,13 @@ export async function earningsCommand(
     process.stderr.write(`holon earnings: needs the gateway URL (--url or HOLON_URL) and a human key (--key or HOLON_KEY)\n${USAGE}`);
     return 2;
   }
-  let res: Response;
+  let body: EarningsAnswer;
   try {
-    res = await fetch(new URL('/v0/me/agents', url), { headers: { authorization: `Bearer ${key}` } });
+    // The answer's shape is shared/catalogue/earnings.ts's; the document describes only its top level (account, versions, totals).
+    body = (await createHolonClient({ baseUrl: new URL(url).origin, key }).earnings()) as EarningsAnswer;
   } catch (e) {
-    process.stderr.write(`✗ could not reach ${url}: ${(e as Error).message}\n`);
-    return 1;
-  }
-  const body = (await res.json().catch(() => undefined)) as (EarningsAnswer & { error?: { code?: string; message?: string } }) | undefined;
-  if (!res.ok || !body) {
-    process.stderr.write(`✗ refused, HTTP ${res.status} ${body?.error?.code ?? ''}: ${body?.error?.message ?? 'no message'}\n`);
+    if (e instanceof HolonApiError) process.stderr.write(`✗ refused, HTTP ${e.status} ${e.error?.code ?? ''}: ${e.error?.message ?? 'no message'}\n`);
+    else process.stderr.write(`✗ could not reach ${url}: ${(e as Error).message}\n`);
     return 1;
   }
   out.write(values.json ? `${JSON.stringify(body, null, 2)}\n` : formatEarnings(body));

@@ -16,7 +16,9 @@ Usage:
   holon serve [--port N] [--host ADDR] [--db DIR] [--registry DIR,…] [--mandates DIR] [--hosted]
                                         run every service in one process (PGlite and an in-process
                                         queue unless DATABASE_URL / REDIS_URL are set); listens on
-                                        127.0.0.1 unless --host / HOST says otherwise (hosted: 0.0.0.0)
+                                        127.0.0.1 unless --host / HOST says otherwise (hosted: 0.0.0.0);
+                                        in dev, the mandates of examples/mandates unless --mandates /
+                                        HOLON_MANDATES name others (docs/configuration.md)
   holon api | runner | settler | evaluator [options]
                                         run one service (needs DATABASE_URL and REDIS_URL)
   holon validate <file>… [--json]       check manifests (holon.yaml), mandates and evaluation suites (a file
@@ -38,6 +40,8 @@ Usage:
                                         (exit 1, saying why) for another schema version, a non-empty target
                                         or a damaged file
   holon audit [--db DIR] [--json]       the ledger audit; exit 1 on any discrepancy (for cron jobs)
+                                        (backup, restore and audit refuse a PGlite directory a running
+                                        gateway holds: PGlite is one process at a time)
   holon help                            this text
 `;
 

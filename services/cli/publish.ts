@@ -6,6 +6,7 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { createHolonClient, HolonApiError, type Manifest } from 'holon/client';
 import { parseDocumentText } from '../../shared/core/documents.js';
 import type { Problem } from '../../shared/core/errors.js';
 
@@ -34,26 +35,17 @@ async function readManifest(file: string): Promise<{ ok: true; value: unknown } 
 export async function publishFile(file: string, url: string, key: string): Promise<PublishReport> {
   const doc = await readManifest(file);
   if (!doc.ok) return { file, listed: false, problems: doc.problems };
-  let res: Response;
+  // The origin, as before: `--url https://host/x` publishes to https://host/v0/agents.
+  const holon = createHolonClient({ baseUrl: new URL(url).origin, key });
   try {
-    res = await fetch(new URL('/v0/agents', url), {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', authorization: `Bearer ${key}` },
-      body: JSON.stringify(doc.value),
-    });
+    // Sent as read: the gateway checks the manifest and lists every failed condition (problems, below).
+    const answer = await holon.publish(doc.value as Manifest);
+    return { file, listed: true, status: 201, answer, problems: [] };
   } catch (e) {
-    return { file, listed: false, problems: [{ path: '$', message: `could not reach ${url}: ${(e as Error).message}` }] };
+    if (!(e instanceof HolonApiError)) return { file, listed: false, problems: [{ path: '$', message: `could not reach ${url}: ${(e as Error).message}` }] };
+    const problems = e.error?.problems ?? [{ path: '$', message: e.message }];
+    return { file, listed: false, status: e.status, answer: e.body, problems };
   }
-  const text = await res.text();
-  let answer: unknown = text;
-  try {
-    answer = JSON.parse(text);
-  } catch {
-    /* not JSON: shown as text */
-  }
-  const error = (answer as { error?: { message?: string; problems?: Problem[] } } | null)?.error;
-  const problems = res.status === 201 ? [] : (error?.problems ?? [{ path: '$', message: error?.message ?? `HTTP ${res.status}` }]);
-  return { file, listed: res.status === 201, status: res.status, answer, problems };
 }
 
 export function formatPublishReport(r: PublishReport): string {

@@ -1,11 +1,15 @@
 /**
  * `holon serve | api | runner | settler | evaluator`: run every service in one process, or one service each.
- * Stops gracefully on SIGTERM / SIGINT: stop taking work, finish or hand back what runs, close connections.
+ * Stops gracefully on SIGTERM / SIGINT: stop taking work, finish or hand back what runs, close connections; and, when
+ * npm started it (`npm start`), once npm has gone (parent-watch.ts). `holon serve` on a dev gateway loads the mandates
+ * of examples/mandates unless `--mandates` or HOLON_MANDATES names others (devMandatesDir).
  */
 import { parseArgs } from 'node:util';
-import { ConfigError, splitList, type Config } from '../../shared/platform/config.js';
+import { DatabaseInUseError } from '../../shared/db/pglite-lock.js';
+import { ConfigError, devMandatesDir, splitList, type Config } from '../../shared/platform/config.js';
 import { ALL_ROLES, startGateway, type Role, type RunningGateway } from '../compose.js';
 import { ListenError } from '../api/start.js';
+import { stopWhenParentGoes } from './parent-watch.js';
 
 export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
   const options = {
@@ -35,8 +39,12 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
   if (values.host) overrides.host = values.host;
   if (values.db) overrides.dbDir = values.db;
   if (values.registry) Object.assign(overrides, { registryDirs: splitList(values.registry), registryExplicit: true });
-  if (values.mandates) overrides.mandatesDir = values.mandates;
   if (values.hosted) overrides.hosted = true;
+  if (values.mandates) overrides.mandatesDir = values.mandates;
+  else if (roles.length === ALL_ROLES.length) {
+    const dir = devMandatesDir(process.env, values.hosted === true);
+    if (dir) overrides.mandatesDir = dir;
+  }
   if (roles.length < ALL_ROLES.length && (!process.env.DATABASE_URL || !process.env.REDIS_URL)) {
     process.stderr.write(`holon ${roles.join(' ')}: a single service needs DATABASE_URL and REDIS_URL (use \`holon serve\` for the embedded defaults)\n`);
     return 2;
@@ -45,7 +53,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
   try {
     gateway = await startGateway(roles, overrides);
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof ListenError) {
+    if (e instanceof ConfigError || e instanceof ListenError || e instanceof DatabaseInUseError) {
       process.stderr.write(`${e.message}\n`);
       return 1;
     }
@@ -60,14 +68,19 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
     );
   }
   await new Promise<void>((resolve) => {
+    let stopping = false;
     const shutdown = () => {
+      if (stopping) return;
+      stopping = true;
       process.off('SIGTERM', shutdown);
       process.off('SIGINT', shutdown);
+      unwatch();
       void gateway.stop().then(resolve, (e) => {
         process.stderr.write(`holon: shutdown failed: ${(e as Error).message}\n`);
         resolve();
       });
     };
+    const unwatch = stopWhenParentGoes(shutdown);
     process.on('SIGTERM', shutdown);
     process.on('SIGINT', shutdown);
   });

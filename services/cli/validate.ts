@@ -12,7 +12,7 @@ import { parseArgs } from 'node:util';
 import { parseDocumentText } from '../../shared/core/documents.js';
 import type { Problem } from '../../shared/core/errors.js';
 import { validateManifest } from '../../shared/core/manifest/index.js';
-import { validateMandate } from '../../shared/core/mandate/index.js';
+import { mandateWarnings, validateMandate } from '../../shared/core/mandate/index.js';
 import { checkSuite, SUITE_FILE } from '../../shared/evaluation/suites.js';
 
 export type DocumentKind = 'manifest' | 'mandate' | 'suite' | 'unknown';
@@ -24,6 +24,8 @@ export interface FileReport {
   /** `ns/name@version` for a manifest, the mandate id for a mandate, `<capability> v<version>` for a suite. */
   id?: string;
   problems: Problem[];
+  /** Valid, but almost certainly not meant (a mandate's per_call above its total): flagged, the exit code unchanged. */
+  warnings?: Problem[];
 }
 
 const MANIFEST_FIELDS = ['interface', 'pricing', 'runtime', 'capabilities', 'version'];
@@ -82,7 +84,9 @@ export async function validateFile(file: string): Promise<FileReport> {
   }
   if (kind === 'mandate') {
     const r = validateMandate(parsed.value);
-    return r.ok ? { file, kind, valid: true, id: r.mandate.id, problems: [] } : { file, kind, valid: false, problems: r.problems };
+    if (!r.ok) return { file, kind, valid: false, problems: r.problems };
+    const warnings = mandateWarnings(r.mandate);
+    return { file, kind, valid: true, id: r.mandate.id, problems: [], ...(warnings.length ? { warnings } : {}) };
   }
   return {
     file,
@@ -99,7 +103,8 @@ export async function validateFile(file: string): Promise<FileReport> {
 }
 
 export function formatReport(r: FileReport): string {
-  if (r.valid) return `✓ ${r.file}: valid ${r.kind} ${r.id ?? ''}`.trimEnd() + '\n';
+  const warnings = (r.warnings ?? []).map((p) => `  ! ${p.path}: ${p.message}\n`).join('');
+  if (r.valid) return `✓ ${r.file}: valid ${r.kind} ${r.id ?? ''}`.trimEnd() + '\n' + warnings;
   const what = r.kind === 'unknown' ? 'not valid' : `invalid ${r.kind}`;
   const n = r.problems.length;
   return `✗ ${r.file}: ${what}, ${n} problem${n === 1 ? '' : 's'}\n` + r.problems.map((p) => `    ${p.path}: ${p.message}\n`).join('');
@@ -114,6 +119,8 @@ Checks each file and lists every problem with its JSON path. What a file is come
                     every holon://evals/<capability>/<name> its inputs use must be a file in files/ beside
                     it, and a suite.yaml must sit in a directory named like its capability
                     (evals/<capability>/suite.yaml)
+Warnings (!) flag what is valid but almost certainly not meant, such as a mandate whose per_call is
+above its total; they leave the exit code alone.
 Exit 0 when every file is valid, 1 when any is invalid, 2 on misuse.
   --json            one machine-readable report per file
 `;

@@ -48,8 +48,10 @@ export function decideOutcome(manifest: Manifest, result: RunResult, budget: Man
   try {
     const c = charge(manifest, outcome, budget, maxCost);
     const code = outcome.kind === 'declared_error' || outcome.kind === 'failure' ? outcome.code : undefined;
+    // The gateway's own words on an endpoint it could not reach (never an agent's text): the answer repeats them.
+    const detail = result.kind === 'failure' && result.code === 'runtime_unavailable' ? result.message : undefined;
     return {
-      outcome: { kind: outcome.kind, ...(code ? { code } : {}), billed: c.billed, own: c.own.toString() },
+      outcome: { kind: outcome.kind, ...(code ? { code } : {}), billed: c.billed, own: c.own.toString(), ...(detail ? { detail } : {}) },
       ...(output !== undefined ? { output } : {}),
     };
   } catch (e) {

@@ -149,6 +149,10 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     }
 
     if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
+    // Which endpoint, and how it failed (remote.ts: origin and path only, never a credential or a query string).
+    if (result.kind === 'failure' && result.code === 'runtime_unavailable') {
+      log.warn({ agent: `${manifest.id}@${manifest.version}`, code: result.code, reason: result.message }, `runtime_unavailable: ${result.message}`);
+    }
 
     const decided = decideOutcome(manifest, result, budget, maxCost);
     ctx.metrics?.runSeconds.observe({ runtime: manifest.runtime.kind, outcome: decided.outcome.kind }, (Date.now() - ranAt) / 1000);

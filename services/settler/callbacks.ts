@@ -10,17 +10,20 @@
  * (shared/webhooks/deliveries.ts). Redirects are never followed. In hosted mode every connection goes through the
  * guarded client: loopback, private, link-local, metadata and other reserved addresses are refused.
  *
- * The output of a succeeded call is kept for its delivery until its TTL ends (HOLON_RESULT_TTL_S) or a delivery
- * succeeds; an attempt that finds it gone still tells the receiver the call ended (its receipt, `output: null`,
- * `output_expired: true`), and the delivery log says so.
+ * The output of a succeeded call is kept for its delivery (shared/calls/outputs.ts): an attempt reads it, and only a
+ * successful attempt hands it over (deleted once every consumer the call declared has it: a synchronous answer, the
+ * webhook), so a retry after a failure still carries it, within HOLON_RESULT_TTL_S. An attempt that finds it gone
+ * still tells the receiver the call ended (its receipt, `output: null`, `output_expired: true`, and `output_gone`:
+ * `collected` or `expired`), and the delivery log says why.
  */
 import { request, type Dispatcher } from 'undici';
 import { loadReceiptTree } from '../../shared/receipts/store.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { outputKey } from '../../shared/calls/jobs.js';
+import { handOutput, readOutput, type OutputGone } from '../../shared/calls/outputs.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { callCompleted, webhookHeaders } from '../../shared/webhooks/payload.js';
 import { parseRetryAfter, verdict, type AttemptResult } from '../../shared/webhooks/schedule.js';
+import { attemptError } from '../../shared/webhooks/attempt-error.js';
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
 import {
   enqueueAttempt,
@@ -34,7 +37,11 @@ import {
 } from '../../shared/webhooks/deliveries.js';
 
 export const NO_SECRET_ERROR = 'the account has no webhook secret yet: POST /v0/webhooks/secret/rotate makes one (docs/webhooks.md)';
-export const OUTPUT_EXPIRED = 'the output was no longer kept (HOLON_RESULT_TTL_S ended, or it was handed over by the synchronous answer or GET /v0/calls/{id})';
+/** The delivery's `reason` when an attempt found the output gone, by why. */
+export const OUTPUT_GONE: Readonly<Record<OutputGone, string>> = {
+  expired: 'the output was no longer kept: HOLON_RESULT_TTL_S ended before this attempt (output_gone: expired)',
+  collected: 'the output was no longer kept: every consumer the call declared had it already, this webhook included (output_gone: collected)',
+};
 
 export interface DeliveryOptions {
   /** Hosted mode: the guarded client (shared/platform/guarded-net.ts), so a callback never reaches a private address. */
@@ -76,13 +83,6 @@ async function queueCurrentStep(ctx: ServiceContext, d: Delivery): Promise<void>
   await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: d.stepsMade }, delayMs);
 }
 
-const errorText = (e: unknown): string => {
-  const err = e as { name?: string; message?: string; cause?: { message?: string } };
-  if (err?.name === 'TimeoutError' || err?.name === 'AbortError') return 'no answer within the attempt timeout';
-  const message = [err?.message, err?.cause?.message].filter(Boolean).join(': ') || String(e);
-  return message.slice(0, 300);
-};
-
 /** One POST: the status and `Retry-After`, or why no answer came. Never follows a redirect; the body is not read. */
 export async function postWebhook(
   url: string,
@@ -102,7 +102,7 @@ export async function postWebhook(
     const retryAfterMs = parseRetryAfter(res.headers['retry-after'], options.now());
     return { statusCode: res.statusCode, ...(retryAfterMs !== undefined ? { retryAfterMs } : {}) };
   } catch (e) {
-    return { error: errorText(e), cause: e };
+    return { error: attemptError(e, url), cause: e };
   }
 }
 
@@ -122,15 +122,17 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   const receipt = await loadReceiptTree(ctx.db, d.callId);
   if (!call?.callback_url || !receipt) return;
   let output: unknown = null;
-  let outputExpired = false;
+  let outputGone: OutputGone | undefined;
   if (receipt.status === 'succeeded') {
-    const raw = await ctx.messaging.store.peek(outputKey(d.callId));
-    if (raw === undefined) {
-      outputExpired = true;
-      await noteDelivery(ctx.db, d.id, OUTPUT_EXPIRED);
-    } else output = JSON.parse(raw);
+    // Read, not taken: the output stays for a retry until an attempt succeeds.
+    const state = await readOutput(ctx, d.callId);
+    if (state.kept) output = state.output;
+    else {
+      outputGone = state.gone;
+      await noteDelivery(ctx.db, d.id, OUTPUT_GONE[state.gone]);
+    }
   }
-  const body = callCompleted({ callId: d.callId, status: receipt.status, createdAt: d.createdAt, output, outputExpired, receipt });
+  const body = callCompleted({ callId: d.callId, status: receipt.status, createdAt: d.createdAt, output, ...(outputGone ? { outputGone } : {}), receipt });
   const secrets = await runtime.secretsOf(d.account);
   const at = new Date(ctx.now());
   const result: AttemptResult =
@@ -163,8 +165,10 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
     },
     'webhook attempt',
   );
-  // Delivered: the receiver has the output; it is not kept any longer.
-  if (v.kind === 'delivered') await ctx.messaging.store.delete(outputKey(d.callId));
+  // Delivered: the receiver has the output; it is no longer kept for the webhook (deleted when no other consumer
+  // the call declared still needs it). A final failure (gone, gave up) hands nothing over: the output stays for a
+  // re-send until its TTL.
+  if (v.kind === 'delivered' && receipt.status === 'succeeded' && outputGone === undefined) await handOutput(ctx, d.callId, 'webhook');
   if (recorded.next) await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: recorded.next.step }, recorded.next.delayMs);
 }
 

@@ -15,7 +15,7 @@ import { fxRateFor, subMandateBudget } from '../core/pricing.js';
 import { ensureAccountCached } from '../ledger/accounts.js';
 import type { CallWaiter } from '../calls/waiter.js';
 import type { ServiceContext } from '../context.js';
-import { outputKey } from '../calls/jobs.js';
+import { takeOutput } from '../calls/outputs.js';
 import { saveMandate } from '../mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
 import { submitCall, type Delegation, type Submitted } from './submit.js';
@@ -141,8 +141,9 @@ export async function callChild(
   if (receipt.status !== 'succeeded') {
     return { ok: false, error: { code: receipt.error ?? 'agent_error', message: `the delegated call failed: ${receipt.error ?? 'agent_error'}` }, receipt };
   }
-  const raw = await ctx.messaging.store.take(outputKey(childId));
-  return { ok: true, output: raw === undefined ? null : JSON.parse(raw), receipt };
+  // The parent is the child's synchronous consumer: handed over, so a later GET of the child says `collected`.
+  const output = await takeOutput(ctx, childId);
+  return { ok: true, output: output ?? null, receipt };
 }
 
 function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {

@@ -11,6 +11,7 @@ import { jsonProblem, MAX_JSON_DEPTH } from '../core/json-limits.js';
 import type { ServiceContext } from '../context.js';
 import { newReceiptId } from '../calls/ids.js';
 import { inputKey } from '../calls/jobs.js';
+import { declareConsumers } from '../calls/outputs.js';
 import { unbilled } from '../calls/outcome.js';
 import { closeCall, enqueueRun } from '../calls/transitions.js';
 import { loadMandate } from '../mandates/store.js';
@@ -151,7 +152,11 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   if (reserved) return refuseAs(worst, reserved);
 
   try {
-    await ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS);
+    await Promise.all([
+      ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS),
+      // Before the run is queued: a webhook that finishes first must know a synchronous answer still needs the output.
+      sub.callbackUrl ? declareConsumers(ctx, id, sub.syncAnswer ? ['sync', 'webhook'] : ['webhook'], manifest.runtime.timeoutS) : undefined,
+    ]);
     await enqueueRun(ctx, id);
   } catch (e) {
     // Funds are held: never leave them stuck. Close the call unbilled, settling inline if the queue is down.

@@ -13,6 +13,11 @@ export interface CallSubmission {
   /** The caller's cap, in the mandate's currency. */
   maxCost?: bigint;
   callbackUrl?: string;
+  /**
+   * A synchronous answer waits for the outcome (POST /v0/calls without `Prefer: respond-async`): with a callbackUrl,
+   * the output is kept for both (shared/calls/outputs.ts).
+   */
+  syncAnswer?: boolean;
   /** A granted approval (`{"run": false}`) this call redeems: same mandate, version, input and max_cost. */
   approval?: string;
   /** Internal: an approval already moved to `used` by `POST /v0/approvals/{id}` with `{}`. */

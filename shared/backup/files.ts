@@ -3,13 +3,13 @@
  *
  * A backup is written to `<file>.partial`, synced, then renamed: a file with the final name is always whole (and
  * its trailer proves it). A restore reads the header first and refuses another schema version before it touches
- * the target; it then migrates the target (an empty database becomes an empty Holon database) and loads the rows
- * in one transaction.
+ * the target; then, in ONE transaction, it migrates the target (a bare database becomes an empty Holon database)
+ * and loads the rows: a restore that fails at any point leaves the target as it found it, a bare one bare.
  */
 import { createReadStream } from 'node:fs';
 import { open, rename, stat, unlink } from 'node:fs/promises';
 import readline from 'node:readline';
-import type { Database, Db } from '../db/connect.js';
+import type { Database, Queryable } from '../db/connect.js';
 import { MIGRATIONS, migrateToLatest } from '../db/migrate.js';
 import { appliedMigrations, nonEmptyTables, readTables } from './catalog.js';
 import { dumpDatabase } from './dump.js';
@@ -68,8 +68,11 @@ export async function backupToFile(db: Database, file: string, options: { onProg
   }
 }
 
-/** The target's migrations are this binary's, or a beginning of them; a target already holding rows is refused before anything changes. */
-async function prepareTarget(knex: Db): Promise<void> {
+/**
+ * The target's migrations are this binary's, or a beginning of them; a target already holding rows is refused before
+ * anything changes. Then the migrations run, inside the restore's transaction (`knex` is it).
+ */
+async function prepareTarget(knex: Queryable): Promise<void> {
   const applied = await appliedMigrations(knex);
   const foreign = applied.filter((m, i) => m !== BINARY_SCHEMA[i]);
   if (foreign.length) {
@@ -115,9 +118,13 @@ export async function restoreFromFile(db: Database, file: string, options: LoadO
     const header = parseHeader(headerText);
     const mismatch = schemaMismatch(header.schema, BINARY_SCHEMA);
     if (mismatch) throw new BackupError(mismatch);
-    await prepareTarget(db.knex);
     try {
-      return await loadBackup(db.knex, header, headerText!, it, options);
+      // The migrations and the rows together: Postgres (and PGlite) roll DDL back like rows, so a failed restore
+      // leaves no schema behind in a bare target. loadBackup's own transaction is a savepoint inside this one.
+      return await db.knex.transaction(async (trx) => {
+        await prepareTarget(trx);
+        return loadBackup(trx, header, headerText!, it, options);
+      });
     } catch (e) {
       if (e instanceof BackupError) throw e;
       // The database refused a row or the commit (a constraint, the journal balance): say so, plainly.

@@ -6,6 +6,11 @@ export interface CallOutcome {
   /** Charged for the agent's own work, micro-units of the mandate currency, as a string. */
   own: string;
   duration_ms: number;
+  /**
+   * runtime_unavailable only: which endpoint could not be reached and how, in the gateway's own words (origin and
+   * path, never credentials or a query string: shared/runtimes/remote.ts). The failed call's answer repeats it.
+   */
+  detail?: string;
 }
 
 /**

@@ -4,6 +4,14 @@
  * searchCatalogue({q?, capability?, mandate?}) — ranked. With a mandate: worst cases and the list price in its
  *   currency, and the agents it does not allow listed apart with the reasons. Each result carries the compact
  *   all-time record of the version shown (`record`), all results measured with ONE query.
+ *   `q`: full-text search (text-search.ts), ANY of its words, stemmed, over id, name, summary, description,
+ *   capabilities and examples. The candidates are what the registry lists for the other filters (capability,
+ *   listed, not yanked, not HOLON_EXCLUDEd), exactly as without `q`; the words only keep those that match and order
+ *   them: the agent whose id is the query first, then by relevance, then by cost per successful run (the ranking
+ *   fact of resolution.ts: in the mandate's currency under a mandate; without one, in the agent's own currency,
+ *   agents priced in different currencies ordered by currency code, since there is no rate to compare them), then
+ *   by id. A capability search under a mandate keeps its cost ranking among equally relevant agents. Without `q`,
+ *   the order is what it was (by id; by cost for a capability under a mandate).
  * describeAgent(ref) — one agent: the resolved version's manifest, its Agent Record, and every listed version
  *   with its own record (ONE query for the whole view). With HOLON_RECORDS, and only while the agent has no
  *   measured run at all, `sample`: the operator's sample record, labelled `source: "sample"`, beside the
@@ -29,12 +37,13 @@ import { HolonError } from '../core/errors.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { checkCall } from '../core/mandate/check-call.js';
 import { convert, formatAmount } from '../core/money.js';
-import { fxRateFor, worstCase, type MandateBudget } from '../core/pricing.js';
-import { rankCapability } from '../core/resolution.js';
+import { fxRateFor, ownWorstCase, worstCase, type MandateBudget } from '../core/pricing.js';
+import { costPerSuccess, rankCapability } from '../core/resolution.js';
 import type { AgentVersion } from '../registry/agent-version.js';
 import type { ServiceContext } from '../context.js';
 import { loadMandate } from '../mandates/store.js';
 import { sampleFor } from './sample-records.js';
+import { byRelevance, matchText, MAX_QUERY_LENGTH, type TextMatch } from './text-search.js';
 import { loadEvaluationSummaries, NOT_EVALUATED, publishedOf, type EvaluationSummary } from './evaluations.js';
 import {
   EMPTY_RECORD,
@@ -119,9 +128,23 @@ export interface CatalogueQuery {
   mandateId?: string;
 }
 
+/** Cheaper per successful run first; an unknown cost (no rate into the mandate's currency) last. */
+function byCost(a: { currency: string; cost: bigint | null }, b: { currency: string; cost: bigint | null }): number {
+  if (a.currency !== b.currency) return a.currency < b.currency ? -1 : 1;
+  if (a.cost === b.cost) return 0;
+  if (a.cost === null) return 1;
+  if (b.cost === null) return -1;
+  return a.cost < b.cost ? -1 : 1;
+}
+
 export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQuery) {
-  const { q, capability, mandateId } = query;
-  const found = gateway.registry.search({ ...(q ? { q } : {}), ...(capability ? { capability } : {}) });
+  const { capability, mandateId } = query;
+  const q = query.q?.trim() ? query.q : undefined;
+  if (q !== undefined && q.length > MAX_QUERY_LENGTH)
+    throw new HolonError('invalid_request', 400, `q must be at most ${MAX_QUERY_LENGTH} characters`, [{ path: '$.q', message: 'too long' }]);
+  const listed = gateway.registry.search(capability ? { capability } : {});
+  const matches: ReadonlyMap<AgentVersion, TextMatch> | undefined = q === undefined ? undefined : await matchText(gateway.db, listed, q);
+  const found = matches ? listed.filter((a) => matches.has(a)) : listed;
   // One query for every result: the compact record shown, and the figures ranking needs.
   const records = await loadRecordSummaries(
     gateway.db,
@@ -131,7 +154,20 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
   const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(found), false);
   const evaluated = (a: AgentVersion) => evaluations(a.manifest.id, a.manifest.version);
-  if (!mandateId) return { agents: found.map((a) => agentView(a, shown(a), evaluated(a))) };
+  if (!mandateId) {
+    // Without a mandate, cost per successful run in the agent's own currency.
+    const own = (a: AgentVersion) => ({ currency: a.manifest.pricing.currency, cost: costPerSuccess(measured(a), ownWorstCase(a.manifest.pricing)) });
+    const ordered = matches
+      ? [...found].sort(
+          byRelevance(
+            matches,
+            (a: AgentVersion) => a,
+            (a, b) => byCost(own(a), own(b)),
+          ),
+        )
+      : found;
+    return { agents: ordered.map((a) => agentView(a, shown(a), evaluated(a))) };
+  }
 
   const stored = await loadMandate(gateway.db, mandateId);
   if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${mandateId}`);
@@ -152,15 +188,19 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
       { depth: mandate.depth, delegated: false, usedBefore: true, now },
     );
     const byManifest = new Map(found.map((a) => [a.manifest, a]));
+    const agentOf = (r: { manifest: Manifest }) => byManifest.get(r.manifest)!;
+    // Equally relevant agents keep the capability ranking's order (cost per successful run, worst case, id).
+    const ranked = matches ? [...ranking.ranked].sort(byRelevance(matches, agentOf)) : ranking.ranked;
+    const denied = matches ? [...ranking.denied].sort(byRelevance(matches, agentOf)) : ranking.denied;
     return {
       currency,
-      agents: ranking.ranked.map((r) => ({
-        ...underMandate(byManifest.get(r.manifest)!),
+      agents: ranked.map((r) => ({
+        ...underMandate(agentOf(r)),
         worst_case: formatAmount(r.worstCase),
         cost_per_successful_run: formatAmount(r.costPerSuccess),
         decision: r.admission.decision,
       })),
-      denied: ranking.denied.map((d) => ({ id: d.manifest.id, version: d.manifest.version, reasons: d.reasons })),
+      denied: denied.map((d) => ({ id: d.manifest.id, version: d.manifest.version, reasons: d.reasons })),
     };
   }
   const allowed = [];
@@ -176,13 +216,38 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
       now,
       facts: { origin: a.origin, evaluation: evaluated(a).status, record: measured(a) },
     });
-    if (admission.decision === 'deny') denied.push({ id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons });
-    else allowed.push({ ...underMandate(a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision });
+    if (admission.decision === 'deny') denied.push({ agent: a, view: { id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons } });
+    else
+      allowed.push({
+        agent: a,
+        cost: wc.ok ? costPerSuccess(measured(a), wc.own) : null,
+        view: { ...underMandate(a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision },
+      });
   }
-  return { currency, agents: allowed, denied };
+  if (matches) {
+    allowed.sort(
+      byRelevance(
+        matches,
+        (x) => x.agent,
+        (x, y) => byCost({ currency, cost: x.cost }, { currency, cost: y.cost }),
+      ),
+    );
+    denied.sort(byRelevance(matches, (x) => x.agent));
+  }
+  return { currency, agents: allowed.map((x) => x.view), denied: denied.map((x) => x.view) };
 }
 
-/** One agent by `ns/name[@range]`; an invalid reference is a 400, an unknown one a 404. */
+/** An input to start from: the first example that succeeds (`output`), else the first example, else null. */
+export function exampleInput(m: Manifest): unknown {
+  const examples = m.interface.examples;
+  return (examples.find((e) => e.output !== undefined) ?? examples[0])?.input ?? null;
+}
+
+/**
+ * One agent by `ns/name[@range]`; an invalid reference is a 400, an unknown one a 404. `interface` carries the
+ * input and output schemas, the declared errors and the examples; `example_input` an input to start from (MCP
+ * get_agent shows both, for call_agent's `input`).
+ */
 export async function describeAgent(gateway: ServiceContext, ref: string) {
   const resolved = gateway.registry.resolve(ref);
   if (!resolved.ok)
@@ -206,7 +271,9 @@ export async function describeAgent(gateway: ServiceContext, ref: string) {
       input: agent.manifest.interface.input,
       output: agent.manifest.interface.output,
       errors: Object.fromEntries(Object.entries(agent.manifest.interface.errors).map(([code, e]) => [code, { description: e.description, billed: e.billed }])),
+      examples: agent.manifest.interface.examples,
     },
+    example_input: exampleInput(agent.manifest),
     records: { version: own, agent: measuredRecords.agent },
     ...(sample ? { sample } : {}),
     manifest: agent.manifest.doc,

@@ -8,6 +8,7 @@ import pg from 'pg';
 import { PGlite } from '@electric-sql/pglite';
 import ClientPGLite from 'knex-pglite';
 import { migrateToLatest } from './migrate.js';
+import { lockPglite } from './pglite-lock.js';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -37,6 +38,7 @@ export interface Database {
 export async function openDatabase(options: DatabaseOptions = {}): Promise<Database> {
   let knex: Db;
   let kind: Database['kind'];
+  let unlock: (() => Promise<void>) | undefined;
   if (options.url) {
     kind = 'postgres';
     knex = knexFactory({
@@ -50,12 +52,33 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     kind = 'pglite';
     // PGlite creates the data directory but not its parents (`.holon/db` on a fresh checkout).
     if (options.dir) await mkdir(options.dir, { recursive: true });
-    const pglite = new PGlite(options.dir);
-    await pglite.waitReady;
-    knex = knexFactory({ client: ClientPGLite as unknown as typeof knexFactory.Client, connection: { pglite } as never });
+    // One process at a time (pglite-lock.ts): a directory another live process holds is refused, said plainly.
+    unlock = options.dir ? await lockPglite(options.dir) : undefined;
+    try {
+      const pglite = new PGlite(options.dir);
+      await pglite.waitReady;
+      knex = knexFactory({ client: ClientPGLite as unknown as typeof knexFactory.Client, connection: { pglite } as never });
+    } catch (e) {
+      await unlock?.();
+      throw e;
+    }
   }
-  if (options.migrate !== false) await migrateToLatest(knex);
-  return { knex, kind, close: () => knex.destroy() };
+  const close = async () => {
+    try {
+      await knex.destroy();
+    } finally {
+      await unlock?.();
+    }
+  };
+  if (options.migrate !== false) {
+    try {
+      await migrateToLatest(knex);
+    } catch (e) {
+      await close().catch(() => {});
+      throw e;
+    }
+  }
+  return { knex, kind, close };
 }
 
 /** Read an int8/numeric value (bigint from drivers, string from sums) as bigint. */

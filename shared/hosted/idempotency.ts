@@ -9,7 +9,8 @@
  *   - a receipt `failed / gateway_restarted`, a claim marked interrupted, or a claim older than
  *     STALE_CLAIM_MS without a call (its API process died) → 409: the outcome is unknown, check GET /v0/receipts
  *     and send the call again with a new key
- *   - otherwise                                       → the original receipt, `replayed: true`, `output: null`
+ *   - otherwise                                       → the original receipt, `replayed: true`, and a success's
+ *     output while it is kept (read, not handed over: shared/calls/outputs.ts), else `output: null` with `output_gone`
  * A key is never run twice. Keys are kept (they are small: no input, no output).
  */
 import type { Queryable } from '../db/connect.js';

@@ -1,16 +1,63 @@
 /**
- * Short-lived values: a call's input on its way to the runner, an async result awaiting pickup. Every value
- * has a TTL; `take` reads and deletes in one step, so a value is delivered at most once.
+ * Short-lived values: a call's input on its way to the runner, a finished call's output awaiting its consumers.
+ * Every value has a TTL; `take` reads and deletes in one step, so a value is delivered at most once.
  *
- * Redis: keys `<prefix>:e:<key>`; put = SET … EX ttl, take = GETDEL (Redis ≥ 6.2), peek = GET, delete = DEL.
+ * A value kept for consumers (a call's output: its synchronous answer, its webhook) has two companions: the list of
+ * consumers still due (`<key>:due`, written by `keepFor`) and, once the last of them had it, the note that it was
+ * collected (`<key>:gone`). `handOver` reads the value, strikes the consumer off and, when nobody is left, writes the
+ * note and deletes the value — in one step, so two consumers handing over at once (two processes) never both think
+ * the other still needs it, nor both miss it.
+ *
+ * Redis: keys `<prefix>:e:<key>`; put = SET … EX ttl, take = GETDEL (Redis ≥ 6.2), peek = GET, delete = DEL;
+ * keepFor = SADD + EXPIRE (one MULTI), handOver = one Lua script, peekKept = GET + EXISTS (one MULTI).
  * Memory: a Map with expiry timestamps; expired entries are invisible at once and purged lazily on access and
  * by an unref'd timer.
  *
  * TTLs are whole seconds (Redis EX); a fractional TTL is rounded up.
  */
 import { Redis } from 'ioredis';
-import type { EphemeralStore } from './types.js';
+import type { EphemeralStore, Kept } from './types.js';
 import { lazyRedis } from './redis-close.js';
+
+/** The consumers a kept value still waits for, and the note left once they all had it (store keys, see above). */
+const dueKey = (key: string): string => `${key}:due`;
+const goneKey = (key: string): string => `${key}:gone`;
+const COLLECTED = 'collected';
+
+/** KEYS: value, due, gone · ARGV: consumer, ttl (s). Returns {'kept', value} | {'collected'} | {'absent'}. */
+const HAND_OVER = `
+local v = redis.call('GET', KEYS[1])
+redis.call('SREM', KEYS[2], ARGV[1])
+if v then
+  if redis.call('SCARD', KEYS[2]) == 0 then
+    redis.call('SET', KEYS[3], '${COLLECTED}', 'EX', ARGV[2])
+    redis.call('DEL', KEYS[1])
+  end
+  return {'kept', v}
+end
+if redis.call('EXISTS', KEYS[3]) == 1 then return {'collected'} end
+return {'absent'}
+`;
+
+interface StoreRedis extends Redis {
+  handOverKept(value: string, due: string, gone: string, consumer: string, ttlSeconds: number): Promise<[string, string?]>;
+}
+
+function keptOf(reply: [string, string?]): Kept {
+  if (reply[0] === 'kept') return { kind: 'kept', value: reply[1]! };
+  return reply[0] === 'collected' ? { kind: 'collected' } : { kind: 'absent' };
+}
+
+/** The replies of a MULTI, or its first error thrown (ioredis resolves a transaction whose commands failed). */
+function replied(replies: Array<[Error | null, unknown]> | null): unknown[] {
+  const failed = replies?.find(([err]) => err);
+  if (!replies || failed) throw failed?.[0] ?? new Error('the ephemeral store did not answer');
+  return replies.map(([, value]) => value);
+}
+
+function assertConsumer(consumer: string): void {
+  if (typeof consumer !== 'string' || consumer.length === 0) throw new TypeError('consumer must be a non-empty string');
+}
 
 export const DEFAULT_REDIS_PREFIX = 'holon';
 
@@ -63,7 +110,11 @@ export interface RedisEphemeralStore extends EphemeralStore {
 }
 
 export function createRedisStore(redisUrl: string, prefix?: string): RedisEphemeralStore {
-  const redis = lazyRedis('ephemeral store', () => new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` }));
+  const redis = lazyRedis('ephemeral store', () => {
+    const client = new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` }) as StoreRedis;
+    client.defineCommand('handOverKept', { numberOfKeys: 3, lua: HAND_OVER });
+    return client;
+  });
   const connection = redis.connection;
   const k = (key: string) => {
     assertKey(key);
@@ -91,6 +142,34 @@ export function createRedisStore(redisUrl: string, prefix?: string): RedisEpheme
     async delete(key: string): Promise<void> {
       await connection().del(k(key));
     },
+    async keepFor(key: string, consumers: readonly string[], ttlSeconds: number): Promise<void> {
+      consumers.forEach(assertConsumer);
+      const ttl = ttlOf(ttlSeconds);
+      if (consumers.length === 0) return;
+      const due = k(dueKey(key));
+      replied(
+        await connection()
+          .multi()
+          .sadd(due, ...consumers)
+          .expire(due, ttl)
+          .exec(),
+      );
+    },
+    async handOver(key: string, consumer: string, ttlSeconds: number): Promise<Kept> {
+      assertConsumer(consumer);
+      return keptOf(await connection().handOverKept(k(key), k(dueKey(key)), k(goneKey(key)), consumer, ttlOf(ttlSeconds)));
+    },
+    async peekKept(key: string): Promise<Kept> {
+      const [value, collected] = replied(
+        await connection()
+          .multi()
+          .get(k(key))
+          .exists(k(goneKey(key)))
+          .exec(),
+      ) as [string | null, number];
+      if (value !== null) return { kind: 'kept', value };
+      return collected === 1 ? { kind: 'collected' } : { kind: 'absent' };
+    },
     close: redis.close,
   };
 }
@@ -105,6 +184,8 @@ export interface MemoryStoreOptions {
 export function createMemoryStore(options: MemoryStoreOptions = {}): EphemeralStore {
   const now = options.now ?? Date.now;
   const entries = new Map<string, { value: string; expiresAt: number }>();
+  // The consumers a kept value still waits for (Redis: a set at `<key>:due`), by the value's key.
+  const dues = new Map<string, { consumers: Set<string>; expiresAt: number }>();
   let closed = false;
 
   const live = (key: string) => {
@@ -116,9 +197,18 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): EphemeralSt
     }
     return e;
   };
+  const liveDue = (key: string) => {
+    const d = dues.get(key);
+    if (d && d.expiresAt <= now()) {
+      dues.delete(key);
+      return undefined;
+    }
+    return d;
+  };
   const purge = () => {
     const t = now();
     for (const [key, e] of entries) if (e.expiresAt <= t) entries.delete(key);
+    for (const [key, d] of dues) if (d.expiresAt <= t) dues.delete(key);
   };
   const timer = setInterval(purge, options.purgeIntervalMs ?? 60_000);
   timer.unref();
@@ -152,10 +242,47 @@ export function createMemoryStore(options: MemoryStoreOptions = {}): EphemeralSt
       assertKey(key);
       entries.delete(key);
     },
+    async keepFor(key: string, consumers: readonly string[], ttlSeconds: number): Promise<void> {
+      assertOpen();
+      assertKey(key);
+      consumers.forEach(assertConsumer);
+      const ttl = ttlOf(ttlSeconds);
+      if (consumers.length === 0) return;
+      const due = liveDue(key)?.consumers ?? new Set<string>();
+      for (const c of consumers) due.add(c);
+      dues.set(key, { consumers: due, expiresAt: now() + ttl * 1000 });
+    },
+    async handOver(key: string, consumer: string, ttlSeconds: number): Promise<Kept> {
+      assertOpen();
+      assertKey(key);
+      assertConsumer(consumer);
+      const ttl = ttlOf(ttlSeconds);
+      // No await below: one step, as the Lua script is in Redis.
+      const e = live(key);
+      const due = liveDue(key);
+      due?.consumers.delete(consumer);
+      if (due && due.consumers.size === 0) dues.delete(key);
+      if (e) {
+        if (!due || due.consumers.size === 0) {
+          entries.set(goneKey(key), { value: COLLECTED, expiresAt: now() + ttl * 1000 });
+          entries.delete(key);
+        }
+        return { kind: 'kept', value: e.value };
+      }
+      return live(goneKey(key)) ? { kind: 'collected' } : { kind: 'absent' };
+    },
+    async peekKept(key: string): Promise<Kept> {
+      assertOpen();
+      assertKey(key);
+      const e = live(key);
+      if (e) return { kind: 'kept', value: e.value };
+      return live(goneKey(key)) ? { kind: 'collected' } : { kind: 'absent' };
+    },
     async close(): Promise<void> {
       closed = true;
       clearInterval(timer);
       entries.clear();
+      dues.clear();
     },
   };
 }

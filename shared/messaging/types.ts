@@ -4,7 +4,7 @@
  * production). One contract test runs against both.
  *
  * Nothing sensitive goes into a queue payload: jobs carry ids only. Inputs and outputs travel through the
- * EphemeralStore, taken once and bounded in time.
+ * EphemeralStore, bounded in time: an input is taken once; an output is kept for the consumers named for it.
  */
 
 export interface JobOptions {
@@ -73,7 +73,13 @@ export interface Notifier {
   close(): Promise<void>;
 }
 
-/** Short-lived values (a call's input on its way to the runner; an async result awaiting pickup). */
+/**
+ * A value kept for its consumers (`EphemeralStore.keepFor` / `handOver` / `peekKept`): there, or gone because every
+ * consumer named for it had it (`collected`), or not there for another reason (`absent`: its TTL ended, never put).
+ */
+export type Kept = { kind: 'kept'; value: string } | { kind: 'collected' } | { kind: 'absent' };
+
+/** Short-lived values (a call's input on its way to the runner; a finished call's output awaiting its consumers). */
 export interface EphemeralStore {
   put(key: string, value: string, ttlSeconds: number): Promise<void>;
   /** Read and delete in one step: a value is delivered at most once. */
@@ -81,6 +87,19 @@ export interface EphemeralStore {
   /** Read without deleting. */
   peek(key: string): Promise<string | undefined>;
   delete(key: string): Promise<void>;
+  /**
+   * Names consumers the value of `key` (put now or later with `put`) is kept for: `handOver` deletes it only once
+   * each of them has had it. The list lives ttlSeconds (a consumer left on it when it ends no longer holds the value).
+   */
+  keepFor(key: string, consumers: readonly string[], ttlSeconds: number): Promise<void>;
+  /**
+   * `consumer` has the value of `key`, read and handed over in one step (what it finds, as `peekKept`). It is no
+   * longer kept for `consumer`; when no consumer named by `keepFor` is left (or none was), the value is deleted and
+   * that it was collected is remembered for ttlSeconds. Handing over a value that is not there changes nothing.
+   */
+  handOver(key: string, consumer: string, ttlSeconds: number): Promise<Kept>;
+  /** The value of `key`, read without handing it to anyone; or why it is not there. */
+  peekKept(key: string): Promise<Kept>;
   close(): Promise<void>;
 }
 

@@ -1,7 +1,10 @@
 /**
  * Every environment variable the gateway reads, parsed and validated in one place at start-up.
- * Command-line options override the environment.
+ * Command-line options override the environment. SETTINGS (below) describes each one: its default, what it does,
+ * who reads it; docs/configuration.md is generated from it (`node --import tsx scripts/config-docs.ts`), and
+ * tests/unit/config-docs.test.ts fails when the two disagree or a variable read here is missing from it.
  */
+import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { tryParseAmount } from '../core/money.js';
 
@@ -26,7 +29,10 @@ export interface Config {
   registryExplicit: boolean;
   /** Agent ids never listed (HOLON_EXCLUDE). */
   exclude: string[];
-  /** Directory of mandate files loaded at start. */
+  /**
+   * Directory of mandate files loaded at start (HOLON_MANDATES, `--mandates`). `holon serve` on a dev gateway
+   * defaults it to examples/mandates (devMandatesDir); every other role and hosted mode load none unless named.
+   */
   mandatesDir?: string;
   /** HOLON_RECORDS: a JSON file of sample Agent Records, read at start (shared/catalogue/sample-records.ts); absent = off. */
   recordsFile?: string;
@@ -52,6 +58,11 @@ export interface Config {
   hosted: boolean;
   /** Dev mode: `holon serve` runs the reference MCP agent host for agents/ (HOLON_AGENT_HOST=0 turns it off). */
   agentHost: boolean;
+  /**
+   * HOLON_AGENT_HOST_PORT: the reference MCP agent host's port on 127.0.0.1 (default 7474). The shipped manifests of
+   * agents/ name http://127.0.0.1:7474/mcp; the registry points them at this port instead (shared/registry/agent-host.ts).
+   */
+  agentHostPort: number;
   /** Dev mode: the mandate of an MCP connection that names none (HOLON_MCP_MANDATE). */
   mcpMandate: string;
   /** How often /mcp's call_agent reports progress (HOLON_MCP_PROGRESS_MS). */
@@ -144,6 +155,10 @@ export class ConfigError extends Error {
 }
 
 export const DEFAULT_REGISTRY = ['agents', 'examples'];
+/** `holon serve`'s mandates on a dev gateway when neither `--mandates` nor HOLON_MANDATES names any. */
+export const DEV_MANDATES_DIR = 'examples/mandates';
+/** The reference MCP agent host's port, the one the shipped manifests name (HOLON_AGENT_HOST_PORT changes it). */
+export const DEFAULT_AGENT_HOST_PORT = 7474;
 export const HOSTED_REGISTRY = ['agents'];
 export const DEFAULT_EXCLUDE = ['holon-labs/summarize', 'holon-labs/sec-company'];
 
@@ -197,8 +212,9 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     evalsDir: path.resolve(nonEmpty(env.HOLON_EVALS) ?? 'evals'),
     ...(nonEmpty(env.HOLON_PRIVATE_EVALS) ? { privateEvalsDir: path.resolve(env.HOLON_PRIVATE_EVALS!) } : {}),
     dbPool: int('HOLON_DB_POOL', 10, 2, 500),
-    hosted: ['1', 'true'].includes((nonEmpty(env.HOLON_HOSTED) ?? '0').toLowerCase()),
+    hosted: isHostedValue(env.HOLON_HOSTED),
     agentHost: !['0', 'off', 'false'].includes((nonEmpty(env.HOLON_AGENT_HOST) ?? '1').toLowerCase()),
+    agentHostPort: int('HOLON_AGENT_HOST_PORT', DEFAULT_AGENT_HOST_PORT, 1, 65535),
     mcpMandate: nonEmpty(env.HOLON_MCP_MANDATE) ?? 'demo/sandbox',
     mcpProgressMs: int('HOLON_MCP_PROGRESS_MS', 2000, 50, 60_000),
     production,
@@ -216,6 +232,22 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   problems.push(...productionProblems(config, env, overrides));
   if (problems.length) throw new ConfigError(`configuration problems:\n- ${problems.join('\n- ')}`);
   return config;
+}
+
+/**
+ * The mandates `holon serve` loads when none are named: examples/mandates (relative to the working directory, like the
+ * default registry, and only when it exists) on a dev gateway. HOLON_MANDATES set, even empty, decides instead (empty
+ * = none); hosted mode (`--hosted`, HOLON_HOSTED) and production load none by default: their mandates are made
+ * through the API by the accounts that own them, and examples/mandates would give the account `demo` credit.
+ */
+export function devMandatesDir(env: NodeJS.ProcessEnv, hostedFlag = false): string | undefined {
+  if (env.HOLON_MANDATES !== undefined) return undefined;
+  if (hostedFlag || isHostedValue(env.HOLON_HOSTED) || env.NODE_ENV === 'production') return undefined;
+  return existsSync(path.resolve(DEV_MANDATES_DIR)) ? DEV_MANDATES_DIR : undefined;
+}
+
+function isHostedValue(v: string | undefined): boolean {
+  return ['1', 'true'].includes((nonEmpty(v) ?? '0').toLowerCase());
 }
 
 export function splitList(v: string): string[] {
@@ -388,3 +420,330 @@ function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: P
   if (config.allowPrivateEndpoints) out.push('HOLON_ALLOW_PRIVATE_ENDPOINTS=1 is refused in production (published agents must not reach private addresses)');
   return out;
 }
+
+// ------------------------------------------------------------------------------------------------- the table
+
+/**
+ * Who reads a setting. The four roles (`holon serve` runs all four, so it reads what any of them reads);
+ * `serve`: only `holon serve` itself (the dev gateway's own conveniences); the other commands of the CLI; the
+ * reference MCP agent host (agents/host.mjs, and the tools it runs); the image's entrypoint (infra/entrypoint.sh).
+ */
+export type SettingReader =
+  | 'api'
+  | 'runner'
+  | 'settler'
+  | 'evaluator'
+  | 'serve'
+  | 'backup, restore, audit'
+  | 'publish, credential, earnings'
+  | 'agent host'
+  | 'entrypoint';
+
+export const ROLES: readonly SettingReader[] = ['api', 'runner', 'settler', 'evaluator'];
+
+export type SettingGroup = 'gateway' | 'hosted' | 'webhooks' | 'observability' | 'tools';
+
+export interface Setting {
+  name: string;
+  group: SettingGroup;
+  /** The default in words, as docs/configuration.md prints it; '' when there is none (off, or unset). */
+  default: string;
+  /** What it does, one or two sentences (Markdown; no `|`). */
+  what: string;
+  readBy: readonly SettingReader[];
+}
+
+const ALL: readonly SettingReader[] = ROLES;
+
+/**
+ * Every environment variable of Holon, once: what loadConfig reads above, and the few the CLI's client commands and the
+ * reference agent host read themselves. docs/configuration.md is generated from this table.
+ */
+export const SETTINGS: readonly Setting[] = [
+  // ---- the gateway, any mode
+  { name: 'PORT', group: 'gateway', default: '8080', what: "the API's port (`--port`); 0 = any free port", readBy: ['api'] },
+  {
+    name: 'HOST',
+    group: 'gateway',
+    default: '`127.0.0.1`; hosted or production `0.0.0.0`',
+    what: 'the address the API listens on (`--host`)',
+    readBy: ['api'],
+  },
+  {
+    name: 'DATABASE_URL',
+    group: 'gateway',
+    default: 'PGlite in `HOLON_DB`',
+    what: 'the Postgres (`postgres://…`): mandates, holds, journal, receipts, calls. Required by a single role and in production',
+    readBy: [...ALL, 'backup, restore, audit'],
+  },
+  {
+    name: 'HOLON_DB',
+    group: 'gateway',
+    default: '`.holon/db`',
+    what: 'the embedded PGlite data directory (`--db`) when `DATABASE_URL` is not set; one process at a time',
+    readBy: ['serve', 'backup, restore, audit'],
+  },
+  {
+    name: 'REDIS_URL',
+    group: 'gateway',
+    default: 'the in-process queue',
+    what: 'Redis (`redis://…`, `maxmemory-policy noeviction`): queues, notifier, ephemeral store. Required by a single role',
+    readBy: ALL,
+  },
+  { name: 'HOLON_REDIS_PREFIX', group: 'gateway', default: '`holon`', what: 'key prefix in Redis, so two gateways can share one', readBy: ALL },
+  { name: 'HOLON_DB_POOL', group: 'gateway', default: '10', what: 'Postgres connections per process, 2 to 500', readBy: ALL },
+  {
+    name: 'HOLON_REGISTRY',
+    group: 'gateway',
+    default: '`agents,examples`; hosted `agents`',
+    what: 'directories of shipped agents (`--registry`), comma-separated',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_EXCLUDE',
+    group: 'gateway',
+    default: '`holon-labs/summarize,holon-labs/sec-company`',
+    what: 'agent ids (or `id@version`) never listed; empty lists every agent',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_MANDATES',
+    group: 'gateway',
+    default: '`holon serve` in dev: `examples/mandates`; otherwise none',
+    what: 'a directory of mandate files loaded at start (`--mandates`), each issuer credited `HOLON_SIGNUP_CREDIT` once; empty loads none. Hosted mode and production load none unless it is set',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_RECORDS',
+    group: 'gateway',
+    default: 'off',
+    what: 'a JSON file of sample Agent Records, shown labelled beside agents without measured runs, never ranked (`docs/publishing.md`)',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_SIGNUP_CREDIT',
+    group: 'gateway',
+    default: '`5.00`',
+    what: 'demo credit (EUR) of a new account, and of each issuer of `HOLON_MANDATES`',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_RESULT_TTL_S',
+    group: 'gateway',
+    default: '600',
+    what: "how long a finished call's output waits for pickup, seconds",
+    readBy: ['api', 'runner'],
+  },
+  {
+    name: 'HOLON_SYNC_WAIT_S',
+    group: 'gateway',
+    default: '60',
+    what: 'how long a synchronous `POST /v0/calls` waits before answering 202, at most 600',
+    readBy: ['api'],
+  },
+  { name: 'HOLON_BODY_LIMIT', group: 'gateway', default: '1048576', what: 'the largest JSON request body, bytes', readBy: ['api'] },
+  { name: 'HOLON_FILE_QUOTA_BYTES', group: 'gateway', default: '209715200 (200 MB)', what: 'bytes of live uploaded files per account', readBy: ['api'] },
+  { name: 'HOLON_RUNNER_CONCURRENCY', group: 'gateway', default: '32', what: 'calls one runner runs at once', readBy: ['runner'] },
+  {
+    name: 'HOLON_SETTLER_CONCURRENCY',
+    group: 'gateway',
+    default: '32',
+    what: 'settle jobs one settler takes at once (it commits them in batches)',
+    readBy: ['settler'],
+  },
+  { name: 'HOLON_EVALUATOR_CONCURRENCY', group: 'gateway', default: '2', what: 'evaluations one evaluator runs at once', readBy: ['evaluator'] },
+  { name: 'HOLON_EVALS', group: 'gateway', default: '`evals`', what: 'the public evaluation suites (`docs/evaluation.md`)', readBy: ['api', 'evaluator'] },
+  {
+    name: 'HOLON_PRIVATE_EVALS',
+    group: 'gateway',
+    default: 'none',
+    what: 'the private holdout cases, laid out like `evals/`; a missing directory is logged, not fatal',
+    readBy: ['api', 'evaluator'],
+  },
+  {
+    name: 'HOLON_ALLOW_PRIVATE_ENDPOINTS',
+    group: 'gateway',
+    default: '0',
+    what: '`1`: published agents and hosted callbacks may reach private addresses (refused in production)',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_AGENT_HOST',
+    group: 'gateway',
+    default: '`1`',
+    what: '`0` keeps `holon serve` (dev) and the image beside `serve`, `runner`, `evaluator` from starting the reference MCP agent host',
+    readBy: ['serve', 'entrypoint'],
+  },
+  {
+    name: 'HOLON_AGENT_HOST_PORT',
+    group: 'gateway',
+    default: '7474',
+    what: "the reference MCP agent host's port on 127.0.0.1; the shipped agents of `agents/` are called there whatever port their manifests name (`docs/mcp.md`)",
+    readBy: [...ALL, 'serve', 'entrypoint', 'agent host'],
+  },
+  {
+    name: 'HOLON_MCP_MANDATE',
+    group: 'gateway',
+    default: '`demo/sandbox`',
+    what: 'dev mode: the mandate of an MCP connection to `/mcp` that names none',
+    readBy: ['api'],
+  },
+  { name: 'HOLON_MCP_PROGRESS_MS', group: 'gateway', default: '2000', what: "how often `/mcp`'s `call_agent` reports progress", readBy: ['api'] },
+  {
+    name: 'NODE_ENV',
+    group: 'gateway',
+    default: '',
+    what: '`production`: the production check (below), https URLs only, no agent host inside `serve` (the entrypoint runs it)',
+    readBy: [...ALL, 'entrypoint'],
+  },
+  // ---- hosted mode and production
+  {
+    name: 'HOLON_HOSTED',
+    group: 'hosted',
+    default: '0',
+    what: '`1` (or `--hosted`): accounts, API keys, principals, idempotent calls, rate limits, moderation (`docs/hosted.md`)',
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_ADMIN_KEY',
+    group: 'hosted',
+    default: '',
+    what: 'the operator key, 32+ random characters (demo credit, moderation, `GET /metrics`). Production needs it',
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_TRUST_PROXY',
+    group: 'hosted',
+    default: '0',
+    what: '`1` behind exactly one proxy that appends `X-Forwarded-For`; `0` exposed directly. Production needs it set',
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_PUBLIC_URL',
+    group: 'hosted',
+    default: "this process's API",
+    what: 'the public origin, no trailing slash: signed file links and the GitHub callback point there. Production needs it',
+    readBy: ['api', 'runner', 'evaluator'],
+  },
+  {
+    name: 'HOLON_SITE_URL',
+    group: 'hosted',
+    default: '',
+    what: 'the public site: the console links to its terms and privacy pages; allowed as an Origin (`docs/demo.md`). Production needs it',
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_FILE_SECRET',
+    group: 'hosted',
+    default: 'random, per process',
+    what: 'signs file links and encrypts endpoint credentials and webhook secrets; stable, the same in every process (32+ characters in production)',
+    readBy: ALL,
+  },
+  { name: 'HOLON_RATE_ADDRESS_PER_MIN', group: 'hosted', default: '600', what: 'requests per client address and minute', readBy: ['api'] },
+  { name: 'HOLON_RATE_ACCOUNT_PER_MIN', group: 'hosted', default: '1200', what: 'requests per account and minute', readBy: ['api'] },
+  { name: 'HOLON_RATE_SIGNUPS_PER_HOUR', group: 'hosted', default: '10', what: 'sign-ups per address and hour', readBy: ['api'] },
+  { name: 'HOLON_RATE_PUBLISHES_PER_HOUR', group: 'hosted', default: '30', what: 'publishes per account and hour', readBy: ['api'] },
+  { name: 'HOLON_RATE_DRAFTS_PER_HOUR', group: 'hosted', default: '60', what: 'listing drafts per account and hour', readBy: ['api'] },
+  { name: 'HOLON_RATE_EVALUATIONS_PER_HOUR', group: 'hosted', default: '10', what: 'evaluation re-runs per account and hour', readBy: ['api'] },
+  {
+    name: 'HOLON_GITHUB_CLIENT_ID',
+    group: 'hosted',
+    default: '',
+    what: 'the GitHub app that signs people in; without it and the secret, sign-in answers 503',
+    readBy: ['api'],
+  },
+  { name: 'HOLON_GITHUB_CLIENT_SECRET', group: 'hosted', default: '', what: "the GitHub app's secret (never logged)", readBy: ['api'] },
+  { name: 'HOLON_GITHUB_URL', group: 'hosted', default: '`https://github.com`', what: "GitHub's web origin (OAuth authorize and token)", readBy: ['api'] },
+  { name: 'HOLON_GITHUB_API_URL', group: 'hosted', default: '`https://api.github.com`', what: "GitHub's REST API", readBy: ['api'] },
+  { name: 'HOLON_GITHUB_TIMEOUT_MS', group: 'hosted', default: '10000', what: 'the longest wait for one GitHub request', readBy: ['api'] },
+  // ---- webhooks (docs/webhooks.md)
+  {
+    name: 'HOLON_CALLBACK_SECRET',
+    group: 'webhooks',
+    default: 'generated at start-up, printed once',
+    what: "dev mode: the one webhook signing secret, `whsec_` and base64 (`whsec_$(openssl rand -base64 32)`); hosted mode signs with each account's own",
+    readBy: ['settler'],
+  },
+  {
+    name: 'HOLON_WEBHOOK_SCHEDULE',
+    group: 'webhooks',
+    default: '`0,5s,5m,30m,2h,5h,10h,14h,20h,24h`',
+    what: 'the delay before each attempt of a delivery',
+    readBy: ['settler'],
+  },
+  { name: 'HOLON_WEBHOOK_TIMEOUT_MS', group: 'webhooks', default: '15000', what: 'the longest one attempt may take', readBy: ['settler'] },
+  {
+    name: 'HOLON_WEBHOOK_ROTATION_WINDOW_S',
+    group: 'webhooks',
+    default: '86400',
+    what: 'how long the old secret still signs after a rotation',
+    readBy: ['api', 'settler'],
+  },
+  {
+    name: 'HOLON_RATE_REDELIVERIES_PER_HOUR',
+    group: 'webhooks',
+    default: '30',
+    what: 're-sends (`POST /v0/calls/{id}/deliveries`) per account and hour',
+    readBy: ['api'],
+  },
+  // ---- metrics, traces and logs (docs/operating.md)
+  { name: 'LOG_LEVEL', group: 'observability', default: '`info`', what: 'pino level: access logs are `info`, probes and scrapes `debug`', readBy: ALL },
+  {
+    name: 'HOLON_METRICS_PORT',
+    group: 'observability',
+    default: 'off',
+    what: '`GET /metrics` and `/healthz` on a port of their own in any role, no key: for the cluster network only; 0 = any free port',
+    readBy: ALL,
+  },
+  { name: 'HOLON_METRICS_HOST', group: 'observability', default: 'like `HOST`', what: "the metrics port's address", readBy: ALL },
+  {
+    name: 'OTEL_EXPORTER_OTLP_ENDPOINT',
+    group: 'observability',
+    default: 'off',
+    what: 'an OTLP/HTTP collector (`http://collector:4318`; `/v1/traces` is appended): tracing on. `OTEL_EXPORTER_OTLP_HEADERS` carries its token',
+    readBy: ALL,
+  },
+  {
+    name: 'OTEL_EXPORTER_OTLP_TRACES_ENDPOINT',
+    group: 'observability',
+    default: 'off',
+    what: 'the traces endpoint as it is; wins over `OTEL_EXPORTER_OTLP_ENDPOINT`',
+    readBy: ALL,
+  },
+  // ---- the CLI's client commands and the reference agent host
+  {
+    name: 'HOLON_URL',
+    group: 'tools',
+    default: '',
+    what: 'the hosted gateway `holon publish`, `credential` and `earnings` talk to (`--url`)',
+    readBy: ['publish, credential, earnings'],
+  },
+  {
+    name: 'HOLON_KEY',
+    group: 'tools',
+    default: '',
+    what: 'their human key (`--key`): an account signed in with GitHub',
+    readBy: ['publish, credential, earnings'],
+  },
+  {
+    name: 'ANTHROPIC_API_KEY',
+    group: 'tools',
+    default: '',
+    what: '`holon-labs/summarize` (left out by `HOLON_EXCLUDE` by default; `HOLON_EXCLUDE=` lists it)',
+    readBy: ['agent host'],
+  },
+  {
+    name: 'ANTHROPIC_BASE_URL',
+    group: 'tools',
+    default: '`https://api.anthropic.com`',
+    what: 'the Anthropic API `holon-labs/summarize` calls',
+    readBy: ['agent host'],
+  },
+  {
+    name: 'HOLON_SUMMARIZE_MODEL',
+    group: 'tools',
+    default: "the tool's `DEFAULT_MODEL`",
+    what: 'the model `holon-labs/summarize` asks for',
+    readBy: ['agent host'],
+  },
+];

@@ -116,10 +116,21 @@ function view(row: Record<string, unknown>): ReceiptView {
   };
 }
 
-/** What a failed call's answer says, in one wording for REST and MCP: the code, and whether it was charged. */
-export function describeFailure(receipt: Pick<ReceiptView, 'error' | 'billed'>): { code: string; message: string } {
+/**
+ * What a failed call's answer says, in one wording for REST and MCP: the code, the gateway's own detail when it has
+ * one (runtime_unavailable: which endpoint and how, failureDetail), and whether it was charged.
+ */
+export function describeFailure(receipt: Pick<ReceiptView, 'error' | 'billed'>, detail?: string): { code: string; message: string } {
   const code = receipt.error ?? 'agent_error';
-  return { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed, as its manifest declares for this error' : 'nothing was charged'}` };
+  const money = receipt.billed ? 'billed, as its manifest declares for this error' : 'nothing was charged';
+  return { code, message: `the agent failed: ${code}${detail ? ` — ${detail}` : ''}; ${money}` };
+}
+
+/** A runtime_unavailable call's detail (calls.outcome.detail, written by the runner): which endpoint failed, and how. */
+export async function failureDetail(db: Queryable, receipt: Pick<ReceiptView, 'id' | 'error'>): Promise<string | undefined> {
+  if (receipt.error !== 'runtime_unavailable') return undefined;
+  const row = (await db('calls').where({ id: receipt.id }).first(db.raw(`outcome->>'detail' AS detail`))) as { detail?: unknown } | undefined;
+  return typeof row?.detail === 'string' ? row.detail : undefined;
 }
 
 /** A receipt with its whole tree of children, or null. */

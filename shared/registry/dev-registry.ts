@@ -21,6 +21,7 @@ import { createLogger, type Logger } from '../platform/log.js';
 import { validateManifest } from '../core/manifest/index.js';
 import type { AgentVersion } from './agent-version.js';
 import { createRegistry, type Registry } from './registry.js';
+import { onAgentHostPort, type AgentHostPort } from './agent-host.js';
 
 export const MANIFEST_FILE_NAMES = ['holon.yaml', 'holon.json'] as const;
 /** The dev runtime's entry point, next to the manifest of a `runtime.kind: node` agent. */
@@ -34,6 +35,11 @@ export interface FileProblems {
 export interface LoadDevRegistryOptions {
   /** Agent ids (`ns/name`, every version) or exact `ns/name@version` to leave out, silently. */
   exclude?: string[];
+  /**
+   * The reference MCP agent host (agents/host.mjs) on another port than the one the shipped manifests name
+   * (HOLON_AGENT_HOST_PORT): agents under `dir` whose endpoint is that host's default are called on `port` instead.
+   */
+  agentHost?: AgentHostPort;
   /** Defaults to a `registry` logger at info level. */
   log?: Logger;
 }
@@ -99,7 +105,7 @@ export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOp
       report(file, [{ path: '$.version', message: `${key} is already listed, from ${first.file}` }]);
       continue;
     }
-    loaded.set(key, { agent: { manifest, dir, origin: 'shipped' }, file });
+    loaded.set(key, { agent: { manifest: options.agentHost ? onAgentHostPort(manifest, dir, options.agentHost) : manifest, dir, origin: 'shipped' }, file });
   }
 
   if (excluded > 0) log.debug({ excluded }, `excluded ${excluded} manifest file(s)`);

@@ -21,7 +21,10 @@ export type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invali
 export type ResolveResult = { ok: true; agent: AgentVersion } | { ok: false; code: ResolveErrorCode; message: string };
 
 export interface SearchQuery {
-  /** Case-insensitive substring of the id, the summary or one of the capabilities. Blank: no filter. */
+  /**
+   * Case-insensitive substring of the id, the summary or one of the capabilities. Blank: no filter. The catalogue's
+   * search (GET /v0/agents?q=, MCP search_agents) does not use it: it is full-text (shared/catalogue/text-search.ts).
+   */
   q?: string;
   /** An exact capability class, or a `prefix.*` pattern (mandate pattern syntax). */
   capability?: string;

@@ -4,6 +4,7 @@
  * throwing, like the runtimes.
  */
 import { guardRefusal } from '../platform/guarded-net.js';
+import { classifyNetworkError, describeEndpoint, describeNetworkFailure, errorCodes } from '../platform/net-errors.js';
 import { abortedResult } from './abort.js';
 import { MAX_FAILURE_MESSAGE, truncate } from './messages.js';
 import type { AgentVersion, RunResult } from './types.js';
@@ -65,55 +66,27 @@ export function describeLimit(bytes: number): string {
   return Number.isInteger(mb) ? `${mb} MB` : `${bytes} bytes`;
 }
 
-/** Network errors that mean the endpoint could not be reached at all. */
-const UNREACHABLE_CODES = new Set([
-  'ECONNREFUSED',
-  'ENOTFOUND',
-  'EAI_AGAIN',
-  'EAI_FAIL',
-  'EAI_NODATA',
-  'EAI_NONAME',
-  'EHOSTUNREACH',
-  'EHOSTDOWN',
-  'ENETUNREACH',
-  'ENETDOWN',
-  'EADDRNOTAVAIL',
-  'ETIMEDOUT',
-  'UND_ERR_CONNECT_TIMEOUT',
-]);
-
-/** Errors after the endpoint was reached: it closed the connection or spoke something that is not HTTP. */
-const BROKEN_ANSWER_CODES = new Set(['ECONNRESET', 'EPIPE', 'UND_ERR_SOCKET', 'UND_ERR_RES_CONTENT_LENGTH_MISMATCH']);
-
+/** undici's own timers (a safety net behind the run's signal): the run timed out. */
 const TIMER_CODES = new Set(['UND_ERR_HEADERS_TIMEOUT', 'UND_ERR_BODY_TIMEOUT']);
 
-/** Every string `code` on an error, its causes and aggregated errors (Node and undici network errors). */
-export function errorCodes(err: unknown): string[] {
-  const codes: string[] = [];
-  const visit = (e: unknown, depth: number): void => {
-    if (depth > 3 || typeof e !== 'object' || e === null) return;
-    const { code, cause, errors } = e as { code?: unknown; cause?: unknown; errors?: unknown };
-    if (typeof code === 'string') codes.push(code);
-    visit(cause, depth + 1);
-    if (Array.isArray(errors)) for (const inner of errors) visit(inner, depth + 1);
-  };
-  visit(err, 0);
-  return codes;
-}
+export { errorCodes };
 
-/** The failure for a network error: unreachable → runtime_unavailable, dropped mid-answer → agent_error. */
-export function networkFailure(err: unknown, timeoutMs: number): RunResult {
+/**
+ * The failure for a network error, naming the endpoint (origin and path: never credentials or a query string) and
+ * what happened: refused, not resolved, TLS, timed out, unreachable → runtime_unavailable, never billed; the
+ * connection closed mid-answer, or an answer that is not HTTP → agent_error (the endpoint was reached).
+ */
+export function networkFailure(err: unknown, timeoutMs: number, endpoint?: URL): RunResult {
   // The guarded client refused the address or a redirect (published agents): never billed, said plainly.
   const refused = guardRefusal(err);
   if (refused) return { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the endpoint was refused (${refused.message})`, MAX_FAILURE_MESSAGE) };
-  const codes = errorCodes(err);
-  if (codes.some((c) => TIMER_CODES.has(c))) return abortedResult(undefined, timeoutMs);
-  const unreachable = codes.find((c) => UNREACHABLE_CODES.has(c));
-  if (unreachable) return { kind: 'failure', code: 'runtime_unavailable', message: `the endpoint is unreachable (${unreachable})` };
-  const broken = codes.find((c) => BROKEN_ANSWER_CODES.has(c) || c.startsWith('HPE_'));
-  if (broken) {
-    return { kind: 'failure', code: 'agent_error', message: `the endpoint closed the connection or sent an invalid HTTP answer (${broken})` };
-  }
-  const what = err instanceof Error ? `${codes[0] ?? err.name}: ${err.message}` : String(err);
-  return { kind: 'failure', code: 'runtime_unavailable', message: truncate(`the endpoint could not be called (${what})`, MAX_FAILURE_MESSAGE) };
+  if (errorCodes(err).some((c) => TIMER_CODES.has(c))) return abortedResult(undefined, timeoutMs);
+  const where = endpoint ? describeEndpoint(endpoint) : 'the endpoint';
+  const f = classifyNetworkError(err);
+  const how = describeNetworkFailure(f);
+  if (f.cause === 'closed')
+    return { kind: 'failure', code: 'agent_error', message: truncate(`${where} closed the connection before answering: ${how}`, MAX_FAILURE_MESSAGE) };
+  if (f.cause === 'protocol')
+    return { kind: 'failure', code: 'agent_error', message: truncate(`${where} sent an invalid HTTP answer: ${how}`, MAX_FAILURE_MESSAGE) };
+  return { kind: 'failure', code: 'runtime_unavailable', message: truncate(`could not reach ${where}: ${how}`, MAX_FAILURE_MESSAGE) };
 }

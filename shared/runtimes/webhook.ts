@@ -9,7 +9,8 @@
  *   answer    2xx + JSON                                  → output
  *             {"error": {"code": "<string>", ...}}, any status → the agent's error code (billing decides)
  *             3xx (redirects are never followed), other non-2xx, not JSON, larger than the limit → agent_error
- *             connection refused / DNS failure / unreachable → runtime_unavailable
+ *             connection refused / DNS failure / TLS / connect timeout / unreachable → runtime_unavailable, the
+ *             message naming the endpoint (origin and path) and the cause (remote.ts networkFailure)
  *             the signal fires (while waiting or while reading) → timeout, or cancelled
  *
  * Webhook agents are `per_run` or `free`: a webhook result never carries units or a quote.
@@ -116,7 +117,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
       });
     } catch (err) {
       if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
-      return networkFailure(err, run.timeoutMs);
+      return networkFailure(err, run.timeoutMs, url);
     }
 
     const { statusCode } = response;
@@ -124,7 +125,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     try {
       if (statusCode >= 300 && statusCode < 400) {
         discard(answer);
-        if (guarded) return networkFailure(new RedirectRefusedError(url.hostname, statusCode), run.timeoutMs);
+        if (guarded) return networkFailure(new RedirectRefusedError(url.hostname, statusCode), run.timeoutMs, url);
         return agentError(`the endpoint answered ${statusCode}: redirects are not followed`);
       }
       const length = Number(response.headers['content-length']);
@@ -155,7 +156,7 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     } catch (err) {
       if (!answer.destroyed) discard(answer);
       if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
-      return networkFailure(err, run.timeoutMs);
+      return networkFailure(err, run.timeoutMs, url);
     }
   }
 

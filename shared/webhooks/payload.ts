@@ -21,12 +21,21 @@ export interface CallCompleted {
   status: string;
   /** The agent's output for a succeeded call; null for a failed one, or when it was no longer kept. */
   output: unknown;
-  /** Present (true) when a succeeded call's output was no longer kept (HOLON_RESULT_TTL_S, or handed over already). */
+  /** Present (true) when a succeeded call's output was no longer kept, whatever the reason (kept for receivers that read it). */
   output_expired?: true;
+  /** Why a succeeded call's output was no longer kept: every consumer the call declared had it, or HOLON_RESULT_TTL_S ended. */
+  output_gone?: 'collected' | 'expired';
   receipt: unknown;
 }
 
-export function callCompleted(input: { callId: string; status: string; createdAt: Date; output: unknown; outputExpired?: boolean; receipt: unknown }): string {
+export function callCompleted(input: {
+  callId: string;
+  status: string;
+  createdAt: Date;
+  output: unknown;
+  outputGone?: 'collected' | 'expired';
+  receipt: unknown;
+}): string {
   const body: CallCompleted = {
     type: CALL_COMPLETED,
     version: PAYLOAD_VERSION,
@@ -34,7 +43,7 @@ export function callCompleted(input: { callId: string; status: string; createdAt
     call: { id: input.callId, status: input.status },
     status: input.status,
     output: input.output ?? null,
-    ...(input.outputExpired ? { output_expired: true as const } : {}),
+    ...(input.outputGone ? { output_expired: true as const, output_gone: input.outputGone } : {}),
     receipt: input.receipt,
   };
   return JSON.stringify(body);

@@ -7,10 +7,12 @@
  * `holon audit` exits 0 on clean books and 1 once an unbalanced line is forced in. And `holon backup` never
  * overwrites a file.
  */
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { spawn } from 'node:child_process';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { hostname, tmpdir } from 'node:os';
 import path from 'node:path';
-import { afterAll, beforeAll, describe, expect } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { BackupError } from '../../shared/backup/errors.js';
 import { backupToFile, restoreFromFile } from '../../shared/backup/files.js';
 import { encodeLine, LineDigest } from '../../shared/backup/format.js';
@@ -166,6 +168,55 @@ describe.each(BACKENDS)('a restore into %s that fails leaves nothing', (backend)
   });
 });
 
+describe('a restore that fails midway leaves a bare target bare', () => {
+  const damagedMidway = () => {
+    const rows = rowLines();
+    const [, middle] = rows[Math.floor(rows.length / 2)]!;
+    const damaged = [...lines];
+    damaged[middle] = damaged[middle]!.slice(0, 30);
+    return variant('damaged-midway.jsonl', damaged);
+  };
+
+  it('Postgres: no table, not even the migrations, is left in a database that had none', async () => {
+    const f = await damagedMidway();
+    const target = await emptyPostgres();
+    try {
+      const r = await holonCli(['restore', '--in', f], { DATABASE_URL: target.url });
+      expect(r.code).toBe(1);
+      expect(r.stderr).toMatch(/^holon restore: line \d+ is not valid JSON: the file is damaged\n$/);
+      const db = await target.open();
+      try {
+        const tables = await db.knex.raw(`SELECT tablename FROM pg_tables WHERE schemaname = current_schema()`);
+        expect(tables.rows).toEqual([]);
+        expect(
+          (await db.knex.raw(`SELECT count(*)::int AS n FROM pg_proc p JOIN pg_namespace s ON s.oid = p.pronamespace WHERE s.nspname = current_schema()`))
+            .rows[0].n,
+        ).toBe(0);
+      } finally {
+        await db.close();
+      }
+      // and the same file, whole, then restores into it
+      expect((await holonCli(['restore', '--in', file], { DATABASE_URL: target.url })).code).toBe(0);
+    } finally {
+      await target.drop();
+    }
+  });
+
+  it('PGlite: a directory the restore created is gone again; an empty one is left empty', async () => {
+    const f = await damagedMidway();
+    const fresh = path.join(dir, 'fresh-parent', 'pglite');
+    const r = await holonCli(['restore', '--in', f, '--db', fresh], { DATABASE_URL: undefined });
+    expect(r.code).toBe(1);
+    expect(r.stderr).toMatch(/is not valid JSON: the file is damaged/);
+    expect(existsSync(path.join(dir, 'fresh-parent'))).toBe(false);
+
+    const empty = path.join(dir, 'empty-pglite');
+    await mkdir(empty);
+    expect((await holonCli(['restore', '--in', f, '--db', empty], { DATABASE_URL: undefined })).code).toBe(1);
+    expect(readdirSync(empty)).toEqual([]);
+  });
+});
+
 describe('schema version', () => {
   const test = dbTest('postgres');
 
@@ -275,5 +326,59 @@ describe('holon audit and holon backup as commands', () => {
     expect((await holonCli(['restore', '--bogus'], { DATABASE_URL: db.url })).code).toBe(2);
     const both = await holonCli(['audit', '--db', nowhere], { DATABASE_URL: db.url });
     expect(both).toMatchObject({ code: 2, stderr: expect.stringContaining('--db names a PGlite directory but DATABASE_URL is set') });
+  });
+});
+
+describe('a PGlite directory a running gateway holds', () => {
+  it('holon audit, backup and restore say so and stop (exit 1), and the gateway goes on; a stale lock is taken over', async () => {
+    const pglite = path.join(dir, 'held');
+    const env = { ...process.env, LOG_LEVEL: 'info', HOLON_AGENT_HOST: '0', HOLON_MANDATES: '' } as NodeJS.ProcessEnv;
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    const gateway = spawn(process.execPath, ['bin/holon.mjs', 'serve', '--port', '0', '--db', pglite], {
+      cwd: path.resolve(import.meta.dirname, '../..'),
+      env,
+    });
+    let out = '';
+    gateway.stdout.on('data', (c) => (out += c));
+    gateway.stderr.on('data', (c) => (out += c));
+    const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
+    try {
+      let port = 0;
+      for (let i = 0; i < 300 && !port && gateway.exitCode === null; i++) {
+        const m = /"port":(\d+)/.exec(out);
+        if (m) port = Number(m[1]);
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+      expect(port, out).toBeGreaterThan(0);
+      const inUse = (stderr: string, command: string) => {
+        expect(stderr).toMatch(new RegExp(`^holon ${command}: the PGlite database `));
+        expect(stderr).toContain(`${pglite} is in use by another process (\`holon serve\`, pid ${gateway.pid}, since `);
+        expect(stderr).toContain('PGlite allows one process at a time: stop that one first');
+      };
+      const audited = await holonCli(['audit', '--db', pglite], { DATABASE_URL: undefined });
+      expect(audited.code).toBe(1);
+      inUse(audited.stderr, 'audit');
+      const backedUp = await holonCli(['backup', '--db', pglite, '--out', path.join(dir, 'held.jsonl')], { DATABASE_URL: undefined });
+      expect(backedUp.code).toBe(1);
+      inUse(backedUp.stderr, 'backup');
+      expect(existsSync(path.join(dir, 'held.jsonl'))).toBe(false);
+      const restored = await holonCli(['restore', '--in', file, '--db', pglite], { DATABASE_URL: undefined });
+      expect(restored.code).toBe(1);
+      inUse(restored.stderr, 'restore');
+      // the gateway was not disturbed
+      expect((await fetch(`http://127.0.0.1:${port}/healthz`)).status).toBe(200);
+    } finally {
+      gateway.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    }
+    // Stopped: the lock went with it, and the commands work.
+    expect(existsSync(path.join(pglite, 'holon.lock'))).toBe(false);
+    expect((await holonCli(['audit', '--db', pglite], { DATABASE_URL: undefined })).code).toBe(0);
+    // A lock left by a process that is gone (a crash) is stale: taken over.
+    await writeFile(path.join(pglite, 'holon.lock'), JSON.stringify({ pid: 2 ** 22 + 1, host: hostname(), command: 'holon serve', since: 'then' }));
+    const afterCrash = await holonCli(['audit', '--db', pglite], { DATABASE_URL: undefined });
+    expect(afterCrash.code, afterCrash.stderr).toBe(0);
+    expect(existsSync(path.join(pglite, 'holon.lock'))).toBe(false);
   });
 });

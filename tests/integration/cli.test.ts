@@ -65,6 +65,32 @@ describe('holon validate', () => {
     expect(r.stdout).toContain('neither a manifest');
   });
 
+  it('says what to fix: line and column of a YAML error, the keyword path of a bad schema, a numeric version, a per_call above the total', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-cli-'));
+    await writeFile(path.join(dir, 'syntax.yaml'), 'id: lena/x\nversion: "1.0.0"\n  summary: s\n');
+    await writeFile(
+      path.join(dir, 'holon.yaml'),
+      'id: lena/xx\nversion: 1.0\nsummary: s\ncapabilities: [a.b]\nlicense: MIT\n' +
+        'interface: {input: {type: object, properties: {name: {type: strin}}}, output: {type: object}}\n' +
+        'pricing: {model: per_run, currency: EUR, amount: "0.50"}\nruntime: {kind: node}\n',
+    );
+    await writeFile(
+      path.join(dir, 'mandate.yaml'),
+      'id: alice/wide\nissuer: alice\ngrantee: alice/assistant\nallow: {agents: [holon-labs/*]}\nbudget: {total: "5.00", currency: EUR, per_call: "50.00"}\n',
+    );
+    const r = await holon('validate', path.join(dir, 'syntax.yaml'), path.join(dir, 'holon.yaml'), path.join(dir, 'mandate.yaml'));
+    expect(r.code).toBe(1);
+    expect(r.stdout).toMatch(/ {4}\$: not valid YAML \(line 3, column \d+\): /);
+    expect(r.stdout).toContain('    $.interface.input.properties.name.type: must be one of the JSON Schema types');
+    expect(r.stdout).not.toContain('schema is invalid');
+    expect(r.stdout).toContain('    $.version: must be a semver string like 1.0.0');
+    expect(r.stdout).toMatch(/✓ .*mandate\.yaml: valid mandate alice\/wide\n {2}! \$\.budget\.per_call: is 50\.00 EUR, above the total of 5\.00 EUR/);
+
+    const alone = await holon('validate', path.join(dir, 'mandate.yaml'), '--json');
+    expect(alone.code).toBe(0); // a warning, not a problem: the gateway accepts the mandate
+    expect(JSON.parse(alone.stdout)).toMatchObject({ valid: true, problems: [], warnings: [{ path: '$.budget.per_call' }] });
+  });
+
   it('misuse exits 2', async () => {
     expect((await holon('validate')).code).toBe(2);
     expect((await holon('validate', '--nope', 'x')).code).toBe(2);
@@ -73,16 +99,17 @@ describe('holon validate', () => {
 });
 
 describe("holon serve on the embedded defaults (the README's first command)", () => {
-  it('creates its data directory, serves a paid call (REST, and MCP both ways), and stops cleanly on SIGTERM', async () => {
+  it('creates its data directory, loads the dev mandates with no flag, serves a paid call (REST, and MCP both ways), and stops cleanly on SIGTERM', async () => {
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-serve-'));
     const env = { ...process.env, LOG_LEVEL: 'info' } as NodeJS.ProcessEnv;
     delete env.DATABASE_URL;
     delete env.REDIS_URL;
-    const child = spawn(
-      process.execPath,
-      [path.join(ROOT, 'bin/holon.mjs'), 'serve', '--port', '0', '--db', path.join(dir, 'not', 'yet', 'db'), '--mandates', 'examples/mandates'],
-      { cwd: ROOT, env },
-    );
+    delete env.HOLON_MANDATES;
+    // `npx holon serve` as the README says it: no --mandates, yet demo/sandbox answers (examples/mandates by default).
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/holon.mjs'), 'serve', '--port', '0', '--db', path.join(dir, 'not', 'yet', 'db')], {
+      cwd: ROOT,
+      env,
+    });
     let out = '';
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));

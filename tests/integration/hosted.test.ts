@@ -468,7 +468,9 @@ describe('idempotent calls', () => {
         const original = ran[0]!.body.receipt;
         for (const r of replies.filter((x) => x !== ran[0])) {
           if (r.status === 409) expect(r.body.error.code).toBe('idempotency_key_in_use');
-          else expect(r.body).toEqual({ replayed: true, status: 'succeeded', output: null, receipt: original });
+          // A replay reads the output while it is kept: before the original answer collected it, or after (gone).
+          else if (r.body.output !== null) expect(r.body).toEqual({ replayed: true, status: 'succeeded', output: ran[0]!.body.output, receipt: original });
+          else expect(r.body).toEqual({ replayed: true, status: 'succeeded', output: null, output_gone: 'collected', receipt: original });
         }
         expect(replies.filter((r) => r.status === 409).length).toBeGreaterThan(0);
         expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(1);
@@ -476,7 +478,8 @@ describe('idempotent calls', () => {
         for (const base of [g.url, other.url]) {
           const again = await send(base, 'POST', '/v0/calls', { key: work.agent, body, headers });
           expect(again.status).toBe(200);
-          expect(again.body).toEqual({ replayed: true, status: 'succeeded', output: null, receipt: original });
+          // The synchronous answer was this call's one consumer: collected (docs/lifecycle.md).
+          expect(again.body).toEqual({ replayed: true, status: 'succeeded', output: null, output_gone: 'collected', receipt: original });
         }
         expect((await readFile(file, 'utf8')).trim().split('\n')).toHaveLength(1);
         expect((await send(g.url, 'GET', `/v0/mandates/${work.mandate}`, { key: a.human })).body.budget.spent).toBe('0.01');

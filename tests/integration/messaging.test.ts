@@ -442,6 +442,69 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       expect(await m.store.take('short')).toBeUndefined();
       expect(await m.store.take('long')).toBe('stays');
     });
+
+    test('a value kept for its consumers: read any number of times; deleted when the last named consumer has it, then `collected`', async () => {
+      const m = await messaging();
+      // Named before the value exists (a call's consumers are declared at admission, its output comes later).
+      await m.store.keepFor('output:c1', ['sync', 'webhook'], 60);
+      expect(await m.store.peekKept('output:c1')).toEqual({ kind: 'absent' });
+      await m.store.put('output:c1', '{"a":1}', 60);
+      for (let i = 0; i < 3; i++) expect(await m.store.peekKept('output:c1')).toEqual({ kind: 'kept', value: '{"a":1}' });
+      // The webhook first: the synchronous answer still needs it.
+      expect(await m.store.handOver('output:c1', 'webhook', 60)).toEqual({ kind: 'kept', value: '{"a":1}' });
+      expect(await m.store.peekKept('output:c1')).toEqual({ kind: 'kept', value: '{"a":1}' });
+      // A consumer handing over twice changes nothing for the others.
+      expect(await m.store.handOver('output:c1', 'webhook', 60)).toEqual({ kind: 'kept', value: '{"a":1}' });
+      expect(await m.store.peekKept('output:c1')).toEqual({ kind: 'kept', value: '{"a":1}' });
+      // The last one: it gets the value, and the value is gone, collected.
+      expect(await m.store.handOver('output:c1', 'sync', 60)).toEqual({ kind: 'kept', value: '{"a":1}' });
+      expect(await m.store.peekKept('output:c1')).toEqual({ kind: 'collected' });
+      expect(await m.store.peek('output:c1')).toBeUndefined();
+      expect(await m.store.handOver('output:c1', 'sync', 60)).toEqual({ kind: 'collected' });
+
+      // No consumer named: the first hand-over collects it; a value nobody hands over is only ever read.
+      await m.store.put('output:c2', 'v', 60);
+      expect(await m.store.handOver('output:c2', 'sync', 60)).toEqual({ kind: 'kept', value: 'v' });
+      expect(await m.store.peekKept('output:c2')).toEqual({ kind: 'collected' });
+      // Never put (or expired): absent, and handing it over leaves no note.
+      expect(await m.store.handOver('output:never', 'sync', 60)).toEqual({ kind: 'absent' });
+      expect(await m.store.peekKept('output:never')).toEqual({ kind: 'absent' });
+      await expect(m.store.keepFor('output:c3', [''], 60)).rejects.toThrow(TypeError);
+      await expect(m.store.handOver('output:c3', 'sync', 0)).rejects.toThrow(TypeError);
+    });
+
+    test('two consumers handing over at once: both get the value, it ends collected, never kept for nobody', async () => {
+      const m = await messaging();
+      for (let i = 0; i < 20; i++) {
+        const key = `output:race${i}`;
+        await m.store.keepFor(key, ['sync', 'webhook'], 60);
+        await m.store.put(key, `v${i}`, 60);
+        const [a, b] = await Promise.all([m.store.handOver(key, 'sync', 60), m.store.handOver(key, 'webhook', 60)]);
+        expect([a, b]).toEqual([
+          { kind: 'kept', value: `v${i}` },
+          { kind: 'kept', value: `v${i}` },
+        ]);
+        expect(await m.store.peekKept(key)).toEqual({ kind: 'collected' });
+      }
+    });
+
+    test('a kept value expires after its TTL: absent, not collected; the list of consumers expires too', async () => {
+      const m = await messaging();
+      await m.store.keepFor('output:t1', ['sync', 'webhook'], 30);
+      await m.store.put('output:t1', 'short', 1);
+      await m.store.keepFor('output:t2', ['sync', 'webhook'], 1);
+      await m.store.put('output:t2', 'outlives its list', 30);
+      await m.store.put('output:t3', 'collected soon', 30);
+      expect(await m.store.handOver('output:t3', 'sync', 1)).toEqual({ kind: 'kept', value: 'collected soon' });
+      await sleep(1500);
+      expect(await m.store.peekKept('output:t1')).toEqual({ kind: 'absent' });
+      expect(await m.store.handOver('output:t1', 'sync', 30)).toEqual({ kind: 'absent' });
+      // Its consumers' list ended: nobody is due any more, so the next hand-over collects it.
+      expect(await m.store.handOver('output:t2', 'webhook', 30)).toEqual({ kind: 'kept', value: 'outlives its list' });
+      expect(await m.store.peekKept('output:t2')).toEqual({ kind: 'collected' });
+      // The note that it was collected lives for the TTL given with the hand-over.
+      expect(await m.store.peekKept('output:t3')).toEqual({ kind: 'absent' });
+    });
   });
 });
 
@@ -489,6 +552,27 @@ describe('messaging: Redis only', () => {
     await a.store.put('k', 'a', 60);
     expect(await b.store.peek('k')).toBeUndefined();
     expect(await a.store.take('k')).toBe('a');
+  });
+
+  test('a kept value handed over by two processes at once (own connections): both get it, exactly one collects it', async () => {
+    const r = await testRedis();
+    const [api, settler] = await Promise.all([createMessaging({ redisUrl: r.url, prefix: r.prefix }), createMessaging({ redisUrl: r.url, prefix: r.prefix })]);
+    defer(() => api.close());
+    defer(() => settler.close());
+    for (let i = 0; i < 50; i++) {
+      const key = `output:two${i}`;
+      await api.store.keepFor(key, ['sync', 'webhook'], 60);
+      await settler.store.put(key, `v${i}`, 60);
+      const got = await Promise.all([api.store.handOver(key, 'sync', 60), settler.store.handOver(key, 'webhook', 60)]);
+      expect(got).toEqual([
+        { kind: 'kept', value: `v${i}` },
+        { kind: 'kept', value: `v${i}` },
+      ]);
+      expect(await api.store.peekKept(key)).toEqual({ kind: 'collected' });
+      expect(await settler.store.peek(key)).toBeUndefined();
+    }
+    // What the store leaves in Redis: the note, no output, no list of consumers.
+    expect((await r.client.keys('*two0*')).sort()).toEqual([`e:output:two0:gone`].map((k) => `${r.prefix}:${k}`));
   });
 
   test('one Redis subscription per channel however many local listeners; none once the last leaves', async () => {

@@ -2,6 +2,7 @@
  * The webhook contract (gateway.md §6) against real HTTP servers on 127.0.0.1.
  */
 import http from 'node:http';
+import https from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import { Agent } from 'undici';
@@ -10,6 +11,7 @@ import { createRuntimes } from '../../shared/runtimes/index.js';
 import type { AgentVersion, RunContext, RunResult } from '../../shared/runtimes/types.js';
 import { createWebhookRuntime } from '../../shared/runtimes/webhook.js';
 import { buildManifest } from '../support/manifest-builder.js';
+import { TEST_TLS } from '../support/published-servers.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string) => void;
 
@@ -288,6 +290,28 @@ describe('webhook runtime: timeouts, cancellation, unreachable endpoints', () =>
   it('is runtime_unavailable when the host does not resolve', async () => {
     const r = await runtime.run(agent('http://no-such-host.invalid/hook'), {}, context());
     expect(r).toMatchObject({ kind: 'failure', code: 'runtime_unavailable' });
+  });
+
+  it('says which endpoint and how, without its credentials or query string: refused, not resolved, TLS', async () => {
+    const server = http.createServer();
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as AddressInfo;
+    await new Promise<void>((resolve) => server.close(() => resolve()));
+    expect(messageOf(await runtime.run(agent(`http://user:pw@127.0.0.1:${port}/hook?token=sekrit`), {}, context()))).toBe(
+      `could not reach http://127.0.0.1:${port}/hook: connection refused (ECONNREFUSED)`,
+    );
+    expect(messageOf(await runtime.run(agent('http://no-such-host.invalid/hook?token=sekrit'), {}, context()))).toMatch(
+      /^could not reach http:\/\/no-such-host\.invalid\/hook: the name did not resolve/,
+    );
+    const tls = https.createServer({ key: TEST_TLS.key, cert: TEST_TLS.cert }, (_req, res) => res.end('{}'));
+    await new Promise<void>((resolve) => tls.listen(0, '127.0.0.1', resolve));
+    try {
+      const r = await runtime.run(agent(`https://127.0.0.1:${(tls.address() as AddressInfo).port}/hook?token=sekrit`), {}, context());
+      expect(r).toMatchObject({ kind: 'failure', code: 'runtime_unavailable' });
+      expect(messageOf(r)).toMatch(/^could not reach https:\/\/127\.0\.0\.1:\d+\/hook: TLS failed: the certificate is self-signed \(/);
+    } finally {
+      await new Promise<void>((resolve) => tls.close(() => resolve()));
+    }
   });
 
   it('is agent_error when the server closes the connection without answering', async () => {

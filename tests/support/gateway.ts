@@ -2,6 +2,7 @@
  * A whole gateway for integration tests: every service in this process, on the test's own Postgres
  * database and Redis key prefix, listening on a free port. `call()` posts to it.
  */
+import { checkAnswer } from './response-check.js';
 import { test as base } from 'vitest';
 import { startGateway, type RunningGateway, type Role, ALL_ROLES } from '../../services/compose.js';
 import { audit } from '../../shared/ledger/audit.js';
@@ -46,11 +47,15 @@ export async function startTestGateway(options: { roles?: readonly Role[]; confi
     });
     const text = await res.text();
     let parsed: unknown = text;
+    let isJson = false;
     try {
       parsed = JSON.parse(text);
+      isJson = (res.headers.get('content-type') ?? '').includes('json');
     } catch {
       /* not JSON */
     }
+    // Every JSON answer matches what the OpenAPI document says of it (tests/support/response-check.ts).
+    await checkAnswer(url, method, path, res.status, parsed, isJson);
     return { status: res.status, body: parsed as any };
   };
   const t: TestGateway = {

@@ -3,6 +3,8 @@
  * imports vitest): a request with a key, JSON both ways; an email sign-up; the admin key the test gateways use.
  */
 
+import { checkAnswer } from './response-check.js';
+
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
 
 /** Rate limits no test of many requests runs into (hosted gateways count every request). */
@@ -39,11 +41,14 @@ export async function send(
   });
   const text = await res.text();
   let body: unknown = text;
+  let isJson = false;
   try {
     body = JSON.parse(text);
+    isJson = (res.headers.get('content-type') ?? '').includes('json');
   } catch {
     /* not JSON */
   }
+  await checkAnswer(base, method, path, res.status, body, isJson);
   return { status: res.status, body, headers: res.headers };
 }
 

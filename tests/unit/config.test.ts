@@ -2,7 +2,7 @@ import { execFile } from 'node:child_process';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig } from '../../shared/platform/config.js';
+import { ConfigError, devMandatesDir, loadConfig } from '../../shared/platform/config.js';
 
 const ROOT = path.resolve(__dirname, '../..');
 const SECRET = 'f'.repeat(32);
@@ -163,5 +163,23 @@ describe('holon serve in production', () => {
     expect(result.code).not.toBe(0);
     expect(typeof result.code).toBe('number');
     for (const name of SIX) expect(result.stderr).toContain(name);
+  });
+});
+
+describe("the dev gateway's defaults", () => {
+  it('holon serve loads examples/mandates in dev; HOLON_MANDATES (even empty), hosted mode and production decide otherwise', () => {
+    expect(devMandatesDir({})).toBe('examples/mandates');
+    expect(devMandatesDir({ HOLON_MANDATES: 'elsewhere' })).toBeUndefined(); // loadConfig reads it
+    expect(devMandatesDir({ HOLON_MANDATES: '' })).toBeUndefined();
+    expect(loadConfig({ HOLON_MANDATES: '' }).mandatesDir).toBeUndefined();
+    expect(devMandatesDir({ HOLON_HOSTED: '1' })).toBeUndefined();
+    expect(devMandatesDir({}, true)).toBeUndefined();
+    expect(devMandatesDir({ NODE_ENV: 'production' })).toBeUndefined();
+  });
+
+  it('HOLON_AGENT_HOST_PORT: 7474 unless set, a port number', () => {
+    expect(loadConfig({}).agentHostPort).toBe(7474);
+    expect(loadConfig({ HOLON_AGENT_HOST_PORT: '17474' }).agentHostPort).toBe(17474);
+    expect(problemsOf({ HOLON_AGENT_HOST_PORT: '0' })).toEqual(['- HOLON_AGENT_HOST_PORT must be an integer from 1 to 65535, not "0"']);
   });
 });

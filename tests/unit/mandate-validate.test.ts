@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { mandateToDoc, parseMandate, validateMandate, type MandateValidation } from '../../shared/core/mandate/index.js';
+import { mandateToDoc, mandateWarnings, parseMandate, validateMandate, type MandateValidation } from '../../shared/core/mandate/index.js';
 import { agentPatternProblem, capabilityPatternProblem, matchesAgent, matchesCapability } from '../../shared/core/mandate/patterns.js';
 import { arbMandate } from '../support/manifest-builder.js';
 
@@ -308,5 +308,26 @@ describe('round trip', () => {
       }),
       { numRuns: 500 },
     );
+  });
+});
+
+describe('mandateWarnings', () => {
+  const withBudget = (budget: string) => {
+    const r = parseMandate(EXAMPLE.replace(/budget:\n( {2}.*\n)+/, `budget:\n${budget}`));
+    if (!r.ok) throw new Error(JSON.stringify(r.problems));
+    return r.mandate;
+  };
+
+  it('flags a per_call above the total, and nothing for the example', () => {
+    expect(mandateWarnings(withBudget('  total: "5.00"\n  currency: EUR\n  per_call: "50.00"\n'))).toEqual([
+      {
+        path: '$.budget.per_call',
+        message: expect.stringMatching(/^is 50\.00 EUR, above the total of 5\.00 EUR, so it never limits a call/),
+      },
+    ]);
+    expect(mandateWarnings(withBudget('  total: "5.00"\n  currency: EUR\n  per_call: "5.00"\n'))).toEqual([]);
+    expect(mandateWarnings(withBudget('  total: "5.00"\n  currency: EUR\n'))).toEqual([]);
+    const r = parseMandate(EXAMPLE);
+    expect(r.ok && mandateWarnings(r.mandate)).toEqual([]);
   });
 });

@@ -377,6 +377,21 @@ describe('identity', () => {
     );
   });
 
+  it('says what to write for `version: 1.0` in YAML (the number 1), once', () => {
+    const r = parseManifest(SPEC_YAML.replace(/^version: .*$/m, 'version: 1.0'), 'yaml');
+    expectProblem(r, '$.version', 'must be a semver string like 1.0.0');
+    expect(problemsOf(r).filter((p) => p.path === '$.version')).toHaveLength(1);
+  });
+
+  it('gives the line and column of a YAML syntax error', () => {
+    const r = parseDocumentText('id: lena/x\nversion: "1.0.0"\ncapabilities: [a.b\nsummary: s\n', 'yaml');
+    expect(r.ok).toBe(false);
+    if (r.ok) return;
+    expect(r.problems[0]!.message).toMatch(/^not valid YAML \(line \d+, column \d+\): /);
+    const tabbed = parseDocumentText('id: lena/x\n\tversion: 1\n', 'yaml');
+    expect(!tabbed.ok && tabbed.problems[0]!.message).toMatch(/^not valid YAML \(line 2, column 1\): /);
+  });
+
   it('checks the summary: one line, at most 140 characters, not empty', () => {
     expectValid(check((d) => (d.summary = 'é'.repeat(140))));
     expectProblem(
@@ -532,10 +547,25 @@ describe('interface', () => {
     expectProblem(r, '$.interface.output', 'RE2');
   });
 
-  it('refuses a schema ajv cannot compile', () => {
-    expectProblem(withInput({ type: 'strin' }), '$.interface.input', 'JSON Schema');
-    expectProblem(withInput({ $ref: 'https://example.org/remote.json' }), '$.interface.input', 'JSON Schema');
+  it('refuses a schema ajv cannot compile, at the failing keyword, in plain words', () => {
+    const typo = withInput({ type: 'strin' });
+    expectProblem(typo, '$.interface.input.type', 'must be one of the JSON Schema types array, boolean, integer, null, number, object or string');
+    expectProblem(typo, '$.interface.input.type', 'not "strin"');
+    expect(problemsOf(typo).filter((p) => p.path === '$.interface.input')).toEqual([]);
+    expectProblem(withInput({ $ref: 'https://example.org/remote.json' }), '$.interface.input["$ref"]', 'a schema may refer only inside itself');
     expectProblem(withInput({ type: 'object', format: 'no-such-format' }), '$.interface.input', 'no-such-format');
+  });
+
+  it("names the exact path of a keyword deep inside, never ajv's own text", () => {
+    const r = withInput({ type: 'object', properties: { name: { type: 'string', minLength: 'x' }, tags: { type: 'array', items: [1] } } });
+    expectProblem(r, '$.interface.input.properties.name.minLength', 'must be integer, not "x"');
+    expectProblem(r, '$.interface.input.properties.tags.items', 'must be a schema (an object, or true or false), not [1]');
+    for (const p of problemsOf(r)) expect(p.message).not.toMatch(/schema is invalid|data\//);
+    const ref = check((d) => {
+      d.interface.output = { type: 'object', properties: { table: { $ref: '#/$defs/table' } } };
+      delete d.interface.examples;
+    });
+    expectProblem(ref, '$.interface.output.properties.table["$ref"]', '"#/$defs/table" points at nothing in this schema');
   });
 
   it('accepts ajv-formats formats and the same $id in input and output', () => {

@@ -530,3 +530,50 @@ describe('Registry.hide', () => {
     expect(v(b.resolve('acme/pdf'))).toBe('2.0.0');
   });
 });
+
+describe('loadDevRegistry: the reference agent host on another port (HOLON_AGENT_HOST_PORT)', () => {
+  const AGENTS = fileURLToPath(new URL('../../agents', import.meta.url));
+
+  it('calls the shipped agents of agents/ on the configured port; their manifests as written, and other agents, are left alone', async () => {
+    const { log } = captureLogger();
+    const moved = await loadDevRegistry([AGENTS, EXAMPLES], { log, exclude: [], agentHost: { dir: AGENTS, port: 17474 } });
+    const csv = moved.registry.list().find((a) => a.manifest.id === 'holon-labs/csv-profile')!;
+    expect(csv.manifest.runtime.endpoint).toBe('http://127.0.0.1:17474/mcp');
+    expect((csv.manifest.doc.runtime as { endpoint: string }).endpoint).toBe('http://127.0.0.1:7474/mcp');
+    expect(moved.registry.list().find((a) => a.manifest.id === 'holon-labs/summarize')!.manifest.runtime.endpoint).toBe('http://127.0.0.1:17474/mcp');
+    expect(
+      moved.registry
+        .list()
+        .filter((a) => a.manifest.id.startsWith('examples/'))
+        .every((a) => a.manifest.runtime.kind === 'node'),
+    ).toBe(true);
+
+    const stays = await loadDevRegistry([AGENTS], { log, agentHost: { dir: AGENTS, port: 7474 } });
+    expect(stays.registry.list().find((a) => a.manifest.id === 'holon-labs/csv-profile')!.manifest.runtime.endpoint).toBe('http://127.0.0.1:7474/mcp');
+  });
+
+  it('moves only loopback http endpoints on 7474 of agents under the host directory', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'holon-agent-host-port-'));
+    try {
+      const mcp = (endpoint: string) => ({ runtime: { kind: 'mcp', endpoint, tool: 't', limits: { timeout_s: 30 } } });
+      const write = async (sub: string, doc: Record<string, unknown>) => {
+        await mkdir(join(dir, sub), { recursive: true });
+        await writeFile(join(dir, sub, 'holon.json'), JSON.stringify(doc));
+      };
+      await write('host/a', manifestDoc('hosted/aa', '1.0.0', mcp('http://127.0.0.1:7474/mcp')));
+      await write('host/b', manifestDoc('hosted/bb', '1.0.0', mcp('http://127.0.0.1:9000/mcp')));
+      await write('host/c', manifestDoc('hosted/cc', '1.0.0', mcp('https://agents.example.com:7474/mcp')));
+      await write('elsewhere/d', manifestDoc('other/dd', '1.0.0', mcp('http://127.0.0.1:7474/mcp')));
+      const { log } = captureLogger();
+      const { registry, problems } = await loadDevRegistry([dir], { log, agentHost: { dir: join(dir, 'host'), port: 8888 } });
+      expect(problems).toEqual([]);
+      const endpoint = (id: string) => registry.list().find((a) => a.manifest.id === id)!.manifest.runtime.endpoint;
+      expect(endpoint('hosted/aa')).toBe('http://127.0.0.1:8888/mcp');
+      expect(endpoint('hosted/bb')).toBe('http://127.0.0.1:9000/mcp');
+      expect(endpoint('hosted/cc')).toBe('https://agents.example.com:7474/mcp');
+      expect(endpoint('other/dd')).toBe('http://127.0.0.1:7474/mcp');
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  });
+});

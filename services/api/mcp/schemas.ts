@@ -4,6 +4,9 @@
  * answers `isError` with that structured content, and clients validate it against the declared schema.
  */
 
+import { MAX_QUERY_LENGTH } from '../../../shared/catalogue/text-search.js';
+import { receiptSchema } from '../openapi/schemas.js';
+
 type Schema = Record<string, unknown>;
 
 const ERROR = {
@@ -34,7 +37,9 @@ function output(properties: Schema, required: string[]): Schema {
   };
 }
 
-const RECEIPT = { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } } as const;
+/** The receipt, as REST defines it (services/api/openapi/schemas.ts `receiptSchema`): one shape for both. */
+const RECEIPT_DEFS = { receipt: receiptSchema({ $ref: '#/$defs/receipt' }) };
+const RECEIPT = { $ref: '#/$defs/receipt' } as const;
 const APPROVAL = { type: 'object', required: ['id', 'status', 'agent', 'worst_case', 'currency'] } as const;
 
 export const CALL_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval', 'rejected', 'running'] as const;
@@ -63,7 +68,16 @@ export const TOOLS: readonly ToolDefinition[] = [
     inputSchema: {
       type: 'object',
       additionalProperties: false,
-      properties: { q: { type: 'string', maxLength: 200 }, capability: { type: 'string', maxLength: 200 } },
+      properties: {
+        q: {
+          type: 'string',
+          maxLength: MAX_QUERY_LENGTH,
+          description:
+            'What the agent should do, in words (e.g. "profile this CSV"): agents matching any of them, stemmed, over id, name, summary, ' +
+            'description, capabilities and examples, most relevant first, then cheapest per successful run; an exact agent id comes first',
+        },
+        capability: { type: 'string', maxLength: 200, description: 'An exact capability class ("text.translate") or a prefix ("text.*")' },
+      },
     },
     outputSchema: output({ currency: { type: 'string' }, agents: { type: 'array' }, denied: { type: 'array' } }, ['currency', 'agents', 'denied']),
     annotations: { readOnlyHint: true },
@@ -72,20 +86,31 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'get_agent',
     title: 'Describe an agent',
     description:
-      'One agent (`ns/name` or `ns/name@range`): summary, interface schemas, pricing, data policy (attested by the author), measured record, ' +
+      "One agent (`ns/name` or `ns/name@range`): summary, interface schemas (`interface.input` is what call_agent's `input` must match), " +
+      'the examples and an example input (`example_input`), pricing, data policy (attested by the author), measured record, ' +
       'evaluation (status and each suite: public cases in detail, hidden ones pass/fail), versions.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: AGENT_REF } },
     outputSchema: output(
       {
         id: { type: 'string' },
         version: { type: 'string' },
-        interface: { type: 'object' },
+        interface: {
+          type: 'object',
+          required: ['input', 'output', 'errors', 'examples'],
+          properties: {
+            input: { type: 'object', description: "The JSON Schema call_agent's `input` must match" },
+            output: { type: 'object' },
+            errors: { type: 'object' },
+            examples: { type: 'array', items: { type: 'object', required: ['input'] } },
+          },
+        },
+        example_input: { description: "An input the author gives as an example (the first example's), or null: a starting point for call_agent" },
         pricing: { type: 'object' },
         data: { type: 'object' },
         evaluation: EVALUATION,
         versions: { type: 'array' },
       },
-      ['id', 'version', 'interface', 'pricing', 'data', 'evaluation', 'versions'],
+      ['id', 'version', 'interface', 'example_input', 'pricing', 'data', 'evaluation', 'versions'],
     ),
     annotations: { readOnlyHint: true },
   },
@@ -93,7 +118,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     name: 'call_agent',
     title: 'Hire an agent',
     description:
-      'Call an agent (`agent`: "ns/name[@range]") or the best agent for a `capability`, with `input` matching its interface. ' +
+      'Call an agent (`agent`: "ns/name[@range]") or the best agent for a `capability`, with `input`: a JSON object matching the ' +
+      "agent's input schema (get_agent shows it, and an example input). " +
       'The worst case is reserved from the mandate first; only a successful run (or a declared billed error) is charged. ' +
       '`max_cost` caps this call (decimal, mandate currency). A call that needs a human decision asks in the client when it can, ' +
       'else answers `pending_approval` with the approval id (re-submit with `approval` once granted). Returns `{status, output?, receipt}`.',
@@ -104,22 +130,30 @@ export const TOOLS: readonly ToolDefinition[] = [
       properties: {
         agent: AGENT_REF,
         capability: { type: 'string', minLength: 1, maxLength: 200 },
-        input: {},
+        input: {
+          type: 'object',
+          description:
+            "The agent's input, a JSON object (not a string holding JSON) matching the agent's own input schema: get_agent answers it " +
+            'as `interface.input`, with an example as `example_input`',
+        },
         max_cost: AMOUNT_ARGUMENT,
         approval: ID,
       },
     },
     amounts: ['max_cost'],
-    outputSchema: output(
-      {
-        status: { enum: [...CALL_STATUSES] },
-        output: {},
-        receipt: RECEIPT,
-        approval: APPROVAL,
-        call: { type: 'object', required: ['id', 'status'] },
-      },
-      ['status'],
-    ),
+    outputSchema: {
+      ...output(
+        {
+          status: { enum: [...CALL_STATUSES] },
+          output: {},
+          receipt: RECEIPT,
+          approval: APPROVAL,
+          call: { type: 'object', required: ['id', 'status'] },
+        },
+        ['status'],
+      ),
+      $defs: RECEIPT_DEFS,
+    },
     execution: { taskSupport: 'optional' },
     annotations: { readOnlyHint: false, openWorldHint: true },
   },
@@ -128,7 +162,8 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Read a receipt',
     description: "A receipt and its tree of delegated calls (own, downstream and total cost, splits), within this connection's mandate.",
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
-    outputSchema: output({ id: { type: 'string' }, status: { type: 'string' }, children: { type: 'array' } }, ['id', 'status', 'children']),
+    // The receipt itself, or the error shape.
+    outputSchema: { type: 'object', anyOf: [RECEIPT, { required: ['error'], properties: { error: ERROR } }], $defs: RECEIPT_DEFS },
     annotations: { readOnlyHint: true },
   },
   {

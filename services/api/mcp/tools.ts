@@ -67,17 +67,20 @@ export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Recor
   };
 }
 
+/** One agent; its text says what call_agent's `input` must be: the input schema and an example input. */
 export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
   const agent = await describeAgent(deps.ctx, String(args.id));
   return {
     structured: agent,
-    text: `${agent.id}@${agent.version} (${agent.pricing.model}, ${agent.pricing.currency}; data policy attested by the author, not verified; evaluation ${agent.evaluation.status})\n${untrustedJson(
-      {
+    text:
+      `${agent.id}@${agent.version} (${agent.pricing.model}, ${agent.pricing.currency}; data policy attested by the author, not verified; evaluation ${agent.evaluation.status}). ` +
+      `call_agent's "input" is a JSON object matching input_schema; example_input is one the author gives.\n${untrustedJson({
         summary: agent.summary,
         description: agent.description,
+        input_schema: agent.interface.input,
+        example_input: agent.example_input,
         errors: agent.interface.errors,
-      },
-    )}`,
+      })}`,
   };
 }
 

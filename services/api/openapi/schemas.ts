@@ -41,6 +41,7 @@ export const TIMESTAMP: JsonSchema = { type: 'string', format: 'date-time' };
 
 export const PROBLEM: JsonSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['path', 'message'],
   properties: {
     path: { type: 'string', description: 'Where, as a JSON path: `$.input.text`, `query.limit`' },
@@ -51,6 +52,7 @@ export const PROBLEM: JsonSchema = {
 /** Every refusal and failure: `{error: {code, message, problems?}}` (DESIGN §4; services/api/app.ts). */
 const ERROR_BODY: JsonSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['code', 'message'],
   properties: {
     code: { type: 'string', description: 'Stable snake_case code (gateway.md, manifest.md §3)', examples: ['invalid_request'] },
@@ -68,29 +70,94 @@ export const ERROR: JsonSchema = {
   },
 };
 
-/** A receipt tree (spec receipts.md); children are receipts. */
-export const RECEIPT: JsonSchema = {
+/** The statuses of a receipt (spec receipts.md), of the call it records. */
+export const RECEIPT_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'] as const;
+
+/** A stable code: one of the gateway's (snake_case) (manifest.md §3, gateway.md) or an error the agent's manifest declares. */
+const ERROR_CODE: JsonSchema = {
+  type: 'string',
+  minLength: 1,
+  description:
+    'The gateway’s own codes (`timeout`, `invalid_output`, `agent_error`, `runtime_unavailable`, `gateway_error`, `gateway_restarted`, `cancelled`, `undeclared_error`, `child_failed`, `hire_failed`, `file_not_found`, …) or an error the agent’s manifest declares in `interface.errors`',
+  examples: ['timeout', 'invalid_output'],
+};
+
+const COST: JsonSchema = {
   type: 'object',
-  required: ['id', 'status'],
+  additionalProperties: false,
+  required: ['own', 'downstream', 'total'],
   properties: {
-    id: { type: 'string' },
-    parent: { type: ['string', 'null'] },
-    mandate: { type: 'string' },
-    caller: { type: ['string', 'null'] },
-    agent: { type: ['string', 'null'], examples: ['holon-labs/csv-profile@1.0.0'] },
-    status: { type: 'string', examples: ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'] },
-    error: { type: ['string', 'null'] },
-    reasons: { type: 'array', items: { type: 'string' } },
-    worst_case: { type: ['string', 'null'] },
-    currency: { type: 'string' },
-    payer: { type: ['string', 'null'] },
-    billed: { type: 'boolean' },
-    cost: { type: ['object', 'null'] },
-    splits: { type: 'array' },
-    children: { type: 'array' },
-    duration_ms: { type: ['integer', 'null'] },
+    own: { ...AMOUNT, description: 'What this call charged for its own work' },
+    downstream: { ...AMOUNT, description: 'Σ of its children’s totals it passed through' },
+    total: { ...AMOUNT, description: 'own + downstream' },
   },
 };
+
+const SPLIT: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['to', 'amount'],
+  properties: { to: { type: 'string', description: 'An account: the author, `holon` (the fee), an upstream author' }, amount: AMOUNT },
+};
+
+/**
+ * A receipt tree (spec receipts.md; shared/receipts/store.ts `ReceiptView`): children are receipts, named by
+ * `child` (a `$ref` to this very schema where it lives: the OpenAPI document's component, an MCP tool's `$defs`).
+ * The one definition of the receipt's shape, for REST and MCP alike.
+ */
+export function receiptSchema(child: JsonSchema): JsonSchema {
+  return {
+    type: 'object',
+    additionalProperties: false,
+    required: [
+      'id',
+      'parent',
+      'mandate',
+      'caller',
+      'agent',
+      'status',
+      'reasons',
+      'worst_case',
+      'currency',
+      'payer',
+      'sub_mandate',
+      'billed',
+      'cost',
+      'splits',
+      'approval',
+      'children',
+      'duration_ms',
+      'created_at',
+    ],
+    properties: {
+      id: { type: 'string' },
+      parent: { type: ['string', 'null'], description: 'The receipt of the call that made this one' },
+      mandate: { type: ['string', 'null'], description: 'The mandate used (null when the request named none that exists)' },
+      caller: { type: ['string', 'null'], description: 'Which agent acted under the mandate' },
+      agent: {
+        type: ['string', 'null'],
+        description: 'The exact agent and version resolved; what was asked for otherwise',
+        examples: ['holon-labs/csv-profile@1.0.0'],
+      },
+      status: { enum: [...RECEIPT_STATUSES] },
+      error: ERROR_CODE,
+      reasons: { type: 'array', items: { type: 'string' }, description: 'Why it was refused or held, in plain words' },
+      worst_case: { type: ['string', 'null'], pattern: AMOUNT.pattern as string, description: 'The ceiling reserved before the run' },
+      currency: { type: ['string', 'null'] },
+      payer: { type: ['string', 'null'], description: 'The account charged' },
+      sub_mandate: { type: ['string', 'null'], description: 'The sub-mandate its children ran under (a delegated run)' },
+      billed: { type: 'boolean' },
+      cost: COST,
+      splits: { type: 'array', items: SPLIT, description: 'Who was paid: the author, the platform fee, upstream authors of forks' },
+      approval: { type: ['string', 'null'], description: 'The approval that unlocked the call' },
+      children: { type: 'array', items: child, description: 'The receipts of the calls it made, as trees' },
+      duration_ms: { type: ['integer', 'null'], minimum: 0 },
+      created_at: TIMESTAMP,
+    },
+  };
+}
+
+export const RECEIPT: JsonSchema = receiptSchema({ $ref: '#/components/schemas/Receipt' });
 
 /** A stored mandate and its budget (shared/mandates/store.ts `mandateView`). */
 export const MANDATE_VIEW: JsonSchema = {
@@ -100,10 +167,12 @@ export const MANDATE_VIEW: JsonSchema = {
     mandate: { type: 'object', description: 'The mandate document (spec mandate.md)' },
     budget: {
       type: 'object',
+      additionalProperties: false,
       required: ['currency', 'total', 'spent', 'reserved', 'remaining'],
       properties: { currency: { type: 'string' }, total: AMOUNT, spent: AMOUNT, reserved: AMOUNT, remaining: AMOUNT },
     },
   },
+  additionalProperties: false,
 };
 
 /** A mandate document as POSTed (spec mandate.md); validated by shared/core/mandate/validate.ts, described here. */
@@ -137,22 +206,37 @@ export const MANDATE_DOCUMENT: JsonSchema = {
 
 export const APPROVAL: JsonSchema = {
   type: 'object',
-  required: ['id', 'status', 'mandate', 'agent'],
+  additionalProperties: false,
+  required: [
+    'id',
+    'status',
+    'mandate',
+    'agent',
+    'input_sha256',
+    'max_cost',
+    'worst_case',
+    'currency',
+    'reasons',
+    'receipt',
+    'call',
+    'created_at',
+    'expires_at',
+  ],
   properties: {
     id: { type: 'string' },
-    status: { type: 'string', examples: ['pending', 'approved', 'rejected', 'expired'] },
+    status: { enum: ['pending', 'approved', 'rejected', 'expired', 'used'] },
     mandate: { type: 'string' },
-    agent: { type: 'string' },
-    input_sha256: { type: 'string' },
-    max_cost: { type: ['string', 'null'] },
+    agent: { type: 'string', description: 'The exact agent and version: `ns/name@1.0.0`' },
+    input_sha256: { type: 'string', description: 'SHA-256 of the canonical JSON of the input it binds' },
+    max_cost: { type: ['string', 'null'], pattern: AMOUNT.pattern as string },
     worst_case: AMOUNT,
     currency: { type: 'string' },
     reasons: { type: 'array', items: { type: 'string' } },
-    receipt: { type: ['string', 'null'] },
+    receipt: { type: ['string', 'null'], description: 'The receipt of the held request' },
     call: { type: ['string', 'null'] },
     created_at: TIMESTAMP,
     expires_at: TIMESTAMP,
-    input: { description: 'Shown only while pending' },
+    input: { description: 'The input it would send: shown only while pending, deleted once decided' },
   },
 };
 
@@ -160,7 +244,15 @@ export const APPROVAL: JsonSchema = {
 export const CALL_ANSWER: JsonSchema = {
   type: 'object',
   properties: {
-    output: { description: 'The agent’s output, valid against its interface.output; null once collected, or on a replay' },
+    output: {
+      description:
+        'A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why',
+    },
+    output_gone: {
+      enum: ['collected', 'expired'],
+      description:
+        'Present when a success’s output is null because it is no longer kept: `collected` — every consumer the call declared (the synchronous answer, the webhook) had it; `expired` — HOLON_RESULT_TTL_S ended first',
+    },
     receipt: RECEIPT,
     call: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } },
     status: { type: 'string' },
@@ -172,28 +264,52 @@ export const CALL_ANSWER: JsonSchema = {
 
 export const BALANCE: JsonSchema = {
   type: 'object',
+  additionalProperties: false,
   required: ['currency', 'balance'],
   properties: { account: { type: 'string' }, currency: { type: 'string' }, balance: AMOUNT, held: AMOUNT, available: AMOUNT },
 };
 
-/** A key as shown once at creation: `{prefix, key, …}`. */
+/** A key as shown once at creation (shared/hosted/keys.ts `MintedKey`; POST /v0/keys adds a `note`). */
 export const MINTED_KEY: JsonSchema = {
   type: 'object',
-  required: ['key'],
+  additionalProperties: false,
+  required: ['key', 'prefix', 'kind', 'mandate', 'ask_in_client', 'expires_at'],
   properties: {
-    key: { type: 'string', examples: ['hlk_a_…'] },
+    key: { type: 'string', examples: ['hlk_a_…'], description: 'Shown once: the gateway keeps only its hash' },
+    prefix: { type: 'string', description: 'Names the key in lists and in DELETE /v0/keys/{prefix}' },
+    kind: { enum: ['human', 'agent'] },
+    mandate: { type: ['string', 'null'], description: 'An agent key’s one mandate' },
+    ask_in_client: { type: 'boolean' },
+    expires_at: { type: ['string', 'null'], format: 'date-time', description: 'A human key from a GitHub sign-in expires after 30 days' },
+    note: { type: 'string' },
+  },
+};
+
+/** A key as GET /v0/me lists it (shared/hosted/keys.ts `keyView`): never the key itself. */
+export const KEY_VIEW: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['prefix', 'kind', 'mandate', 'ask_in_client', 'state', 'created_at', 'expires_at', 'revoked_at'],
+  properties: {
     prefix: { type: 'string' },
-    kind: { type: 'string' },
+    kind: { enum: ['human', 'agent'] },
     mandate: { type: ['string', 'null'] },
     ask_in_client: { type: 'boolean' },
-    expires_at: { type: ['string', 'null'] },
-    note: { type: 'string' },
+    state: { enum: ['active', 'expired', 'revoked'] },
+    created_at: TIMESTAMP,
+    expires_at: { type: ['string', 'null'], format: 'date-time' },
+    revoked_at: { type: ['string', 'null'], format: 'date-time' },
   },
 };
 
 /** Any JSON object the route documents in words (a shape owned by shared/, with fields listed in its description). */
 export function object(description: string, properties: Record<string, unknown> = {}, required: readonly string[] = []): JsonSchema {
   return { type: 'object', description, properties, ...(required.length ? { required } : {}) };
+}
+
+/** An object whose every field is listed here (`additionalProperties: false`): a field added without documenting it fails the tests. */
+export function exact(description: string, properties: Record<string, unknown>, required: readonly string[] = []): JsonSchema {
+  return { ...object(description, properties, required), additionalProperties: false };
 }
 
 /** The components of the document: each named object, wherever a route uses it, becomes a `$ref`. */
@@ -207,6 +323,7 @@ export const NAMED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
   CallAnswer: CALL_ANSWER,
   Balance: BALANCE,
   MintedKey: MINTED_KEY,
+  KeyView: KEY_VIEW,
 };
 
 /** A response whose body is the error shape. */

@@ -17,7 +17,7 @@ import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { BALANCE, failure, MANDATE_VIEW, MINTED_KEY, object, text } from '../openapi/schemas.js';
+import { BALANCE, exact, failure, KEY_VIEW, MANDATE_VIEW, MINTED_KEY, object, TIMESTAMP, text } from '../openapi/schemas.js';
 
 const SIGNUP_BODY = {
   type: 'object',
@@ -38,7 +38,7 @@ export const accountOperations = defineOperations({
     auth: ['human', 'admin'],
     summary: 'Balances: the admin sees every account, a human their own',
     responses: {
-      200: { description: 'Balances', schema: object('Balances by account and currency', { accounts: { type: 'array', items: BALANCE } }, ['accounts']) },
+      200: { description: 'Balances', schema: exact('Balances by account and currency', { accounts: { type: 'array', items: BALANCE } }, ['accounts']) },
       401: failure('No key', 'unauthorized'),
       403: failure('An agent key', 'forbidden'),
     },
@@ -83,22 +83,55 @@ export const accountOperations = defineOperations({
       200: {
         description: 'The principal’s view',
         schema: {
-          type: 'object',
-          required: ['kind'],
-          properties: {
-            kind: { enum: ['human', 'agent'] },
-            account: {
-              description:
-                'A human key: `{handle, email, github, created_at}` (`github`: the linked GitHub login, or null); an agent key: the account’s handle',
-            },
-            key: { type: 'string' },
-            balances: { type: 'array', items: BALANCE },
-            mandates: { type: 'array' },
-            keys: { type: 'array' },
-            ask_in_client: { type: 'boolean' },
-            mandate: {},
-            budget: (MANDATE_VIEW.properties as Record<string, unknown>).budget,
-          },
+          oneOf: [
+            exact(
+              'A human key: the account, its balances, root mandates and keys',
+              {
+                kind: { const: 'human' },
+                account: exact(
+                  'The account',
+                  {
+                    handle: { type: 'string' },
+                    email: { type: ['string', 'null'] },
+                    github: {
+                      type: ['string', 'null'],
+                      description: 'The GitHub login the account is linked to; null: an email account, which cannot publish yet',
+                    },
+                    created_at: TIMESTAMP,
+                  },
+                  ['handle', 'email', 'github', 'created_at'],
+                ),
+                key: { type: 'string', description: 'The prefix of the key that asked' },
+                balances: { type: 'array', items: BALANCE },
+                mandates: {
+                  type: 'array',
+                  items: exact(
+                    'A root mandate and its budget',
+                    {
+                      id: { type: 'string' },
+                      grantee: { type: 'string' },
+                      ...(MANDATE_VIEW.properties as { budget: { properties: Record<string, unknown> } }).budget.properties,
+                    },
+                    ['id', 'grantee', 'currency', 'total', 'spent', 'reserved', 'remaining'],
+                  ),
+                },
+                keys: { type: 'array', items: KEY_VIEW },
+              },
+              ['kind', 'account', 'key', 'balances', 'mandates', 'keys'],
+            ),
+            exact(
+              'An agent key: its one mandate and budget',
+              {
+                kind: { const: 'agent' },
+                account: { type: 'string' },
+                key: { type: 'string' },
+                ask_in_client: { type: 'boolean' },
+                mandate: { type: ['object', 'null'], description: 'The mandate document (spec mandate.md)' },
+                budget: (MANDATE_VIEW.properties as Record<string, unknown>).budget,
+              },
+              ['kind', 'account', 'key', 'ask_in_client', 'mandate'],
+            ),
+          ],
         },
       },
       401: failure('No key', 'unauthorized'),

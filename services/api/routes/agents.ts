@@ -1,12 +1,14 @@
 /**
  * GET /v0/agents?q=&capability=&mandate= — the catalogue, ranked (shared/catalogue/catalogue.ts says what each
- *   field means).
+ *   field means; `q` is full-text search, shared/catalogue/text-search.ts).
  * GET /v0/agents/{ns}/{name}[@range] — one agent: manifest, Agent Record, versions.
  */
 import { Router } from 'express';
 import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
+import { MAX_QUERY_LENGTH } from '../../../shared/catalogue/text-search.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { assertSeesMandate, principalOf } from '../principal.js';
+import { queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { failure, object } from '../openapi/schemas.js';
@@ -20,7 +22,13 @@ export const agentOperations = defineOperations({
     auth: ['none', 'human', 'agent'],
     summary: 'Ranked search; with `mandate`, costs converted and denied agents listed with a reason',
     query: {
-      q: { description: 'Part of an id, a summary or a capability', schema: { type: 'string' } },
+      q: {
+        description:
+          'Words, e.g. `profile this CSV`: agents matching ANY of them, stemmed, over id, name, summary, description, capabilities and ' +
+          'examples, the agent whose id is `q` first, then by relevance, then by cost per successful run. Only stop words or ' +
+          `punctuation match nothing. At most ${MAX_QUERY_LENGTH} characters, given once`,
+        schema: { type: 'string', maxLength: MAX_QUERY_LENGTH },
+      },
       capability: { description: 'An exact capability class, or `prefix.*`', schema: { type: 'string' } },
       mandate: { description: 'One of your mandates: rank under it', schema: { type: 'string' } },
     },
@@ -45,7 +53,17 @@ export const agentOperations = defineOperations({
     responses: {
       200: {
         description: 'The agent',
-        schema: object('The agent', { manifest: { type: 'object' }, record: { type: 'object' }, versions: { type: 'array' } }, ['manifest']),
+        schema: object(
+          'The agent',
+          {
+            manifest: { type: 'object' },
+            interface: { type: 'object', description: 'input and output schemas, declared errors, examples' },
+            example_input: { description: "An input to start from (the first example's), or null" },
+            record: { type: 'object' },
+            versions: { type: 'array' },
+          },
+          ['manifest'],
+        ),
       },
       404: failure('No such agent or version is listed'),
     },
@@ -61,7 +79,7 @@ export function agentRoutes(ctx: ServiceContext): Router {
     router,
     agentOperations.search,
     asyncRoute(async (req, res) => {
-      const q = optional(req.query.q);
+      const q = queryString(req, 'q', MAX_QUERY_LENGTH);
       const capability = optional(req.query.capability);
       const mandateId = optional(req.query.mandate);
       if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);

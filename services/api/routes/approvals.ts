@@ -13,7 +13,7 @@ import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { APPROVAL, BOOLEAN, CALL_ANSWER, failure, object } from '../openapi/schemas.js';
+import { APPROVAL, BOOLEAN, CALL_ANSWER, exact, failure } from '../openapi/schemas.js';
 
 const DECIDE_BODY = {
   type: 'object',
@@ -39,7 +39,7 @@ export const approvalOperations = defineOperations({
     summary: 'Pending approvals (an agent key: its mandate’s)',
     query: { mandate: { description: 'Only this mandate’s', schema: { type: 'string' } } },
     responses: {
-      200: { description: 'Pending approvals', schema: object('Pending approvals', { approvals: { type: 'array', items: APPROVAL } }, ['approvals']) },
+      200: { description: 'Pending approvals', schema: exact('Pending approvals', { approvals: { type: 'array', items: APPROVAL } }, ['approvals']) },
       401: failure('No key', 'unauthorized'),
       404: failure('No such mandate of yours', 'not_found'),
     },

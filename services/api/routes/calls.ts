@@ -4,7 +4,7 @@
  */
 import { Router, type Response } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import { takeOutput } from '../../../shared/calls/outputs.js';
+import { outputFields, readOutput } from '../../../shared/calls/outputs.js';
 import { readCall } from '../../../shared/calls/transitions.js';
 import { cancelAndWait, cancelState } from '../../../shared/calls/cancel.js';
 import { approvalView, loadApproval } from '../../../shared/admission/approvals.js';
@@ -80,7 +80,7 @@ export const callOperations = defineOperations({
     path: '/v0/calls/{id}',
     tag: 'calls',
     auth: ['human', 'agent'],
-    summary: 'A call’s status; once final its receipt, and a success’s output (handed over once)',
+    summary: 'A call’s status; once final its receipt, and a success’s output while it is kept (reading takes nothing)',
     params: CALL_ID,
     query: {
       wait: {
@@ -130,16 +130,18 @@ async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise
   return { call, receipt };
 }
 
-/** What GET /v0/calls/{id} answers: the status, and once final the receipt (and a success's output, handed over once). */
-async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { takeOutput: boolean }): Promise<Record<string, unknown>> {
+/**
+ * What GET /v0/calls/{id} answers: the status, and once final the receipt and a success's output. The output is
+ * read, never taken (the synchronous answer and the webhook are its consumers, shared/calls/outputs.ts): null with
+ * `output_gone` (`collected` | `expired`) once it is no longer kept.
+ */
+async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { withOutput: boolean }): Promise<Record<string, unknown>> {
   const { call, receipt } = found;
   if (!receipt) return { call: { id, status: call!.status } };
-  const output = receipt.status === 'succeeded' && options.takeOutput ? await takeOutput(deps.ctx, id) : undefined;
   return {
     call: { id, status: receipt.status },
     receipt,
-    // The output is handed over once, then gone; null when already collected or expired.
-    ...(receipt.status === 'succeeded' && options.takeOutput ? { output: output ?? null } : {}),
+    ...(receipt.status === 'succeeded' && options.withOutput ? outputFields(await readOutput(deps.ctx, id)) : {}),
   };
 }
 
@@ -196,7 +198,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
           ...(capability ? { capability } : {}),
           input: r.body.input,
           ...(maxCost !== undefined ? { maxCost } : {}),
-          ...(callbackUrl ? { callbackUrl } : {}),
+          ...(callbackUrl ? { callbackUrl, syncAnswer: !wantsAsync(req) } : {}),
           ...(approval ? { approval } : {}),
         });
       const idempotencyKey = req.get('idempotency-key');
@@ -244,7 +246,7 @@ export function callRoutes(deps: CallRoutesDeps): Router {
         if (res.writableEnded || res.destroyed) return;
         found = await findCall(deps, p, id);
       }
-      res.json(await callAnswer(deps, id, found, { takeOutput: true }));
+      res.json(await callAnswer(deps, id, found, { withOutput: true }));
     }),
   );
 
@@ -269,9 +271,9 @@ export function callRoutes(deps: CallRoutesDeps): Router {
       const after = await findCall(deps, p, id);
       const approval =
         after.receipt?.status === 'pending_approval' && after.receipt.approval ? await loadApproval(deps.ctx.db, after.receipt.approval, deps.ctx.now()) : null;
-      // The output of a call that finished before the cancel stays for GET /v0/calls/{id}: it is handed over once.
+      // The answer to a cancel never carries the output of a call that finished first: GET /v0/calls/{id} reads it.
       res.json({
-        ...(await callAnswer(deps, id, after, { takeOutput: false })),
+        ...(await callAnswer(deps, id, after, { withOutput: false })),
         ...(approval ? { approval: approvalView(approval.approval) } : {}),
         cancel: cancelState(after.receipt, approval?.approval.status),
       });

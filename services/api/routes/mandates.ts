@@ -15,7 +15,7 @@ import { assertSeesMandate, requireKind } from '../principal.js';
 import { requireObject } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, MANDATE_DOCUMENT, MANDATE_VIEW, object } from '../openapi/schemas.js';
+import { exact, failure, MANDATE_DOCUMENT, MANDATE_VIEW } from '../openapi/schemas.js';
 
 export const mandateOperations = defineOperations({
   list: {
@@ -26,7 +26,7 @@ export const mandateOperations = defineOperations({
     auth: ['human'],
     summary: 'Your root mandates and their budgets',
     responses: {
-      200: { description: 'Mandates', schema: object('Your mandates', { mandates: { type: 'array', items: MANDATE_VIEW } }, ['mandates']) },
+      200: { description: 'Mandates', schema: exact('Your mandates', { mandates: { type: 'array', items: MANDATE_VIEW } }, ['mandates']) },
       401: failure('No key', 'unauthorized'),
       403: failure('Not a human key', 'forbidden'),
     },

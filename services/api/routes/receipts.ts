@@ -23,7 +23,7 @@ import { assertSeesMandate, requireKind } from '../principal.js';
 import { queryAgent, queryPeriod, queryStatus, queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
-import { failure, object, RECEIPT } from '../openapi/schemas.js';
+import { exact, failure, RECEIPT } from '../openapi/schemas.js';
 
 /** The filters GET /v0/receipts and GET /v0/receipts.csv share. */
 const FILTERS: Readonly<Record<string, QuerySpec>> = {
@@ -82,7 +82,7 @@ export const receiptOperations = defineOperations({
     responses: {
       200: {
         description: 'A page of receipts',
-        schema: object(
+        schema: exact(
           'Receipts',
           {
             receipts: { type: 'array', items: RECEIPT },

@@ -14,12 +14,13 @@ import { requireKind } from '../principal.js';
 import { badQuery, queryPeriod, queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { AMOUNT, failure, object } from '../openapi/schemas.js';
+import { AMOUNT, exact, failure } from '../openapi/schemas.js';
 
 const NULLABLE_TIMESTAMP = { type: ['string', 'null'], format: 'date-time' } as const;
 
 const CURRENCY_STATEMENT = {
   type: 'object',
+  additionalProperties: false,
   required: ['currency', 'opening', 'credited', 'billed', 'earned', 'closing'],
   properties: {
     currency: { type: 'string', examples: ['EUR'] },
@@ -33,6 +34,7 @@ const CURRENCY_STATEMENT = {
 
 const MANDATE_STATEMENT = {
   type: 'object',
+  additionalProperties: false,
   required: ['id', 'currency', 'total', 'spent', 'reserved', 'billed_in_range', 'billed_to_date'],
   properties: {
     id: { type: 'string', examples: ['alice/work'] },
@@ -72,7 +74,7 @@ export const statementOperations = defineOperations({
     responses: {
       200: {
         description: 'The statement',
-        schema: object(
+        schema: exact(
           'An account’s statement for a period (shared/ledger/statement.ts)',
           {
             account: { type: 'string' },

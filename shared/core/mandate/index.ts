@@ -28,6 +28,7 @@ export {
 export {
   mandateIdDepth,
   mandateToDoc,
+  mandateWarnings,
   normalizeRate,
   parseMandate,
   parseRetention,

@@ -364,6 +364,23 @@ function readBudget(r: Reader, value: unknown): Mandate['budget'] | undefined {
   return { total: total!, currency: currency!, ...(perCall !== undefined ? { perCall } : {}), fx };
 }
 
+/**
+ * What is allowed but almost certainly not meant (`holon validate` flags it; the gateway accepts the mandate as
+ * written): a `per_call` above `total` never binds, since every call must already fit in what is left of `total`
+ * (a typo, most of the time: `per_call: "50.00"` under `total: "5.00"`).
+ */
+export function mandateWarnings(mandate: Mandate): Problem[] {
+  const { perCall, total, currency } = mandate.budget;
+  const out: Problem[] = [];
+  if (perCall !== undefined && perCall > total) {
+    out.push({
+      path: jsonPath('budget', 'per_call'),
+      message: `is ${formatAmount(perCall)} ${currency}, above the total of ${formatAmount(total)} ${currency}, so it never limits a call (each must already fit in what is left of the total): lower per_call, or raise total`,
+    });
+  }
+  return out;
+}
+
 function readTimestamp(r: Reader, value: unknown, path: Path): number | undefined {
   const s = r.string(value, path);
   if (s === undefined) return undefined;

@@ -11,7 +11,7 @@
  *             isError without a string code, no output channel, text that is not JSON, an invalid units or quote,
  *             a JSON-RPC error (unknown tool…), a result that is not a CallToolResult, an HTTP error status,
  *             an answer larger than the limit, the connection dropped while the call runs     → agent_error
- *             connection refused / DNS failure / unreachable                  → runtime_unavailable
+ *             connection refused / DNS failure / TLS / unreachable            → runtime_unavailable (naming the endpoint and why)
  *             the signal fires (hard timeout or cancellation)                 → timeout, or cancelled; the SDK sends
  *                                                                               notifications/cancelled to the agent
  *
@@ -102,6 +102,8 @@ class HandshakeTimeout extends Error {
 
 interface Connection {
   key: string;
+  /** The endpoint, for the messages of failures (remote.ts networkFailure names its origin and path). */
+  url: URL;
   /** What its HTTP requests go through: the guarded fetch for published agents. */
   fetch: FetchLike;
   client: Client;
@@ -247,6 +249,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
   function newConnection(key: string, url: URL, headers: Record<string, string>, fetch: FetchLike): Connection {
     const conn = {
       key,
+      url,
       fetch,
       open: false,
       retired: false,
@@ -300,13 +303,13 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
 
   // ------------------------------------------------------------------ outcomes
 
-  function connectFailure(err: unknown, run: RunContext): RunResult {
+  function connectFailure(err: unknown, run: RunContext, url: URL): RunResult {
     if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
     if (closed) return failure('runtime_unavailable', 'the MCP runtime is closed');
     if (err instanceof ExchangeFailed) return err.failure;
-    if (guardRefusal(err)) return networkFailure(err, run.timeoutMs);
+    if (guardRefusal(err)) return networkFailure(err, run.timeoutMs, url);
     if (err instanceof ResponseTooLargeError || err instanceof HandshakeTimeout) return agentError(err.message);
-    if (errorCodes(err).length > 0) return networkFailure(err, run.timeoutMs);
+    if (errorCodes(err).length > 0) return networkFailure(err, run.timeoutMs, url);
     if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
       return agentError('the endpoint did not answer the MCP initialize request');
     }
@@ -317,7 +320,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
     if (run.signal.aborted) return { result: abortedResult(run.signal.reason, run.timeoutMs) };
     if (closed) return { result: failure('runtime_unavailable', 'the MCP runtime is closed') };
     if (err instanceof ExchangeFailed) return { result: err.failure };
-    if (guardRefusal(err)) return { result: networkFailure(err, run.timeoutMs) };
+    if (guardRefusal(err)) return { result: networkFailure(err, run.timeoutMs, conn.url) };
     if (err instanceof ResponseTooLargeError) return { result: agentError(err.message) };
     if (err instanceof StreamableHTTPError) {
       const status = err.code;
@@ -332,7 +335,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
       if (err.code === ErrorCode.RequestTimeout) return { result: abortedResult(undefined, run.timeoutMs) };
       return { result: agentError(`the agent answered with a JSON-RPC error: ${err.message}`) };
     }
-    if (errorCodes(err).length > 0) return { result: networkFailure(err, run.timeoutMs) };
+    if (errorCodes(err).length > 0) return { result: networkFailure(err, run.timeoutMs, conn.url) };
     const issues = (err as { issues?: unknown } | null)?.issues;
     if (Array.isArray(issues) || (err instanceof Error && err.name === 'ZodError')) {
       return { result: agentError('the tool result is not a valid MCP CallToolResult') };
@@ -400,7 +403,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
         try {
           await connect(conn, run.signal);
         } catch (err) {
-          return connectFailure(err, run);
+          return connectFailure(err, run, url);
         }
         return (await invoke(conn, false, params, run)).result;
       } finally {
@@ -416,7 +419,7 @@ export function createMcpRuntime(options: McpRuntimeOptions = {}): Runtime & { c
         try {
           await conn.ready;
         } catch (err) {
-          return connectFailure(err, run);
+          return connectFailure(err, run, url);
         }
         const { result, retry } = await invoke(conn, reused, params, run);
         if (retry && attempt === 0 && !run.signal.aborted && !closed) {

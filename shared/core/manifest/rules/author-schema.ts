@@ -3,7 +3,9 @@
  * expressions, known formats, and compilation with the gateway's ajv (createAjv).
  */
 import RE2 from 're2';
-import { createAjv, type ValidateFunction } from '../../schema/ajv.js';
+import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
+import type { Problem } from '../../errors.js';
+import { ajvProblems, createAjv, type ValidateFunction } from '../../schema/ajv.js';
 import { childPath, isRecord } from './util.js';
 
 export const MAX_SCHEMA_BYTES = 64 * 1024;
@@ -32,19 +34,22 @@ export function compileAuthorSchema(schema: Record<string, unknown>): ValidateFu
 }
 
 /**
- * Every problem of one author schema, reported at `path` (e.g. "$.interface.input"), and the compiled
- * validator when there is none.
+ * Every problem of one author schema, and the compiled validator when there is none. Size, RE2 and format problems
+ * are reported at `path` (e.g. "$.interface.input"), naming where in the schema; a keyword the JSON Schema
+ * metaschema refuses, or a `$ref` that does not resolve, at the keyword's own path
+ * (`$.interface.input.properties.name.type`), in plain words.
  */
-export function checkAuthorSchema(schema: Record<string, unknown>, path: string): { messages: string[]; validate?: ValidateFunction } {
+export function checkAuthorSchema(schema: Record<string, unknown>, path: string): { problems: Problem[]; validate?: ValidateFunction } {
+  const at = (messages: string[]) => messages.map((message) => ({ path, message }));
   let text: string;
   try {
     text = JSON.stringify(schema);
   } catch (e) {
-    return { messages: [`is not a JSON document: ${(e as Error).message}`] };
+    return { problems: at([`is not a JSON document: ${(e as Error).message}`]) };
   }
   const bytes = Buffer.byteLength(text, 'utf8');
   if (bytes > MAX_SCHEMA_BYTES) {
-    return { messages: [`is ${Math.ceil(bytes / 1024)} KB as JSON; a schema may be at most 64 KB`] };
+    return { problems: at([`is ${Math.ceil(bytes / 1024)} KB as JSON; a schema may be at most 64 KB`]) };
   }
   const ajv = createAjv();
   const knownFormats = new Set(Object.keys(ajv.formats));
@@ -61,12 +66,80 @@ export function checkAuthorSchema(schema: Record<string, unknown>, path: string)
       messages.push(`the format "${s.format}" at ${childPath(node.path, 'format')} is not one ajv-formats knows`);
     }
   }
-  if (messages.length) return { messages };
+  if (messages.length) return { problems: at(messages) };
+  const keywords = metaschemaProblems(ajv, schema, path);
+  if (keywords.length) return { problems: keywords };
   try {
-    return { messages, validate: ajv.compile(schema) };
+    return { problems: [], validate: ajv.compile(schema) };
   } catch (e) {
-    return { messages: [`is not a usable JSON Schema (draft 2020-12): ${(e as Error).message}`] };
+    const missing = (e as { missingRef?: unknown }).missingRef;
+    if (typeof missing === 'string') return { problems: unresolvedRef(schema, path, missing) };
+    return { problems: at([`is not a usable JSON Schema (draft 2020-12): ${(e as Error).message}`]) };
   }
+}
+
+/** JSON Schema's own types, as the metaschema lists them for `type`. */
+const SCHEMA_TYPES = 'array, boolean, integer, null, number, object or string';
+
+/**
+ * What the draft 2020-12 metaschema says is wrong, one problem per keyword path (ajv reports the alternatives of an
+ * `anyOf` separately, and the same error once per vocabulary), each at that keyword's JSON path.
+ */
+function metaschemaProblems(ajv: Ajv2020, schema: Record<string, unknown>, path: string): Problem[] {
+  if (ajv.validateSchema(schema)) return [];
+  const byPointer = new Map<string, ErrorObject[]>();
+  for (const e of ajv.errors ?? []) {
+    if (['anyOf', 'oneOf', 'allOf', 'if', '$ref', '$dynamicRef'].includes(e.keyword)) continue;
+    const list = byPointer.get(e.instancePath) ?? [];
+    list.push(e);
+    byPointer.set(e.instancePath, list);
+  }
+  const problems: Problem[] = [];
+  for (const [pointer, errors] of byPointer) {
+    const keyword = pointer.split('/').at(-1) ?? '';
+    const value = valueAt(schema, pointer);
+    const shown = value === undefined ? '' : `, not ${describeValue(value)}`;
+    const first = ajvProblems([errors[0]!], path)[0]!;
+    const types = errors.flatMap((e) => (e.keyword === 'type' ? String((e.params as { type: unknown }).type).split(',') : []));
+    let message: string;
+    if (keyword === 'type' && errors.some((e) => e.keyword === 'enum'))
+      message = `must be one of the JSON Schema types ${SCHEMA_TYPES}, or a list of them${shown}`;
+    else if (types.includes('object') && types.includes('boolean')) message = `must be a schema (an object, or true or false)${shown}`;
+    else message = `${first.message}${shown}`;
+    problems.push({ path: first.path, message });
+  }
+  return problems.length ? problems : [{ path, message: `is not a valid JSON Schema (draft 2020-12): ${ajv.errorsText(ajv.errors)}` }];
+}
+
+/** A `$ref` that points nowhere: reported at each `$ref` naming it (or at the schema when none does, as written). */
+function unresolvedRef(schema: Record<string, unknown>, path: string, ref: string): Problem[] {
+  const local = ref.startsWith('#');
+  const message = local
+    ? `"${ref}" points at nothing in this schema (no such definition under $defs)`
+    : `"${ref}" is another document: a schema may refer only inside itself (#/$defs/…), never load one`;
+  const found: Problem[] = [];
+  for (const node of subschemas(schema, path)) {
+    const own = node.schema.$ref;
+    if (typeof own === 'string' && (own === ref || ref.endsWith(own))) found.push({ path: childPath(node.path, '$ref'), message });
+  }
+  return found.length ? found : [{ path, message: `a $ref ${message}` }];
+}
+
+/** The value at a JSON Pointer inside `root`, or undefined. */
+function valueAt(root: unknown, pointer: string): unknown {
+  let at: unknown = root;
+  for (const raw of pointer.split('/').slice(1)) {
+    const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
+    if (Array.isArray(at)) at = at[Number(key)];
+    else if (isRecord(at)) at = at[key];
+    else return undefined;
+  }
+  return at;
+}
+
+function describeValue(v: unknown): string {
+  const text = JSON.stringify(v) ?? String(v);
+  return text.length > 60 ? `${text.slice(0, 57)}…` : text;
 }
 
 function checkRegex(pattern: string, where: string, messages: string[]): void {

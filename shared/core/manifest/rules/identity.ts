@@ -14,6 +14,10 @@ export function checkIdentity(doc: Doc, report: Report): void {
   if (typeof version === 'string' && !isExactVersion(version)) {
     report('$.version', PATTERN_MESSAGES[VERSION_PATTERN]!);
   }
+  // `version: 1.0` in YAML is the number 1: say what to write, not just "must be string".
+  if (typeof version === 'number') {
+    report('$.version', `must be a semver string like 1.0.0, not the number ${version} (quote it in YAML: version: "1.0.0")`);
+  }
 
   if (typeof summary === 'string') {
     if (/[\r\n\u2028\u2029]/.test(summary)) report('$.summary', 'must be one line (no line breaks)');

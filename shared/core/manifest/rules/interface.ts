@@ -20,7 +20,7 @@ export function checkInterface(doc: Doc, report: Report): void {
     if (!isRecord(schema)) continue; // wrong type or missing: reported by the schema stage
     const path = jsonPath('interface', side);
     const checked = checkAuthorSchema(schema, path);
-    for (const message of checked.messages) report(path, message);
+    for (const p of checked.problems) report(p.path, p.message);
     if (checked.validate) validators[side] = checked.validate;
   }
 

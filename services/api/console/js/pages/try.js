@@ -46,7 +46,7 @@ function searchPage(p, mandates, mandateProblem) {
     name: 'q',
     type: 'search',
     value: p.query.get('q') ?? '',
-    hint: 'Part of an id, a summary or a capability, such as “upper” or “text.count”. Leave it empty to see every agent.',
+    hint: 'Words, such as “profile this CSV” or “upper case”: agents matching any of them, most relevant first. Leave it empty to see every agent.',
   });
   const mandate = mandates.length
     ? field({
