@@ -91,7 +91,7 @@ function agentPath(agent) {
 const mandatePath = (url, params) => url.replace('{id}', String(params.id).split('/').map(encodeURIComponent).join('/'));
 
 /** @param {ReceiptQuery} query */
-const receiptFilters = ({ limit, ...rest }) => ({ ...rest, ...(limit === undefined ? {} : { limit: String(limit) }) });
+const receiptFilters = ({ limit, ...rest }) => ({ ...rest, ...(limit === undefined ? {} : { limit: Number(limit) }) });
 
 /** @type {typeof import('./index.js').createHolonClient} */
 export function createHolonClient({ baseUrl, key, fetch, headers }) {
@@ -104,7 +104,7 @@ export function createHolonClient({ baseUrl, key, fetch, headers }) {
 
   /** @param {string} id @param {{seconds?: number} & RequestOptions} [options] */
   const wait = async (id, { seconds = 30, signal } = {}) =>
-    unwrap(await raw.GET('/v0/calls/{id}', { params: { path: { id }, query: { wait: String(seconds) } }, signal }));
+    unwrap(await raw.GET('/v0/calls/{id}', { params: { path: { id }, query: { wait: seconds } }, signal }));
 
   /** @param {ReceiptQuery} query @param {RequestOptions} options */
   const listReceipts = async (query, { signal } = {}) => unwrap(await raw.GET('/v0/receipts', { params: { query: receiptFilters(query) }, signal }));
@@ -132,7 +132,7 @@ export function createHolonClient({ baseUrl, key, fetch, headers }) {
       if (id === undefined) throw new TypeError('the gateway answered 202 with neither a call id nor a receipt');
       let followed;
       do {
-        followed = await raw.GET('/v0/calls/{id}', { params: { path: { id }, query: { wait: '60' } }, signal });
+        followed = await raw.GET('/v0/calls/{id}', { params: { path: { id }, query: { wait: 60 } }, signal });
         answer = unwrap(followed);
       } while (!hasReceipt(answer));
       // A run that failed, learnt by following it (GET answers 200 with its receipt): the error POST answers with (502).

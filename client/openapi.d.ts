@@ -891,7 +891,7 @@ export interface components {
                 problems?: components["schemas"]["Problem"][];
             };
             /** @description Refused calls get a receipt too (DESIGN §3.6) */
-            receipt?: unknown;
+            receipt?: components["schemas"]["Receipt"];
         };
         Problem: {
             /** @description Where, as a JSON path: `$.input.text`, `query.limit` */
@@ -963,7 +963,7 @@ export interface components {
         };
         MandateView: {
             /** @description The mandate document (spec mandate.md) */
-            mandate: Record<string, unknown>;
+            mandate: components["schemas"]["MandateDocument"];
             budget: {
                 currency: string;
                 /** @example 0.002 */
@@ -1396,7 +1396,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Long-poll: hold the answer up to this many seconds (0 to 60) until the call is final */
-                wait?: string;
+                wait?: number;
             };
             header?: never;
             path: {
@@ -1981,7 +1981,7 @@ export interface operations {
                 /** @description `ns/name`: every version of the agent; `ns/name@version`: exactly that version */
                 agent?: string;
                 /** @description 1 to 200 (default 50) */
-                limit?: string;
+                limit?: number;
                 /** @description The `next` of the previous page: the receipts after it (older) */
                 before?: string;
             };
@@ -3492,7 +3492,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size */
-                limit?: string;
+                limit?: number;
                 /** @description The `next_cursor` of the previous page */
                 cursor?: string;
             };
@@ -3976,7 +3976,7 @@ export interface operations {
                 /** @description Part of a handle or email, at most 100 characters */
                 q?: string;
                 /** @description Page size, 1 to 200 (default 50) */
-                limit?: string;
+                limit?: number;
             };
             header?: never;
             path?: never;
@@ -4037,7 +4037,7 @@ export interface operations {
         parameters: {
             query?: {
                 /** @description Page size, 1 to 200 (default 50) */
-                limit?: string;
+                limit?: number;
                 /** @description Entries before this log entry id */
                 before?: string;
             };

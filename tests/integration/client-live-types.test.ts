@@ -30,7 +30,7 @@ const firstChildTotal: string | undefined = receipt.children[0]?.cost.total;
 const status: 'succeeded' | 'failed' | 'denied' | 'rejected_input' | 'pending_approval' = receipt.status;
 
 // A page of receipts, and the next one through \`next\`.
-const page = await client.GET('/v0/receipts', { params: { query: { limit: '1' } } });
+const page = await client.GET('/v0/receipts', { params: { query: { limit: 1 } } });
 if (page.error) throw new Error(\`refused: \${page.error.error.code}\`);
 const next: string | undefined = page.data.next;
 const older = next === undefined ? [] : ((await client.GET('/v0/receipts', { params: { query: { before: next } } })).data?.receipts ?? []);
@@ -76,11 +76,11 @@ test('the check has teeth: a program reading what a receipt does not have fails 
     await project.write('openapi.d.ts', await typesOf(hostedDocument()));
     const wrong = await project.write(
       'wrong.ts',
-      PROGRAM.replace('receipt.cost.own', 'receipt.cost.mine').replace("{ limit: '1' }", '{ limit: 1 }').replace('page.data.next', 'page.data.cursor'),
+      PROGRAM.replace('receipt.cost.own', 'receipt.cost.mine').replace('{ limit: 1 }', "{ limit: '1' }").replace('page.data.next', 'page.data.cursor'),
     );
     const errors = typeErrors([wrong]).join('\n');
     expect(errors).toMatch(/Property 'mine' does not exist/);
-    expect(errors).toMatch(/Type 'number' is not assignable to type 'string'/);
+    expect(errors).toMatch(/Type 'string' is not assignable to type 'number'/);
     expect(errors).toMatch(/Property 'cursor' does not exist/);
   } finally {
     await project.remove();

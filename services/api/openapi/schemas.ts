@@ -66,7 +66,7 @@ export const ERROR: JsonSchema = {
   required: ['error'],
   properties: {
     error: ERROR_BODY,
-    receipt: { description: 'Refused calls get a receipt too (DESIGN §3.6)' },
+    receipt: { $ref: '#/components/schemas/Receipt', description: 'Refused calls get a receipt too (DESIGN §3.6)' },
   },
 };
 
@@ -164,7 +164,7 @@ export const MANDATE_VIEW: JsonSchema = {
   type: 'object',
   required: ['mandate', 'budget'],
   properties: {
-    mandate: { type: 'object', description: 'The mandate document (spec mandate.md)' },
+    mandate: { $ref: '#/components/schemas/MandateDocument', description: 'The mandate document (spec mandate.md)' },
     budget: {
       type: 'object',
       additionalProperties: false,

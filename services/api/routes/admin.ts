@@ -44,7 +44,7 @@ const CREDIT_BODY = {
   },
 } as const;
 
-const LIMIT: QuerySpec = { description: 'Page size, 1 to 200 (default 50)', schema: { type: 'string', pattern: '^[0-9]+$' } };
+const LIMIT: QuerySpec = { description: 'Page size, 1 to 200 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 200 } };
 const ADMIN_ERRORS = { 401: failure('No key', 'unauthorized'), 403: failure('Not the admin key', 'forbidden') } as const;
 const MODERATION = object('The action, as logged', { action: { type: 'string' } });
 

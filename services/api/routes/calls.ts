@@ -85,7 +85,7 @@ export const callOperations = defineOperations({
     query: {
       wait: {
         description: 'Long-poll: hold the answer up to this many seconds (0 to 60) until the call is final',
-        schema: { type: 'string', pattern: '^[0-9]{1,3}(\\.[0-9]{1,3})?$' },
+        schema: { type: 'number', minimum: 0, maximum: 60 },
       },
     },
     responses: {

@@ -18,7 +18,7 @@ export const catalogOperations = defineOperations({
     auth: ['none'],
     summary: 'The public catalogue: declared and measured, per agent, paged',
     query: {
-      limit: { description: 'Page size', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      limit: { description: 'Page size', schema: { type: 'integer', minimum: 1 } },
       cursor: { description: 'The `next_cursor` of the previous page', schema: { type: 'string' } },
     },
     responses: {

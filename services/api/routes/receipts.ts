@@ -76,7 +76,7 @@ export const receiptOperations = defineOperations({
       'Top-level receipts (children inline). A human key reads the receipts of the mandates it issued, an agent key those of its mandate. The filters combine; a page’s `next` passed as `before` gives the next (older) page within the same filters.',
     query: {
       ...FILTERS,
-      limit: { description: '1 to 200 (default 50)', schema: { type: 'string', pattern: '^[0-9]+$' } },
+      limit: { description: '1 to 200 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 200 } },
       before: { description: 'The `next` of the previous page: the receipts after it (older)', schema: { type: 'string', maxLength: 200 } },
     },
     responses: {
