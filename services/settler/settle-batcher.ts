@@ -1,5 +1,5 @@
 /**
- * Group commit for the settle worker (issue 14, docs/PERFORMANCE.md): settle jobs that arrive while a batch is being
+ * Group commit for the settle worker (docs/PERFORMANCE.md): settle jobs that arrive while a batch is being
  * committed wait for it, then go together in the next one (at most `maxBatch`); a job that arrives when nothing is in
  * flight is settled at once, so an idle gateway adds no latency. The batch is `settleBatch`
  * (shared/settlement/settle.ts); calls of a delegation tree are settled one by one with `settleCall`, and so is every

@@ -282,7 +282,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
 }
 
 /**
- * Group commit (docs/PERFORMANCE.md, issue 14): many top-level calls settled in ONE transaction. Each call's own
+ * Group commit (docs/PERFORMANCE.md): many top-level calls settled in ONE transaction. Each call's own
  * rows are written exactly as `settleCall` writes them (its entry keeps its own idempotency key, its receipt is in
  * the same transaction as its entry); the shared rows — the calls' root mandates, the balance rows, the platform's
  * among them — are changed once for the whole batch with the sums (migration 014), last, in the lock order.

@@ -12,15 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
 import type { Config, WebhookSettings } from '../../shared/platform/config.js';
-import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
-import { createTestDatabase } from '../support/db.js';
+import { webhookCluster } from '../support/webhook-cluster.js';
 import { useAudited, type TestGateway } from '../support/gateway.js';
 import { secondApi, send, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
-import { createTestRedis } from '../support/redis.js';
-import { createCluster, sleep, waitFor } from '../support/processes.js';
+import { sleep, waitFor } from '../support/processes.js';
 
 const FILE_SECRET = 'output-consumer-tests-file-secret-0123456789';
 
@@ -262,21 +260,7 @@ describe('across API processes (Redis)', () => {
   });
 
   test('the API holding a synchronous wait stopped while the webhook delivers, then killed mid-wait: GET and the replay still get the output', async () => {
-    const db = await createTestDatabase('postgres');
-    const redis = await createTestRedis();
-    const secret = generateWebhookSecret();
-    const cluster = createCluster({
-      databaseUrl: db.url!,
-      redisUrl: redis.url,
-      redisPrefix: redis.prefix,
-      env: { HOLON_CALLBACK_SECRET: secret, HOLON_WEBHOOK_SCHEDULE: '0,1s,1s' },
-    });
-    cleanups.push(async () => {
-      await cluster.stopAll();
-      await redis.cleanup();
-      await db.close();
-    });
-    onTestFailed(() => console.error(`service output:\n${cluster.describe()}`));
+    const { cluster, secret, db } = await webhookCluster('0,1s,1s', (fn) => cleanups.push(fn));
     const [holder, reader] = await Promise.all([cluster.start('api'), cluster.start('api'), cluster.start('runner'), cluster.start('settler')]);
     const m = await send(reader.url!, 'POST', '/v0/mandates', {
       body: { id: 'alice/out', issuer: 'alice', grantee: 'alice/assistant', allow: { agents: ['fixtures/*'] }, budget: { total: '1.00', currency: 'EUR' } },

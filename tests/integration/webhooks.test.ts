@@ -8,17 +8,15 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
+import { afterEach, describe, expect, test } from 'vitest';
 import type { WebhookSettings, Config } from '../../shared/platform/config.js';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
-import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startFakeGitHub } from '../support/fake-github.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
 import { useAudited, type TestGateway } from '../support/gateway.js';
 import { send, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
-import { createTestDatabase } from '../support/db.js';
-import { createTestRedis } from '../support/redis.js';
-import { createCluster, sleep, waitFor, type ServiceProcess } from '../support/processes.js';
+import { webhookCluster } from '../support/webhook-cluster.js';
+import { sleep, waitFor, type ServiceProcess } from '../support/processes.js';
 
 const FILE_SECRET = 'webhook-tests-file-secret-0123456789abcdef';
 
@@ -360,21 +358,7 @@ describe('webhooks, hosted: each account signs with its own secret', () => {
 
 describe('webhooks, dev mode: one local secret', () => {
   test('a settler restarted between attempts still retries: the attempt waits in Redis, the new settler sends it', async () => {
-    const db = await createTestDatabase('postgres');
-    const redis = await createTestRedis();
-    const secret = generateWebhookSecret();
-    const cluster = createCluster({
-      databaseUrl: db.url!,
-      redisUrl: redis.url,
-      redisPrefix: redis.prefix,
-      env: { HOLON_CALLBACK_SECRET: secret, HOLON_WEBHOOK_SCHEDULE: '0,4s,1s' },
-    });
-    cleanups.push(async () => {
-      await cluster.stopAll();
-      await redis.cleanup();
-      await db.close();
-    });
-    onTestFailed(() => console.error(`service output:\n${cluster.describe()}`));
+    const { cluster, secret, redis } = await webhookCluster('0,4s,1s', (fn) => cleanups.push(fn));
     const hook = await startReceiver([{ status: 500 }]);
     const api: ServiceProcess = await cluster.start('api');
     await cluster.start('runner');

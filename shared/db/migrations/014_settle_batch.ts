@@ -1,5 +1,5 @@
 /**
- * Group commit for settlement (docs/PERFORMANCE.md, issue 14): the shared rows of many top-level settlements in
+ * Group commit for settlement (docs/PERFORMANCE.md): the shared rows of many top-level settlements in
  * ONE round trip of ONE transaction — each mandate updated once with the sums of its calls, each balance row once
  * with the sum of every entry line and hold delta that touches it (the platform's fee row: once per batch, not per
  * call). The calls' own rows (call, hold, entry, receipt, event) are written before, one by one, exactly as a single

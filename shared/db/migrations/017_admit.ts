@@ -1,5 +1,5 @@
 /**
- * Admission in one round trip (docs/PERFORMANCE.md, issue 14): `holon_admit` writes a call's row and reserves its
+ * Admission in one round trip (docs/PERFORMANCE.md): `holon_admit` writes a call's row and reserves its
  * worst case (`holon_reserve`, migration 007: the mandate, then the payer's balance, then the hold) in ONE statement,
  * so a plain call's reservation is one autocommitted statement instead of BEGIN, INSERT, SELECT, COMMIT. The lock
  * order is unchanged (docs/ledger.md): the call row is new (nobody else can hold it), then the two hot rows. When the
