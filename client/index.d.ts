@@ -20,10 +20,20 @@ export type Manifest = Schemas['Manifest'];
 export type Problem = Schemas['Problem'];
 /** Every refusal and failure: `{error: {code, message, problems?}}`. */
 export type ErrorAnswer = Schemas['Error'];
-/** What POST /v0/calls and GET /v0/calls/{id} answer. */
+/** What POST /v0/calls answers (a refusal aside): one of the four below, told apart by `status` (or `call`). */
 export type CallAnswer = Schemas['CallAnswer'];
-/** A call answer that has its receipt: a finished call, or one held for approval. */
-export type CallAnswerWithReceipt = CallAnswer & { receipt: Receipt };
+/** 200: `status: 'succeeded'`, the output (while kept) and the receipt. */
+export type CallSucceeded = Schemas['CallSucceeded'];
+/** 502: `status: 'failed'`, the error and the receipt (the client throws it as a HolonApiError). */
+export type CallFailed = Schemas['CallFailed'];
+/** 202: `status: 'pending_approval'`, the approval to wait for and the receipt of the held request. */
+export type CallHeld = Schemas['CallHeld'];
+/** 202: `{status, call: {id, status}}`, on its way (`status`: queued, running or settling). */
+export type CallQueued = Schemas['CallQueued'];
+/** GET /v0/calls/{id}: `{call: {id, status}}`; once final the receipt, and a success's output while kept. */
+export type CallState = Schemas['CallState'];
+/** A call answer that has its receipt: a success, or a call held for approval. */
+export type CallAnswerWithReceipt = CallSucceeded | CallHeld;
 
 export type CallRequest = operations['callAgent']['requestBody']['content']['application/json'];
 export type CancelAnswer = Json<operations['cancelCall']['responses'][200]>;
@@ -37,7 +47,9 @@ export type DecisionAnswer = Json<operations['decideApproval']['responses'][200]
 export type StoredFile = Json<operations['uploadFile']['responses'][201]>;
 export type ListedVersion = Json<operations['publishVersion']['responses'][201]>;
 export type Earnings = Json<operations['listMyAgents']['responses'][200]>;
+/** The agent and its endpoint credential's state: `set: true` with `set_at` after `set`, `set: false` after `delete`. */
 export type CredentialAnswer = Json<operations['setCredential']['responses'][200]>;
+export type CredentialCleared = Json<operations['deleteCredential']['responses'][200]>;
 
 export interface HolonClientOptions {
   /** The gateway: `http://127.0.0.1:8787` (a path prefix is kept: `https://example.com/holon`). */
@@ -103,10 +115,13 @@ export interface HolonClient {
    * `receipt` says what was billed).
    */
   call(request: CallRequest, options?: CallOptions): Promise<CallAnswerWithReceipt>;
-  /** POST /v0/calls with `Prefer: respond-async`: 202 at once, `{call: {id, status}}` (or held for approval). */
-  callAsync(request: CallRequest, options?: CallOptions): Promise<CallAnswer>;
+  /**
+   * POST /v0/calls with `Prefer: respond-async`: 202 at once, `{status: 'queued', call: {id, status}}` (or held for approval); a
+   * repeated `idempotencyKey` of a call that has ended is answered as it ended (a success; a failure throws).
+   */
+  callAsync(request: CallRequest, options?: CallOptions): Promise<CallQueued | CallHeld | CallSucceeded>;
   /** GET /v0/calls/{id}?wait=: the call, once final or when the wait ends (no `receipt` yet: still on its way). */
-  wait(id: string, options?: WaitOptions): Promise<CallAnswer>;
+  wait(id: string, options?: WaitOptions): Promise<CallState>;
   /** POST /v0/calls/{id}/cancel: `cancel` is `cancelled`, `cancelling` or `too_late`. */
   cancel(id: string, options?: RequestOptions): Promise<CancelAnswer>;
   readonly receipts: {
@@ -148,7 +163,7 @@ export interface HolonClient {
     /** PUT /v0/agents/{ns}/{name}/credential: the token sent as `Authorization: Bearer` to your agent's endpoint. */
     set(agent: string, token: string, options?: RequestOptions): Promise<CredentialAnswer>;
     /** DELETE /v0/agents/{ns}/{name}/credential. */
-    delete(agent: string, options?: RequestOptions): Promise<CredentialAnswer>;
+    delete(agent: string, options?: RequestOptions): Promise<CredentialCleared>;
   };
 }
 

@@ -7,8 +7,8 @@
  */
 import createClient from 'openapi-fetch';
 
-/** @typedef {import('./index.js').CallAnswer} CallAnswer */
-/** @typedef {import('./index.js').CallAnswerWithReceipt} CallAnswerWithReceipt */
+/** @typedef {import('./index.js').CallState} CallState */
+/** @typedef {import('./index.js').CallSucceeded} CallSucceeded */
 /** @typedef {import('./index.js').Problem} Problem */
 /** @typedef {import('./index.js').Receipt} Receipt */
 /** @typedef {import('./index.js').ReceiptQuery} ReceiptQuery */
@@ -73,8 +73,16 @@ function failureOf(receipt) {
   return { code, message: `the agent failed: ${code}; ${receipt.billed ? 'billed, as its manifest declares for this error' : 'nothing was charged'}` };
 }
 
-/** @param {CallAnswer} answer @returns {answer is CallAnswerWithReceipt} */
-const hasReceipt = (answer) => answer.receipt !== undefined;
+/**
+ * A followed call's state, once final, as POST /v0/calls answers it: a success (its output), or the 502 error of a
+ * failed run. A followed call is never held: a call needing approval is answered so at once.
+ * @param {CallState & {receipt: Receipt}} state @param {Response} response
+ * @returns {CallSucceeded}
+ */
+function finished({ receipt, output, output_gone }, response) {
+  if (receipt.status !== 'succeeded') throw new HolonApiError(response, { error: failureOf(receipt), receipt }, 502);
+  return { status: 'succeeded', output: output ?? null, ...(output_gone === undefined ? {} : { output_gone }), receipt };
+}
 
 /** `ns/name` → its two path parameters. @param {string} agent */
 function agentPath(agent) {
@@ -125,19 +133,16 @@ export function createHolonClient({ baseUrl, key, fetch, headers }) {
 
     async call(request, { idempotencyKey, signal } = {}) {
       const header = idempotencyKey === undefined ? {} : { 'Idempotency-Key': idempotencyKey };
-      let answer = unwrap(await raw.POST('/v0/calls', { body: request, params: { header }, signal }));
-      if (hasReceipt(answer)) return answer;
+      const answer = unwrap(await raw.POST('/v0/calls', { body: request, params: { header }, signal }));
+      if (answer.status === 'succeeded' || answer.status === 'pending_approval') return answer;
       // Past the gateway's synchronous wait (202, no receipt yet): follow the call until it ends.
-      const id = answer.call?.id;
-      if (id === undefined) throw new TypeError('the gateway answered 202 with neither a call id nor a receipt');
-      let followed;
-      do {
-        followed = await raw.GET('/v0/calls/{id}', { params: { path: { id }, query: { wait: 60 } }, signal });
-        answer = unwrap(followed);
-      } while (!hasReceipt(answer));
-      // A run that failed, learnt by following it (GET answers 200 with its receipt): the error POST answers with (502).
-      if (answer.receipt.status === 'failed') throw new HolonApiError(followed.response, { error: failureOf(answer.receipt), receipt: answer.receipt }, 502);
-      return answer;
+      const { id } = answer.call;
+      for (;;) {
+        const followed = await raw.GET('/v0/calls/{id}', { params: { path: { id }, query: { wait: 60 } }, signal });
+        const state = unwrap(followed);
+        // A run that failed, learnt by following it (GET answers 200 with its receipt): the error POST answers with (502).
+        if (state.receipt) return finished({ ...state, receipt: state.receipt }, followed.response);
+      }
     },
 
     async callAsync(request, { idempotencyKey, signal } = {}) {

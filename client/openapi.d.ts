@@ -54,7 +54,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{output, receipt}`
+         * Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`
          * @description Who: human key, agent key (dev mode: the local operator).
          */
         post: operations["callAgent"];
@@ -1026,23 +1026,30 @@ export interface components {
             /** @description The input it would send: shown only while pending, deleted once decided */
             input?: unknown;
         };
-        CallAnswer: {
+        CallAnswer: components["schemas"]["CallSucceeded"] | components["schemas"]["CallFailed"] | components["schemas"]["CallHeld"] | components["schemas"]["CallQueued"];
+        /** @description The call succeeded: its output and its receipt */
+        CallSucceeded: {
+            /** @constant */
+            status: "succeeded";
             /** @description A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why */
-            output?: unknown;
+            output: unknown;
             /**
              * @description Present when a success’s output is null because it is no longer kept: `collected` — every consumer the call declared (the synchronous answer, the webhook) had it; `expired` — HOLON_RESULT_TTL_S ended first
              * @enum {unknown}
              */
             output_gone?: "collected" | "expired";
-            receipt?: components["schemas"]["Receipt"];
-            call?: {
-                id: string;
-                status: string;
-            };
-            status?: string;
-            approval?: components["schemas"]["Approval"];
-            replayed?: boolean;
-            error?: {
+            receipt: components["schemas"]["Receipt"];
+            /**
+             * @description The answer to an earlier request with the same Idempotency-Key
+             * @constant
+             */
+            replayed?: true;
+        };
+        /** @description The agent failed (never billed unless its manifest declares the error billed): the error and the receipt */
+        CallFailed: {
+            /** @enum {unknown} */
+            status: "failed";
+            error: {
                 /**
                  * @description Stable snake_case code (gateway.md, manifest.md §3)
                  * @example invalid_request
@@ -1053,6 +1060,59 @@ export interface components {
                 /** @description Every problem of a bad request, with its path */
                 problems?: components["schemas"]["Problem"][];
             };
+            receipt: components["schemas"]["Receipt"];
+            /**
+             * @description The answer to an earlier request with the same Idempotency-Key
+             * @constant
+             */
+            replayed?: true;
+        };
+        /** @description Held for a human decision: the approval to wait for, and the receipt of the held request */
+        CallHeld: {
+            /** @constant */
+            status: "pending_approval";
+            approval: components["schemas"]["Approval"];
+            receipt: components["schemas"]["Receipt"];
+            /**
+             * @description The answer to an earlier request with the same Idempotency-Key
+             * @constant
+             */
+            replayed?: true;
+        };
+        /** @description On its way (async, or past the synchronous wait): follow it with GET /v0/calls/{id}?wait= */
+        CallQueued: {
+            /**
+             * @description The call’s own status, as `call.status`
+             * @enum {unknown}
+             */
+            status: "queued" | "running" | "settling";
+            call: {
+                id: string;
+                /**
+                 * @description Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s
+                 * @enum {unknown}
+                 */
+                status: "queued" | "running" | "settling" | "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+            };
+        };
+        /** @description A call: its status; once final (or held) its receipt, and a success’s output while it is kept */
+        CallState: {
+            call: {
+                id: string;
+                /**
+                 * @description Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s
+                 * @enum {unknown}
+                 */
+                status: "queued" | "running" | "settling" | "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+            };
+            receipt?: components["schemas"]["Receipt"];
+            /** @description A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why */
+            output?: unknown;
+            /**
+             * @description Present when a success’s output is null because it is no longer kept: `collected` — every consumer the call declared (the synchronous answer, the webhook) had it; `expired` — HOLON_RESULT_TTL_S ended first
+             * @enum {unknown}
+             */
+            output_gone?: "collected" | "expired";
         };
         Balance: {
             account?: string;
@@ -1098,6 +1158,333 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+        };
+        /** @description An agent version as lists show it: declared (pricing, data, runtime) and measured (record) */
+        AgentCard: {
+            /** @example holon-labs/csv-profile */
+            id: string;
+            version: string;
+            summary: string;
+            capabilities: string[];
+            /** @description An SPDX expression, or `proprietary` */
+            license: string;
+            /** @enum {unknown} */
+            origin: "shipped" | "published";
+            pricing: components["schemas"]["Pricing"];
+            record: components["schemas"]["RecordSummary"];
+            data: components["schemas"]["DataPolicy"];
+            runtime: components["schemas"]["Runtime"];
+            evaluation: components["schemas"]["Evaluation"];
+        };
+        /** @description One agent version: declared, measured, and every listed version */
+        AgentView: {
+            /** @example holon-labs/csv-profile */
+            id: string;
+            version: string;
+            summary: string;
+            capabilities: string[];
+            /** @description An SPDX expression, or `proprietary` */
+            license: string;
+            /** @enum {unknown} */
+            origin: "shipped" | "published";
+            pricing: components["schemas"]["Pricing"];
+            record: components["schemas"]["RecordSummary"];
+            data: components["schemas"]["DataPolicy"];
+            runtime: components["schemas"]["Runtime"];
+            evaluation: components["schemas"]["Evaluation"];
+            description: string | null;
+            /** @description The interface as declared */
+            interface: {
+                /** @description The JSON Schema an input must match */
+                input: Record<string, unknown>;
+                /** @description The JSON Schema of a success’s output */
+                output: Record<string, unknown>;
+                /** @description The errors the author declares, by code */
+                errors: {
+                    [key: string]: {
+                        description?: string;
+                        billed: boolean;
+                    };
+                };
+                examples: Record<string, unknown>[];
+            };
+            /** @description An input to start from (the first succeeding example’s), or null */
+            example_input: unknown;
+            /** @description The Agent Record of this version and of the agent as a whole */
+            records: {
+                version: components["schemas"]["AgentRecord"];
+                agent: components["schemas"]["AgentRecord"];
+            };
+            /** @description HOLON_RECORDS only, while the agent has no measured run: the operator’s sample figures, not measurements */
+            sample?: {
+                /** @constant */
+                source: "sample";
+                note: string;
+                runs: number;
+                /** @description successes ÷ runs, 4 decimals; null without runs */
+                success_rate: number | null;
+                /** @description Nearest-rank percentiles of observed latencies, whole ms */
+                latency_ms: {
+                    p50: number | null;
+                    p95: number | null;
+                };
+                currency: string | null;
+                cost_per_successful_run: string | null;
+            };
+            /** @description The manifest as published (spec manifest.md) */
+            manifest: Record<string, unknown>;
+            /** @description Every listed version */
+            versions: {
+                version: string;
+                record: components["schemas"]["RecordSummary"];
+                records: components["schemas"]["AgentRecord"];
+                /** @enum {unknown} */
+                evaluation: "passed" | "failed" | "error" | "pending" | "none";
+            }[];
+        };
+        SearchResult: {
+            agents: components["schemas"]["AgentCard"][];
+        } | components["schemas"]["MandateSearch"];
+        /** @description Ranked under a mandate: costs in its currency, and the agents it does not allow listed apart */
+        MandateSearch: {
+            currency: string;
+            agents: {
+                /** @example holon-labs/csv-profile */
+                id: string;
+                version: string;
+                summary: string;
+                capabilities: string[];
+                /** @description An SPDX expression, or `proprietary` */
+                license: string;
+                /** @enum {unknown} */
+                origin: "shipped" | "published";
+                pricing: components["schemas"]["Pricing"];
+                record: components["schemas"]["RecordSummary"];
+                data: components["schemas"]["DataPolicy"];
+                runtime: components["schemas"]["Runtime"];
+                evaluation: components["schemas"]["Evaluation"];
+                price: {
+                    /** @enum {unknown} */
+                    model: "free" | "per_run" | "per_unit" | "quote";
+                    currency: string;
+                    /** @example 0.002 */
+                    amount?: string;
+                    unit?: string;
+                    /** @example 0.002 */
+                    max?: string;
+                } | null;
+                /** @description The ceiling a call would reserve, in the mandate’s currency; null without a rate */
+                worst_case: string | null;
+                /**
+                 * @description A capability search: the ranking estimate, in the mandate’s currency
+                 * @example 0.002
+                 */
+                cost_per_successful_run?: string;
+                /**
+                 * @description `approve`: a call needs a human decision first
+                 * @enum {unknown}
+                 */
+                decision: "allow" | "approve";
+            }[];
+            denied: {
+                id: string;
+                version: string;
+                reasons: string[];
+            }[];
+        };
+        /** @description A page of the catalogue, by agent id */
+        CatalogPage: {
+            agents: {
+                /** @example holon-labs/csv-profile */
+                id: string;
+                version: string;
+                summary: string;
+                capabilities: string[];
+                /** @description An SPDX expression, or `proprietary` */
+                license: string;
+                /** @enum {unknown} */
+                origin: "shipped" | "published";
+                pricing: components["schemas"]["Pricing"];
+                record: components["schemas"]["RecordSummary"];
+                data: components["schemas"]["DataPolicy"];
+                runtime: components["schemas"]["Runtime"];
+                evaluation: components["schemas"]["Evaluation"];
+                proprietary: boolean;
+                latest_version: string;
+                measured: components["schemas"]["AgentRecord"];
+                /** @description HOLON_RECORDS only, while the agent has no measured run: the operator’s sample figures, not measurements */
+                sample?: {
+                    /** @constant */
+                    source: "sample";
+                    note: string;
+                    runs: number;
+                    /** @description successes ÷ runs, 4 decimals; null without runs */
+                    success_rate: number | null;
+                    /** @description Nearest-rank percentiles of observed latencies, whole ms */
+                    latency_ms: {
+                        p50: number | null;
+                        p95: number | null;
+                    };
+                    currency: string | null;
+                    cost_per_successful_run: string | null;
+                };
+                /** @description Every listed version, newest first */
+                versions: {
+                    version: string;
+                    record: components["schemas"]["RecordSummary"];
+                    /** @enum {unknown} */
+                    evaluation: "passed" | "failed" | "error" | "pending" | "none";
+                }[];
+            }[];
+            total: number;
+            limit: number;
+            /** @description The next page’s `cursor`; null on the last page */
+            next_cursor: string | null;
+        };
+        /** @description The Agent Record: what Holon measured */
+        AgentRecord: {
+            last_30_days: components["schemas"]["WindowRecord"];
+            all_time: components["schemas"]["WindowRecord"];
+        };
+        /** @description One scope (a version, or the agent) over one window */
+        WindowRecord: {
+            runs: number;
+            successes: number;
+            /** @description successes ÷ runs, 4 decimals; null without runs */
+            success_rate: number | null;
+            /** @description Nearest-rank percentiles of observed latencies, whole ms */
+            latency_ms: {
+                p50: number | null;
+                p95: number | null;
+            };
+            /** @description The currency of the window’s runs (the one with most runs when several) */
+            currency: string | null;
+            /** @example 0.002 */
+            billed_total: string;
+            cost_per_successful_run: string | null;
+            /** @description Runs per error code */
+            errors: {
+                [key: string]: number;
+            };
+            /** @description Only when the window’s runs were settled in several currencies */
+            by_currency?: {
+                currency: string;
+                runs: number;
+                successes: number;
+                /** @example 0.002 */
+                billed_total: string;
+                cost_per_successful_run: string | null;
+            }[];
+        };
+        /** @description The compact all-time record of one version, as Holon measured it */
+        RecordSummary: {
+            runs: number;
+            successes: number;
+            /** @description successes ÷ runs, 4 decimals; null without runs */
+            success_rate: number | null;
+            latency_p50_ms: number | null;
+            cost_per_successful_run: string | null;
+            currency: string | null;
+        };
+        /** @description A version’s evaluation: its standing and each suite’s latest run */
+        Evaluation: {
+            /**
+             * @description The standing `require.evaluated` reads: `none` when no suite applied
+             * @enum {unknown}
+             */
+            status: "passed" | "failed" | "error" | "pending" | "none";
+            suites: components["schemas"]["EvaluationSuite"][];
+        };
+        /** @description A suite’s latest run on one version */
+        EvaluationSuite: {
+            capability: string;
+            suite_version: number;
+            /** @description 0 at publish time, 1, 2… for the author’s re-runs */
+            run: number;
+            /** @enum {unknown} */
+            status: "queued" | "running" | "passed" | "failed" | "error";
+            /** @description A hidden suite shows each case as its number and pass/fail only */
+            hidden: boolean;
+            passed: number;
+            total: number;
+            /**
+             * @description The share of cases to pass, as the suite wrote it
+             * @example 0.8
+             */
+            pass_threshold: string;
+            /**
+             * @description While queued or running: how many cases were judged
+             * @example 3/8 cases
+             */
+            progress?: string;
+            /** @description Why it ended in `error`, in plain words */
+            reason?: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            duration_ms: number | null;
+            /** @description The author’s view (GET /v0/me/agents) and the one-agent view only */
+            cases?: ({
+                /** @description Its number in the suite, from 1 */
+                case: number;
+                id: string;
+                passed: boolean;
+                duration_ms: number;
+                /** @description What the case expects: a deep subset of the output, an error code, or values at JSON Pointers */
+                expected: {
+                    /** @description A deep subset of the output */
+                    output?: unknown;
+                    error?: string;
+                    /** @description JSON Pointer → the exact value there */
+                    paths?: Record<string, unknown>;
+                };
+                /** @description What the agent answered: its output, the error code it reported, or a summary when too large to show */
+                got: {
+                    /** @description The agent’s output */
+                    output: unknown;
+                } | {
+                    error: string;
+                } | {
+                    summary: string;
+                };
+                /** @description Why it failed, in plain words */
+                reasons?: string[];
+            } | {
+                case: number;
+                passed: boolean;
+            })[];
+        };
+        /** @description The price as declared, in the agent’s own currency */
+        Pricing: {
+            /** @enum {unknown} */
+            model: "free" | "per_run" | "per_unit" | "quote";
+            currency: string;
+            /** @example 0.002 */
+            amount?: string;
+            unit?: string;
+            /** @example 0.002 */
+            max?: string;
+            /** @enum {unknown} */
+            charge_on: "success" | "attempt";
+        };
+        /** @description The data policy as the author declared it: attested, not verified; an undeclared field is null */
+        DataPolicy: {
+            /** @constant */
+            attested: true;
+            /** @description `none` or `<days>d` */
+            retention: string | null;
+            region: string[] | null;
+            training: boolean | null;
+            subprocessors: string[] | null;
+            note: string;
+        };
+        /** @description Where it runs: a remote runtime (mcp, webhook) is attested by its author */
+        Runtime: {
+            /** @enum {unknown} */
+            kind: "mcp" | "webhook" | "node";
+            attested: boolean;
+            note?: string;
         };
         /** Holon agent manifest (holon.yaml) */
         Manifest: {
@@ -1306,7 +1693,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["CallSucceeded"];
                 };
             };
             /** @description Pending approval, or on its way (async or past the synchronous wait) */
@@ -1315,7 +1702,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["CallHeld"] | components["schemas"]["CallQueued"];
                 };
             };
             /** @description A bad body (`invalid_request`) */
@@ -1378,7 +1765,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["CallFailed"];
                 };
             };
             /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
@@ -1416,7 +1803,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["CallState"];
                 };
             };
             /** @description A bad wait (`invalid_request`) */
@@ -1488,6 +1875,15 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        call: {
+                            id: string;
+                            /**
+                             * @description Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "running" | "settling" | "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+                        };
+                        receipt?: components["schemas"]["Receipt"];
                         /** @description A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why */
                         output?: unknown;
                         /**
@@ -1495,27 +1891,9 @@ export interface operations {
                          * @enum {unknown}
                          */
                         output_gone?: "collected" | "expired";
-                        receipt?: components["schemas"]["Receipt"];
-                        call?: {
-                            id: string;
-                            status: string;
-                        };
-                        status?: string;
                         approval?: components["schemas"]["Approval"];
-                        replayed?: boolean;
-                        error?: {
-                            /**
-                             * @description Stable snake_case code (gateway.md, manifest.md §3)
-                             * @example invalid_request
-                             */
-                            code: string;
-                            /** @description Plain words */
-                            message: string;
-                            /** @description Every problem of a bad request, with its path */
-                            problems?: components["schemas"]["Problem"][];
-                        };
                         /** @enum {unknown} */
-                        cancel?: "cancelled" | "cancelling" | "too_late";
+                        cancel: "cancelled" | "cancelling" | "too_late";
                     };
                 };
             };
@@ -1696,16 +2074,16 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Approval"] | components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["Approval"] | components["schemas"]["CallSucceeded"];
                 };
             };
-            /** @description Approved; the call is on its way */
+            /** @description Approved; the call is on its way (or held again) */
             202: {
                 headers: {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["CallHeld"] | components["schemas"]["CallQueued"];
                 };
             };
             /** @description A bad body (`invalid_request`) */
@@ -1759,7 +2137,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["CallAnswer"];
+                    "application/json": components["schemas"]["CallFailed"];
                 };
             };
             /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
@@ -2383,17 +2761,31 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        account?: Record<string, unknown>;
-                        mandate?: components["schemas"]["MandateView"];
-                        keys: {
-                            human?: components["schemas"]["MintedKey"];
-                            agent?: components["schemas"]["MintedKey"];
+                        /** @description The account */
+                        account: {
+                            handle: string;
+                            email: string;
                         };
-                        note?: string;
+                        /** @description The demo credit */
+                        balance: {
+                            /** @constant */
+                            currency: "EUR";
+                            /** @example 0.002 */
+                            amount: string;
+                        };
+                        mandate: components["schemas"]["MandateView"];
+                        /** @description A human key and the sandbox’s agent key */
+                        keys: {
+                            human: components["schemas"]["MintedKey"];
+                            agent: components["schemas"]["MintedKey"];
+                        };
+                        /** @description Shown once; null when the gateway cannot keep one (no HOLON_FILE_SECRET) */
+                        webhook_secret?: string | null;
+                        note: string;
                     };
                 };
             };
-            /** @description A bad body (`invalid_request`) */
+            /** @description A bad body or email (`invalid_request`), or a handle that is malformed or reserved (`invalid_handle`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -2402,7 +2794,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The handle or email is taken or reserved */
+            /** @description The email belonged to a disabled account (`email_blocked`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The handle (`handle_taken`) or the email (`email_taken`) is taken */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2738,12 +3139,30 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        handle?: string;
+                        handle: string;
+                        /**
+                         * @description A new account, an email account linked to GitHub now, or a returning one
+                         * @enum {unknown}
+                         */
+                        outcome: "created" | "linked" | "signed_in";
+                        /** @description The account */
+                        account: {
+                            handle: string;
+                            email: string | null;
+                            /** @description The GitHub account it is linked to */
+                            github: {
+                                id: number;
+                                login: string;
+                            };
+                        };
+                        /** @description The keys, shown once */
                         keys: {
-                            human?: components["schemas"]["MintedKey"];
+                            human: components["schemas"]["MintedKey"];
                             agent?: components["schemas"]["MintedKey"];
                         };
-                        note?: string;
+                        /** @description A new account’s, shown once; null when the gateway cannot keep one */
+                        webhook_secret?: string | null;
+                        note: string;
                     };
                 };
             };
@@ -2831,13 +3250,23 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        manifest: Record<string, unknown>;
+                        manifest: components["schemas"]["Manifest"];
+                        /** @description The same manifest as holon.yaml */
                         yaml: string;
                     };
                 };
             };
-            /** @description A bad body, or an endpoint that is not public (`invalid_request`) */
+            /** @description A bad body, every problem listed (`invalid_request`) */
             400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2854,8 +3283,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Too many drafts (`rate_limited`) */
-            429: {
+            /** @description The endpoint was refused (not public, http://, a redirect: `endpoint_refused`), could not be reached in time (`endpoint_unreachable`), answered no 2xx (`endpoint_failed`), more than 10 MB (`endpoint_too_large`) or no JSON (`endpoint_not_json`); its credential is unusable (`credential_unusable`); or its answer makes no valid manifest (`invalid_draft`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2863,8 +3292,8 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The endpoint did not answer with JSON */
-            502: {
+            /** @description Too many drafts (`rate_limited`) */
+            429: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2905,9 +3334,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        agents: Record<string, unknown>[];
-                    };
+                    "application/json": components["schemas"]["SearchResult"];
                 };
             };
             /** @description No such mandate of yours (`not_found`) */
@@ -2951,19 +3378,32 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        agent?: string;
-                        version?: string;
-                        listed?: boolean;
+                        /** @example alice/tables */
+                        agent: string;
+                        /** @example 1.0.0 */
+                        version: string;
+                        /** @description Your handle */
+                        author: string;
+                        /** @description An SPDX expression, or `proprietary` */
+                        license: string;
+                        /** @description The GitHub repository checked now (`owner/repo`, as GitHub names it), or `proprietary`: no code was checked */
+                        source: "proprietary" | {
+                            /** @example alice/tables */
+                            repository: string;
+                        };
+                        /** @constant */
+                        listed: true;
+                        /** @description The evaluations queued for it */
+                        evaluation: {
+                            /**
+                             * @description `none`: no suite applies to its capabilities
+                             * @enum {unknown}
+                             */
+                            status: "pending" | "none";
+                            /** @description The capabilities whose suites were queued */
+                            suites: string[];
+                        };
                     };
-                };
-            };
-            /** @description An invalid manifest, every problem listed (`invalid_manifest`) */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["Error"];
                 };
             };
             /** @description No key (`unauthorized`) */
@@ -2975,7 +3415,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Not a human key, or not your namespace */
+            /** @description Not a human key, not your namespace (`foreign_namespace`), or an account not linked to GitHub (`github_not_linked`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -2993,6 +3433,15 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description The version cannot be listed: the manifest, its runtime, endpoint or repository; every problem listed (`invalid_manifest`) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
             /** @description Too many publishes (`rate_limited`) */
             429: {
                 headers: {
@@ -3002,7 +3451,16 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Publishing needs the GitHub app on this gateway */
+            /** @description GitHub failed while checking the repository; nothing was listed (`github_error`) */
+            502: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Publishing needs the GitHub app on this gateway (`publishing_off`), or GitHub did not answer (`github_unavailable`) */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,8 +3512,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        agent?: string;
-                        version?: string;
+                        agent: string;
+                        version: string;
+                        reason: string;
+                        /** @description The author’s handle, `admin` or `operator` */
+                        yanked_by: string;
+                        /** Format: date-time */
+                        yanked_at: string;
+                        /** @description The moderation log entry (GET /v0/admin/log) */
+                        log_id: string;
+                        /** @description False when other processes could not be told (they hide it at their next start-up) */
+                        announced: boolean;
                     };
                 };
             };
@@ -3079,6 +3546,15 @@ export interface operations {
             };
             /** @description No such version of yours (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Yanked already (`already_yanked`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3129,7 +3605,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        evaluations?: unknown[];
+                        agent: string;
+                        version: string;
+                        /** @description The latest run of each suite, the new ones among them */
+                        evaluation: {
+                            /** @constant */
+                            status: "pending";
+                            suites: components["schemas"]["EvaluationSuite"][];
+                        };
                     };
                 };
             };
@@ -3160,7 +3643,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description An evaluation is still running */
+            /** @description An evaluation is still running (`evaluation_running`), the version is yanked (`yanked`), or no suite applies (`no_suite`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3216,9 +3699,13 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        set: boolean;
+                        /** @constant */
+                        set: true;
                         /** Format: date-time */
-                        set_at?: string;
+                        set_at: string;
+                    } | {
+                        /** @constant */
+                        set: false;
                     };
                 };
             };
@@ -3299,12 +3786,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example alice/tables */
                         agent: string;
-                        /** @description Whether a credential is set (never the token) */
+                        /** @description Set */
                         credential: {
-                            set: boolean;
+                            /** @constant */
+                            set: true;
                             /** Format: date-time */
-                            set_at?: string;
+                            set_at: string;
                         };
                     };
                 };
@@ -3383,12 +3872,12 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @example alice/tables */
                         agent: string;
-                        /** @description Whether a credential is set (never the token) */
+                        /** @description Not set */
                         credential: {
-                            set: boolean;
-                            /** Format: date-time */
-                            set_at?: string;
+                            /** @constant */
+                            set: false;
                         };
                     };
                 };
@@ -3457,15 +3946,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        manifest: Record<string, unknown>;
-                        /** @description input and output schemas, declared errors, examples */
-                        interface?: Record<string, unknown>;
-                        /** @description An input to start from (the first example's), or null */
-                        example_input?: unknown;
-                        record?: Record<string, unknown>;
-                        versions?: unknown[];
-                    };
+                    "application/json": components["schemas"]["AgentView"];
                 };
             };
             /** @description No such agent or version is listed */
@@ -3508,10 +3989,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": {
-                        agents: Record<string, unknown>[];
-                        next_cursor?: string | null;
-                    };
+                    "application/json": components["schemas"]["CatalogPage"];
                 };
             };
             /** @description A bad limit or cursor (`invalid_request`) */
@@ -3551,10 +4029,77 @@ export interface operations {
                 content: {
                     "application/json": {
                         account: string;
-                        versions: unknown[];
-                        totals: Record<string, unknown>;
-                        journal_total?: unknown;
-                        definition?: string;
+                        versions: {
+                            /** @example alice/tables */
+                            agent: string;
+                            version: string;
+                            /** @description An SPDX expression, or `proprietary` */
+                            license: string;
+                            proprietary: boolean;
+                            /** Format: date-time */
+                            listed_at: string;
+                            /** @description False once yanked */
+                            listed: boolean;
+                            /** Format: date-time */
+                            yanked_at: string | null;
+                            /** @description Its endpoint credential (never the token); null without HOLON_FILE_SECRET */
+                            credential: {
+                                /** @constant */
+                                set: true;
+                                /** Format: date-time */
+                                set_at: string;
+                            } | {
+                                /** @constant */
+                                set: false;
+                            } | null;
+                            evaluation: components["schemas"]["Evaluation"];
+                            /** @description What this version earned, from the journal */
+                            earnings: {
+                                /** @description Calls to this version that credited you */
+                                paid_calls: number;
+                                /** @description Calls to forks of it that paid you royalties */
+                                fork_calls: number;
+                                /** @description Amounts by currency (the settlement currency), formatted; an empty object when there are none */
+                                share: {
+                                    [key: string]: string;
+                                };
+                                /** @description Amounts by currency (the settlement currency), formatted; an empty object when there are none */
+                                royalties: {
+                                    [key: string]: string;
+                                };
+                                /** @description Amounts by currency (the settlement currency), formatted; an empty object when there are none */
+                                total: {
+                                    [key: string]: string;
+                                };
+                            };
+                        }[];
+                        /** @description Your earnings over every version, by currency */
+                        totals: {
+                            /** @description Amounts by currency (the settlement currency), formatted; an empty object when there are none */
+                            share: {
+                                [key: string]: string;
+                            };
+                            /** @description Amounts by currency (the settlement currency), formatted; an empty object when there are none */
+                            royalties: {
+                                [key: string]: string;
+                            };
+                            /** @description Credits neither rule places (empty in practice): kept apart, never dropped */
+                            unattributed: {
+                                [key: string]: string;
+                            };
+                            /** @description Amounts by currency (the settlement currency), formatted; an empty object when there are none */
+                            total: {
+                                [key: string]: string;
+                            };
+                        };
+                        /** @description Σ of your positive lines in settle journal entries: always equal to `totals.total` */
+                        journal_total: {
+                            [key: string]: string;
+                        };
+                        /** @description Present when the gateway has no HOLON_FILE_SECRET (every `credential` is then null) */
+                        credentials_note?: string;
+                        /** @description What counts as earned, in words */
+                        definition: string;
                     };
                 };
             };
@@ -3611,6 +4156,7 @@ export interface operations {
                         id: string;
                         /** @example holon://files/f_… */
                         handle: string;
+                        /** @description Bytes */
                         size: number;
                         sha256: string;
                         content_type: string;
@@ -3824,11 +4370,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        action?: string;
+                        /** @description The account */
+                        account: {
+                            handle: string;
+                            email: string | null;
+                            /** @constant */
+                            state: "disabled";
+                            /** Format: date-time */
+                            disabled_at: string;
+                            disabled_reason: string;
+                        };
+                        keys_revoked: number;
+                        email_blocked: boolean;
+                        /** @description `id@version` of each version this yanked (those yanked before are not repeated) */
+                        yanked: string[];
+                        /** @description The moderation log entry (GET /v0/admin/log) */
+                        log_id: string;
+                        /** @description False when the yanks could not be announced to other processes */
+                        announced: boolean;
                     };
                 };
             };
-            /** @description A bad body (`invalid_request`) */
+            /** @description A bad body, or not a user account (`not_a_user_account`) (`invalid_request`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -3855,8 +4418,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such account */
+            /** @description No such account (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Disabled already (`already_disabled`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3919,7 +4491,17 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        action?: string;
+                        agent: string;
+                        version: string;
+                        reason: string;
+                        /** @description The author’s handle, `admin` or `operator` */
+                        yanked_by: string;
+                        /** Format: date-time */
+                        yanked_at: string;
+                        /** @description The moderation log entry (GET /v0/admin/log) */
+                        log_id: string;
+                        /** @description False when other processes could not be told (they hide it at their next start-up) */
+                        announced: boolean;
                     };
                 };
             };
@@ -3950,8 +4532,17 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such version is listed */
+            /** @description No such version is listed (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Yanked already (`already_yanked`), or an agent shipped with the gateway (`shipped_agent`) */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3991,7 +4582,28 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        accounts: unknown[];
+                        accounts: {
+                            handle: string;
+                            email: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @enum {unknown} */
+                            state: "active" | "disabled";
+                            /** Format: date-time */
+                            disabled_at: string | null;
+                            disabled_reason: string | null;
+                            /** @description Keys neither revoked nor expired */
+                            live_keys: number;
+                            balances: {
+                                currency: string;
+                                /** @example 0.002 */
+                                balance: string;
+                                /** @example 0.002 */
+                                held: string;
+                                /** @example 0.002 */
+                                available: string;
+                            }[];
+                        }[];
                     };
                 };
             };
@@ -4054,7 +4666,38 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
-                        entries?: unknown[];
+                        entries: ({
+                            /** @description The moderation log entry (GET /v0/admin/log) */
+                            id: string;
+                            target: string;
+                            reason: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @constant */
+                            action: "disable_account";
+                            /** @description What was done */
+                            detail: {
+                                keys_revoked: number;
+                                email_blocked: boolean;
+                                yanked: string[];
+                            };
+                        } | {
+                            /** @description The moderation log entry (GET /v0/admin/log) */
+                            id: string;
+                            target: string;
+                            reason: string;
+                            /** Format: date-time */
+                            created_at: string;
+                            /** @constant */
+                            action: "yank_version";
+                            /** @description Who */
+                            detail: {
+                                /** @description The author’s handle, `admin` or `operator` */
+                                by: string;
+                            };
+                        })[];
+                        /** @description The next page’s `before`; null on the last page */
+                        next_before: string | null;
                     };
                 };
             };
@@ -4136,8 +4779,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @constant */
-                        replayed?: true;
-                        accounts: components["schemas"]["Balance"][];
+                        replayed: true;
+                        accounts: {
+                            account: string;
+                            currency: string;
+                            /** @example 0.002 */
+                            balance: string;
+                            /** @example 0.002 */
+                            available: string;
+                        }[];
                     };
                 };
             };
@@ -4149,8 +4799,15 @@ export interface operations {
                 content: {
                     "application/json": {
                         /** @constant */
-                        replayed?: false;
-                        accounts: components["schemas"]["Balance"][];
+                        replayed: false;
+                        accounts: {
+                            account: string;
+                            currency: string;
+                            /** @example 0.002 */
+                            balance: string;
+                            /** @example 0.002 */
+                            available: string;
+                        }[];
                     };
                 };
             };
@@ -4174,6 +4831,15 @@ export interface operations {
             };
             /** @description Not the admin key (`forbidden`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such account (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4397,22 +5063,35 @@ export interface operations {
                             id: string;
                         };
                         delivery: {
-                            /** @description The webhook-id of every attempt */
+                            /**
+                             * @description The webhook-id of every attempt
+                             * @example msg_r_0000000001abcdefabcdef
+                             */
                             id: string;
                             /** @enum {unknown} */
                             state: "pending" | "delivered" | "gone" | "gave_up";
-                            reason?: string | null;
-                            created_at?: string;
-                            next_attempt_at?: string | null;
+                            /** @description Why it ended (gone, gave up), or that the output was no longer kept */
+                            reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description While pending
+                             */
+                            next_attempt_at: string | null;
                             attempts: {
-                                attempt?: number;
-                                resend?: boolean;
+                                attempt: number;
+                                /** @description One asked by POST /v0/calls/{id}/deliveries, outside the schedule */
+                                resend: boolean;
                                 /** Format: date-time */
-                                at?: string;
-                                status_code?: number | null;
-                                error?: string | null;
-                                duration_ms?: number;
-                                next_attempt_at?: string | null;
+                                at: string;
+                                /** @description What the endpoint answered; null when it did not */
+                                status_code: number | null;
+                                /** @description Why the attempt failed, naming the endpoint and the cause */
+                                error: string | null;
+                                duration_ms: number;
+                                /** Format: date-time */
+                                next_attempt_at: string | null;
                             }[];
                         } | null;
                     };
@@ -4462,24 +5141,38 @@ export interface operations {
                     "application/json": {
                         /** @description A delivery: its webhook-id, state and attempts */
                         delivery: {
-                            /** @description The webhook-id of every attempt */
+                            /**
+                             * @description The webhook-id of every attempt
+                             * @example msg_r_0000000001abcdefabcdef
+                             */
                             id: string;
                             /** @enum {unknown} */
                             state: "pending" | "delivered" | "gone" | "gave_up";
-                            reason?: string | null;
-                            created_at?: string;
-                            next_attempt_at?: string | null;
+                            /** @description Why it ended (gone, gave up), or that the output was no longer kept */
+                            reason: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                            /**
+                             * Format: date-time
+                             * @description While pending
+                             */
+                            next_attempt_at: string | null;
                             attempts: {
-                                attempt?: number;
-                                resend?: boolean;
+                                attempt: number;
+                                /** @description One asked by POST /v0/calls/{id}/deliveries, outside the schedule */
+                                resend: boolean;
                                 /** Format: date-time */
-                                at?: string;
-                                status_code?: number | null;
-                                error?: string | null;
-                                duration_ms?: number;
-                                next_attempt_at?: string | null;
+                                at: string;
+                                /** @description What the endpoint answered; null when it did not */
+                                status_code: number | null;
+                                /** @description Why the attempt failed, naming the endpoint and the cause */
+                                error: string | null;
+                                duration_ms: number;
+                                /** Format: date-time */
+                                next_attempt_at: string | null;
                             }[];
                         };
+                        /** @description Its number: 1, 2, … */
                         resend: number;
                     };
                 };
@@ -4543,9 +5236,14 @@ export interface operations {
                 };
                 content: {
                     "application/json": {
+                        /** @description Shown once: verifies the signatures of webhook deliveries */
                         webhook_secret: string;
-                        previous_valid_until?: string | null;
-                        note?: string;
+                        /**
+                         * Format: date-time
+                         * @description Until then the previous secret signs too; null when there was none
+                         */
+                        previous_valid_until: string | null;
+                        note: string;
                     };
                 };
             };

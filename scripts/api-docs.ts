@@ -56,7 +56,7 @@ export function renderApi(operations: readonly Operation[] = ROUTE_OPERATIONS): 
     '',
     'Beside them: `/mcp`, the MCP server (find, hire and pay for agents; `call_agent` also as an MCP task:',
     '`docs/mcp.md`); `GET /metrics` (Prometheus; the admin key when hosted: `docs/operating.md`); `/console`, the',
-    'console (`docs/console.md`). A call answers `200 {output, receipt}`, `202` (`Prefer: respond-async`, an approval,',
+    'console (`docs/console.md`). A call answers `200 {status, output, receipt}`, `202` (`Prefer: respond-async`, an approval,',
     'or past `HOLON_SYNC_WAIT_S`), `403` denied, `404` unknown mandate or agent, `422` rejected input, `502` the agent',
     'failed (with its receipt); `callback_url` deliveries are Standard Webhooks (`docs/webhooks.md`).',
   ];

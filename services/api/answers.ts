@@ -39,7 +39,7 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
   }
   const { callId, timeoutMs } = submitted;
   if (async) {
-    res.status(202).json({ call: { id: callId, status: 'queued' } });
+    res.status(202).json({ status: 'queued', call: { id: callId, status: 'queued' } });
     return;
   }
   await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
@@ -50,7 +50,8 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
     await answerFinished(deps.ctx, res, receipt);
     return;
   }
-  res.status(202).json({ call: { id: callId, status: (await callStatus(deps.ctx.db, callId)) ?? 'queued' } });
+  const status = (await callStatus(deps.ctx.db, callId)) ?? 'queued';
+  res.status(202).json({ status, call: { id: callId, status } });
 }
 
 /**
@@ -98,10 +99,11 @@ async function answerFinished(ctx: ServiceContext, res: Response, receipt: Recei
   if (receipt.status === 'succeeded') {
     // The client that waited went away: nobody is handed the output, it stays for a retry (Idempotency-Key) or GET.
     if (res.destroyed) return;
-    res.status(200).json({ ...outputFields(await handOutput(ctx, receipt.id, 'sync')), receipt });
+    res.status(200).json({ status: receipt.status, ...outputFields(await handOutput(ctx, receipt.id, 'sync')), receipt });
     return;
   }
   res.status(502).json({
+    status: receipt.status,
     error: describeFailure(receipt, await failureDetail(ctx.db, receipt)),
     receipt,
   });

@@ -21,8 +21,9 @@ const client = createClient<paths>({ baseUrl: process.env.HOLON_URL, headers: { 
 // A paid call (synchronous: 200 with the output and the receipt).
 const call = await client.POST('/v0/calls', { body: { agent: 'examples/echo-upper', input: { text: 'typed' } } });
 if (call.error) throw new Error(\`refused: \${call.error.error?.code}\`);
+if (call.data.status !== 'succeeded') throw new Error('answered without a success (202: held, or still on its way)');
+const output: unknown = call.data.output;
 const receipt = call.data.receipt;
-if (receipt === undefined) throw new Error('answered without a receipt (202: still on its way)');
 const own: string = receipt.cost.own;
 const split: string = receipt.splits[0].amount;
 const children: number = receipt.children.length;
@@ -36,7 +37,7 @@ const next: string | undefined = page.data.next;
 const older = next === undefined ? [] : ((await client.GET('/v0/receipts', { params: { query: { before: next } } })).data?.receipts ?? []);
 const ids: string[] = [...page.data.receipts, ...older].map((r) => r.id);
 
-console.log(JSON.stringify({ own, split, children, firstChildTotal: firstChildTotal ?? null, status, next: next ?? null, ids }));
+console.log(JSON.stringify({ output, own, split, children, firstChildTotal: firstChildTotal ?? null, status, next: next ?? null, ids }));
 `;
 
 test('types generated from the live document type-check a program that reads a paid call’s receipt and pages receipts, strict, no cast', async () => {
@@ -61,7 +62,14 @@ test('types generated from the live document type-check a program that reads a p
       const r = await project.node(program, { tsx: true, env: { HOLON_URL: g.url, HOLON_KEY: work.agent } });
       expect(r.code, r.stderr).toBe(0);
       const out = JSON.parse(r.stdout);
-      expect(out).toMatchObject({ own: '0.01', children: 0, firstChildTotal: null, status: 'succeeded', next: expect.stringMatching(/^r_/) });
+      expect(out).toMatchObject({
+        output: { text: 'TYPED' },
+        own: '0.01',
+        children: 0,
+        firstChildTotal: null,
+        status: 'succeeded',
+        next: expect.stringMatching(/^r_/),
+      });
       expect(Number(out.split)).toBeGreaterThan(0);
       expect(out.ids).toHaveLength(2);
     } finally {

@@ -7,7 +7,7 @@
 import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { createHolonClient, HolonApiError } from 'holon/client';
+import { createHolonClient, HolonApiError, type CallAnswerWithReceipt, type CallHeld, type CallSucceeded } from 'holon/client';
 import { expect, test } from 'vitest';
 import { startFakeGitHub } from '../support/fake-github.js';
 import { useAudited } from '../support/gateway.js';
@@ -17,6 +17,18 @@ import { GENEROUS_RATE_LIMITS } from '../support/http.js';
 import { startWebhookAgent } from '../support/published-servers.js';
 
 const SECRET = 'client-test-file-secret-0123456789abcdefghij';
+
+/** The success a call answered, else the test fails with what it got (the types tell the two apart by `status`). */
+function succeeded(answer: CallAnswerWithReceipt): CallSucceeded {
+  if (answer.status !== 'succeeded') throw new Error(`expected a success, got ${JSON.stringify(answer)}`);
+  return answer;
+}
+
+/** The call held for approval, else the test fails with what it got. */
+function held(answer: CallAnswerWithReceipt): CallHeld {
+  if (answer.status !== 'pending_approval') throw new Error(`expected a held call, got ${JSON.stringify(answer)}`);
+  return answer;
+}
 
 /** What `fn` threw: a HolonApiError, else the test fails with what it got. */
 async function refusal(fn: () => Promise<unknown>): Promise<HolonApiError> {
@@ -35,7 +47,7 @@ test('an agent key: calls (sync, followed past the wait, async, cancelled), refu
     const holon = createHolonClient({ baseUrl: g.url, key: work.agent });
 
     // A paid call: the output and its receipt, typed.
-    const paid = await holon.call({ agent: 'examples/echo-upper', input: { text: 'hello' } });
+    const paid = succeeded(await holon.call({ agent: 'examples/echo-upper', input: { text: 'hello' } }));
     expect(paid.output).toEqual({ text: 'HELLO' });
     expect(paid.receipt).toMatchObject({ status: 'succeeded', billed: true, mandate: 'alice/work', cost: { own: '0.01', total: '0.01' } });
     expect(paid.receipt.splits.reduce((sum, s) => sum + Number(s.amount), 0)).toBeCloseTo(0.01, 10);
@@ -59,7 +71,7 @@ test('an agent key: calls (sync, followed past the wait, async, cancelled), refu
 
     // Longer than the gateway's synchronous wait (1 s): answered 202, followed to its end.
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-client-'));
-    const slow = await holon.call({ agent: 'fixtures/patient', input: { file: path.join(dir, 'slow.log'), ms: 1500 } });
+    const slow = succeeded(await holon.call({ agent: 'fixtures/patient', input: { file: path.join(dir, 'slow.log'), ms: 1500 } }));
     expect(slow.output).toEqual({ waited: 1500 });
     expect(slow.receipt.status).toBe('succeeded');
     // A run that fails (its 1 s hard timeout), however it is learnt: 502 with the receipt's error.
@@ -69,7 +81,7 @@ test('an agent key: calls (sync, followed past the wait, async, cancelled), refu
 
     // Async: 202 at once; cancelled while it runs; waited for.
     const queued = await holon.callAsync({ agent: 'fixtures/patient', input: { file: path.join(dir, 'cancel.log'), ms: 30_000 } });
-    const id = queued.call?.id;
+    const id = queued.status === 'queued' ? queued.call.id : undefined;
     expect(id).toMatch(/^r_/);
     for (let i = 0; i < 100 && !(await readFile(path.join(dir, 'cancel.log'), 'utf8').catch(() => '')).includes('started'); i++) {
       await new Promise((r) => setTimeout(r, 50));
@@ -126,15 +138,15 @@ test('a human key: mandates, approvals, files, publishing, earnings, credentials
       expect(me.data).toMatchObject({ kind: 'human', account: { handle: 'alice' } });
 
       // Held for approval: call() answers with the approval and the pending receipt; the human approves and it runs.
-      const held = await agent.call({ agent: 'examples/echo-upper', input: { text: 'please' } });
-      expect(held).toMatchObject({ status: 'pending_approval', approval: { status: 'pending' } });
-      expect(held.receipt).toMatchObject({ status: 'pending_approval', billed: false });
+      const asked = held(await agent.call({ agent: 'examples/echo-upper', input: { text: 'please' } }));
+      expect(asked).toMatchObject({ status: 'pending_approval', approval: { status: 'pending' } });
+      expect(asked.receipt).toMatchObject({ status: 'pending_approval', billed: false });
       const pending = await holon.approvals.list({ mandate: 'alice/held' });
-      expect(pending.map((a) => a.id)).toEqual([held.approval!.id]);
+      expect(pending.map((a) => a.id)).toEqual([asked.approval.id]);
       expect(await agent.approvals.list()).toEqual(pending);
-      const ran = await holon.approvals.decide(held.approval!.id);
+      const ran = await holon.approvals.decide(asked.approval.id);
       expect(ran).toMatchObject({ output: { text: 'PLEASE' }, receipt: { status: 'succeeded', billed: true } });
-      expect(await refusal(() => holon.approvals.decide(held.approval!.id, { decision: 'reject' }))).toMatchObject({ status: 409 });
+      expect(await refusal(() => holon.approvals.decide(asked.approval.id, { decision: 'reject' }))).toMatchObject({ status: 409 });
 
       // Files: the bytes kept, a handle to put in an input.
       const file = await holon.files.upload(Buffer.from('a,b\n1,2\n'), { contentType: 'text/csv' });

@@ -7,6 +7,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { describe, expect, test as base } from 'vitest';
+import { AGENT_VIEW, MANDATE_SEARCH } from '../../services/api/openapi/catalogue-schemas.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
@@ -41,10 +42,17 @@ describe("call_agent's input", () => {
       expect(call.inputSchema.required).toContain('input');
       expect(call.description).toMatch(/get_agent/);
 
+      // get_agent answers what GET /v0/agents/{ns}/{name} answers: the one definition (or the error shape).
       const get = tools.find((t) => t.name === 'get_agent')!;
-      const props = get.outputSchema!.properties as Record<string, any>;
+      const [answer, error] = get.outputSchema!.anyOf as [Record<string, any>, Record<string, any>];
+      expect(answer).toEqual(JSON.parse(JSON.stringify(AGENT_VIEW)));
+      expect(error.required).toEqual(['error']);
+      const props = answer.properties as Record<string, any>;
       expect(props.interface).toMatchObject({ type: 'object', properties: { input: { type: 'object' }, examples: { type: 'array' } } });
-      expect(props).toHaveProperty('example_input');
+      expect(answer.required).toContain('example_input');
+      // search_agents answers a search under the connection's mandate, as REST does under `mandate`.
+      const search = tools.find((t) => t.name === 'search_agents')!;
+      expect((search.outputSchema!.anyOf as unknown[])[0]).toEqual(JSON.parse(JSON.stringify(MANDATE_SEARCH)));
     });
   });
 

@@ -106,7 +106,7 @@ describe('createHolonClient', () => {
   it('call: 200 is the answer; a 202 past the synchronous wait is followed with GET ?wait=60 until the receipt', async () => {
     let polls = 0;
     const s = stand((r) => {
-      if (r.method === 'POST') return json(202, { call: { id: 'r_1', status: 'running' } });
+      if (r.method === 'POST') return json(202, { status: 'running', call: { id: 'r_1', status: 'running' } });
       polls++;
       return polls < 3
         ? json(200, { call: { id: 'r_1', status: 'running' } })
@@ -114,7 +114,8 @@ describe('createHolonClient', () => {
     });
     const holon = createHolonClient({ baseUrl: 'http://gw', fetch: s.fetch });
     const answer = await holon.call(CALL, { idempotencyKey: 'once-1' });
-    expect(answer.output).toEqual({ text: 'HI' });
+    expect(answer.status).toBe('succeeded');
+    expect('output' in answer && answer.output).toEqual({ text: 'HI' });
     expect(answer.receipt.cost.own).toBe('0.01');
     expect(s.seen.map((r) => `${r.method} ${r.url}`)).toEqual([
       'POST http://gw/v0/calls',
@@ -148,10 +149,10 @@ describe('createHolonClient', () => {
     const s = stand((r) =>
       r.url.endsWith('/cancel')
         ? json(200, { call: { id: 'r_1', status: 'running' }, cancel: 'cancelling' })
-        : json(202, { call: { id: 'r_1', status: 'queued' } }),
+        : json(202, { status: 'queued', call: { id: 'r_1', status: 'queued' } }),
     );
     const holon = createHolonClient({ baseUrl: 'http://gw', fetch: s.fetch });
-    expect(await holon.callAsync(CALL)).toEqual({ call: { id: 'r_1', status: 'queued' } });
+    expect(await holon.callAsync(CALL)).toEqual({ status: 'queued', call: { id: 'r_1', status: 'queued' } });
     expect(s.seen[0]!.headers.get('prefer')).toBe('respond-async');
     await holon.wait('r_1', { seconds: 5 });
     expect(s.seen[1]!.url).toBe('http://gw/v0/calls/r_1?wait=5');

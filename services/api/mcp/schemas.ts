@@ -5,44 +5,47 @@
  */
 
 import { MAX_QUERY_LENGTH } from '../../../shared/catalogue/text-search.js';
-import { receiptSchema } from '../openapi/schemas.js';
+import { CALL_REF, callOutcomeSchemas } from '../openapi/call-schemas.js';
+import { AGENT_VIEW, MANDATE_SEARCH } from '../openapi/catalogue-schemas.js';
+import { APPROVAL, ERROR_BODY, MANDATE_VIEW, receiptSchema } from '../openapi/schemas.js';
 
 type Schema = Record<string, unknown>;
 
-const ERROR = {
-  type: 'object',
-  required: ['code', 'message'],
-  properties: { code: { type: 'string' }, message: { type: 'string' }, problems: { type: 'array' } },
-} as const;
+/** A tool that failed: `{error: {code, message, problems?}}`, the REST error body. */
+const ERROR_RESULT = { type: 'object', additionalProperties: false, required: ['error'], properties: { error: ERROR_BODY } } as const;
 
-/** An amount the gateway answers. */
-/** A version's evaluation (shared/catalogue/evaluations.ts): its standing and one entry per suite. */
-const EVALUATION = {
-  type: 'object',
-  required: ['status', 'suites'],
-  properties: { status: { enum: ['passed', 'failed', 'error', 'pending', 'none'] }, suites: { type: 'array' } },
-} as const;
-const AMOUNT = { type: 'string', pattern: '^(0|[1-9][0-9]*)(\\.[0-9]{1,6})?$' } as const;
+/** An output schema: the tool's own answer (the REST definition of it), or the error shape. */
+function output(answer: Schema, defs?: Schema): Schema {
+  return { type: 'object', anyOf: [answer, ERROR_RESULT], ...(defs ? { $defs: defs } : {}) };
+}
+
 /** An amount in the arguments: a string here; the rest is checked with the rule and words of REST (`tryParseAmount`). */
 const AMOUNT_ARGUMENT = { type: 'string', description: 'a decimal amount in the mandate currency, such as "0.05"' } as const;
 const AGENT_REF = { type: 'string', minLength: 3, maxLength: 300 } as const;
 const ID = { type: 'string', minLength: 1, maxLength: 100 } as const;
 
-/** An output schema: the tool's own fields (with `required` when it succeeds), or the error shape. */
-function output(properties: Schema, required: string[]): Schema {
-  return {
-    type: 'object',
-    properties: { ...properties, error: ERROR },
-    anyOf: [{ required }, { required: ['error'] }],
-  };
-}
-
 /** The receipt, as REST defines it (services/api/openapi/schemas.ts `receiptSchema`): one shape for both. */
 const RECEIPT_DEFS = { receipt: receiptSchema({ $ref: '#/$defs/receipt' }) };
 const RECEIPT = { $ref: '#/$defs/receipt' } as const;
-const APPROVAL = { type: 'object', required: ['id', 'status', 'agent', 'worst_case', 'currency'] } as const;
 
-export const CALL_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval', 'rejected', 'running'] as const;
+/** What call_agent answers: REST's outcomes (a refusal answers as a failure, with its receipt), or still running. */
+const CALL_OUTCOMES = callOutcomeSchemas(RECEIPT, ['failed', 'denied', 'rejected_input', 'rejected']);
+const STILL_RUNNING = {
+  type: 'object',
+  additionalProperties: false,
+  description: 'Past the wait: follow the call with get_receipt once it settles',
+  required: ['status', 'call'],
+  properties: { status: { const: 'running' }, call: CALL_REF },
+} as const;
+
+/** The budget of the connection's mandate: REST's MandateView budget, and the mandate it is of. */
+const MANDATE_BUDGET = MANDATE_VIEW.properties as { budget: { properties: Schema; required: string[] } };
+const BUDGET = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['mandate', ...MANDATE_BUDGET.budget.required],
+  properties: { mandate: { type: 'string' }, ...MANDATE_BUDGET.budget.properties },
+} as const;
 
 export interface ToolDefinition {
   name: string;
@@ -79,7 +82,7 @@ export const TOOLS: readonly ToolDefinition[] = [
         capability: { type: 'string', maxLength: 200, description: 'An exact capability class ("text.translate") or a prefix ("text.*")' },
       },
     },
-    outputSchema: output({ currency: { type: 'string' }, agents: { type: 'array' }, denied: { type: 'array' } }, ['currency', 'agents', 'denied']),
+    outputSchema: output(MANDATE_SEARCH),
     annotations: { readOnlyHint: true },
   },
   {
@@ -90,28 +93,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       'the examples and an example input (`example_input`), pricing, data policy (attested by the author), measured record, ' +
       'evaluation (status and each suite: public cases in detail, hidden ones pass/fail), versions.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: AGENT_REF } },
-    outputSchema: output(
-      {
-        id: { type: 'string' },
-        version: { type: 'string' },
-        interface: {
-          type: 'object',
-          required: ['input', 'output', 'errors', 'examples'],
-          properties: {
-            input: { type: 'object', description: "The JSON Schema call_agent's `input` must match" },
-            output: { type: 'object' },
-            errors: { type: 'object' },
-            examples: { type: 'array', items: { type: 'object', required: ['input'] } },
-          },
-        },
-        example_input: { description: "An input the author gives as an example (the first example's), or null: a starting point for call_agent" },
-        pricing: { type: 'object' },
-        data: { type: 'object' },
-        evaluation: EVALUATION,
-        versions: { type: 'array' },
-      },
-      ['id', 'version', 'interface', 'example_input', 'pricing', 'data', 'evaluation', 'versions'],
-    ),
+    outputSchema: output(AGENT_VIEW),
     annotations: { readOnlyHint: true },
   },
   {
@@ -141,19 +123,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       },
     },
     amounts: ['max_cost'],
-    outputSchema: {
-      ...output(
-        {
-          status: { enum: [...CALL_STATUSES] },
-          output: {},
-          receipt: RECEIPT,
-          approval: APPROVAL,
-          call: { type: 'object', required: ['id', 'status'] },
-        },
-        ['status'],
-      ),
-      $defs: RECEIPT_DEFS,
-    },
+    outputSchema: output({ oneOf: [CALL_OUTCOMES.succeeded, CALL_OUTCOMES.failed, CALL_OUTCOMES.held, STILL_RUNNING] }, RECEIPT_DEFS),
     execution: { taskSupport: 'optional' },
     annotations: { readOnlyHint: false, openWorldHint: true },
   },
@@ -162,8 +132,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Read a receipt',
     description: "A receipt and its tree of delegated calls (own, downstream and total cost, splits), within this connection's mandate.",
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
-    // The receipt itself, or the error shape.
-    outputSchema: { type: 'object', anyOf: [RECEIPT, { required: ['error'], properties: { error: ERROR } }], $defs: RECEIPT_DEFS },
+    outputSchema: output(RECEIPT, RECEIPT_DEFS),
     annotations: { readOnlyHint: true },
   },
   {
@@ -171,7 +140,12 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Pending approvals',
     description: 'Calls of this mandate waiting for a human decision.',
     inputSchema: { type: 'object', additionalProperties: false, properties: {} },
-    outputSchema: output({ approvals: { type: 'array', items: APPROVAL } }, ['approvals']),
+    outputSchema: output({
+      type: 'object',
+      additionalProperties: false,
+      required: ['approvals'],
+      properties: { approvals: { type: 'array', items: APPROVAL } },
+    }),
     annotations: { readOnlyHint: true },
   },
   {
@@ -179,7 +153,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'One approval',
     description: 'The status of one approval of this mandate: pending, approved, rejected, expired or used.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
-    outputSchema: output(Object.fromEntries(APPROVAL.required.map((k) => [k, {}])) as Schema, [...APPROVAL.required]),
+    outputSchema: output(APPROVAL),
     annotations: { readOnlyHint: true },
   },
   {
@@ -187,14 +161,7 @@ export const TOOLS: readonly ToolDefinition[] = [
     title: 'Budget',
     description: "This connection's mandate: total, spent, reserved and remaining, in its currency.",
     inputSchema: { type: 'object', additionalProperties: false, properties: {} },
-    outputSchema: output({ mandate: { type: 'string' }, currency: { type: 'string' }, total: AMOUNT, spent: AMOUNT, reserved: AMOUNT, remaining: AMOUNT }, [
-      'mandate',
-      'currency',
-      'total',
-      'spent',
-      'reserved',
-      'remaining',
-    ]),
+    outputSchema: output(BUDGET),
     annotations: { readOnlyHint: true },
   },
 ];

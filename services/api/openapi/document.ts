@@ -3,9 +3,9 @@
  * schemas the routes validate with; every named schema of schemas.ts (and the manifest schema) is a component, and
  * wherever a route uses that very object the document says `$ref`.
  */
-import { manifestSchema } from '../../../shared/core/manifest/index.js';
-import type { Auth, JsonSchema, Operation, ResponseSpec } from './operations.js';
-import { ERROR, NAMED_SCHEMAS } from './schemas.js';
+import type { Auth, Operation, ResponseSpec } from './operations.js';
+import { COMPONENTS } from './components.js';
+import { ERROR } from './schemas.js';
 
 export interface DocumentOptions {
   /** HOLON_PUBLIC_URL, when set: the one server. */
@@ -13,8 +13,6 @@ export interface DocumentOptions {
   /** A dev gateway leaves out what only a hosted one serves. */
   hosted: boolean;
 }
-
-const COMPONENTS: Readonly<Record<string, JsonSchema>> = { ...NAMED_SCHEMAS, Manifest: manifestSchema };
 
 const SCHEMES: Record<Exclude<Auth, 'none'>, { name: string; description: string }> = {
   human: {

@@ -38,6 +38,7 @@ export const BOOLEAN: JsonSchema = { type: 'boolean', 'x-messages': { type: 'mus
 export const AMOUNT: JsonSchema = { type: 'string', pattern: '^-?[0-9]+(?:\\.[0-9]+)?$', examples: ['0.002'] };
 
 export const TIMESTAMP: JsonSchema = { type: 'string', format: 'date-time' };
+export const NULLABLE_TIMESTAMP: JsonSchema = { type: ['string', 'null'], format: 'date-time' };
 
 export const PROBLEM: JsonSchema = {
   type: 'object',
@@ -50,7 +51,7 @@ export const PROBLEM: JsonSchema = {
 };
 
 /** Every refusal and failure: `{error: {code, message, problems?}}` (DESIGN §4; services/api/app.ts). */
-const ERROR_BODY: JsonSchema = {
+export const ERROR_BODY: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['code', 'message'],
@@ -240,28 +241,6 @@ export const APPROVAL: JsonSchema = {
   },
 };
 
-/** What POST /v0/calls (and an approval that runs) answers: output and receipt, 202 on its way, or a refusal. */
-export const CALL_ANSWER: JsonSchema = {
-  type: 'object',
-  properties: {
-    output: {
-      description:
-        'A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why',
-    },
-    output_gone: {
-      enum: ['collected', 'expired'],
-      description:
-        'Present when a success’s output is null because it is no longer kept: `collected` — every consumer the call declared (the synchronous answer, the webhook) had it; `expired` — HOLON_RESULT_TTL_S ended first',
-    },
-    receipt: RECEIPT,
-    call: { type: 'object', required: ['id', 'status'], properties: { id: { type: 'string' }, status: { type: 'string' } } },
-    status: { type: 'string' },
-    approval: APPROVAL,
-    replayed: { type: 'boolean' },
-    error: ERROR_BODY,
-  },
-};
-
 export const BALANCE: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -312,19 +291,15 @@ export function exact(description: string, properties: Record<string, unknown>, 
   return { ...object(description, properties, required), additionalProperties: false };
 }
 
-/** The components of the document: each named object, wherever a route uses it, becomes a `$ref`. */
-export const NAMED_SCHEMAS: Readonly<Record<string, JsonSchema>> = {
-  Error: ERROR,
-  Problem: PROBLEM,
-  Receipt: RECEIPT,
-  MandateView: MANDATE_VIEW,
-  MandateDocument: MANDATE_DOCUMENT,
-  Approval: APPROVAL,
-  CallAnswer: CALL_ANSWER,
-  Balance: BALANCE,
-  MintedKey: MINTED_KEY,
-  KeyView: KEY_VIEW,
-};
+/** `exact` with every field required but the `optional` ones. */
+export function closed(description: string, properties: Record<string, unknown>, optional: readonly string[] = []): JsonSchema {
+  for (const name of optional) if (!(name in properties)) throw new Error(`${description}: the optional field ${name} is not listed`);
+  return exact(
+    description,
+    properties,
+    Object.keys(properties).filter((k) => !optional.includes(k)),
+  );
+}
 
 /** A response whose body is the error shape. */
 export function failure(description: string, code?: string): ResponseSpec {

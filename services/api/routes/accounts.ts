@@ -17,7 +17,8 @@ import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { BALANCE, exact, failure, KEY_VIEW, MANDATE_VIEW, MINTED_KEY, object, TIMESTAMP, text } from '../openapi/schemas.js';
+import { SIGNED_UP } from '../openapi/author-schemas.js';
+import { BALANCE, exact, failure, KEY_VIEW, MANDATE_VIEW, TIMESTAMP, text } from '../openapi/schemas.js';
 
 const SIGNUP_BODY = {
   type: 'object',
@@ -53,21 +54,10 @@ export const accountOperations = defineOperations({
     summary: 'Create an account by email: demo credit, a sandbox mandate, a human key and an agent key (shown once)',
     body: { schema: SIGNUP_BODY, example: { handle: 'alice', email: 'alice@example.com' } },
     responses: {
-      201: {
-        description: 'The account and its keys, shown once',
-        schema: object(
-          'The new account',
-          {
-            account: { type: 'object' },
-            mandate: MANDATE_VIEW,
-            keys: { type: 'object', properties: { human: MINTED_KEY, agent: MINTED_KEY } },
-            note: { type: 'string' },
-          },
-          ['keys'],
-        ),
-      },
-      400: failure('A bad body', 'invalid_request'),
-      409: failure('The handle or email is taken or reserved'),
+      201: { description: 'The account and its keys, shown once', schema: SIGNED_UP },
+      400: failure('A bad body or email (`invalid_request`), or a handle that is malformed or reserved (`invalid_handle`)'),
+      403: failure('The email belonged to a disabled account', 'email_blocked'),
+      409: failure('The handle (`handle_taken`) or the email (`email_taken`) is taken'),
       429: failure('Too many sign-ups from this address', 'rate_limited'),
     },
   },

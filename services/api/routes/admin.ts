@@ -19,7 +19,8 @@ import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
-import { amount, BOOLEAN, BALANCE, failure, object, text } from '../openapi/schemas.js';
+import { ACCOUNTS_PAGE, creditAnswer, DISABLED, LOG_PAGE, YANKED } from '../openapi/author-schemas.js';
+import { amount, BOOLEAN, failure, text } from '../openapi/schemas.js';
 
 /** `{reason}`: required, non-empty, not blank, at most 1000 characters. */
 const REASON = text(MAX_REASON_LENGTH, 'Why, for the moderation log', { pattern: '\\S', 'x-messages': { pattern: 'must not be blank' } });
@@ -46,7 +47,6 @@ const CREDIT_BODY = {
 
 const LIMIT: QuerySpec = { description: 'Page size, 1 to 200 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 200 } };
 const ADMIN_ERRORS = { 401: failure('No key', 'unauthorized'), 403: failure('Not the admin key', 'forbidden') } as const;
-const MODERATION = object('The action, as logged', { action: { type: 'string' } });
 
 export const adminOperations = defineOperations({
   disable: {
@@ -59,9 +59,10 @@ export const adminOperations = defineOperations({
     params: { handle: { description: 'The account handle', example: 'mallory' } },
     body: { schema: DISABLE_BODY, example: { reason: 'spam', yank_agents: true } },
     responses: {
-      200: { description: 'Disabled', schema: MODERATION },
-      400: failure('A bad body', 'invalid_request'),
-      404: failure('No such account'),
+      200: { description: 'Disabled', schema: DISABLED },
+      400: failure('A bad body, or not a user account (`not_a_user_account`)', 'invalid_request'),
+      404: failure('No such account', 'not_found'),
+      409: failure('Disabled already', 'already_disabled'),
       ...ADMIN_ERRORS,
     },
   },
@@ -80,9 +81,10 @@ export const adminOperations = defineOperations({
     },
     body: { schema: YANK_BODY, example: { reason: 'malware' } },
     responses: {
-      200: { description: 'Withdrawn', schema: MODERATION },
+      200: { description: 'Withdrawn', schema: YANKED },
       400: failure('A bad body', 'invalid_request'),
-      404: failure('No such version is listed'),
+      404: failure('No such version is listed', 'not_found'),
+      409: failure('Yanked already (`already_yanked`), or an agent shipped with the gateway (`shipped_agent`)'),
       ...ADMIN_ERRORS,
     },
   },
@@ -95,7 +97,7 @@ export const adminOperations = defineOperations({
     summary: 'User accounts, newest first',
     query: { q: { description: 'Part of a handle or email, at most 100 characters', schema: { type: 'string', maxLength: 100 } }, limit: LIMIT },
     responses: {
-      200: { description: 'Accounts', schema: object('A page of accounts', { accounts: { type: 'array' } }, ['accounts']) },
+      200: { description: 'Accounts', schema: ACCOUNTS_PAGE },
       400: failure('A bad query', 'invalid_request'),
       ...ADMIN_ERRORS,
     },
@@ -109,7 +111,7 @@ export const adminOperations = defineOperations({
     summary: 'The moderation log, newest first',
     query: { limit: LIMIT, before: { description: 'Entries before this log entry id', schema: { type: 'string', pattern: '^[1-9][0-9]{0,17}$' } } },
     responses: {
-      200: { description: 'A page of the log', schema: object('Log entries', { entries: { type: 'array' } }) },
+      200: { description: 'A page of the log', schema: LOG_PAGE },
       400: failure('A bad query', 'invalid_request'),
       ...ADMIN_ERRORS,
     },
@@ -124,15 +126,10 @@ export const adminOperations = defineOperations({
     headers: { 'Idempotency-Key': { description: 'Makes a retried top-up land once (at most 200 characters)' } },
     body: { schema: CREDIT_BODY, example: { account: 'alice', amount: '5.00' } },
     responses: {
-      201: {
-        description: 'Credited',
-        schema: object('The account’s balances', { replayed: { const: false }, accounts: { type: 'array', items: BALANCE } }, ['accounts']),
-      },
-      200: {
-        description: 'Already credited under this Idempotency-Key',
-        schema: object('The account’s balances', { replayed: { const: true }, accounts: { type: 'array', items: BALANCE } }, ['accounts']),
-      },
+      201: { description: 'Credited', schema: creditAnswer(false) },
+      200: { description: 'Already credited under this Idempotency-Key', schema: creditAnswer(true) },
       400: failure('A bad body', 'invalid_request'),
+      404: failure('No such account', 'not_found'),
       ...ADMIN_ERRORS,
     },
   },

@@ -11,7 +11,8 @@ import { assertSeesMandate, principalOf } from '../principal.js';
 import { queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, object } from '../openapi/schemas.js';
+import { AGENT_VIEW, SEARCH_RESULT } from '../openapi/catalogue-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 export const agentOperations = defineOperations({
   search: {
@@ -33,7 +34,7 @@ export const agentOperations = defineOperations({
       mandate: { description: 'One of your mandates: rank under it', schema: { type: 'string' } },
     },
     responses: {
-      200: { description: 'Matching agents', schema: object('The search result', { agents: { type: 'array', items: { type: 'object' } } }, ['agents']) },
+      200: { description: 'Matching agents', schema: SEARCH_RESULT },
       404: failure('No such mandate of yours', 'not_found'),
     },
   },
@@ -53,17 +54,7 @@ export const agentOperations = defineOperations({
     responses: {
       200: {
         description: 'The agent',
-        schema: object(
-          'The agent',
-          {
-            manifest: { type: 'object' },
-            interface: { type: 'object', description: 'input and output schemas, declared errors, examples' },
-            example_input: { description: "An input to start from (the first example's), or null" },
-            record: { type: 'object' },
-            versions: { type: 'array' },
-          },
-          ['manifest'],
-        ),
+        schema: AGENT_VIEW,
       },
       404: failure('No such agent or version is listed'),
     },

@@ -13,7 +13,8 @@ import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { APPROVAL, BOOLEAN, CALL_ANSWER, exact, failure } from '../openapi/schemas.js';
+import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_SUCCEEDED } from '../openapi/call-schemas.js';
+import { APPROVAL, BOOLEAN, exact, failure } from '../openapi/schemas.js';
 
 const DECIDE_BODY = {
   type: 'object',
@@ -66,12 +67,12 @@ export const approvalOperations = defineOperations({
     body: { schema: DECIDE_BODY, example: {} },
     headers: { Prefer: { description: '`respond-async`: answer 202 at once instead of waiting for the run' } },
     responses: {
-      200: { description: 'Decided (granted or rejected), or approved, run and succeeded', schema: { anyOf: [APPROVAL, CALL_ANSWER] } },
-      202: { description: 'Approved; the call is on its way', schema: CALL_ANSWER },
+      200: { description: 'Decided (granted or rejected), or approved, run and succeeded', schema: { oneOf: [APPROVAL, CALL_SUCCEEDED] } },
+      202: { description: 'Approved; the call is on its way (or held again)', schema: { oneOf: [CALL_HELD, CALL_QUEUED] } },
       400: failure('A bad body', 'invalid_request'),
       403: failure('An agent or admin key, or the run was denied'),
       409: failure('Already decided'),
-      502: { description: 'Approved and run; the agent failed', schema: CALL_ANSWER },
+      502: { description: 'Approved and run; the agent failed', schema: CALL_FAILED },
       ...READ_ERRORS,
     },
   },

@@ -16,7 +16,8 @@ import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, MINTED_KEY, object, text } from '../openapi/schemas.js';
+import { SIGNED_IN } from '../openapi/author-schemas.js';
+import { failure, text } from '../openapi/schemas.js';
 
 const EXCHANGE_BODY = {
   type: 'object',
@@ -64,14 +65,7 @@ export const authOperations = defineOperations({
     summary: 'Trade the one-time login code for the handle and a human key expiring in 30 days (once)',
     body: { schema: EXCHANGE_BODY, example: { code: 'c0ffee' } },
     responses: {
-      200: {
-        description: 'Signed in; keys shown once',
-        schema: object(
-          'The sign-in',
-          { handle: { type: 'string' }, keys: { type: 'object', properties: { human: MINTED_KEY, agent: MINTED_KEY } }, note: { type: 'string' } },
-          ['keys'],
-        ),
-      },
+      200: { description: 'Signed in; keys shown once', schema: SIGNED_IN },
       400: failure('A bad body, or a code that is unknown, used or expired', 'invalid_code'),
       403: failure('The account is disabled', 'account_disabled'),
       503: OFF,

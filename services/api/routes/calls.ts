@@ -18,7 +18,8 @@ import { answerReplay, answerSubmission, wantsAsync, type AnswerDeps } from '../
 import { bodyReader, httpUrlOf } from '../requests.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { amount, APPROVAL, CALL_ANSWER, failure, httpUrl, text } from '../openapi/schemas.js';
+import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../openapi/call-schemas.js';
+import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
 import { assertSeesMandate, principalOf, requireKind, type Principal } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { LongPolls, principalKey, waitParam } from '../long-poll.js';
@@ -55,7 +56,7 @@ export const callOperations = defineOperations({
     path: '/v0/calls',
     tag: 'calls',
     auth: ['human', 'agent'],
-    summary: 'Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{output, receipt}`',
+    summary: 'Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`',
     headers: {
       'Idempotency-Key': { description: 'Per API key: a call re-sent with a used key is not run again (`replayed: true`)' },
       Prefer: { description: '`respond-async`: answer 202 at once, then GET /v0/calls/{id}' },
@@ -63,15 +64,15 @@ export const callOperations = defineOperations({
     },
     body: { schema: CALL_BODY, example: { mandate: 'alice/sandbox', agent: 'holon-labs/csv-profile', input: { csv: 'a,b\n1,2\n' } } },
     responses: {
-      200: { description: 'The call succeeded', schema: CALL_ANSWER },
-      202: { description: 'Pending approval, or on its way (async or past the synchronous wait)', schema: CALL_ANSWER },
+      200: { description: 'The call succeeded', schema: CALL_SUCCEEDED },
+      202: { description: 'Pending approval, or on its way (async or past the synchronous wait)', schema: { oneOf: [CALL_HELD, CALL_QUEUED] } },
       400: failure('A bad body', 'invalid_request'),
       401: failure('No key', 'unauthorized'),
       403: failure('Denied by the mandate, with a receipt'),
       404: failure('No such mandate or agent'),
       409: failure('The Idempotency-Key’s call is still running or was interrupted'),
       422: failure('The input does not match the agent’s interface.input', 'rejected_input'),
-      502: { description: 'The agent failed (never billed unless declared so)', schema: CALL_ANSWER },
+      502: { description: 'The agent failed (never billed unless declared so)', schema: CALL_FAILED },
     },
   },
   read: {
@@ -89,7 +90,7 @@ export const callOperations = defineOperations({
       },
     },
     responses: {
-      200: { description: 'The call', schema: CALL_ANSWER },
+      200: { description: 'The call', schema: CALL_STATE },
       400: failure('A bad wait', 'invalid_request'),
       429: failure('Too many long-polls'),
       ...READ_ERRORS,
@@ -106,10 +107,7 @@ export const callOperations = defineOperations({
     responses: {
       200: {
         description: 'The call’s state and `cancel`: cancelled | cancelling | too_late',
-        schema: {
-          ...CALL_ANSWER,
-          properties: { ...(CALL_ANSWER.properties as object), approval: APPROVAL, cancel: { enum: ['cancelled', 'cancelling', 'too_late'] } },
-        },
+        schema: CANCEL_ANSWER,
       },
       400: failure('A delegated call (cancel its top-level call)', 'invalid_request'),
       ...READ_ERRORS,

@@ -7,7 +7,8 @@ import { catalogPage } from '../../../shared/catalogue/catalog-page.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, object } from '../openapi/schemas.js';
+import { CATALOG_PAGE } from '../openapi/catalogue-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 export const catalogOperations = defineOperations({
   page: {
@@ -24,7 +25,7 @@ export const catalogOperations = defineOperations({
     responses: {
       200: {
         description: 'A page of the catalogue',
-        schema: object('A page', { agents: { type: 'array', items: { type: 'object' } }, next_cursor: { type: ['string', 'null'] } }, ['agents']),
+        schema: CATALOG_PAGE,
       },
       400: failure('A bad limit or cursor', 'invalid_request'),
     },

@@ -12,7 +12,8 @@ import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCred
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type Operation } from '../openapi/operations.js';
-import { failure, object, TIMESTAMP } from '../openapi/schemas.js';
+import { CREDENTIAL_SET, CREDENTIAL_STATE, CREDENTIAL_UNSET, credentialAnswer } from '../openapi/author-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 export interface CredentialDeps {
   ctx: ServiceContext;
@@ -33,7 +34,6 @@ const TOKEN_BODY = {
   'x-holon-validated-by': 'shared/hosted/credentials.ts',
 } as const;
 
-const STATE = object('Whether a credential is set (never the token)', { set: { type: 'boolean' }, set_at: TIMESTAMP }, ['set']);
 const OWN = {
   method: 'get',
   path: '/v0/agents/{ns}/{name}/credential',
@@ -59,7 +59,7 @@ export const credentialOperations = defineOperations({
     responses: {
       200: {
         description: 'Set',
-        schema: object('The agent and its credential state', { agent: { type: 'string' }, credential: STATE }, ['agent', 'credential']),
+        schema: credentialAnswer(CREDENTIAL_SET),
       },
       400: failure('A bad token', 'invalid_request'),
       ...ERRORS,
@@ -73,7 +73,7 @@ export const credentialOperations = defineOperations({
     responses: {
       200: {
         description: 'Removed',
-        schema: object('The agent and its credential state', { agent: { type: 'string' }, credential: STATE }, ['agent', 'credential']),
+        schema: credentialAnswer(CREDENTIAL_UNSET),
       },
       ...ERRORS,
     },
@@ -82,7 +82,7 @@ export const credentialOperations = defineOperations({
     ...OWN,
     id: 'readCredential',
     summary: 'Whether your agent has an endpoint credential set',
-    responses: { 200: { description: 'The state', schema: STATE }, ...ERRORS },
+    responses: { 200: { description: 'The state', schema: CREDENTIAL_STATE }, ...ERRORS },
   },
 });
 

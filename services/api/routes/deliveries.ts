@@ -14,30 +14,10 @@ import { askResend, deliveryOfCall, deliveryView, enqueueAttempt } from '../../.
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, object } from '../openapi/schemas.js';
+import { DELIVERY } from '../openapi/author-schemas.js';
+import { closed, failure } from '../openapi/schemas.js';
 
 const CALL_ID = { id: { description: 'The call id', example: 'r_0000000001abcdefabcdef' } } as const;
-const ATTEMPT = object('One attempt', {
-  attempt: { type: 'integer' },
-  resend: { type: 'boolean' },
-  at: { type: 'string', format: 'date-time' },
-  status_code: { type: ['integer', 'null'] },
-  error: { type: ['string', 'null'] },
-  duration_ms: { type: 'integer' },
-  next_attempt_at: { type: ['string', 'null'] },
-});
-const DELIVERY = object(
-  'A delivery: its webhook-id, state and attempts',
-  {
-    id: { type: 'string', description: 'The webhook-id of every attempt' },
-    state: { enum: ['pending', 'delivered', 'gone', 'gave_up'] },
-    reason: { type: ['string', 'null'] },
-    created_at: { type: 'string' },
-    next_attempt_at: { type: ['string', 'null'] },
-    attempts: { type: 'array', items: ATTEMPT },
-  },
-  ['id', 'state', 'attempts'],
-);
 
 export const deliveryOperations = defineOperations({
   read: {
@@ -51,10 +31,7 @@ export const deliveryOperations = defineOperations({
     responses: {
       200: {
         description: 'The delivery (null when the call named no callback_url or has not finished)',
-        schema: object('The delivery', { call: object('The call', { id: { type: 'string' } }, ['id']), delivery: { oneOf: [DELIVERY, { type: 'null' }] } }, [
-          'call',
-          'delivery',
-        ]),
+        schema: closed('The delivery', { call: closed('The call', { id: { type: 'string' } }), delivery: { oneOf: [DELIVERY, { type: 'null' }] } }),
       },
       404: failure('No such call of yours', 'not_found'),
     },
@@ -68,7 +45,10 @@ export const deliveryOperations = defineOperations({
     summary: 'One more delivery attempt, outside the schedule (rate-limited)',
     params: CALL_ID,
     responses: {
-      202: { description: 'Queued', schema: object('The re-send', { delivery: DELIVERY, resend: { type: 'integer' } }, ['delivery', 'resend']) },
+      202: {
+        description: 'Queued',
+        schema: closed('The re-send', { delivery: DELIVERY, resend: { type: 'integer', minimum: 1, description: 'Its number: 1, 2, …' } }),
+      },
       404: failure('No such call of yours', 'not_found'),
       409: failure('No delivery yet', 'no_delivery'),
       429: failure('Too many re-sends', 'rate_limited'),

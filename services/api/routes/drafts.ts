@@ -13,7 +13,8 @@ import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { amount, failure, httpUrl, object, text } from '../openapi/schemas.js';
+import { DRAFT } from '../openapi/author-schemas.js';
+import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
 
 const DRAFT_BODY = {
   type: 'object',
@@ -42,11 +43,14 @@ export const draftOperations = defineOperations({
     summary: 'Call a webhook once with an example input and get a draft manifest (nothing is stored or published)',
     body: { schema: DRAFT_BODY, example: { name: 'invoice-total', endpoint: 'https://hooks.example.com/total', input: { text: 'Total: 12.50' } } },
     responses: {
-      200: { description: 'The draft', schema: object('A draft listing', { manifest: { type: 'object' }, yaml: { type: 'string' } }, ['manifest', 'yaml']) },
-      400: failure('A bad body, or an endpoint that is not public', 'invalid_request'),
+      200: { description: 'The draft', schema: DRAFT },
+      400: failure('A bad body, every problem listed', 'invalid_request'),
+      401: failure('No key', 'unauthorized'),
       403: failure('Not a human key', 'forbidden'),
+      422: failure(
+        'The endpoint was refused (not public, http://, a redirect: `endpoint_refused`), could not be reached in time (`endpoint_unreachable`), answered no 2xx (`endpoint_failed`), more than 10 MB (`endpoint_too_large`) or no JSON (`endpoint_not_json`); its credential is unusable (`credential_unusable`); or its answer makes no valid manifest (`invalid_draft`)',
+      ),
       429: failure('Too many drafts', 'rate_limited'),
-      502: failure('The endpoint did not answer with JSON'),
     },
   },
 });

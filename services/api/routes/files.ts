@@ -20,7 +20,8 @@ import { openFixture, type SuiteCatalog } from '../../../shared/evaluation/suite
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
-import { failure, object, TIMESTAMP } from '../openapi/schemas.js';
+import { STORED_FILE } from '../openapi/author-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 const SIGNED: Readonly<Record<string, QuerySpec>> = {
   exp: { description: 'Expiry, Unix seconds (signed)', required: true, schema: { type: 'string', pattern: '^[0-9]+$' } },
@@ -39,21 +40,7 @@ export const fileOperations = defineOperations({
     summary: 'Upload a file (the body is the file, any content type, at most 20 MB); get a `holon://files/<id>` handle',
     body: { schema: { type: 'string', format: 'binary' }, contentType: 'application/octet-stream', required: true, description: 'The file’s bytes' },
     responses: {
-      201: {
-        description: 'Stored for 24 hours',
-        schema: object(
-          'The stored file',
-          {
-            id: { type: 'string' },
-            handle: { type: 'string', examples: ['holon://files/f_…'] },
-            size: { type: 'integer' },
-            sha256: { type: 'string' },
-            content_type: { type: 'string' },
-            expires_at: TIMESTAMP,
-          },
-          ['id', 'handle', 'size', 'sha256', 'content_type', 'expires_at'],
-        ),
-      },
+      201: { description: 'Stored for 24 hours', schema: STORED_FILE },
       400: failure('An empty body or a bad content type', 'invalid_request'),
       401: failure('No key', 'unauthorized'),
       409: failure('Past the account’s live-file quota (200 MB)'),

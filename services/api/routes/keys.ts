@@ -12,7 +12,7 @@ import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { BOOLEAN, failure, MINTED_KEY, object, text } from '../openapi/schemas.js';
+import { BOOLEAN, exact, failure, MINTED_KEY, text } from '../openapi/schemas.js';
 
 const CREATE_KEY_BODY = {
   type: 'object',
@@ -53,7 +53,7 @@ export const keyOperations = defineOperations({
     summary: 'Revoke one of your keys',
     params: { prefix: { description: 'The key’s prefix (as GET /v0/me lists it)', example: 'hlk_a_abcd1234' } },
     responses: {
-      200: { description: 'Revoked', schema: object('The revoked key', { prefix: { type: 'string' }, state: { const: 'revoked' } }, ['prefix', 'state']) },
+      200: { description: 'Revoked', schema: exact('The revoked key', { prefix: { type: 'string' }, state: { const: 'revoked' } }, ['prefix', 'state']) },
       404: failure('No live key of yours with this prefix', 'not_found'),
     },
   },

@@ -9,7 +9,8 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, object } from '../openapi/schemas.js';
+import { AUTHOR_AGENTS } from '../openapi/author-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 export const meAgentOperations = defineOperations({
   list: {
@@ -21,14 +22,7 @@ export const meAgentOperations = defineOperations({
     hostedOnly: true,
     summary: 'Your published versions, their evaluations and what each earned (from the journal)',
     responses: {
-      200: {
-        description: 'Your agents',
-        schema: object(
-          'Your versions and earnings',
-          { account: { type: 'string' }, versions: { type: 'array' }, totals: { type: 'object' }, journal_total: {}, definition: { type: 'string' } },
-          ['account', 'versions', 'totals'],
-        ),
-      },
+      200: { description: 'Your agents', schema: AUTHOR_AGENTS },
       401: failure('No key', 'unauthorized'),
       403: failure('Not a human key', 'forbidden'),
     },

@@ -15,7 +15,8 @@ import { requireKind } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { manifestSchema } from '../../../shared/core/manifest/index.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, object } from '../openapi/schemas.js';
+import { PUBLISHED, RERUN, YANKED } from '../openapi/author-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 const VERSION_PARAMS = {
   ns: { description: 'Your namespace (your handle)', example: 'alice' },
@@ -41,16 +42,14 @@ export const publishingOperations = defineOperations({
     // The manifest schema shared/core/manifest/validate.ts validates with (plus its rules).
     body: { schema: manifestSchema, description: 'The manifest (spec manifest.md), as JSON' },
     responses: {
-      201: {
-        description: 'The listed version',
-        schema: object('The listed version', { agent: { type: 'string' }, version: { type: 'string' }, listed: { type: 'boolean' } }),
-      },
-      400: failure('An invalid manifest, every problem listed', 'invalid_manifest'),
+      201: { description: 'The listed version', schema: PUBLISHED },
       401: failure('No key', 'unauthorized'),
-      403: failure('Not a human key, or not your namespace'),
+      403: failure('Not a human key, not your namespace (`foreign_namespace`), or an account not linked to GitHub (`github_not_linked`)'),
       409: failure('The version was published before', 'version_taken'),
+      422: failure('The version cannot be listed: the manifest, its runtime, endpoint or repository; every problem listed', 'invalid_manifest'),
       429: failure('Too many publishes', 'rate_limited'),
-      503: failure('Publishing needs the GitHub app on this gateway'),
+      502: failure('GitHub failed while checking the repository; nothing was listed', 'github_error'),
+      503: failure('Publishing needs the GitHub app on this gateway (`publishing_off`), or GitHub did not answer (`github_unavailable`)'),
     },
   },
   yank: {
@@ -64,8 +63,9 @@ export const publishingOperations = defineOperations({
     summary: 'Yank a version you published: no longer listed; its number is never freed',
     params: VERSION_PARAMS,
     responses: {
-      200: { description: 'Yanked', schema: object('The yanked version', { agent: { type: 'string' }, version: { type: 'string' } }) },
+      200: { description: 'Yanked', schema: YANKED },
       ...AUTHOR_ERRORS,
+      409: failure('Yanked already', 'already_yanked'),
     },
   },
   evaluate: {
@@ -79,9 +79,9 @@ export const publishingOperations = defineOperations({
     summary: 'Re-run the evaluation of one of your versions',
     params: VERSION_PARAMS,
     responses: {
-      202: { description: 'Queued', schema: object('The queued evaluations', { evaluations: { type: 'array' } }) },
+      202: { description: 'Queued', schema: RERUN },
       ...AUTHOR_ERRORS,
-      409: failure('An evaluation is still running'),
+      409: failure('An evaluation is still running (`evaluation_running`), the version is yanked (`yanked`), or no suite applies (`no_suite`)'),
       429: failure('Too many re-runs', 'rate_limited'),
     },
   },

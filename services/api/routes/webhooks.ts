@@ -12,7 +12,8 @@ import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
-import { failure, object } from '../openapi/schemas.js';
+import { ROTATED_SECRET } from '../openapi/author-schemas.js';
+import { failure } from '../openapi/schemas.js';
 
 const NO_FIELDS = { type: 'object', additionalProperties: false, properties: {} } as const;
 
@@ -27,14 +28,7 @@ export const webhookOperations = defineOperations({
     summary: 'A new webhook signing secret (shown once); the previous one signs until the end of the rotation window',
     body: { schema: NO_FIELDS, required: false, example: {} },
     responses: {
-      200: {
-        description: 'The new secret',
-        schema: object(
-          'The rotation',
-          { webhook_secret: { type: 'string', pattern: '^whsec_' }, previous_valid_until: { type: ['string', 'null'] }, note: { type: 'string' } },
-          ['webhook_secret'],
-        ),
-      },
+      200: { description: 'The new secret', schema: ROTATED_SECRET },
       400: failure('A body with fields', 'invalid_request'),
       403: failure('Not a human key', 'forbidden'),
       503: failure('Webhook secrets are not available on this gateway', 'webhooks_unavailable'),
