@@ -97,7 +97,6 @@ export function createDriver(kind: string | undefined): Driver {
 // A running bench gateway: agent, manifest, gateway, mandate.
 
 export const AGENT_ID = 'bench/noop';
-export const MANDATE_ID = 'loadtester/bench';
 const issuerOf = (i: number) => (i === 0 ? 'loadtester' : `loadtester${i}`);
 const mandateId = (i: number) => `${issuerOf(i)}/bench`;
 
@@ -241,7 +240,7 @@ export interface GatewayBenchOptions {
   poolMax: number | undefined;
 }
 
-export const DEFAULT_GATEWAY_OPTIONS: GatewayBenchOptions = {
+const DEFAULT_GATEWAY_OPTIONS: GatewayBenchOptions = {
   runnerConcurrency: envInt('BENCH_GATEWAY_RUNNERS', 64),
   settlerConcurrency: envInt('BENCH_GATEWAY_SETTLERS', 32),
   concurrency: envInt('BENCH_GATEWAY_CONCURRENCY', 64),
@@ -254,8 +253,8 @@ export const DEFAULT_GATEWAY_OPTIONS: GatewayBenchOptions = {
   poolMax: process.env.BENCH_GATEWAY_POOL ? envInt('BENCH_GATEWAY_POOL', 10) : undefined,
 };
 
-export const TARGET_CALLS_PER_S = 400;
-export const TARGET_ADDED_P50_MS = 6;
+const TARGET_CALLS_PER_S = 400;
+const TARGET_ADDED_P50_MS = 6;
 
 function envInt(name: string, fallback: number): number {
   const v = process.env[name];

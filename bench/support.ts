@@ -8,7 +8,7 @@ import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
 import pg from 'pg';
 
-export async function answers(host: string, port: number): Promise<boolean> {
+async function answers(host: string, port: number): Promise<boolean> {
   return new Promise((resolve) => {
     const s = net.connect({ host, port });
     s.once('connect', () => (s.destroy(), resolve(true)));

@@ -1705,7 +1705,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallHeld"] | components["schemas"]["CallQueued"];
                 };
             };
-            /** @description A bad body (`invalid_request`) */
+            /** @description A bad body, or an agent reference that is not `ns/name[@range]` (`invalid_request`, `invalid_ref`) */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -1723,7 +1723,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Denied by the mandate, with a receipt */
+            /** @description Denied by the mandate (with a receipt), or a delegation token that is not live (`denied`, `invalid_delegation`) */
             403: {
                 headers: {
                     [name: string]: unknown;
@@ -1732,7 +1732,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description No such mandate or agent */
+            /** @description No such mandate, agent, version in range or capability (with a receipt) (`unknown_mandate`, `unknown_agent`, `no_matching_version`, `unknown_capability`, `not_found`) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -1741,7 +1741,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The Idempotency-Key’s call is still running or was interrupted */
+            /** @description The approval was used already, or the Idempotency-Key’s call is still running or was interrupted (`approval_used`, `idempotency_key_in_use`, `idempotency_key_interrupted`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1750,7 +1750,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The input does not match the agent’s interface.input (`rejected_input`) */
+            /** @description The input does not match the agent’s interface.input, names a file it may not use, or reuses an Idempotency-Key (`rejected_input`, `file_not_found`, `idempotency_key_reused`) */
             422: {
                 headers: {
                     [name: string]: unknown;

@@ -21,18 +21,18 @@ import { createLogger, type Logger } from '../shared/platform/log.js';
 import { createMessaging } from '../shared/messaging/index.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
-import { readSampleRecords } from '../shared/catalogue/sample-records.js';
-import { createCallWaiter } from '../shared/calls/waiter.js';
+import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sample-records.js';
+import { type CallWaiter, createCallWaiter } from '../shared/calls/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
 import { credentialLookup } from '../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
-import { startSettler } from './settler/worker.js';
+import { type SettleHandOff, settleHandOff, startSettler } from './settler/worker.js';
 import { recoverOrphanedCalls } from './settler/recovery.js';
 import { recoverDeliveries } from './settler/callbacks.js';
 import { generateWebhookSecret } from '../shared/webhooks/secrets.js';
 import { startEvaluator } from './evaluator/worker.js';
-import { loadSuites } from '../shared/evaluation/suites.js';
+import { loadSuites, type SuiteCatalog } from '../shared/evaluation/suites.js';
 import { AGENTS_DIR, startDevAgentHost } from './cli/dev-agent-host.js';
 import { createMetrics, type GatewayMetrics } from '../shared/platform/metrics.js';
 import { startMetricsServer, type MetricsServer } from '../shared/platform/metrics-server.js';
@@ -61,10 +61,8 @@ export interface RunningGateway {
   stop(): Promise<void>;
 }
 
-export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
-  const config = loadConfig(process.env, overrides);
-  // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
-  const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
+/** What every role runs on: the log, metrics and tracing, the database, the messaging backend, the registry. */
+async function openFoundation(config: Config, roles: readonly Role[], sampleRecords: SampleRecords | undefined) {
   const everything = ALL_ROLES.every((r) => roles.includes(r));
   const name = everything ? 'gateway' : roles.join('+');
   const log = createLogger(name, config.logLevel);
@@ -87,47 +85,27 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
   if (sampleRecords)
     log.info({ file: config.recordsFile, agents: sampleRecords.size }, 'sample records loaded (HOLON_RECORDS): shown only for agents without measured runs');
-  const context: ServiceContext = {
-    db: db.knex,
-    registry,
-    messaging,
-    log,
-    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, ...(sampleRecords ? { sampleRecords } : {}) },
-    now: () => Date.now(),
-    metrics,
-  };
-  await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
-  if (config.mandatesDir) await loadMandates(context, config, log);
+  return { everything, name, log, metrics, tracing, db, messaging, registry };
+}
 
-  // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen
-  // (shared/registry/published.ts, shared/hosted/yanks.ts): published first, so a yanked one is listed, then hidden.
-  const published = await startPublishedFollower(context);
-  const yanks = await startYankFollower(context);
-  // `holon serve` in dev also serves the MCP agents of agents/ (services/cli/dev-agent-host.ts); it closes after
-  // the runners, so a call in flight still reaches its agent.
-  const host = everything && !config.production && config.agentHost ? await startDevAgentHost(registry, log) : undefined;
-  const fileLinks = fileLinkSigner(config, log, roles.includes('api') !== roles.includes('runner') || roles.includes('api') !== roles.includes('evaluator'));
-  // The suites, checked once (a broken one is logged and skipped): the API queues their evaluations at publish time
-  // and serves their fixtures; the evaluator runs them.
-  const suites =
-    roles.includes('api') || roles.includes('evaluator')
-      ? await loadSuites({ publicDir: config.evalsDir, ...(config.privateEvalsDir ? { privateDir: config.privateEvalsDir } : {}) }, log)
-      : undefined;
-  // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
-  const waiter = await createCallWaiter(db.knex, messaging.notifier);
-
+/** The worker roles this process runs, each started with the one context (its settle hand-off built already). */
+async function startWorkerRoles(
+  context: ServiceContext,
+  config: Config,
+  roles: readonly Role[],
+  parts: { waiter: CallWaiter; handOff: SettleHandOff | undefined; fileLinks: FileLinkSigner; suites: SuiteCatalog | undefined },
+) {
+  const { waiter, handOff, fileLinks, suites } = parts;
   // Dev mode signs every webhook with one local secret: HOLON_CALLBACK_SECRET, else one of this process (docs/webhooks.md).
   const devSecret = config.webhooks.devSecret ?? generateWebhookSecret();
-  const settler = roles.includes('settler')
+  const settler = handOff
     ? startSettler(context, {
+        handOff,
         concurrency: config.settlerConcurrency,
         guardCallbacks: config.hosted && !config.allowPrivateEndpoints,
         webhooks: { hosted: config.hosted, devSecret, settings: config.webhooks, ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}) },
       })
     : undefined;
-  // A call closed in a process that runs a settler (by its runner, a cancel, the sweeper) is settled right here: no
-  // settle queue hop in `holon serve`. Elsewhere it goes through the settle queue.
-  if (settler) context.settleHere = settler.settleHere;
   const runner = roles.includes('runner')
     ? await startRunner(context, {
         waiter,
@@ -146,6 +124,57 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
         ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
       })
     : undefined;
+  return { devSecret, settler, runner, evaluator };
+}
+
+/**
+ * What the API, the runners and the evaluators share: the file link signer, and the suites, checked once (a broken
+ * one is logged and skipped): the API queues their evaluations at publish time and serves their fixtures; the
+ * evaluator runs them.
+ */
+async function fileLinksAndSuites(config: Config, roles: readonly Role[], log: Logger) {
+  const fileLinks = fileLinkSigner(config, log, roles.includes('api') !== roles.includes('runner') || roles.includes('api') !== roles.includes('evaluator'));
+  const suites =
+    roles.includes('api') || roles.includes('evaluator')
+      ? await loadSuites({ publicDir: config.evalsDir, ...(config.privateEvalsDir ? { privateDir: config.privateEvalsDir } : {}) }, log)
+      : undefined;
+  return { fileLinks, suites };
+}
+
+export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
+  const config = loadConfig(process.env, overrides);
+  // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
+  const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
+  const { everything, log, metrics, tracing, db, messaging, registry } = await openFoundation(config, roles, sampleRecords);
+  const base: ServiceContext = {
+    db: db.knex,
+    registry,
+    messaging,
+    log,
+    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, ...(sampleRecords ? { sampleRecords } : {}) },
+    now: () => Date.now(),
+    metrics,
+  };
+  // The settle hand-off before any role: a call closed in a process that runs a settler (by its runner, a cancel,
+  // the sweeper) is settled right here, with no settle queue hop (`holon serve`); elsewhere it goes through the
+  // settle queue. Every role gets this one context, so the order they start in changes nothing.
+  const handOff = roles.includes('settler') ? settleHandOff(base) : undefined;
+  const context: ServiceContext = handOff ? { ...base, settleHere: handOff.settle } : base;
+  await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
+  if (config.mandatesDir) await loadMandates(context, config, log);
+
+  // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen
+  // (shared/registry/published.ts, shared/hosted/yanks.ts): published first, so a yanked one is listed, then hidden.
+  const published = await startPublishedFollower(context);
+  const yanks = await startYankFollower(context);
+  // `holon serve` in dev also serves the MCP agents of agents/ (services/cli/dev-agent-host.ts); it closes after
+  // the runners, so a call in flight still reaches its agent.
+  const host = everything && !config.production && config.agentHost ? await startDevAgentHost(registry, log) : undefined;
+  const { fileLinks, suites } = await fileLinksAndSuites(config, roles, log);
+  // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
+  const waiter = await createCallWaiter(db.knex, messaging.notifier);
+
+  const { devSecret, settler, runner, evaluator } = await startWorkerRoles(context, config, roles, { waiter, handOff, fileLinks, suites });
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
   if (messaging.kind === 'memory' && settler) await recoverDeliveries(context);

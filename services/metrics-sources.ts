@@ -12,7 +12,7 @@ import type { Messaging } from '../shared/messaging/types.js';
 import { SCRAPE_TIMEOUT_MS, type GatewayMetrics } from '../shared/platform/metrics.js';
 import { DELIVER_QUEUE } from '../shared/webhooks/deliveries.js';
 
-export const GATEWAY_QUEUES = [RUN_QUEUE, SETTLE_QUEUE, CALLBACK_QUEUE, DELIVER_QUEUE, EVALUATE_QUEUE] as const;
+const GATEWAY_QUEUES = [RUN_QUEUE, SETTLE_QUEUE, CALLBACK_QUEUE, DELIVER_QUEUE, EVALUATE_QUEUE] as const;
 
 export function wireMetricSources(metrics: GatewayMetrics, db: Db, messaging: Messaging): void {
   metrics.sources.queues = () => Promise.all(GATEWAY_QUEUES.map(async (queue) => ({ queue, ...(await messaging.queues.counts(queue)) })));

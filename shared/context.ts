@@ -28,8 +28,9 @@ export interface ServiceContext {
   /** This gateway's metrics (shared/platform/metrics.ts); absent in a bare context built by a test: nothing is counted. */
   metrics?: GatewayMetrics;
   /**
-   * Set when a settler runs in this process beside the runner (`holon serve`): a call closed here is settled here,
-   * without the settle queue's hop (shared/calls/transitions.ts `closeCall`). Absent: the settle queue.
+   * Set when a settler runs in this process (`holon serve`): a call closed here is settled here, without the settle
+   * queue's hop (shared/calls/transitions.ts `closeCall`). Absent: the settle queue. The composition root builds it
+   * before any role starts (services/settler/worker.ts `settleHandOff`).
    */
   settleHere?: (callId: string) => Promise<unknown>;
 }
@@ -44,9 +45,4 @@ export interface StartedRole {
   workers: Array<{ close(): Promise<void> }>;
   /** Last, once no worker runs: what the running work needed (pooled sessions, HTTP clients, limiters). */
   release: Array<() => Promise<void>>;
-}
-
-/** The settler's role, which also takes calls closed in its own process directly (`ServiceContext.settleHere`). */
-export interface StartedSettler extends StartedRole {
-  settleHere(callId: string): Promise<unknown>;
 }

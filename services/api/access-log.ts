@@ -28,7 +28,7 @@ export function afterResponse(res: Response, fn: () => void): void {
   res.once('close', once);
 }
 
-export function requestIdOf(req: Request): string {
+function requestIdOf(req: Request): string {
   const sent = req.get('x-request-id');
   return sent !== undefined && REQUEST_ID.test(sent) ? sent : randomUUID();
 }

@@ -6,6 +6,7 @@
  */
 import type { Request, Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
+import { httpStatusOf } from './http-status.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { Submitted } from '../../shared/admission/submit.js';
 import { handOutput, outputFields, readOutput } from '../../shared/calls/outputs.js';
@@ -28,13 +29,13 @@ export function wantsAsync(req: Request): boolean {
 
 /** Answer a submission as POST /v0/calls does: refusals, 202 async, or wait (bounded) for the outcome. */
 export async function answerSubmission(deps: AnswerDeps, res: Response, submitted: Submitted, async: boolean): Promise<void> {
+  if (submitted.kind === 'held') {
+    res.status(202).json({ status: 'pending_approval', approval: submitted.approval, receipt: submitted.receipt });
+    return;
+  }
   if (submitted.kind === 'refused') {
-    res.status(submitted.httpStatus).json({
-      ...(submitted.httpStatus === 202
-        ? { status: 'pending_approval', approval: submitted.approval }
-        : { error: { code: submitted.code, message: submitted.message, ...(submitted.problems ? { problems: submitted.problems } : {}) } }),
-      receipt: submitted.receipt,
-    });
+    const { code, message, problems, receipt } = submitted;
+    res.status(httpStatusOf(code)).json({ error: { code, message, ...(problems ? { problems } : {}) }, receipt });
     return;
   }
   const { callId, timeoutMs } = submitted;
@@ -61,20 +62,19 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
  */
 export async function answerReplay(ctx: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
   if (row.requestHash !== hash) {
-    throw new HolonError('idempotency_key_reused', 422, 'this Idempotency-Key was used for a different request; use a new key for a new request');
+    throw new HolonError('idempotency_key_reused', 'this Idempotency-Key was used for a different request; use a new key for a new request');
   }
   const interrupted = new HolonError(
     'idempotency_key_interrupted',
-    409,
     'the call under this Idempotency-Key was interrupted by a restart and its outcome is unknown: check GET /v0/receipts before sending it again with a new key',
   );
   if (row.status === 'interrupted') throw interrupted;
   if (row.callId === null) {
     if (ctx.now() - row.createdAt.getTime() > STALE_CLAIM_MS) throw interrupted;
-    throw new HolonError('idempotency_key_in_use', 409, 'the call under this Idempotency-Key is still running');
+    throw new HolonError('idempotency_key_in_use', 'the call under this Idempotency-Key is still running');
   }
   const receipt = await loadReceiptTree(ctx.db, row.callId);
-  if (!receipt) throw new HolonError('idempotency_key_in_use', 409, `the call under this Idempotency-Key is still running (call ${row.callId})`);
+  if (!receipt) throw new HolonError('idempotency_key_in_use', `the call under this Idempotency-Key is still running (call ${row.callId})`);
   if (receipt.error === 'gateway_restarted') throw interrupted;
   if (row.refused) {
     res.status(row.refused.status).json({

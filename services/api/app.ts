@@ -2,6 +2,7 @@
  * The HTTP API (Express): REST /v0 (gateway.md §5, §7) and /mcp. Every route receives a principal
  * (principal.ts): in dev mode the local operator, who may do everything; in hosted mode the key's.
  */
+import { codeOfHttpStatus, httpStatusOf } from './http-status.js';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
 import type { ServiceContext } from '../../shared/context.js';
@@ -91,16 +92,14 @@ const unlessUpload =
   (req, res, next) =>
     isFileUpload(req) ? next() : handler(req, res, next);
 
-export function createApp(deps: ApiDeps): Express {
-  const app = express();
-  app.disable('x-powered-by');
-  app.set('query parser', 'simple');
+/** What every request passes first: its id and log line, NUL and origin checks, the console, the body, the key. */
+function useRequestGuards(app: Express, deps: ApiDeps): void {
   // First: every request gets its request id, its access log line and, for POST /v0/calls, its metric and span.
   app.use(accessLog(deps.ctx.log));
   app.use(callTelemetry(deps.ctx.metrics));
   // NUL characters cannot be stored (Postgres text) and are refused anywhere in a request, the URL included.
   app.use((req, _res, next) => {
-    next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 400, 'the URL contains a NUL character') : undefined);
+    next(/%00|\u0000/i.test(req.originalUrl) ? new HolonError('invalid_request', 'the URL contains a NUL character') : undefined);
   });
   app.use(originGuard(deps.origins));
   // The console's own files, served from memory before any key or rate limit: a page load is some 20 files, the
@@ -110,80 +109,90 @@ export function createApp(deps: ApiDeps): Express {
   app.use(unlessUpload(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true })));
   app.use(unlessUpload(checkBody()));
   app.use(authenticate(deps.ctx.db, deps.auth));
-  const limits = deps.rateLimits;
-  if (limits) {
-    const log = deps.ctx.log;
-    const metrics = deps.ctx.metrics;
-    const refused = metrics ? (rule: string) => metrics.rateLimitRefusals.inc({ rule }) : undefined;
-    const account = (_req: Request, res: Response): string | undefined => {
-      const p = principalOf(res);
-      return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
-    };
-    const action = (a: ActionLimit) => actionLimit(limits.limiter, limits.trustProxy, a, log, refused);
-    app.post('/v0/signup', action({ name: 'signup', rule: limits.signups, what: 'sign-ups' }));
-    app.use(
-      rateLimitMiddleware(limits.limiter, {
-        trustProxy: limits.trustProxy,
-        perAddress: limits.perAddress,
-        perAccount: limits.perAccount,
-        log,
-        account,
-        ...(refused ? { refused } : {}),
-      }),
-    );
-    app.post('/v0/agents', action({ name: 'publish', rule: limits.publishes, what: 'publishes', account }));
-    app.post('/v0/agents/draft', action({ name: 'draft', rule: limits.drafts, what: 'drafts', account }));
-    app.post(/^\/v0\/agents\/[^/]+\/[^/@]+@[^/]+\/evaluate$/, action({ name: 'evaluate', rule: limits.evaluations, what: 'evaluation re-runs', account }));
-    if (limits.redeliveries) {
-      const rule = limits.redeliveries;
-      app.post(/^\/v0\/calls\/[^/]+\/deliveries$/, action({ name: 'redeliver', rule, what: 're-sends', account }));
-    }
-  }
+}
 
+/** Per address and per account, and the actions with buckets of their own (sign-up, publish, draft, re-runs, re-sends). */
+function useRateLimits(app: Express, deps: ApiDeps, limits: NonNullable<ApiDeps['rateLimits']>): void {
+  const log = deps.ctx.log;
+  const metrics = deps.ctx.metrics;
+  const refused = metrics ? (rule: string) => metrics.rateLimitRefusals.inc({ rule }) : undefined;
+  const account = (_req: Request, res: Response): string | undefined => {
+    const p = principalOf(res);
+    return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
+  };
+  const action = (a: ActionLimit) => actionLimit(limits.limiter, limits.trustProxy, a, log, refused);
+  app.post('/v0/signup', action({ name: 'signup', rule: limits.signups, what: 'sign-ups' }));
+  app.use(
+    rateLimitMiddleware(limits.limiter, {
+      trustProxy: limits.trustProxy,
+      perAddress: limits.perAddress,
+      perAccount: limits.perAccount,
+      log,
+      account,
+      ...(refused ? { refused } : {}),
+    }),
+  );
+  app.post('/v0/agents', action({ name: 'publish', rule: limits.publishes, what: 'publishes', account }));
+  app.post('/v0/agents/draft', action({ name: 'draft', rule: limits.drafts, what: 'drafts', account }));
+  app.post(/^\/v0\/agents\/[^/]+\/[^/@]+@[^/]+\/evaluate$/, action({ name: 'evaluate', rule: limits.evaluations, what: 'evaluation re-runs', account }));
+  if (limits.redeliveries) {
+    const rule = limits.redeliveries;
+    app.post(/^\/v0\/calls\/[^/]+\/deliveries$/, action({ name: 'redeliver', rule, what: 're-sends', account }));
+  }
+}
+
+/** The author's routes: drafts, publishing (with the suites that apply), endpoint credentials, their agents. */
+function useAuthorRoutes(app: Express, deps: ApiDeps): void {
+  const { ctx } = deps;
+  const hosted = deps.auth.hosted;
+  const allowPrivate = deps.callbackGuard?.allowPrivate ?? false;
+  app.use(draftRoutes({ ctx, hosted, allowPrivate, fileSecret: deps.fileSecret }));
+  const catalog = deps.suites;
+  const suites = catalog ? { suites: (capabilities: readonly string[]) => catalog.forCapabilities(capabilities).map(suiteSummary) } : {};
+  app.use(publishingRoutes({ ctx, hosted, github: deps.github?.client, allowPrivate, ...suites }));
+  app.use(credentialRoutes({ ctx, hosted, fileSecret: deps.fileSecret }));
+}
+
+/** Every route, in the order they are matched; then 404 and the error handler. */
+function useRoutes(app: Express, deps: ApiDeps): void {
+  const { ctx } = deps;
+  const hosted = deps.auth.hosted;
   app.get('/healthz', (_req, res) => {
     res.json({ ok: true });
   });
-  if (deps.ctx.metrics) app.use(metricsRoutes(deps.ctx.metrics));
+  if (ctx.metrics) app.use(metricsRoutes(ctx.metrics));
   if (deps.mcp) app.use(deps.mcp.router);
-  const calls = {
-    ctx: deps.ctx,
-    waiter: deps.waiter,
-    syncWaitMs: deps.syncWaitMs,
-    ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
-  };
+  const calls = { ctx, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs, ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}) };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
-  app.use(mandateRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit }));
-  app.use(receiptRoutes(deps.ctx));
-  app.use(statementRoutes(deps.ctx));
+  app.use(mandateRoutes({ ctx, signupCredit: deps.signupCredit }));
+  app.use(receiptRoutes(ctx));
+  app.use(statementRoutes(ctx));
   const webhooks = deps.webhooks ? { webhooks: deps.webhooks } : {};
-  app.use(accountRoutes({ ctx: deps.ctx, signupCredit: deps.signupCredit, hosted: deps.auth.hosted, ...webhooks }));
-  app.use(keyRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted }));
-  app.use(authRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, signupCredit: deps.signupCredit, github: deps.github, ...webhooks }));
-  app.use(webhookRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, ...webhooks }));
-  app.use(deliveryRoutes(deps.ctx));
-  app.use(draftRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, allowPrivate: deps.callbackGuard?.allowPrivate ?? false, fileSecret: deps.fileSecret }));
-  const catalog = deps.suites;
-  app.use(
-    publishingRoutes({
-      ctx: deps.ctx,
-      hosted: deps.auth.hosted,
-      github: deps.github?.client,
-      allowPrivate: deps.callbackGuard?.allowPrivate ?? false,
-      ...(catalog ? { suites: (capabilities: readonly string[]) => catalog.forCapabilities(capabilities).map(suiteSummary) } : {}),
-    }),
-  );
-  app.use(credentialRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
-  app.use(agentRoutes(deps.ctx));
-  app.use(catalogRoutes(deps.ctx));
-  app.use(meAgentRoutes({ ctx: deps.ctx, hosted: deps.auth.hosted, fileSecret: deps.fileSecret }));
-  if (deps.files) app.use(fileRoutes({ ctx: deps.ctx, ...deps.files }));
-  app.use(adminRoutes({ ctx: deps.ctx }));
-  if (deps.demo) app.use(demoRoutes({ ctx: deps.ctx, ...deps.demo }));
-  app.use(openApiRoutes({ hosted: deps.auth.hosted, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }));
+  app.use(accountRoutes({ ctx, signupCredit: deps.signupCredit, hosted, ...webhooks }));
+  app.use(keyRoutes({ ctx, hosted }));
+  app.use(authRoutes({ ctx, hosted, signupCredit: deps.signupCredit, github: deps.github, ...webhooks }));
+  app.use(webhookRoutes({ ctx, hosted, ...webhooks }));
+  app.use(deliveryRoutes(ctx));
+  useAuthorRoutes(app, deps);
+  app.use(agentRoutes(ctx));
+  app.use(catalogRoutes(ctx));
+  app.use(meAgentRoutes({ ctx, hosted, fileSecret: deps.fileSecret }));
+  if (deps.files) app.use(fileRoutes({ ctx, ...deps.files }));
+  app.use(adminRoutes({ ctx }));
+  if (deps.demo) app.use(demoRoutes({ ctx, ...deps.demo }));
+  app.use(openApiRoutes({ hosted, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }));
+  app.use((_req, _res, next) => next(new HolonError('not_found', 'no such route')));
+  app.use(errorHandler(ctx.log, deps.bodyLimitBytes));
+}
 
-  app.use((_req, _res, next) => next(new HolonError('not_found', 404, 'no such route')));
-  app.use(errorHandler(deps.ctx.log, deps.bodyLimitBytes));
+export function createApp(deps: ApiDeps): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('query parser', 'simple');
+  useRequestGuards(app, deps);
+  if (deps.rateLimits) useRateLimits(app, deps, deps.rateLimits);
+  useRoutes(app, deps);
   return app;
 }
 
@@ -195,30 +204,32 @@ function errorHandler(log: Logger, limit: number): ErrorRequestHandler {
   return (err, req, res, _next) => {
     let e: HolonError;
     if (err instanceof HolonError) e = err;
-    else if (err?.type === 'entity.parse.failed') e = new HolonError('invalid_json', 400, 'the request body is not valid JSON');
-    else if (err?.type === 'entity.too.large') e = new HolonError('body_too_large', 413, `the request body is larger than ${limit} bytes`);
+    else if (err?.type === 'entity.parse.failed') e = new HolonError('invalid_json', 'the request body is not valid JSON');
+    else if (err?.type === 'entity.too.large') e = new HolonError('body_too_large', `the request body is larger than ${limit} bytes`);
     else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500)
-      e = new HolonError('bad_request', err.status, 'the request could not be read');
+      e = new HolonError(codeOfHttpStatus(err.status), 'the request could not be read');
     else {
       log.error({ err: { message: (err as Error)?.message, name: (err as Error)?.name, stack: (err as Error)?.stack } }, 'unexpected error');
-      e = new HolonError('gateway_error', 500, 'the gateway failed; nothing was charged');
+      e = new HolonError('gateway_error', 'the gateway failed; nothing was charged');
     }
     if (res.headersSent) return;
+    const status = httpStatusOf(e.code);
     if (req.path === '/mcp') {
-      res.status(e.status).json(jsonRpcError(e, req.body));
+      res.status(status).json(jsonRpcError(e, req.body));
       return;
     }
-    res.status(e.status).json(e.toJSON());
+    res.status(status).json(e.toJSON());
   };
 }
 
 /** JSON-RPC 2.0 error codes for a refusal before the MCP server saw the message. */
 function jsonRpcCode(e: HolonError, body: unknown): number {
   if (e.code === 'invalid_json') return -32700; // Parse error
-  if (e.status >= 500) return -32603; // Internal error
+  const status = httpStatusOf(e.code);
+  if (status >= 500) return -32603; // Internal error
   const call = body && typeof body === 'object' && (body as { method?: unknown }).method === 'tools/call';
   if (e.code === 'invalid_request' && call && e.problems.length > 0 && e.problems.every((p) => p.path.startsWith('$.params'))) return -32602; // Invalid params
-  if (e.status === 400 || e.status === 413 || e.status === 415) return -32600; // Invalid Request
+  if (status === 400 || status === 413 || status === 415) return -32600; // Invalid Request
   return SERVER_ERROR; // unauthorised, forbidden, rate limited
 }
 

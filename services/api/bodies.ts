@@ -34,7 +34,6 @@ export function requireJson(): RequestHandler {
       next(
         new HolonError(
           'unsupported_media_type',
-          415,
           `request bodies are JSON: send "content-type: application/json"${declared ? `, not "${type.slice(0, 100)}"` : ''}`,
         ),
       );
@@ -48,6 +47,6 @@ export function requireJson(): RequestHandler {
 export function checkBody(): RequestHandler {
   return (req, _res, next) => {
     const problem = req.body === undefined ? undefined : jsonProblem(req.body);
-    next(problem ? new HolonError('invalid_request', 400, `the request body ${problem.message} at ${problem.path}`, [problem]) : undefined);
+    next(problem ? new HolonError('invalid_request', `the request body ${problem.message} at ${problem.path}`, [problem]) : undefined);
   };
 }

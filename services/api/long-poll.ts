@@ -12,9 +12,9 @@ import { HolonError } from '../../shared/core/errors.js';
 import type { Principal } from './principal.js';
 
 /** The longest wait a client may ask for, in seconds. */
-export const MAX_WAIT_S = 60;
+const MAX_WAIT_S = 60;
 
-export const LONG_POLL_LIMITS = { perProcess: 2_000, perPrincipal: 100 };
+const LONG_POLL_LIMITS = { perProcess: 2_000, perPrincipal: 100 };
 
 /**
  * `?wait=` in milliseconds (0 when absent): whole or decimal seconds from 0 to 60. Anything else is a 400 that says
@@ -22,7 +22,7 @@ export const LONG_POLL_LIMITS = { perProcess: 2_000, perPrincipal: 100 };
  */
 export function waitParam(raw: unknown): number {
   if (raw === undefined) return 0;
-  const bad = (why: string): HolonError => new HolonError('invalid_request', 400, `?wait= ${why}`, [{ path: '$.query.wait', message: why }]);
+  const bad = (why: string): HolonError => new HolonError('invalid_request', `?wait= ${why}`, [{ path: '$.query.wait', message: why }]);
   if (typeof raw !== 'string') throw bad('must be given once, as a number of seconds from 0 to 60 (e.g. wait=30)');
   if (!/^[0-9]{1,3}(\.[0-9]{1,3})?$/.test(raw))
     throw bad(`must be a number of seconds from 0 to 60, such as 30 or 2.5, not ${JSON.stringify(raw.slice(0, 20))}`);
@@ -51,11 +51,11 @@ export class LongPolls {
     const mine = this.byPrincipal.get(principal) ?? 0;
     if (mine >= this.limits.perPrincipal) {
       res.set('Retry-After', '1');
-      throw new HolonError('too_many_waits', 429, `this principal already holds ${mine} long-polls: wait for one to end, or poll without ?wait=`);
+      throw new HolonError('too_many_waits', `this principal already holds ${mine} long-polls: wait for one to end, or poll without ?wait=`);
     }
     if (this.total >= this.limits.perProcess) {
       res.set('Retry-After', '1');
-      throw new HolonError('busy', 503, 'this gateway process holds as many long-polls as it takes: try again shortly');
+      throw new HolonError('busy', 'this gateway process holds as many long-polls as it takes: try again shortly');
     }
     this.total += 1;
     this.byPrincipal.set(principal, mine + 1);

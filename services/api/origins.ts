@@ -61,7 +61,7 @@ function demoOrigin(site: string | undefined, req: Request, res: Response, next:
     return;
   }
   if (site === undefined || originOf(origin) !== site) {
-    next(new HolonError('origin_not_allowed', 403, `the demo answers web pages of the Holon site only, not ${origin.slice(0, 200)}`));
+    next(new HolonError('origin_not_allowed', `the demo answers web pages of the Holon site only, not ${origin.slice(0, 200)}`));
     return;
   }
   res.set({ 'Access-Control-Allow-Origin': site, 'Access-Control-Expose-Headers': 'Retry-After' });
@@ -80,7 +80,7 @@ export function originGuard(policy: OriginPolicy): RequestHandler {
       const host = req.get('host') ?? '';
       const hostname = host.startsWith('[') ? host.slice(0, host.indexOf(']') + 1) : host.split(':')[0]!;
       if (!isLoopbackName(hostname)) {
-        next(new HolonError('host_not_allowed', 403, 'this dev gateway answers only requests addressed to localhost, 127.0.0.1 or [::1]'));
+        next(new HolonError('host_not_allowed', 'this dev gateway answers only requests addressed to localhost, 127.0.0.1 or [::1]'));
         return;
       }
     }
@@ -93,7 +93,7 @@ export function originGuard(policy: OriginPolicy): RequestHandler {
       const o = originOf(origin);
       const ok = o !== undefined && (allowed.has(o) || (policy.loopbackPages && isLoopbackName(new URL(o).hostname)));
       if (!ok) {
-        next(new HolonError('origin_not_allowed', 403, `requests from the web page at ${origin.slice(0, 200)} are not accepted here`));
+        next(new HolonError('origin_not_allowed', `requests from the web page at ${origin.slice(0, 200)} are not accepted here`));
         return;
       }
     }

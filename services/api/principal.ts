@@ -53,7 +53,7 @@ export function bearerChallenge(description: string, error?: 'invalid_token'): s
 /** A 401 with its challenge; a refused key's challenge also says which key to send. */
 function unauthorized(res: Response, message: string, error?: 'invalid_token'): HolonError {
   res.set('WWW-Authenticate', bearerChallenge(error ? `${message}: ${KEY_HINT}` : message, error));
-  return new HolonError('unauthorized', 401, message);
+  return new HolonError('unauthorized', message);
 }
 
 export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
@@ -104,11 +104,11 @@ export function requireKind<K extends PrincipalKind>(res: Response, kinds: reado
   const p = principalOf(res);
   if ((kinds as readonly string[]).includes(p.kind)) return p as Extract<Principal, { kind: K }>;
   if (p.kind === 'none') throw unauthorized(res, `${what} needs a key: Authorization: Bearer <key>`);
-  throw new HolonError('forbidden', 403, `${/^[aeiou]/.test(p.kind) ? 'an' : 'a'} ${p.kind} key cannot ${what}`);
+  throw new HolonError('forbidden', `${/^[aeiou]/.test(p.kind) ? 'an' : 'a'} ${p.kind} key cannot ${what}`);
 }
 
 /** The root of a mandate id: `alice/q4.r_1.r_2` → `alice/q4`. */
-export function rootMandateOf(mandateId: string): string {
+function rootMandateOf(mandateId: string): string {
   const dot = mandateId.indexOf('.');
   return dot < 0 ? mandateId : mandateId.slice(0, dot);
 }
@@ -137,5 +137,5 @@ export function seesMandate(p: Principal, mandateId: string): boolean {
 
 /** 404 unless the principal sees the mandate (another principal's mandate does not exist for it). */
 export function assertSeesMandate(p: Principal, mandateId: string | null, notFound: string): void {
-  if (mandateId === null || !seesMandate(p, mandateId)) throw new HolonError('not_found', 404, notFound);
+  if (mandateId === null || !seesMandate(p, mandateId)) throw new HolonError('not_found', notFound);
 }

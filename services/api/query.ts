@@ -11,7 +11,7 @@ import { RECEIPT_STATUSES, type ReceiptFilter, type ReceiptStatus } from '../../
 import semver from 'semver';
 
 export function badQuery(name: string, message: string, problem: string = message): HolonError {
-  return new HolonError('invalid_request', 400, `${name} ${message}`, [{ path: `query.${name}`, message: problem }]);
+  return new HolonError('invalid_request', `${name} ${message}`, [{ path: `query.${name}`, message: problem }]);
 }
 
 /** The parameter's one value, or undefined; at most `max` characters. */
@@ -24,7 +24,7 @@ export function queryString(req: Request, name: string, max: number): string | u
 }
 
 /** An RFC 3339 timestamp with a time zone (shared/core/timestamps.ts). */
-export function queryInstant(req: Request, name: string): Instant | undefined {
+function queryInstant(req: Request, name: string): Instant | undefined {
   const v = queryString(req, name, 100);
   if (v === undefined) return undefined;
   const parsed = parseTimestamp(v);

@@ -16,6 +16,7 @@
  * outage of every paid call. The cost is that abuse is unthrottled while Redis is down, which the warning
  * makes visible.
  */
+import { httpStatusOf } from './http-status.js';
 import type { Request, RequestHandler, Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
 import { createLogger, type Logger } from '../../shared/platform/log.js';
@@ -92,10 +93,8 @@ export function actionLimit(limiter: RateLimiter, trustProxy: boolean, action: A
 function refuse(res: Response, decision: RateDecision, what: string, count: () => void): void {
   count();
   const seconds = Math.max(1, decision.retryAfterS);
-  res
-    .status(429)
-    .set('Retry-After', String(seconds))
-    .json(new HolonError('rate_limited', 429, `${what}; retry in ${seconds} s`).toJSON());
+  const refusal = new HolonError('rate_limited', `${what}; retry in ${seconds} s`);
+  res.status(httpStatusOf(refusal.code)).set('Retry-After', String(seconds)).json(refusal.toJSON());
 }
 
 const WARN_EVERY_MS = 30_000;

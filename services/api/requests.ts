@@ -17,7 +17,7 @@ export type Body = Record<string, unknown>;
 
 export function requireObject(body: unknown): Body {
   if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw new HolonError('invalid_request', 400, 'the request body must be a JSON object');
+    throw new HolonError('invalid_request', 'the request body must be a JSON object');
   }
   return body as Body;
 }
@@ -30,7 +30,7 @@ export class BodyReader {
   /** Throw a 400 listing every problem, if any. */
   done(): void {
     if (this.problems.length) {
-      throw new HolonError('invalid_request', 400, `the request has ${this.problems.length} problem${this.problems.length === 1 ? '' : 's'}`, this.problems);
+      throw new HolonError('invalid_request', `the request has ${this.problems.length} problem${this.problems.length === 1 ? '' : 's'}`, this.problems);
     }
   }
 }

@@ -1,13 +1,13 @@
 /**
  * The API service (`holon api`): REST /v0 and the MCP server at /mcp on one HTTP listener (app.ts).
  */
-import { createServer, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server } from 'node:http';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
 import { githubSettings } from '../../shared/hosted/github.js';
-import { createMemoryRateLimiter, createRedisRateLimiter } from '../../shared/platform/rate-limit.js';
+import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../../shared/platform/rate-limit.js';
 import { MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { createApp, type ApiDeps } from './app.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
@@ -44,6 +44,44 @@ export interface ApiOptions {
   suites?: SuiteCatalog;
 }
 
+/** The hosted gateway's limits (docs/configuration.md): per minute per address and account, per hour per action. */
+function hostedRateLimits(config: Config, limiter: RateLimiter): NonNullable<ApiDeps['rateLimits']> {
+  const minute = 60_000;
+  const hourly = (limit: number) => ({ limit, windowMs: 60 * minute });
+  return {
+    limiter,
+    trustProxy: config.trustProxy,
+    perAddress: { limit: config.rateLimits.perAddressPerMin, windowMs: minute },
+    perAccount: { limit: config.rateLimits.perAccountPerMin, windowMs: minute },
+    signups: hourly(config.rateLimits.signupsPerHour),
+    publishes: hourly(config.rateLimits.publishesPerHour),
+    drafts: hourly(config.rateLimits.draftsPerHour),
+    evaluations: hourly(config.rateLimits.evaluationsPerHour),
+    redeliveries: hourly(config.webhooks.redeliveriesPerHour),
+  };
+}
+
+/** Listen on HOLON_HOST:HOLON_PORT; `stop` stops taking requests and waits for those in flight. */
+async function listen(app: RequestListener, config: Config, mcp: { close(): Promise<void> }) {
+  const server = createServer(app);
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(config.host, config.port, e)));
+    server.listen(config.port, config.host, () => resolve());
+  });
+  const address = server.address();
+  const port = typeof address === 'object' && address ? address.port : config.port;
+  const stop = async () => {
+    // Stop taking requests first; in-flight requests finish. MCP sessions hold their streams open: close them.
+    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
+    await mcp.close();
+    // Keep-alive connections become idle as their last response ends: close them as they do.
+    const idle = setInterval(() => server.closeIdleConnections(), 50);
+    await closed;
+    clearInterval(idle);
+  };
+  return { server, port, stop };
+}
+
 export async function startApi(ctx: ServiceContext, config: Config, waiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
   const release: StartedRole['release'] = [];
   const mcp = createMcpEndpoint({
@@ -61,21 +99,7 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
   // The demo runs our own agents the way the runner does (shared/runtimes), unbilled.
   const demoRuntimes = createGatewayRuntimes(ctx.log, { allowPrivateEndpoints: config.allowPrivateEndpoints });
   release.push(() => demoRuntimes.close());
-  let rateLimits: ApiDeps['rateLimits'];
-  if (config.hosted) {
-    const minute = 60_000;
-    rateLimits = {
-      limiter,
-      trustProxy: config.trustProxy,
-      perAddress: { limit: config.rateLimits.perAddressPerMin, windowMs: minute },
-      perAccount: { limit: config.rateLimits.perAccountPerMin, windowMs: minute },
-      signups: { limit: config.rateLimits.signupsPerHour, windowMs: 60 * minute },
-      publishes: { limit: config.rateLimits.publishesPerHour, windowMs: 60 * minute },
-      drafts: { limit: config.rateLimits.draftsPerHour, windowMs: 60 * minute },
-      evaluations: { limit: config.rateLimits.evaluationsPerHour, windowMs: 60 * minute },
-      redeliveries: { limit: config.webhooks.redeliveriesPerHour, windowMs: 60 * minute },
-    };
-  }
+  const rateLimits = config.hosted ? hostedRateLimits(config, limiter) : undefined;
   const app = createApp({
     ...(rateLimits ? { rateLimits } : {}),
     mcp,
@@ -108,21 +132,6 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
       : {}),
     ...(options.suites ? { suites: options.suites } : {}),
   });
-  const server = createServer(app);
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(config.host, config.port, e)));
-    server.listen(config.port, config.host, () => resolve());
-  });
-  const address = server.address();
-  const port = typeof address === 'object' && address ? address.port : config.port;
-  const stop = async () => {
-    // Stop taking requests first; in-flight requests finish. MCP sessions hold their streams open: close them.
-    const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await mcp.close();
-    // Keep-alive connections become idle as their last response ends: close them as they do.
-    const idle = setInterval(() => server.closeIdleConnections(), 50);
-    await closed;
-    clearInterval(idle);
-  };
+  const { server, port, stop } = await listen(app, config, mcp);
   return { server, port, stop: [stop], workers: [], release };
 }

@@ -12,12 +12,12 @@ import type { OnProgress, Summary } from '../../shared/backup/progress.js';
 import type { Database } from '../../shared/db/connect.js';
 import { databaseTarget, openTarget, targetMisuse } from './database-target.js';
 
-export interface ProgressDisplay {
+interface ProgressDisplay {
   onProgress?: OnProgress;
   stop(): void;
 }
 
-export function terminalProgress(verb: string, stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
+function terminalProgress(verb: string, stream: NodeJS.WriteStream = process.stderr): ProgressDisplay {
   if (!stream.isTTY) return { stop() {} };
   const bar = new cliProgress.SingleBar(
     {
@@ -51,14 +51,14 @@ function size(bytes: number): string {
   return `${(bytes / 1024 / 1024).toFixed(1)} MB`;
 }
 
-export interface Report {
+interface Report {
   command: 'backup' | 'restore';
   file: string;
   database: string;
   summary: Summary;
 }
 
-export function summaryJson(r: Report): string {
+function summaryJson(r: Report): string {
   const s = r.summary;
   return `${JSON.stringify({
     command: r.command,
@@ -75,7 +75,7 @@ export function summaryJson(r: Report): string {
   })}\n`;
 }
 
-export function summaryText(r: Report): string {
+function summaryText(r: Report): string {
   const s = r.summary;
   const tables = Object.keys(s.tables).length;
   const head =

@@ -15,7 +15,7 @@ export { AGENTS_DIR };
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** Where the listed agents of `agents/` expect their host, if anywhere (loopback http only). */
-export function devHostAddress(registry: Registry): { host: string; port: number } | undefined {
+function devHostAddress(registry: Registry): { host: string; port: number } | undefined {
   const inAgentsDir = (dir: string | undefined) => dir !== undefined && path.resolve(dir).startsWith(AGENTS_DIR + path.sep);
   for (const a of registry.list()) {
     const { runtime } = a.manifest;

@@ -19,7 +19,7 @@ interface VersionLine {
   earnings: { paid_calls: number; fork_calls: number; share: PerCurrency; royalties: PerCurrency; total: PerCurrency };
 }
 
-export interface EarningsAnswer {
+interface EarningsAnswer {
   account: string;
   versions: VersionLine[];
   totals: { share: PerCurrency; royalties: PerCurrency; unattributed: PerCurrency; total: PerCurrency };
@@ -31,7 +31,7 @@ const money = (m: PerCurrency): string => {
 };
 
 /** The text form: one line per version, then the totals. */
-export function formatEarnings(a: EarningsAnswer): string {
+function formatEarnings(a: EarningsAnswer): string {
   const rows = a.versions.map((v) => {
     const state = v.listed ? 'listed' : 'yanked';
     const credential = v.credential === null ? 'credential ?' : v.credential.set ? 'credential set' : 'no credential';

@@ -12,7 +12,7 @@ import type { Problem } from '../../shared/core/errors.js';
 
 const USAGE = 'usage: holon publish <holon.yaml> [--url URL] [--key hlk_h_…] [--json]  (or HOLON_URL, HOLON_KEY)\n';
 
-export interface PublishReport {
+interface PublishReport {
   file: string;
   listed: boolean;
   /** The HTTP status, when the gateway answered. */
@@ -32,7 +32,7 @@ async function readManifest(file: string): Promise<{ ok: true; value: unknown } 
   return parseDocumentText(text, /\.json$/i.test(file) ? 'json' : /\.ya?ml$/i.test(file) ? 'yaml' : undefined);
 }
 
-export async function publishFile(file: string, url: string, key: string): Promise<PublishReport> {
+async function publishFile(file: string, url: string, key: string): Promise<PublishReport> {
   const doc = await readManifest(file);
   if (!doc.ok) return { file, listed: false, problems: doc.problems };
   // The origin, as before: `--url https://host/x` publishes to https://host/v0/agents.
@@ -48,7 +48,7 @@ export async function publishFile(file: string, url: string, key: string): Promi
   }
 }
 
-export function formatPublishReport(r: PublishReport): string {
+function formatPublishReport(r: PublishReport): string {
   const a = r.answer as { agent?: string; version?: string; source?: unknown; error?: { code?: string; message?: string } } | undefined;
   if (r.listed) {
     const source = typeof a?.source === 'object' && a.source ? `source ${(a.source as { repository: string }).repository}` : 'proprietary';

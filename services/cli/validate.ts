@@ -34,7 +34,7 @@ const MANDATE_FIELDS = ['budget', 'issuer', 'grantee', 'allow', 'delegation'];
 const SUITE_FILE_NAME = /^suite\.(?:ya?ml|json)$/i;
 
 /** Whether the file is an evaluation suite by its name alone (`suite.yaml`, `suite.yml`, `suite.json`). */
-export function isSuiteFileName(file: string): boolean {
+function isSuiteFileName(file: string): boolean {
   return SUITE_FILE_NAME.test(path.basename(file));
 }
 
@@ -110,7 +110,7 @@ export function formatReport(r: FileReport): string {
   return `✗ ${r.file}: ${what}, ${n} problem${n === 1 ? '' : 's'}\n` + r.problems.map((p) => `    ${p.path}: ${p.message}\n`).join('');
 }
 
-export const VALIDATE_USAGE = `usage: holon validate <file>… [--json]
+const VALIDATE_USAGE = `usage: holon validate <file>… [--json]
 
 Checks each file and lists every problem with its JSON path. What a file is comes from its fields:
   manifest          id, version, interface, pricing, runtime (holon.yaml)

@@ -8,7 +8,7 @@ import type { ServiceContext } from '../../shared/context.js';
 import { EVALUATE_QUEUE, EVALUATION_ATTEMPTS, type EvaluationJob } from '../../shared/evaluation/jobs.js';
 import { strandedEvaluations } from '../../shared/evaluation/store.js';
 
-export async function sweepEvaluations(ctx: Pick<ServiceContext, 'db' | 'messaging' | 'log' | 'now'>, graceMs: number): Promise<number> {
+async function sweepEvaluations(ctx: Pick<ServiceContext, 'db' | 'messaging' | 'log' | 'now'>, graceMs: number): Promise<number> {
   const now = ctx.now();
   const stranded = await strandedEvaluations(ctx.db, now, now - graceMs);
   const queue = ctx.messaging.queues.queue<EvaluationJob>(EVALUATE_QUEUE);

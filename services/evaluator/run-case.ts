@@ -10,11 +10,12 @@ import { caseFixtures, judgeCase, type CaseJudgement, type SuiteCase } from '../
 import type { FileLink, FileLinkSigner } from '../../shared/files/access.js';
 import { evalLinkUrl } from '../../shared/files/links.js';
 import type { LoadedSuite } from '../../shared/evaluation/suites.js';
+import type { CaseDetail } from '../../shared/evaluation/store.js';
 import { runDeadline } from '../../shared/runtimes/abort.js';
 import type { AgentVersion, RunResult, Runtime } from '../../shared/runtimes/types.js';
 
 /** What a public case keeps of the output it got, at most (a larger one is summarised by its size). */
-export const MAX_DETAIL_BYTES = 16 * 1024;
+const MAX_DETAIL_BYTES = 16 * 1024;
 
 export interface CaseRun {
   judgement: CaseJudgement;
@@ -75,7 +76,7 @@ function fixtureLinks(signer: FileLinkSigner, loaded: LoadedSuite, c: SuiteCase,
 }
 
 /** What a public case shows: expected, got (summarised past MAX_DETAIL_BYTES), why it failed. Hidden cases: nothing. */
-export function caseDetail(c: SuiteCase, run: CaseRun): Record<string, unknown> {
+export function caseDetail(c: SuiteCase, run: CaseRun): CaseDetail {
   const got = JSON.stringify(run.judgement.got);
   return {
     expected: c.expect,

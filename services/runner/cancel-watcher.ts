@@ -7,7 +7,7 @@ import type { EphemeralStore, Notifier } from '../../shared/messaging/types.js';
 import { CALLS_CANCEL_CHANNEL, cancelKey } from '../../shared/calls/cancel.js';
 import { cancelReason } from '../../shared/runtimes/abort.js';
 
-export interface CancelWatch {
+interface CancelWatch {
   /** Aborts (with a cancel reason) when someone cancels the call. */
   signal: AbortSignal;
   release(): void;

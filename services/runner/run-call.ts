@@ -16,18 +16,20 @@ import { mintDelegationToken, revokeDelegationToken } from '../../shared/admissi
 import type { ServiceContext } from '../../shared/context.js';
 import { inputKey, outputKey } from '../../shared/calls/jobs.js';
 import type { CallOutcome } from '../../shared/calls/outcome.js';
-import { unbilled } from '../../shared/calls/outcome.js';
+import { unbilled, type UnbilledCode } from '../../shared/calls/outcome.js';
 import { callStatus, claimCall, closeCall, enqueueSettle, type ClaimedCall } from '../../shared/calls/transitions.js';
 import { checkCallFiles, fileLinks, type FileLink, type FileLinkSigner } from '../../shared/files/access.js';
 import type { AgentContextExtension } from '../../shared/runtimes/node.js';
 import type { AgentVersion, RunContext, RunResult } from '../../shared/runtimes/types.js';
+import type { Mandate } from '../../shared/core/mandate/types.js';
+import type { Manifest } from '../../shared/core/manifest/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
 import { decideOutcome } from './outcome.js';
 import { runDeadline } from '../../shared/runtimes/abort.js';
 import { addSpanAttributes } from '../../shared/platform/tracing.js';
 import { runErrorLabel } from '../../shared/platform/metrics.js';
 
-export interface RuntimeRunner {
+interface RuntimeRunner {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
 }
 
@@ -65,71 +67,35 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
   }
 }
 
+type Finish = (o: Omit<CallOutcome, 'duration_ms'>) => Promise<boolean>;
+
 async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall, log: RunnerContext['log'], cancelled?: AbortSignal): Promise<void> {
   const started = Date.now();
-  const finish = (o: Omit<CallOutcome, 'duration_ms'>) => closeCall(ctx, callId, 'running', { ...o, duration_ms: Date.now() - started });
+  const finish: Finish = (o) => closeCall(ctx, callId, 'running', { ...o, duration_ms: Date.now() - started });
 
-  const rawInput = await ctx.messaging.store.take(inputKey(callId));
-  const agent = ctx.registry.get(String(call.agent_id), String(call.agent_version));
-  const stored = mandateFromRow({
-    id: call.mandate_id,
-    doc: call.mandate_doc,
-    revoked_at: call.mandate_revoked_at,
-    total: call.mandate_total,
-    spent: call.mandate_spent,
-    reserved: call.mandate_reserved,
-  });
-  if (rawInput === undefined || !agent) {
-    log.warn({ input: rawInput !== undefined, agent: Boolean(agent) }, 'call cannot run: input or agent missing');
-    await finish(unbilled('gateway_error'));
+  const loaded = await loadRun(ctx, callId, call, log);
+  if ('fail' in loaded) {
+    await finish(unbilled(loaded.fail));
     return;
   }
-  const input: unknown = JSON.parse(rawInput);
-  // The files the input names, checked again: one deleted or expired since admission fails the call, never billed.
-  const files = await checkCallFiles(ctx.db, input, stored.mandate, ctx.now());
-  if (!files.ok) {
-    log.info('a file the input names is gone: file_not_found');
-    await finish(unbilled('file_not_found'));
-    return;
-  }
-  let links: Record<string, FileLink> | undefined;
-  if (files.files.length > 0) {
-    if (!ctx.fileLinks) {
-      log.error('the input names files and this runner cannot sign links');
-      await finish(unbilled('gateway_error'));
-      return;
-    }
-    links = fileLinks(ctx.fileLinks, files.files, ctx.now());
-  }
+  const { agent, input, mandate, links } = loaded;
   const { manifest } = agent;
   addSpanAttributes({ 'holon.agent_id': manifest.id, 'holon.runtime': manifest.runtime.kind });
-  const budget = stored.mandate.budget;
-  const maxCost = call.max_cost === null || call.max_cost === undefined ? undefined : BigInt(String(call.max_cost));
+  const budget = mandate.budget;
+  const { maxCost } = call;
   const fx = fxRateFor(manifest.pricing.currency, budget);
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
-  const deadline = runDeadline(Number(call.timeout_ms), cancelled);
+  const deadline = runDeadline(call.timeoutMs, cancelled);
   const { signal } = deadline;
   try {
-    let extendContext: AgentContextExtension | undefined;
-    const running = { id: callId, rootId: String(call.root_id), payer: String(call.payer), ...(maxCost !== undefined ? { maxCost } : {}) };
-    const prepared = await prepareDelegation(ctx, stored.mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
-    if (prepared && !prepared.ok) {
-      log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
+    const delegation = await delegationFor(ctx, callId, call, mandate, manifest, signal, log);
+    if (!delegation) {
       await finish(unbilled('gateway_error'));
       return;
     }
-    if (prepared && ctx.waiter) {
-      const delegating = { ...ctx, waiter: ctx.waiter };
-      const parent = { call: running, manifest, sub: prepared.sub, signal };
-      extendContext = (agentCtx) => {
-        agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, target, input, options);
-      };
-    }
-
-    // Remote agents delegate through POST /v0/calls with a token valid only for this run.
-    const delegationToken = prepared && manifest.runtime.kind !== 'node' ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60) : undefined;
+    const { extendContext, delegationToken } = delegation;
 
     let result: RunResult;
     const ranAt = Date.now();
@@ -140,7 +106,7 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
         ...(links ? { files: links } : {}),
         ...(extendContext ? { extendContext } : {}),
         ...(delegationToken ? { delegationToken } : {}),
-        timeoutMs: Number(call.timeout_ms),
+        timeoutMs: call.timeoutMs,
         ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
       });
     } catch (e) {
@@ -149,24 +115,104 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     }
 
     if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
-    // Which endpoint, and how it failed (remote.ts: origin and path only, never a credential or a query string).
-    if (result.kind === 'failure' && result.code === 'runtime_unavailable') {
-      log.warn({ agent: `${manifest.id}@${manifest.version}`, code: result.code, reason: result.message }, `runtime_unavailable: ${result.message}`);
-    }
-
-    const decided = decideOutcome(manifest, result, budget, maxCost);
-    ctx.metrics?.runSeconds.observe({ runtime: manifest.runtime.kind, outcome: decided.outcome.kind }, (Date.now() - ranAt) / 1000);
-    addSpanAttributes({ 'holon.outcome': decided.outcome.kind, 'holon.error_code': runErrorLabel(decided.outcome.code) });
-    if (decided.refusedUsage) log.warn({ err: { message: decided.refusedUsage } }, 'charge refused the reported usage');
-    const { output } = decided;
-    if (output !== undefined) {
-      // The output waits outside Postgres for its pickup (sync answer, GET /v0/calls/{id}, or the callback).
-      await ctx.messaging.store.put(outputKey(callId), JSON.stringify(output), ctx.settings.resultTtlS);
-    }
-    const closed = await finish(decided.outcome);
-    // Someone closed the call meanwhile (the sweeper, past its deadline): it failed, so its output is not kept.
-    if (!closed && output !== undefined) await ctx.messaging.store.delete(outputKey(callId));
+    await closeRun(ctx, callId, { manifest, result, budget, maxCost, ranAt }, finish, log);
   } finally {
     deadline.dispose();
   }
+}
+
+/** What a claimed call runs with: its input, its agent, the mandate it runs under, and the links of the files it names. */
+interface LoadedRun {
+  input: unknown;
+  agent: AgentVersion;
+  mandate: Mandate;
+  links: Record<string, FileLink> | undefined;
+}
+
+/** The input (taken from the store), the agent, the mandate and the input's files; or why the call cannot run. */
+async function loadRun(ctx: RunnerContext, callId: string, call: ClaimedCall, log: RunnerContext['log']): Promise<LoadedRun | { fail: UnbilledCode }> {
+  const rawInput = await ctx.messaging.store.take(inputKey(callId));
+  const agent = ctx.registry.get(call.agentId, call.agentVersion);
+  const { mandate } = mandateFromRow(call.mandate);
+  if (rawInput === undefined || !agent) {
+    log.warn({ input: rawInput !== undefined, agent: Boolean(agent) }, 'call cannot run: input or agent missing');
+    return { fail: 'gateway_error' };
+  }
+  const input: unknown = JSON.parse(rawInput);
+  // The files the input names, checked again: one deleted or expired since admission fails the call, never billed.
+  const files = await checkCallFiles(ctx.db, input, mandate, ctx.now());
+  if (!files.ok) {
+    log.info('a file the input names is gone: file_not_found');
+    return { fail: 'file_not_found' };
+  }
+  let links: Record<string, FileLink> | undefined;
+  if (files.files.length > 0) {
+    if (!ctx.fileLinks) {
+      log.error('the input names files and this runner cannot sign links');
+      return { fail: 'gateway_error' };
+    }
+    links = fileLinks(ctx.fileLinks, files.files, ctx.now());
+  }
+  return { input, agent, mandate, links };
+}
+
+/**
+ * How the agent may delegate: `ctx.call` (with a waiter) under the sub-mandate derived for this run, and a token for
+ * remote agents. Null when no sub-mandate could be derived (the call fails).
+ */
+async function delegationFor(
+  ctx: RunnerContext,
+  callId: string,
+  call: ClaimedCall,
+  mandate: Mandate,
+  manifest: Manifest,
+  signal: AbortSignal,
+  log: RunnerContext['log'],
+): Promise<{ extendContext?: AgentContextExtension; delegationToken?: string } | null> {
+  let extendContext: AgentContextExtension | undefined;
+  const running = { id: callId, rootId: call.rootId, payer: call.payer, ...(call.maxCost !== undefined ? { maxCost: call.maxCost } : {}) };
+  const prepared = await prepareDelegation(ctx, mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
+  if (prepared && !prepared.ok) {
+    log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
+    return null;
+  }
+  if (prepared && ctx.waiter) {
+    const delegating = { ...ctx, waiter: ctx.waiter };
+    const parent = { call: running, manifest, sub: prepared.sub, signal };
+    extendContext = (agentCtx) => {
+      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, target, input, options);
+    };
+  }
+
+  // Remote agents delegate through POST /v0/calls with a token valid only for this run.
+  const delegationToken = prepared && manifest.runtime.kind !== 'node' ? await mintDelegationToken(ctx, callId, manifest.runtime.timeoutS + 60) : undefined;
+  return { ...(extendContext ? { extendContext } : {}), ...(delegationToken ? { delegationToken } : {}) };
+}
+
+/** The run's end: its outcome decided from the result, measured, the output kept for its pickup, the call closed. */
+async function closeRun(
+  ctx: RunnerContext,
+  callId: string,
+  run: { manifest: Manifest; result: RunResult; budget: Mandate['budget']; maxCost: bigint | undefined; ranAt: number },
+  finish: Finish,
+  log: RunnerContext['log'],
+): Promise<void> {
+  const { manifest, result } = run;
+  // Which endpoint, and how it failed (remote.ts: origin and path only, never a credential or a query string).
+  if (result.kind === 'failure' && result.code === 'runtime_unavailable') {
+    log.warn({ agent: `${manifest.id}@${manifest.version}`, code: result.code, reason: result.message }, `runtime_unavailable: ${result.message}`);
+  }
+
+  const decided = decideOutcome(manifest, result, run.budget, run.maxCost);
+  ctx.metrics?.runSeconds.observe({ runtime: manifest.runtime.kind, outcome: decided.outcome.kind }, (Date.now() - run.ranAt) / 1000);
+  addSpanAttributes({ 'holon.outcome': decided.outcome.kind, 'holon.error_code': runErrorLabel(decided.outcome.code) });
+  if (decided.refusedUsage) log.warn({ err: { message: decided.refusedUsage } }, 'charge refused the reported usage');
+  const { output } = decided;
+  if (output !== undefined) {
+    // The output waits outside Postgres for its pickup (sync answer, GET /v0/calls/{id}, or the callback).
+    await ctx.messaging.store.put(outputKey(callId), JSON.stringify(output), ctx.settings.resultTtlS);
+  }
+  const closed = await finish(decided.outcome);
+  // Someone closed the call meanwhile (the sweeper, past its deadline): it failed, so its output is not kept.
+  if (!closed && output !== undefined) await ctx.messaging.store.delete(outputKey(callId));
 }

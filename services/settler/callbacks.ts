@@ -36,17 +36,12 @@ import {
   type Delivery,
 } from '../../shared/webhooks/deliveries.js';
 
-export const NO_SECRET_ERROR = 'the account has no webhook secret yet: POST /v0/webhooks/secret/rotate makes one (docs/webhooks.md)';
+const NO_SECRET_ERROR = 'the account has no webhook secret yet: POST /v0/webhooks/secret/rotate makes one (docs/webhooks.md)';
 /** The delivery's `reason` when an attempt found the output gone, by why. */
-export const OUTPUT_GONE: Readonly<Record<OutputGone, string>> = {
+const OUTPUT_GONE: Readonly<Record<OutputGone, string>> = {
   expired: 'the output was no longer kept: HOLON_RESULT_TTL_S ended before this attempt (output_gone: expired)',
   collected: 'the output was no longer kept: every consumer the call declared had it already, this webhook included (output_gone: collected)',
 };
-
-export interface DeliveryOptions {
-  /** Hosted mode: the guarded client (shared/platform/guarded-net.ts), so a callback never reaches a private address. */
-  dispatcher?: Dispatcher;
-}
 
 /** How the settler signs and times deliveries. */
 export interface WebhookRuntime {

@@ -7,7 +7,7 @@
 import type { ServiceContext } from '../../shared/context.js';
 import { deleteExpiredFiles } from '../../shared/files/store.js';
 
-export const FILE_SWEEP_INTERVAL_MS = 60_000;
+const FILE_SWEEP_INTERVAL_MS = 60_000;
 
 /** One sweep: how many files were deleted. */
 export async function sweepFiles(ctx: Pick<ServiceContext, 'db' | 'log' | 'now'>): Promise<number> {

@@ -6,7 +6,7 @@
  * With the in-process queue (`holon serve` without REDIS_URL) the queue died with the process, so at start-up
  * every queued or running call is orphaned and closed here, and every call left `settling` is handed to the
  * settler again. With Redis, queued jobs survive and a running call's job is redelivered after its runner's lock
- * expires (the redelivery closes it, run.ts); the sweeper is the backstop for both.
+ * expires (the redelivery closes it, services/runner/run-call.ts); the sweeper is the backstop for both.
  *
  * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/hosted/idempotency.ts).
  */

@@ -4,11 +4,11 @@
  * attempt is a `deliver` job), sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
-import type { ServiceContext, StartedSettler } from '../../shared/context.js';
+import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
-import { createSettleBatcher } from './settle-batcher.js';
+import { createSettleBatcher, type SettleBatcher } from './settle-batcher.js';
 import { runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
@@ -16,19 +16,38 @@ import { inSpan } from '../../shared/platform/tracing.js';
 
 export interface SettlerOptions {
   concurrency: number;
+  /** The settle hand-off of this process (`settleHandOff`): its batcher takes the settle jobs too. */
+  handOff: SettleHandOff;
   /** Hosted: callbacks go out through the guarded client (public addresses only, checked on every connection). */
   guardCallbacks: boolean;
-  /** Calls settled together in one transaction at most (group commit); default 64. */
-  maxBatch?: number;
   /** Webhooks: hosted mode signs with each account's secrets (under HOLON_FILE_SECRET), dev mode with `devSecret`. */
   webhooks: { hosted: boolean; devSecret: string; fileSecret?: string; settings: WebhookSettings };
 }
 
-export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedSettler {
+/**
+ * How a process that runs a settler settles what it closes: its batcher (group commit: jobs in flight wait for the
+ * batch being committed and go together in the next one, settle-batcher.ts), and `settle` — what
+ * `ServiceContext.settleHere` is — which joins a call to the next batch as a settle job would. Built by the
+ * composition root before any role starts (services/compose.ts), so every role's context has it, whatever the order.
+ */
+export interface SettleHandOff {
+  batcher: SettleBatcher;
+  settle(callId: string): Promise<unknown>;
+}
+
+export function settleHandOff(ctx: ServiceContext, options: { maxBatch?: number } = {}): SettleHandOff {
+  const batcher = createSettleBatcher(ctx, { maxBatch: options.maxBatch ?? 64 });
+  return {
+    batcher,
+    settle: (callId) =>
+      inSpan('holon.settle', { 'holon.call_id': callId }, (span) => batcher.settle(callId).then((r) => span.setAttribute('holon.settle_result', r))),
+  };
+}
+
+export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedRole {
   const guarded = options.guardCallbacks ? createGuardedDispatcher() : undefined;
   const { queues } = ctx.messaging;
-  // Jobs in flight wait for the batch being committed and go together in the next one (settle-batcher.ts).
-  const batcher = createSettleBatcher(ctx, { maxBatch: options.maxBatch ?? 64 });
+  const { batcher } = options.handOff;
   const webhooks = webhookRuntime(ctx, { ...options.webhooks, ...(guarded ? { dispatcher: guarded } : {}) });
   const workers = [
     queues.worker<CallJob>(
@@ -59,8 +78,5 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
     stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop()],
     workers,
     release: guarded ? [() => guarded.close()] : [],
-    // A call closed by a runner of this process joins the next batch as a settle job would (services/compose.ts).
-    settleHere: (callId) =>
-      inSpan('holon.settle', { 'holon.call_id': callId }, (span) => batcher.settle(callId).then((r) => span.setAttribute('holon.settle_result', r))),
   };
 }

@@ -12,9 +12,9 @@ import { toBigInt } from '../db/connect.js';
 import { inputHash } from '../core/canonical-json.js';
 import { formatAmount } from '../core/money.js';
 
-export const APPROVAL_TTL_MS = 7 * 24 * 3600 * 1000;
+const APPROVAL_TTL_MS = 7 * 24 * 3600 * 1000;
 
-export type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'used';
+type ApprovalStatus = 'pending' | 'approved' | 'rejected' | 'expired' | 'used';
 
 export interface ApprovalRow {
   id: string;

@@ -18,8 +18,8 @@ export async function decideAndSubmit(gateway: ServiceContext, id: string, decis
   const decided = await decideApproval(gateway.db, id, decision, gateway.now());
   if (!decided) {
     const found = await loadApproval(gateway.db, id, gateway.now());
-    if (!found) throw new HolonError('not_found', 404, `there is no approval ${id}`);
-    throw new HolonError('approval_decided', 409, `approval ${id} is ${found.approval.status}; it can be decided once`);
+    if (!found) throw new HolonError('not_found', `there is no approval ${id}`);
+    throw new HolonError('approval_decided', `approval ${id} is ${found.approval.status}; it can be decided once`);
   }
   if (decision !== 'run') return { kind: 'decided', approval: approvalView(decided.approval) };
   const a = decided.approval;

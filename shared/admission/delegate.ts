@@ -99,15 +99,16 @@ export async function submitChild(
   const named: unknown = 'capability' in target ? target.capability : target.agent;
   // The name comes from the agent's code: one that is not a storable string never reaches a receipt as is.
   const badName = typeof named !== 'string' ? 'is not a string' : (stringProblem(named) ?? (named.length > 300 ? 'is longer than 300 characters' : undefined));
-  if (badName || typeof named !== 'string') return refuseDelegated(ctx, sub, '(invalid name)', delegation, [`the called agent or capability ${badName}`]);
+  if (badName || typeof named !== 'string')
+    return refuseDelegated(ctx, { sub, named: '(invalid name)', delegation, reasons: [`the called agent or capability ${badName}`] });
   const slot = slotFor(ctx, manifest, target);
   let maxCost: bigint | undefined;
   if (options.max_cost !== undefined) {
     const parsed = tryParseAmount(options.max_cost);
-    if (!parsed.ok) return refuseDelegated(ctx, sub, named, delegation, [`max_cost ${parsed.message}`]);
+    if (!parsed.ok) return refuseDelegated(ctx, { sub, named: named, delegation, reasons: [`max_cost ${parsed.message}`] });
     maxCost = parsed.value;
   }
-  if (!slot) return refuseDelegated(ctx, sub, named, delegation, [`${manifest.id} declares no call to ${named} in its manifest's calls`]);
+  if (!slot) return refuseDelegated(ctx, { sub, named: named, delegation, reasons: [`${manifest.id} declares no call to ${named} in its manifest's calls`] });
   const fx = fxRateFor(manifest.pricing.currency, sub.budget) ?? ONE_RATE;
   delegation.slotMaxCost = convert(slot.maxCost, fx);
   return submitCall(ctx, {
@@ -129,6 +130,8 @@ export async function callChild(
 ): Promise<ChildResult> {
   const submitted = await submitChild(ctx, parent, rawTarget, input, options);
   if (submitted.kind === 'refused') return refused(submitted.receipt, submitted.code, submitted.message);
+  // Nobody can approve inside a delegated run: admission denies such a call, it is never held.
+  if (submitted.kind === 'held') return refused(submitted.receipt, 'denied', 'nobody can approve inside a delegated run');
   const childId = submitted.callId;
   const finished = await Promise.race([
     ctx.waiter.wait(childId, submitted.timeoutMs + 30_000),

@@ -1,7 +1,7 @@
 /**
  * Admission's file check (gateway.md §7 "Files"; the rule: shared/files/access.ts): a call whose input names a file
- * it may not use is refused before anything is held — receipt `failed / file_not_found`, not billed, HTTP 422 (the
- * input cannot be run as given, like a rejected input). More handles than a call may carry: `rejected_input`.
+ * it may not use is refused before anything is held — receipt `failed / file_not_found`, not billed, refused like a
+ * rejected input (the input cannot be run as given). More handles than a call may carry: `rejected_input`.
  */
 import type { Mandate } from '../core/mandate/types.js';
 import type { ServiceContext } from '../context.js';
@@ -13,12 +13,11 @@ export async function fileRefusal(ctx: ServiceContext, input: unknown, mandate: 
   if (check.ok) return undefined;
   if (check.code === 'too_many_files') {
     return {
-      httpStatus: 422,
       code: 'rejected_input',
       status: 'rejected_input',
       reasons: [check.reason],
       problems: [{ path: '$.input', message: check.reason }],
     };
   }
-  return { httpStatus: 422, code: 'file_not_found', status: 'failed', errorCode: 'file_not_found', reasons: [check.reason] };
+  return { code: 'file_not_found', status: 'failed', errorCode: 'file_not_found', reasons: [check.reason] };
 }

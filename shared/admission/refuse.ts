@@ -1,56 +1,81 @@
 /**
- * A refused request still gets its receipt (DESIGN.md §3.6): unknown mandate or agent, denied, rejected input,
- * or held for approval. The receipt is written, read back as a tree, and answered with the refusal.
+ * A refused request still gets its receipt (DESIGN.md §3.6): unknown mandate or agent, denied, rejected input — and
+ * so does a call held for approval. The receipt is written, read back as a tree, and answered with the outcome:
+ * `refuse` a refusal (its code), `holdForApproval` the held call (its approval).
  */
 import { HolonError } from '../core/errors.js';
 import type { ServiceContext } from '../context.js';
 import { newReceiptId } from '../calls/ids.js';
 import { loadMandate, type StoredMandate } from '../mandates/store.js';
-import { insertReceipt, loadReceiptTree } from '../receipts/store.js';
+import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } from '../receipts/store.js';
 import { approvalView, loadApproval } from './approvals.js';
-import type { Delegation, Refusal, Submitted } from './types.js';
+import type { Delegation, Held, Refusal, Refused } from './types.js';
 
-export async function refuseDelegated(ctx: ServiceContext, sub: { id: string }, named: string, d: Delegation, reasons: string[]): Promise<Submitted> {
-  const stored = await loadMandate(ctx.db, sub.id);
-  return refuse(ctx, newReceiptId(ctx.now()), stored, named, null, { httpStatus: 403, code: 'denied', status: 'denied', reasons }, d);
+/** Whose request it was: the receipt's id, the mandate (when it exists), the agent named, the worst case reserved. */
+export interface RefusedRequest {
+  id: string;
+  stored: StoredMandate | null;
+  agent: string | null;
+  worst: bigint | null;
+  delegation?: Delegation | undefined;
 }
 
-export async function refuse(
-  ctx: ServiceContext,
-  id: string,
-  stored: StoredMandate | null,
-  agent: string | null,
-  worst: bigint | null,
-  r: Refusal,
-  d?: Delegation,
-): Promise<Submitted> {
+interface ReceiptOutcome {
+  status: ReceiptStatus;
+  /** For the calls metric: the refusal's code, or `pending_approval`. */
+  metricCode: string;
+  errorCode?: string;
+  reasons: string[];
+  approvalId?: string;
+}
+
+async function writeReceipt(ctx: ServiceContext, req: RefusedRequest, o: ReceiptOutcome): Promise<ReceiptView> {
+  const { id, stored, agent, delegation: d } = req;
   await insertReceipt(ctx.db, {
     id,
     parentId: d?.parentCallId ?? null,
     mandateId: stored?.mandate.id ?? null,
     caller: d?.caller ?? stored?.mandate.grantee ?? null,
     agent,
-    status: r.status,
-    errorCode: r.errorCode ?? null,
-    reasons: r.reasons,
-    worstCase: worst,
+    status: o.status,
+    errorCode: o.errorCode ?? null,
+    reasons: o.reasons,
+    worstCase: req.worst,
     currency: stored?.mandate.budget.currency ?? null,
     payer: d?.payer ?? stored?.mandate.issuer ?? null,
-    approvalId: r.approvalId ?? null,
+    approvalId: o.approvalId ?? null,
   });
   // The code of a refusal is always the gateway's own; the agent is named only when it is one the registry lists.
   const named = agent?.split('@')[0];
-  ctx.metrics?.calls.inc({ status: r.status, error_code: r.code, agent: named && ctx.registry.versions(named).length > 0 ? named : 'none' });
+  ctx.metrics?.calls.inc({ status: o.status, error_code: o.metricCode, agent: named && ctx.registry.versions(named).length > 0 ? named : 'none' });
   const receipt = await loadReceiptTree(ctx.db, id);
-  if (!receipt) throw new HolonError('gateway_error', 500, 'a receipt could not be read back');
-  const approval = r.approvalId ? (await loadApproval(ctx.db, r.approvalId, ctx.now()))?.approval : undefined;
-  return {
-    kind: 'refused',
-    httpStatus: r.httpStatus,
-    code: r.code,
-    message: r.reasons[0] ?? r.code,
-    receipt,
-    ...(r.problems ? { problems: r.problems } : {}),
-    ...(approval ? { approval: approvalView(approval) } : {}),
-  };
+  if (!receipt) throw new HolonError('gateway_error', 'a receipt could not be read back');
+  return receipt;
+}
+
+export async function refuse(ctx: ServiceContext, req: RefusedRequest, r: Refusal): Promise<Refused> {
+  const receipt = await writeReceipt(ctx, req, {
+    status: r.status,
+    metricCode: r.code,
+    reasons: r.reasons,
+    ...(r.errorCode ? { errorCode: r.errorCode } : {}),
+  });
+  return { kind: 'refused', code: r.code, message: r.reasons[0] ?? r.code, receipt, ...(r.problems ? { problems: r.problems } : {}) };
+}
+
+/** The held call's receipt (`pending_approval`), and its approval as the API shows it. */
+export async function holdForApproval(ctx: ServiceContext, req: RefusedRequest, approvalId: string, reasons: string[]): Promise<Held> {
+  const receipt = await writeReceipt(ctx, req, { status: 'pending_approval', metricCode: 'pending_approval', reasons, approvalId });
+  const found = await loadApproval(ctx.db, approvalId, ctx.now());
+  if (!found) throw new HolonError('gateway_error', `approval ${approvalId} could not be read back`);
+  return { kind: 'held', approval: approvalView(found.approval), receipt };
+}
+
+/** A delegated call refused before admission (a bad name, a bad max_cost, a call its manifest does not declare). */
+export async function refuseDelegated(
+  ctx: ServiceContext,
+  { sub, named, delegation, reasons }: { sub: { id: string }; named: string; delegation: Delegation; reasons: string[] },
+): Promise<Refused> {
+  const stored = await loadMandate(ctx.db, sub.id);
+  return refuse(ctx, { id: newReceiptId(ctx.now()), stored, agent: named, worst: null, delegation }, { code: 'denied', status: 'denied', reasons });
 }

@@ -27,16 +27,18 @@ class Shortfall extends Error {
  * fresh read; everything is rolled back), or null once the call row, the hold and the mandate's `reserved` are
  * written.
  */
-export async function reserve(
-  ctx: ServiceContext,
-  id: string,
-  stored: StoredMandate,
-  manifest: Manifest,
-  worst: bigint,
-  sub: CallSubmission,
-  timeoutMs: number,
-  approvalId: string | undefined,
-): Promise<Refusal | null> {
+export interface Reservation {
+  id: string;
+  stored: StoredMandate;
+  manifest: Manifest;
+  worst: bigint;
+  sub: CallSubmission;
+  /** The approval the call redeems (marked used in the same transaction). */
+  approvalId: string | undefined;
+}
+
+export async function reserve(ctx: ServiceContext, { id, stored, manifest, worst, sub, approvalId }: Reservation): Promise<Refusal | null> {
+  const timeoutMs = manifest.runtime.timeoutS * 1000;
   const currency = stored.mandate.budget.currency;
   const d = sub.delegation;
   const payer = d ? d.payer : stored.mandate.issuer;
@@ -88,12 +90,11 @@ export async function reserve(
     if (!(e instanceof Shortfall)) throw e;
     const money = (v: bigint) => `${formatAmount(v)} ${currency}`;
     if (e.what === 'approval_used') {
-      return { httpStatus: 409, code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
+      return { code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
     }
     if (e.what === 'budget_short') {
       const now = await loadMandate(ctx.db, stored.mandate.id);
       return {
-        httpStatus: 403,
         code: 'denied',
         status: 'denied',
         reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`],
@@ -101,7 +102,6 @@ export async function reserve(
     }
     const b = await readBalance(ctx.db, payer, currency);
     return {
-      httpStatus: 403,
       code: 'denied',
       status: 'denied',
       reasons: [`account ${payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`],

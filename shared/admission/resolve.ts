@@ -20,12 +20,12 @@ export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, s
   if (sub.agent !== undefined) {
     const r = ctx.registry.resolve(sub.agent);
     if (r.ok) return r;
-    return { ok: false, refusal: { httpStatus: r.code === 'invalid_ref' ? 400 : 404, code: r.code, status: 'denied', reasons: [r.message] } };
+    return { ok: false, refusal: { code: r.code, status: 'denied', reasons: [r.message] } };
   }
   const capability = sub.capability!;
   const versions = ctx.registry.implementers(capability);
   if (versions.length === 0) {
-    return { ok: false, refusal: { httpStatus: 404, code: 'unknown_capability', status: 'denied', reasons: [`no listed agent implements ${capability}`] } };
+    return { ok: false, refusal: { code: 'unknown_capability', status: 'denied', reasons: [`no listed agent implements ${capability}`] } };
   }
   const records = await loadRecords(
     ctx.db,
@@ -53,7 +53,7 @@ export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, s
   const best = ranking.ranked[0];
   if (!best) {
     const reasons = ranking.denied.flatMap((d) => d.reasons.map((r) => `${label(d.manifest)}: ${r}`));
-    return { ok: false, refusal: { httpStatus: 403, code: 'denied', status: 'denied', reasons } };
+    return { ok: false, refusal: { code: 'denied', status: 'denied', reasons } };
   }
   return { ok: true, agent: versions.find((v) => v.manifest === best.manifest)! };
 }

@@ -14,14 +14,16 @@ import { inputKey } from '../calls/jobs.js';
 import { declareConsumers } from '../calls/outputs.js';
 import { unbilled } from '../calls/outcome.js';
 import { closeCall, enqueueRun } from '../calls/transitions.js';
-import { loadMandate } from '../mandates/store.js';
+import { loadMandate, type StoredMandate } from '../mandates/store.js';
+import type { AgentVersion } from '../registry/agent-version.js';
+import type { Manifest } from '../core/manifest/types.js';
 import { settleCall } from '../settlement/settle.js';
 import { createApproval, grantMismatch, loadApproval, newApprovalId } from './approvals.js';
 import { fileRefusal } from './files.js';
-import { refuse } from './refuse.js';
+import { holdForApproval, refuse, type RefusedRequest } from './refuse.js';
 import { reserve } from './reserve.js';
 import { factsOf, resolveAgent, usedBefore } from './resolve.js';
-import { label, type CallSubmission, type Refusal, type Submitted } from './types.js';
+import { label, type CallSubmission, type Held, type Queued, type Refusal, type Submitted } from './types.js';
 
 export type { CallSubmission, Delegation, Submitted } from './types.js';
 
@@ -36,47 +38,27 @@ async function abandonCall(ctx: ServiceContext, id: string): Promise<void> {
   );
 }
 
-export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Promise<Submitted> {
-  const id = newReceiptId(ctx.now());
-  const stored = await loadMandate(ctx.db, sub.mandateId);
-  if (!stored) {
-    return refuse(
-      ctx,
-      id,
-      null,
-      sub.agent ?? sub.capability ?? null,
-      null,
-      {
-        httpStatus: 404,
-        code: 'unknown_mandate',
-        status: 'denied',
-        reasons: [`there is no mandate ${sub.mandateId}`],
-      },
-      sub.delegation,
-    );
-  }
-  const { mandate } = stored;
-  const resolved = await resolveAgent(ctx, stored, sub);
-  if (!resolved.ok) return refuse(ctx, id, stored, sub.agent ?? sub.capability ?? null, null, resolved.refusal, sub.delegation);
-  const agent = resolved.agent;
-  const { manifest } = agent;
-  const refuseAs = (worst: bigint | null, refusal: Refusal) => refuse(ctx, id, stored, label(manifest), worst, refusal, sub.delegation);
-  // An input that cannot be stored or nests too deep is refused before anything hashes, validates or keeps it
-  // (from HTTP the body check said so already; a delegated call's input comes from an agent).
-  const unstorable = jsonProblem(sub.input, '$.input', MAX_JSON_DEPTH - 1);
-  if (unstorable) {
-    return refuseAs(null, {
-      httpStatus: 422,
-      code: 'rejected_input',
-      status: 'rejected_input',
-      reasons: [`the input ${unstorable.message} at ${unstorable.path}`],
-      problems: [unstorable],
-    });
-  }
+type Step<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
+const next = <T>(value: T): Step<T> => ({ ok: true, value });
+const stop = (refusal: Refusal): Step<never> => ({ ok: false, refusal });
 
-  const wc = worstCase(manifest, mandate.budget, sub.maxCost);
+/** An input that cannot be stored or nests too deep: refused before anything hashes, validates or keeps it. */
+function storableInput(sub: CallSubmission): Step<true> {
+  // From HTTP the body check said so already; a delegated call's input comes from an agent.
+  const unstorable = jsonProblem(sub.input, '$.input', MAX_JSON_DEPTH - 1);
+  if (!unstorable) return next(true);
+  return stop({ code: 'rejected_input', status: 'rejected_input', reasons: [`the input ${unstorable.message} at ${unstorable.path}`], problems: [unstorable] });
+}
+
+/** The mandate's decision on this call (checkCall): allowed, or to be approved by a human; a denial stops here. */
+async function admit(
+  ctx: ServiceContext,
+  { stored, agent, sub, worst }: { stored: StoredMandate; agent: AgentVersion; sub: CallSubmission; worst: bigint | null },
+): Promise<Step<{ decision: 'allow' | 'approve'; reasons: string[] }>> {
+  const { mandate } = stored;
+  const { manifest } = agent;
   const request: CallRequest = {
-    worstCase: wc.ok ? wc.total : null,
+    worstCase: worst,
     ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
     depth: mandate.depth,
     delegated: sub.delegation !== undefined,
@@ -87,70 +69,55 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
     ...(sub.delegation ? { slotMaxCost: sub.delegation.slotMaxCost } : {}),
   };
   const admission = checkCall(mandate, manifest, request);
-  const worst = wc.ok ? wc.total : null;
-  if (admission.decision === 'deny') {
-    return refuseAs(worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: admission.reasons });
-  }
-  let approvalId = sub.preApproved;
-  if (sub.approval !== undefined && approvalId === undefined) {
-    const found = await loadApproval(ctx.db, sub.approval, ctx.now());
-    const mismatch = found
-      ? grantMismatch(
-          found.approval,
-          {
-            mandateId: mandate.id,
-            agentId: manifest.id,
-            agentVersion: manifest.version,
-            input: sub.input,
-            ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
-          },
-          ctx.now(),
-        )
-      : [`there is no approval ${sub.approval}`];
-    if (mismatch.length) return refuseAs(worst, { httpStatus: 403, code: 'denied', status: 'denied', reasons: mismatch });
-    approvalId = sub.approval;
-  }
-  // Every file handle must be the root issuer's own, and live: checked before an approval could keep the input.
-  const files = await fileRefusal(ctx, sub.input, mandate);
-  if (files) return refuseAs(worst, files);
-  const problems = compileInterface(manifest).input(sub.input);
-  if (admission.decision === 'approve' && approvalId === undefined && problems.length === 0) {
-    // Held for a human: the input is validated first, so nothing is kept for an input the agent would refuse.
-    const pending = newApprovalId();
-    await createApproval(ctx.db, {
-      id: pending,
-      mandateId: mandate.id,
-      agentId: manifest.id,
-      agentVersion: manifest.version,
-      input: sub.input,
-      ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
-      worstCase: worst!,
-      currency: mandate.budget.currency,
-      reasons: admission.reasons,
-      receiptId: id,
-      now: ctx.now(),
-    });
-    return refuseAs(worst, {
-      httpStatus: 202,
-      code: 'pending_approval',
-      status: 'pending_approval',
-      reasons: admission.reasons,
-      approvalId: pending,
-    });
-  }
-  if (problems.length) {
-    return refuseAs(worst, {
-      httpStatus: 422,
-      code: 'rejected_input',
-      status: 'rejected_input',
-      reasons: [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`],
-      problems,
-    });
-  }
-  const timeoutMs = manifest.runtime.timeoutS * 1000;
-  const reserved = await reserve(ctx, id, stored, manifest, worst!, sub, timeoutMs, approvalId);
-  if (reserved) return refuseAs(worst, reserved);
+  if (admission.decision === 'deny') return stop({ code: 'denied', status: 'denied', reasons: admission.reasons });
+  return next({ decision: admission.decision, reasons: admission.reasons });
+}
 
+/** The approval this call redeems: the one `POST /v0/approvals/{id}` moved to used, or a granted one that matches. */
+async function redeemedApproval(ctx: ServiceContext, stored: StoredMandate, manifest: Manifest, sub: CallSubmission): Promise<Step<string | undefined>> {
+  if (sub.preApproved !== undefined || sub.approval === undefined) return next(sub.preApproved);
+  const found = await loadApproval(ctx.db, sub.approval, ctx.now());
+  const mismatch = found
+    ? grantMismatch(
+        found.approval,
+        {
+          mandateId: stored.mandate.id,
+          agentId: manifest.id,
+          agentVersion: manifest.version,
+          input: sub.input,
+          ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+        },
+        ctx.now(),
+      )
+    : [`there is no approval ${sub.approval}`];
+  return mismatch.length ? stop({ code: 'denied', status: 'denied', reasons: mismatch }) : next(sub.approval);
+}
+
+/** Held for a human: the approval (binding the mandate, version, input and max_cost) and its receipt. */
+async function hold(
+  ctx: ServiceContext,
+  req: RefusedRequest & { stored: StoredMandate },
+  { manifest, sub, reasons }: { manifest: Manifest; sub: CallSubmission; reasons: string[] },
+): Promise<Held> {
+  const pending = newApprovalId();
+  await createApproval(ctx.db, {
+    id: pending,
+    mandateId: req.stored.mandate.id,
+    agentId: manifest.id,
+    agentVersion: manifest.version,
+    input: sub.input,
+    ...(sub.maxCost !== undefined ? { maxCost: sub.maxCost } : {}),
+    worstCase: req.worst!,
+    currency: req.stored.mandate.budget.currency,
+    reasons,
+    receiptId: req.id,
+    now: ctx.now(),
+  });
+  return holdForApproval(ctx, req, pending, reasons);
+}
+
+/** The input kept for the runner and the consumers declared, then the run queued; a queue that fails releases the hold. */
+async function enqueue(ctx: ServiceContext, id: string, manifest: Manifest, sub: CallSubmission): Promise<Queued> {
   try {
     await Promise.all([
       ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS),
@@ -162,7 +129,48 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
     // Funds are held: never leave them stuck. Close the call unbilled, settling inline if the queue is down.
     ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'could not queue a reserved call');
     await abandonCall(ctx, id);
-    throw new HolonError('queue_unavailable', 503, 'the gateway could not queue the call; nothing was charged and the reservation was released');
+    throw new HolonError('queue_unavailable', 'the gateway could not queue the call; nothing was charged and the reservation was released');
   }
-  return { kind: 'queued', callId: id, timeoutMs };
+  return { kind: 'queued', callId: id, timeoutMs: manifest.runtime.timeoutS * 1000 };
+}
+
+/**
+ * Admit one call: the mandate, the agent, the mandate's decision, the approval it redeems, its files and its input,
+ * the reservation — each step refuses (with a receipt) or hands on — then queue it, or hold it for a human.
+ */
+export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Promise<Submitted> {
+  const id = newReceiptId(ctx.now());
+  const named = sub.agent ?? sub.capability ?? null;
+  const stored = await loadMandate(ctx.db, sub.mandateId);
+  if (!stored) {
+    const refusal: Refusal = { code: 'unknown_mandate', status: 'denied', reasons: [`there is no mandate ${sub.mandateId}`] };
+    return refuse(ctx, { id, stored: null, agent: named, worst: null, delegation: sub.delegation }, refusal);
+  }
+  const resolved = await resolveAgent(ctx, stored, sub);
+  if (!resolved.ok) return refuse(ctx, { id, stored, agent: named, worst: null, delegation: sub.delegation }, resolved.refusal);
+  const { manifest } = resolved.agent;
+  const unstorable = storableInput(sub);
+  if (!unstorable.ok) return refuse(ctx, { id, stored, agent: label(manifest), worst: null, delegation: sub.delegation }, unstorable.refusal);
+
+  const wc = worstCase(manifest, stored.mandate.budget, sub.maxCost);
+  const req = { id, stored, agent: label(manifest), worst: wc.ok ? wc.total : null, delegation: sub.delegation };
+  const decision = await admit(ctx, { stored, agent: resolved.agent, sub, worst: req.worst });
+  if (!decision.ok) return refuse(ctx, req, decision.refusal);
+  const approval = await redeemedApproval(ctx, stored, manifest, sub);
+  if (!approval.ok) return refuse(ctx, req, approval.refusal);
+  // Every file handle must be the root issuer's own, and live: checked before an approval could keep the input.
+  const files = await fileRefusal(ctx, sub.input, stored.mandate);
+  if (files) return refuse(ctx, req, files);
+  const problems = compileInterface(manifest).input(sub.input);
+  // Held for a human only once the input is valid: nothing is kept for an input the agent would refuse.
+  if (decision.value.decision === 'approve' && approval.value === undefined && problems.length === 0) {
+    return hold(ctx, req, { manifest, sub, reasons: decision.value.reasons });
+  }
+  if (problems.length) {
+    const reasons = [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`];
+    return refuse(ctx, req, { code: 'rejected_input', status: 'rejected_input', reasons, problems });
+  }
+  const short = await reserve(ctx, { id, stored, manifest, worst: req.worst!, sub, approvalId: approval.value });
+  if (short) return refuse(ctx, req, short);
+  return enqueue(ctx, id, manifest, sub);
 }

@@ -1,5 +1,5 @@
 /** What admission takes and answers: a call's submission, a delegated call's terms, refusals. */
-import type { Problem } from '../core/errors.js';
+import type { ErrorCode, Problem } from '../core/errors.js';
 import type { Manifest } from '../core/manifest/types.js';
 import type { ReceiptStatus, ReceiptView } from '../receipts/store.js';
 import type { approvalView } from './approvals.js';
@@ -39,27 +39,51 @@ export interface Delegation {
   slotMaxCost: bigint;
 }
 
-export type Submitted =
-  | { kind: 'queued'; callId: string; timeoutMs: number }
-  | {
-      kind: 'refused';
-      httpStatus: number;
-      code: string;
-      message: string;
-      receipt: ReceiptView;
-      problems?: Problem[];
-      approval?: ReturnType<typeof approvalView>;
-    };
+/** What admission answers: queued to run, refused (with its receipt), or held for a human decision. */
+export type Submitted = Queued | Refused | Held;
+
+export interface Queued {
+  kind: 'queued';
+  callId: string;
+  timeoutMs: number;
+}
+
+export interface Refused {
+  kind: 'refused';
+  code: RefusalCode;
+  message: string;
+  receipt: ReceiptView;
+  problems?: Problem[];
+}
+
+/** Held: the approval a human decides, and the receipt of the held request (status `pending_approval`). */
+export interface Held {
+  kind: 'held';
+  approval: ReturnType<typeof approvalView>;
+  receipt: ReceiptView;
+}
+
+/** The codes a call's admission refuses with (each with its receipt). */
+type RefusalCode = Extract<
+  ErrorCode,
+  | 'unknown_mandate'
+  | 'invalid_ref'
+  | 'unknown_agent'
+  | 'no_matching_version'
+  | 'unknown_capability'
+  | 'denied'
+  | 'approval_used'
+  | 'rejected_input'
+  | 'file_not_found'
+>;
 
 export interface Refusal {
-  httpStatus: number;
-  code: string;
-  status: ReceiptStatus;
+  code: RefusalCode;
+  status: Exclude<ReceiptStatus, 'succeeded' | 'pending_approval'>;
   /** The receipt's `error` (a refusal that reads as a failed call: `file_not_found`). */
   errorCode?: string;
   reasons: string[];
   problems?: Problem[];
-  approvalId?: string;
 }
 
 export const label = (m: Manifest): string => `${m.id}@${m.version}`;

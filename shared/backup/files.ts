@@ -18,7 +18,7 @@ import { parseHeader, schemaMismatch } from './format.js';
 import { loadBackup, type LoadOptions } from './load.js';
 import type { OnProgress, Summary } from './progress.js';
 
-export const BINARY_SCHEMA: readonly string[] = MIGRATIONS.map((m) => m.name);
+const BINARY_SCHEMA: readonly string[] = MIGRATIONS.map((m) => m.name);
 
 const WRITE_BUFFER = 1024 * 1024;
 
@@ -123,7 +123,7 @@ export async function restoreFromFile(db: Database, file: string, options: LoadO
       // leaves no schema behind in a bare target. loadBackup's own transaction is a savepoint inside this one.
       return await db.knex.transaction(async (trx) => {
         await prepareTarget(trx);
-        return loadBackup(trx, header, headerText!, it, options);
+        return loadBackup({ db: trx, header, headerText: headerText!, lines: it, options });
       });
     } catch (e) {
       if (e instanceof BackupError) throw e;

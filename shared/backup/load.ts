@@ -13,7 +13,7 @@ import { audit } from '../ledger/audit.js';
 import { ident, insertBatchRows, writeExpression } from './columns.js';
 import { insertTriggers, nonEmptyTables, readTables, triggerStates, type InsertTrigger } from './catalog.js';
 import { BackupError } from './errors.js';
-import { checkTrailer, type ColumnSpec, type EndLine, type HeaderLine, LineDigest, parseBodyLine, type RowLine } from './format.js';
+import { checkTrailer, type ColumnSpec, type EndLine, type HeaderLine, LineDigest, parseBodyLine, type RowLine, type SequenceLine } from './format.js';
 import type { OnProgress, Summary } from './progress.js';
 
 export interface LoadOptions {
@@ -82,90 +82,144 @@ async function setTriggers(trx: Tx, triggers: readonly InsertTrigger[], on: bool
   for (const t of triggers) await trx.raw(`ALTER TABLE ${ident(t.table)} ${on ? 'ENABLE' : 'DISABLE'} TRIGGER ${ident(t.name)}`);
 }
 
-/**
- * Load the rest of a backup (`lines`: every line after the header, without newlines) into `db`, whose schema
- * version was already found equal to the header's. `headerText` is the first line as read, for the checksum.
- */
-export async function loadBackup(db: Db, header: HeaderLine, headerText: string, lines: AsyncIterator<string>, options: LoadOptions = {}): Promise<Summary> {
+/** A backup to load: the header (read and checked) and the rest of its lines, and the database to load it into. */
+interface BackupToLoad {
+  /** Empty and migrated; its schema version was already found equal to the header's. */
+  db: Db;
+  header: HeaderLine;
+  /** The first line as read, for the checksum. */
+  headerText: string;
+  /** Every line after the header, without newlines. */
+  lines: AsyncIterator<string>;
+  options?: LoadOptions;
+}
+
+/** Load the rest of a backup into its database, in one transaction; the summary's duration includes the commit. */
+export async function loadBackup({ db, header, headerText, lines, options = {} }: BackupToLoad): Promise<Summary> {
   const now = options.now ?? (() => new Date());
   const started = now().getTime();
   const digest = new LineDigest();
   digest.add(`${headerText}\n`);
-  const rowsTotal = header.tables.reduce((s, t) => s + t.rows, 0);
   const summary = await db.transaction(async (trx) => {
-    await trx.raw(`SET LOCAL TimeZone = 'UTC'`);
-    await trx.raw(`SET LOCAL DateStyle = 'ISO, YMD'`);
-    const tables = await readTables(trx);
-    const names = tables.map((t) => t.name);
-    // Nobody writes while the copy goes in (reads still answer: empty).
-    if (names.length) await trx.raw(`LOCK TABLE ${names.map(ident).join(', ')} IN EXCLUSIVE MODE`);
-    const full = await nonEmptyTables(trx, names);
-    if (full.length) throw new BackupError(`the target database is not empty: ${full.join(', ')} already hold rows; restore only into an empty database`);
-    const columns = new Map(tables.map((t) => [t.name, t.columns]));
-    checkTables(header, columns);
-
-    const triggers = await insertTriggers(trx, names);
-    await setTriggers(trx, triggers, false);
-
-    const inserter = new Inserter(trx, columns);
-    const counts: Record<string, number> = Object.fromEntries(header.tables.map((t) => [t.name, 0]));
-    const tableIndex = new Map(header.tables.map((t, i) => [t.name, i]));
-    const knownSequences = new Set(header.sequences);
-    let sequences = 0;
-    let rowsDone = 0;
-    let lineNo = 1;
-    let end: EndLine | undefined;
-    let endBytes = 0;
-    for (;;) {
-      const next = await lines.next();
-      if (next.done) break;
-      lineNo++;
-      const text = next.value;
-      if (end) throw new BackupError(`line ${lineNo}: content after the trailer: the file is damaged`);
-      const line = parseBodyLine(text, lineNo);
-      if (line.type === 'end') {
-        end = line;
-        endBytes = Buffer.byteLength(`${text}\n`, 'utf8');
-        continue;
-      }
-      digest.add(`${text}\n`);
-      if (line.type === 'row') {
-        await inserter.add(line, lineNo, text.length);
-        counts[line.table] = (counts[line.table] ?? 0) + 1;
-        rowsDone++;
-        if (rowsDone % 500 === 0) {
-          options.onProgress?.({
-            table: line.table,
-            tablesDone: tableIndex.get(line.table) ?? 0,
-            tablesTotal: header.tables.length,
-            rowsDone,
-            rowsTotal,
-            bytes: digest.bytes,
-          });
-        }
-      } else {
-        await inserter.flush();
-        if (!knownSequences.has(line.name)) throw new BackupError(`line ${lineNo}: sequence ${line.name}, which the header does not list`);
-        await trx.raw('SELECT setval(?::regclass, ?::bigint, ?)', [ident(line.name), line.last_value, line.is_called]);
-        sequences++;
-      }
-    }
-    await inserter.flush();
-    if (!end) throw new BackupError(`the file ends at line ${lineNo} without its trailer: it is truncated (an interrupted backup or copy)`);
-    checkTrailer(end, { counts, sequences, digest });
-    for (const t of header.tables) {
-      if (counts[t.name] !== t.rows) throw new BackupError(`table ${t.name}: the header counts ${t.rows} rows but the file has ${counts[t.name]}`);
-    }
-
-    await setTriggers(trx, triggers, true);
-    const off = (await triggerStates(trx)).filter((t) => triggers.some((d) => d.table === t.table && d.name === t.name) && !t.enabled);
-    if (off.length) throw new Error(`triggers still off after the restore: ${off.map((t) => `${t.table}.${t.name}`).join(', ')}`);
-
+    const { columns, triggers } = await openTarget(trx, header);
+    const copy = new BodyCopy(trx, header, columns, { digest, ...(options.onProgress ? { onProgress: options.onProgress } : {}) });
+    await copy.readAll(lines);
+    checkCopied(header, copy, digest);
+    await restoreTriggers(trx, triggers);
     const report = await audit(trx);
     if (!report.ok) throw new BackupError(`the restored ledger does not pass the audit, so nothing was restored:\n  ${report.problems.join('\n  ')}`);
-    options.onProgress?.({ table: 'done', tablesDone: header.tables.length, tablesTotal: header.tables.length, rowsDone, rowsTotal, bytes: digest.bytes });
-    return { schema: header.schema, tables: counts, rows: rowsDone, sequences, bytes: digest.bytes + endBytes, seconds: 0 };
+    copy.progress('done', header.tables.length);
+    return { schema: header.schema, tables: copy.counts, rows: copy.rowsDone, sequences: copy.sequences, bytes: digest.bytes + copy.endBytes, seconds: 0 };
   });
   // The deferred journal checks ran at commit: the duration includes them.
   return { ...summary, seconds: (now().getTime() - started) / 1000 };
+}
+
+/**
+ * The target made ready: UTC and ISO dates, its tables locked (nobody writes while the copy goes in; reads still
+ * answer: empty) and checked empty and equal to the backup's, the user triggers that fire on INSERT turned off.
+ */
+async function openTarget(trx: Tx, header: HeaderLine): Promise<{ columns: Map<string, ColumnSpec[]>; triggers: InsertTrigger[] }> {
+  await trx.raw(`SET LOCAL TimeZone = 'UTC'`);
+  await trx.raw(`SET LOCAL DateStyle = 'ISO, YMD'`);
+  const tables = await readTables(trx);
+  const names = tables.map((t) => t.name);
+  if (names.length) await trx.raw(`LOCK TABLE ${names.map(ident).join(', ')} IN EXCLUSIVE MODE`);
+  const full = await nonEmptyTables(trx, names);
+  if (full.length) throw new BackupError(`the target database is not empty: ${full.join(', ')} already hold rows; restore only into an empty database`);
+  const columns = new Map(tables.map((t) => [t.name, t.columns]));
+  checkTables(header, columns);
+  const triggers = await insertTriggers(trx, names);
+  await setTriggers(trx, triggers, false);
+  return { columns, triggers };
+}
+
+/** The body of the file, line by line: rows inserted in batches, sequences set, the trailer kept for the checks. */
+class BodyCopy {
+  readonly counts: Record<string, number>;
+  sequences = 0;
+  rowsDone = 0;
+  /** The line last read (the header is line 1). */
+  lineNo = 1;
+  end: EndLine | undefined;
+  /** The trailer's own bytes: the file's size is the digest's bytes plus these. */
+  endBytes = 0;
+  private readonly inserter: Inserter;
+  private readonly rowsTotal: number;
+  private readonly tableIndex: Map<string, number>;
+  private readonly knownSequences: Set<string>;
+
+  constructor(
+    private readonly trx: Tx,
+    private readonly header: HeaderLine,
+    columns: Map<string, ColumnSpec[]>,
+    private readonly read: { digest: LineDigest; onProgress?: OnProgress },
+  ) {
+    this.inserter = new Inserter(trx, columns);
+    this.counts = Object.fromEntries(header.tables.map((t) => [t.name, 0]));
+    this.rowsTotal = header.tables.reduce((s, t) => s + t.rows, 0);
+    this.tableIndex = new Map(header.tables.map((t, i) => [t.name, i]));
+    this.knownSequences = new Set(header.sequences);
+  }
+
+  async readAll(lines: AsyncIterator<string>): Promise<void> {
+    for (;;) {
+      const next = await lines.next();
+      if (next.done) break;
+      await this.line(next.value);
+    }
+    await this.inserter.flush();
+  }
+
+  /** Where the copy is, to `onProgress`. */
+  progress(table: string, tablesDone: number): void {
+    const { rowsDone, rowsTotal } = this;
+    this.read.onProgress?.({ table, tablesDone, tablesTotal: this.header.tables.length, rowsDone, rowsTotal, bytes: this.read.digest.bytes });
+  }
+
+  private async line(text: string): Promise<void> {
+    this.lineNo++;
+    const { lineNo } = this;
+    if (this.end) throw new BackupError(`line ${lineNo}: content after the trailer: the file is damaged`);
+    const line = parseBodyLine(text, lineNo);
+    if (line.type === 'end') {
+      this.end = line;
+      this.endBytes = Buffer.byteLength(`${text}\n`, 'utf8');
+      return;
+    }
+    this.read.digest.add(`${text}\n`);
+    if (line.type === 'row') await this.row(line, text);
+    else await this.sequence(line);
+  }
+
+  private async row(line: RowLine, text: string): Promise<void> {
+    await this.inserter.add(line, this.lineNo, text.length);
+    this.counts[line.table] = (this.counts[line.table] ?? 0) + 1;
+    this.rowsDone++;
+    if (this.rowsDone % 500 === 0) this.progress(line.table, this.tableIndex.get(line.table) ?? 0);
+  }
+
+  private async sequence(line: SequenceLine): Promise<void> {
+    await this.inserter.flush();
+    if (!this.knownSequences.has(line.name)) throw new BackupError(`line ${this.lineNo}: sequence ${line.name}, which the header does not list`);
+    await this.trx.raw('SELECT setval(?::regclass, ?::bigint, ?)', [ident(line.name), line.last_value, line.is_called]);
+    this.sequences++;
+  }
+}
+
+/** The file was whole: its trailer is there and agrees (counts, SHA-256), and each table has the rows the header counts. */
+function checkCopied(header: HeaderLine, copy: BodyCopy, digest: LineDigest): void {
+  const { end, counts, sequences } = copy;
+  if (!end) throw new BackupError(`the file ends at line ${copy.lineNo} without its trailer: it is truncated (an interrupted backup or copy)`);
+  checkTrailer(end, { counts, sequences, digest });
+  for (const t of header.tables) {
+    if (counts[t.name] !== t.rows) throw new BackupError(`table ${t.name}: the header counts ${t.rows} rows but the file has ${counts[t.name]}`);
+  }
+}
+
+/** The triggers turned off for the copy turned back on, and found on. */
+async function restoreTriggers(trx: Tx, triggers: readonly InsertTrigger[]): Promise<void> {
+  await setTriggers(trx, triggers, true);
+  const off = (await triggerStates(trx)).filter((t) => triggers.some((d) => d.table === t.table && d.name === t.name) && !t.enabled);
+  if (off.length) throw new Error(`triggers still off after the restore: ${off.map((t) => `${t.table}.${t.name}`).join(', ')}`);
 }

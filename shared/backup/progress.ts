@@ -1,5 +1,5 @@
 /** Progress of a backup or a restore, reported after every batch of rows (for a terminal's progress bar). */
-export interface Progress {
+interface Progress {
   table: string;
   tablesDone: number;
   tablesTotal: number;

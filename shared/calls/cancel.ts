@@ -28,7 +28,7 @@ export const cancelKey = (callId: string): string => `cancel:${callId}`;
 /** A cancel mark outlives any run (timeout_s ≤ 300). */
 const CANCEL_MARK_TTL_S = 900;
 /** How long a cancel answered to a caller waits for the call's final state before it answers `cancelling`. */
-export const CANCEL_WAIT_MS = 5_000;
+const CANCEL_WAIT_MS = 5_000;
 
 export type CancelOutcome = 'cancelled' | 'signalled' | 'too_late';
 

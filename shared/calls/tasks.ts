@@ -30,8 +30,8 @@ export interface CallTask {
   pollInterval: number;
 }
 
-export const TASK_POLL_INTERVAL_MS = 1_000;
-export const TASK_PAGE_SIZE = 50;
+const TASK_POLL_INTERVAL_MS = 1_000;
+const TASK_PAGE_SIZE = 50;
 
 export const isTerminal = (status: TaskStatus): boolean => status === 'completed' || status === 'failed' || status === 'cancelled';
 
@@ -39,7 +39,17 @@ export async function recordTask(db: Db, callId: string, who: TaskOwner): Promis
   await db('mcp_tasks').insert({ call_id: callId, owner: who.owner, mandate_id: who.mandateId });
 }
 
-type Row = Record<string, unknown>;
+/** A row of `tasksOf`: the task, its call and its receipt (left joined: null before they exist; shared/db/connect.ts). */
+interface TaskRow {
+  call_id: string;
+  created_at: Date;
+  call_status: string | null;
+  started_at: Date | null;
+  finished_at: Date | null;
+  receipt_status: string | null;
+  error_code: string | null;
+  receipt_at: Date | null;
+}
 
 function tasksOf(db: Db, who: TaskOwner) {
   return db('mcp_tasks as t')
@@ -58,11 +68,11 @@ function tasksOf(db: Db, who: TaskOwner) {
     );
 }
 
-const iso = (v: unknown): string | undefined => (v === null || v === undefined ? undefined : new Date(v as string).toISOString());
+const iso = (v: Date | null): string | undefined => (v === null || v === undefined ? undefined : new Date(v).toISOString());
 
-function toTask(row: Row, ttlMs: number): CallTask {
+function taskFromRow(row: TaskRow, ttlMs: number): CallTask {
   const id = String(row.call_id);
-  const receipt = row.receipt_status as string | null;
+  const receipt = row.receipt_status;
   let status: TaskStatus;
   let statusMessage: string;
   if (receipt === null || receipt === undefined) {
@@ -82,8 +92,8 @@ function toTask(row: Row, ttlMs: number): CallTask {
 
 /** The task, if `who` created it; null otherwise (another principal's task does not exist for it). */
 export async function readTask(db: Db, callId: string, who: TaskOwner, ttlMs: number): Promise<CallTask | null> {
-  const row = await tasksOf(db, who).andWhere('t.call_id', callId).first();
-  return row ? toTask(row, ttlMs) : null;
+  const row: TaskRow | undefined = await tasksOf(db, who).andWhere('t.call_id', callId).first();
+  return row ? taskFromRow(row, ttlMs) : null;
 }
 
 /** `who`'s tasks, newest first, TASK_PAGE_SIZE at a time; the cursor is opaque (the last task of the page). */
@@ -99,12 +109,12 @@ export async function listTasks(db: Db, who: TaskOwner, ttlMs: number, cursor?: 
     if (!after) throw new Error('the cursor is not one tasks/list gave');
     q.andWhereRaw('(t.created_at, t.call_id) < (?::timestamptz, ?)', [after.createdAt, after.id]);
   }
-  const rows = (await q) as Row[];
+  const rows: TaskRow[] = await q;
   const page = rows.slice(0, TASK_PAGE_SIZE);
   const last = page[page.length - 1];
   return {
-    tasks: page.map((r) => toTask(r, ttlMs)),
-    ...(rows.length > TASK_PAGE_SIZE && last ? { nextCursor: encodeCursor(new Date(last.created_at as string), String(last.call_id)) } : {}),
+    tasks: page.map((r) => taskFromRow(r, ttlMs)),
+    ...(rows.length > TASK_PAGE_SIZE && last ? { nextCursor: encodeCursor(new Date(last.created_at), String(last.call_id)) } : {}),
   };
 }
 

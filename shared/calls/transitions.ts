@@ -6,15 +6,62 @@
  *
  * Every transition is a conditional UPDATE on the row, so exactly one of two racing writers wins.
  */
-import type { Db } from '../db/connect.js';
+import type { Db, DbBigInt } from '../db/connect.js';
+import { toBigInt } from '../db/connect.js';
+import type { MandateRow } from '../mandates/store.js';
 import type { ServiceContext } from '../context.js';
 import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './jobs.js';
 import type { CallOutcome } from './outcome.js';
 
 export type CallStatus = 'queued' | 'running' | 'settling' | 'succeeded' | 'failed';
 
-/** A claimed call: its row, with the row of the mandate it runs under (`mandate_*` columns). */
-export type ClaimedCall = Record<string, unknown>;
+/** A claimed call: what the runner reads of its row, and the row of the mandate it runs under. */
+export interface ClaimedCall {
+  agentId: string;
+  agentVersion: string;
+  rootId: string;
+  payer: string;
+  /** The caller's cap, in the mandate's currency; undefined when it set none. */
+  maxCost: bigint | undefined;
+  timeoutMs: number;
+  /** Read with `mandateFromRow` by the runner, once it holds the input (a stored mandate that no longer validates fails the run). */
+  mandate: MandateRow;
+}
+
+/** The claim's row: the call's columns the runner reads (connect.ts: how the drivers return them), the mandate's as `mandate_*`. */
+interface ClaimedCallRow {
+  agent_id: string;
+  agent_version: string;
+  root_id: string;
+  payer: string;
+  mandate_id: string;
+  max_cost: DbBigInt | null;
+  timeout_ms: number;
+  mandate_doc: unknown;
+  mandate_revoked_at: Date | null;
+  mandate_total: DbBigInt;
+  mandate_spent: DbBigInt;
+  mandate_reserved: DbBigInt;
+}
+
+function claimedCallFromRow(row: ClaimedCallRow): ClaimedCall {
+  return {
+    agentId: row.agent_id,
+    agentVersion: row.agent_version,
+    rootId: row.root_id,
+    payer: row.payer,
+    maxCost: row.max_cost === null || row.max_cost === undefined ? undefined : toBigInt(row.max_cost),
+    timeoutMs: row.timeout_ms,
+    mandate: {
+      id: row.mandate_id,
+      doc: row.mandate_doc,
+      revoked_at: row.mandate_revoked_at,
+      total: row.mandate_total,
+      spent: row.mandate_spent,
+      reserved: row.mandate_reserved,
+    },
+  };
+}
 
 /**
  * Move the call from `queued` to `running` (at most one delivery wins) and start its hard deadline. The claim
@@ -22,7 +69,7 @@ export type ClaimedCall = Record<string, unknown>;
  * not `queued`.
  */
 export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | null> {
-  const claimed = await db.raw<{ rows: ClaimedCall[] }>(
+  const claimed = await db.raw<{ rows: ClaimedCallRow[] }>(
     `UPDATE calls c SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => c.timeout_ms / 1000.0)
        FROM mandates m
       WHERE c.id = ? AND c.status = 'queued' AND m.id = c.mandate_id
@@ -30,7 +77,8 @@ export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | n
                m.spent AS mandate_spent, m.reserved AS mandate_reserved`,
     [callId],
   );
-  return claimed.rows[0] ?? null;
+  const row = claimed.rows[0];
+  return row ? claimedCallFromRow(row) : null;
 }
 
 /**
@@ -101,12 +149,12 @@ export async function runJobPending(ctx: ServiceContext, callId: string): Promis
 
 /** The call row's status, or undefined when there is no such call. */
 export async function callStatus(db: Db, callId: string): Promise<CallStatus | undefined> {
-  const row = await db('calls').where({ id: callId }).first('status');
+  const row: { status: CallStatus } | undefined = await db('calls').where({ id: callId }).first('status');
   return row?.status;
 }
 
 /** What a reader of a call may see before its receipt exists: its status and the mandate it runs under. */
 export async function readCall(db: Db, callId: string): Promise<{ id: string; status: CallStatus; mandateId: string } | undefined> {
-  const row = await db('calls').where({ id: callId }).first('id', 'status', 'mandate_id');
-  return row ? { id: String(row.id), status: row.status, mandateId: String(row.mandate_id) } : undefined;
+  const row: { id: string; status: CallStatus; mandate_id: string } | undefined = await db('calls').where({ id: callId }).first('id', 'status', 'mandate_id');
+  return row ? { id: row.id, status: row.status, mandateId: row.mandate_id } : undefined;
 }

@@ -17,7 +17,7 @@ export interface CallWaiter {
   close(): Promise<void>;
 }
 
-export interface WaitOptions {
+interface WaitOptions {
   signal?: AbortSignal;
   /**
    * The caller queued this call itself just now, while the waiter was subscribed (a synchronous POST /v0/calls): any

@@ -2,7 +2,7 @@
  * Measured records of agent versions, computed from `call_events` (what the platform observed; gateway.md §7).
  *
  * Two readers:
- *   - `loadRecords`: all-time runs / successes / billed per version, for capability ranking (submit.ts).
+ *   - `loadRecords`: all-time runs / successes / billed per version, to rank a capability (shared/admission/resolve.ts).
  *   - The Agent Record shown on `GET /v0/agents…`: `loadAgentRecords` (one agent: per version and for the agent
  *     as a whole, last 30 days and all time) and `loadRecordSummaries` (search: a compact all-time record per
  *     listed version). Each is ONE query, whatever the number of versions (GROUPING SETS).
@@ -33,7 +33,7 @@
  *     one success cost the callers.
  *   - without runs: `currency` null, `billed_total` "0.00".
  */
-import type { Queryable } from '../db/connect.js';
+import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { divRound, formatAmount, type Micros } from '../core/money.js';
 import { NOT_THE_AGENTS_DOING } from '../calls/outcome.js';
@@ -57,7 +57,7 @@ export const recordKey = (id: string, version: string): string => `${id}@${versi
 export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: string; version: string }>): Promise<Map<string, MeasuredRecord>> {
   const out = new Map<string, MeasuredRecord>(versions.map((v) => [recordKey(v.id, v.version), EMPTY_RECORD]));
   if (versions.length === 0) return out;
-  const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await db.raw<{ rows: Array<{ agent_id: string; agent_version: string; runs: DbBigInt; successes: DbBigInt; billed: DbBigInt }> }>(
     `SELECT agent_id, agent_version, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, coalesce(sum(cost), 0) AS billed
        FROM call_events
       WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[])) AND ${AGENTS_OWN}
@@ -65,7 +65,7 @@ export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: s
     [versions.map((v) => v.id), versions.map((v) => v.version), notTheAgents],
   );
   for (const row of r.rows) {
-    out.set(recordKey(String(row.agent_id), String(row.agent_version)), {
+    out.set(recordKey(row.agent_id, row.agent_version), {
       runs: Number(row.runs),
       successes: Number(row.successes),
       billed: toBigInt(row.billed),
@@ -77,10 +77,10 @@ export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: s
 // ---------------------------------------------------------------------------------------------------------
 // The Agent Record
 
-export const RECORD_WINDOW_DAYS = 30;
+const RECORD_WINDOW_DAYS = 30;
 const DAY_MS = 86_400_000;
 
-export interface CurrencyRecord {
+interface CurrencyRecord {
   currency: string;
   runs: number;
   successes: number;
@@ -102,7 +102,7 @@ export interface WindowRecord {
   by_currency?: CurrencyRecord[];
 }
 
-export interface AgentRecord {
+interface AgentRecord {
   last_30_days: WindowRecord;
   all_time: WindowRecord;
 }
@@ -146,12 +146,12 @@ interface Tally {
 
 const emptyTally = (): Tally => ({ runs: 0, successes: 0, billed: 0n, p50: null, p95: null, currencies: new Map(), errors: new Map() });
 
-export function successRate(runs: number, successes: number): number | null {
+function successRate(runs: number, successes: number): number | null {
   return runs > 0 ? Number((successes / runs).toFixed(4)) : null;
 }
 
 /** billed ÷ successes, rounded up to the micro-unit; null without successes. */
-export function costPerSuccessfulRun(billed: Micros, successes: number): Micros | null {
+function costPerSuccessfulRun(billed: Micros, successes: number): Micros | null {
   return successes > 0 ? divRound(billed, BigInt(successes), 'up') : null;
 }
 
@@ -191,8 +191,12 @@ function windowView(t: Tally): WindowRecord {
   };
 }
 
-const num = (v: unknown): number => Number(v ?? 0);
-const numOrNull = (v: unknown): number | null => (v === null || v === undefined ? null : Number(v));
+const num = (v: DbBigInt | null): number => Number(v ?? 0);
+const numOrNull = (v: number | null): number | null => (v === null || v === undefined ? null : Number(v));
+
+/** A row of the Agent Record's query (shared/db/connect.ts): counts, sums and percentiles per window. Null where rolled up. */
+type WindowColumns<W extends string> = { [K in `runs_${W}` | `successes_${W}` | `billed_${W}`]: DbBigInt } & { [K in `p50_${W}` | `p95_${W}`]: number | null };
+type AgentRecordRow = { agent_version: string | null; currency: string | null; error_code: string | null; g: number } & WindowColumns<'30' | 'all'>;
 
 /**
  * The Agent Record of one agent: per version (those given) and for the agent as a whole, over the last
@@ -203,7 +207,7 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
   // g = GROUPING(agent_version, currency, error_code): bit 4 = version rolled up, 2 = currency, 1 = error code.
   //   3 (0b011) per version, 7 (0b111) the agent; 1 per version × currency, 5 agent × currency;
   //   2 per version × error code, 6 agent × error code.
-  const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await db.raw<{ rows: AgentRecordRow[] }>(
     `SELECT agent_version, currency, error_code, GROUPING(agent_version, currency, error_code) AS g,
             count(*)                                                         AS runs_all,
             count(*) FILTER (WHERE recent)                                   AS runs_30,
@@ -278,7 +282,18 @@ export async function loadRecordSummaries(
     versions.map((v) => [recordKey(v.id, v.version), { summary: EMPTY_SUMMARY, measured: EMPTY_RECORD }]),
   );
   if (versions.length === 0) return out;
-  const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await db.raw<{
+    rows: Array<{
+      agent_id: string;
+      agent_version: string;
+      currency: string | null;
+      g: number;
+      runs: DbBigInt;
+      successes: DbBigInt;
+      billed: DbBigInt;
+      p50: number | null;
+    }>;
+  }>(
     `SELECT agent_id, agent_version, currency, GROUPING(currency) AS g,
             count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, coalesce(sum(cost), 0) AS billed,
             percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50
@@ -289,7 +304,7 @@ export async function loadRecordSummaries(
   );
   const tallies = new Map<string, Tally>();
   for (const row of r.rows) {
-    const key = recordKey(String(row.agent_id), String(row.agent_version));
+    const key = recordKey(row.agent_id, row.agent_version);
     const t = tallies.get(key) ?? emptyTally();
     tallies.set(key, t);
     const runs = num(row.runs);

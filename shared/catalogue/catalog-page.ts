@@ -22,8 +22,8 @@ import { agentView } from './catalogue.js';
 import { loadEvaluationSummaries, publishedOf } from './evaluations.js';
 import { sampleFor } from './sample-records.js';
 
-export const DEFAULT_LIMIT = 20;
-export const MAX_LIMIT = 100;
+const DEFAULT_LIMIT = 20;
+const MAX_LIMIT = 100;
 
 export interface CatalogPageQuery {
   /** 1..MAX_LIMIT, default DEFAULT_LIMIT. */
@@ -36,7 +36,7 @@ function parseLimit(raw: string | undefined): number {
   if (raw === undefined || raw === '') return DEFAULT_LIMIT;
   const n = /^\d{1,4}$/.test(raw) ? Number(raw) : Number.NaN;
   if (!(n >= 1 && n <= MAX_LIMIT))
-    throw new HolonError('invalid_request', 400, `limit is a whole number from 1 to ${MAX_LIMIT}`, [{ path: '$.limit', message: 'out of range' }]);
+    throw new HolonError('invalid_request', `limit is a whole number from 1 to ${MAX_LIMIT}`, [{ path: '$.limit', message: 'out of range' }]);
   return n;
 }
 

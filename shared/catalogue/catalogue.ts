@@ -17,7 +17,7 @@
  *   measured run at all, `sample`: the operator's sample record, labelled `source: "sample"`, beside the
  *   measured fields (sample-records.ts). Search never shows samples: it ranks and admits, on measurements only.
  *
- * The Agent Record (records.ts: definitions, percentiles, currency) is what Holon measured, from `call_events`:
+ * The Agent Record (agent-record.ts: definitions, percentiles, currency) is what Holon measured, from `call_events`:
  *   record   compact, all time, the version shown: {runs, successes, success_rate, latency_p50_ms,
  *            cost_per_successful_run, currency}. Measured: cost per successful run is total billed ÷ successes
  *            (null without successes), not the ranking estimate (that one is the top-level
@@ -35,6 +35,7 @@
  */
 import { HolonError } from '../core/errors.js';
 import type { Manifest } from '../core/manifest/types.js';
+import type { Mandate } from '../core/mandate/types.js';
 import { checkCall } from '../core/mandate/check-call.js';
 import { convert, formatAmount } from '../core/money.js';
 import { fxRateFor, ownWorstCase, worstCase, type MandateBudget } from '../core/pricing.js';
@@ -68,11 +69,11 @@ function pricingView(m: Manifest) {
   };
 }
 
-export const DATA_POLICY_NOTE = 'declared by the author, not verified by Holon';
-export const REMOTE_RUNTIME_NOTE = "runs on the author's server: Holon cannot see what it does with the data";
+const DATA_POLICY_NOTE = 'declared by the author, not verified by Holon';
+const REMOTE_RUNTIME_NOTE = "runs on the author's server: Holon cannot see what it does with the data";
 
 /** The data policy as declared (manifest.md §6): attested, not enforced. Undeclared fields are null. */
-export function dataView(m: Manifest) {
+function dataView(m: Manifest) {
   const d = m.data;
   const retention = d?.retention ? (d.retention.kind === 'none' ? 'none' : `${d.retention.days}d`) : null;
   return {
@@ -86,7 +87,7 @@ export function dataView(m: Manifest) {
 }
 
 /** Remote runtimes are attested, not enforced (gateway.md §6). */
-export function runtimeView(m: Manifest) {
+function runtimeView(m: Manifest) {
   const kind = m.runtime.kind;
   return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
 }
@@ -137,72 +138,110 @@ function byCost(a: { currency: string; cost: bigint | null }, b: { currency: str
   return a.cost < b.cost ? -1 : 1;
 }
 
+/** What search shows and ranks of each found agent: its measured record, the compact record shown, its evaluation. */
+interface Facts {
+  measured(a: AgentVersion): MeasuredRecord;
+  shown(a: AgentVersion): RecordSummary;
+  evaluated(a: AgentVersion): EvaluationSummary;
+}
+
+/** A search under a mandate: the agents found (and, with `q`, how they matched), and what admission reads. */
+interface MandateSearch {
+  mandate: Mandate;
+  now: number;
+  found: AgentVersion[];
+  matches: ReadonlyMap<AgentVersion, TextMatch> | undefined;
+  facts: Facts;
+}
+
 export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQuery) {
   const { capability, mandateId } = query;
   const q = query.q?.trim() ? query.q : undefined;
   if (q !== undefined && q.length > MAX_QUERY_LENGTH)
-    throw new HolonError('invalid_request', 400, `q must be at most ${MAX_QUERY_LENGTH} characters`, [{ path: '$.q', message: 'too long' }]);
+    throw new HolonError('invalid_request', `q must be at most ${MAX_QUERY_LENGTH} characters`, [{ path: '$.q', message: 'too long' }]);
   const listed = gateway.registry.search(capability ? { capability } : {});
   const matches: ReadonlyMap<AgentVersion, TextMatch> | undefined = q === undefined ? undefined : await matchText(gateway.db, listed, q);
   const found = matches ? listed.filter((a) => matches.has(a)) : listed;
-  // One query for every result: the compact record shown, and the figures ranking needs.
+  const facts = await loadFacts(gateway, found);
+  if (!mandateId) {
+    const { shown, evaluated } = facts;
+    return { agents: byOwnCost(found, matches, facts).map((a) => agentView(a, shown(a), evaluated(a))) };
+  }
+
+  const stored = await loadMandate(gateway.db, mandateId);
+  if (!stored) throw new HolonError('not_found', `there is no mandate ${mandateId}`);
+  const search: MandateSearch = { mandate: stored.mandate, now: gateway.now(), found, matches, facts };
+  if (capability && !capability.endsWith('.*')) return rankedByCapability(search, capability);
+  return admittedById(search);
+}
+
+/** One query for every result: the compact record shown, and the figures ranking needs; then their evaluations. */
+async function loadFacts(gateway: ServiceContext, found: readonly AgentVersion[]): Promise<Facts> {
   const records = await loadRecordSummaries(
     gateway.db,
     found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })),
   );
-  const measured = (a: AgentVersion): MeasuredRecord => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
-  const shown = (a: AgentVersion): RecordSummary => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY;
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(found), false);
-  const evaluated = (a: AgentVersion) => evaluations(a.manifest.id, a.manifest.version);
-  if (!mandateId) {
-    // Without a mandate, cost per successful run in the agent's own currency.
-    const own = (a: AgentVersion) => ({ currency: a.manifest.pricing.currency, cost: costPerSuccess(measured(a), ownWorstCase(a.manifest.pricing)) });
-    const ordered = matches
-      ? [...found].sort(
-          byRelevance(
-            matches,
-            (a: AgentVersion) => a,
-            (a, b) => byCost(own(a), own(b)),
-          ),
-        )
-      : found;
-    return { agents: ordered.map((a) => agentView(a, shown(a), evaluated(a))) };
-  }
+  return {
+    measured: (a) => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD,
+    shown: (a) => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY,
+    evaluated: (a) => evaluations(a.manifest.id, a.manifest.version),
+  };
+}
 
-  const stored = await loadMandate(gateway.db, mandateId);
-  if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${mandateId}`);
-  const { mandate } = stored;
-  const now = gateway.now();
+/** Without a mandate: as found, or with `q` by relevance, then cost per successful run in the agent's own currency. */
+function byOwnCost(found: AgentVersion[], matches: MandateSearch['matches'], { measured }: Facts): AgentVersion[] {
+  if (!matches) return found;
+  const own = (a: AgentVersion) => ({ currency: a.manifest.pricing.currency, cost: costPerSuccess(measured(a), ownWorstCase(a.manifest.pricing)) });
+  return [...found].sort(
+    byRelevance(
+      matches,
+      (a: AgentVersion) => a,
+      (a, b) => byCost(own(a), own(b)),
+    ),
+  );
+}
+
+/** An agent as shown under a mandate: its view, and its list price in the mandate's currency. */
+function viewUnderMandate({ mandate, facts }: MandateSearch, a: AgentVersion) {
+  return { ...agentView(a, facts.shown(a), facts.evaluated(a)), price: priceIn(a.manifest, mandate.budget) };
+}
+
+/** A capability under a mandate: the capability ranking (resolution.ts), equally relevant agents kept in its order. */
+function rankedByCapability(search: MandateSearch, capability: string) {
+  const { mandate, now, found, matches, facts } = search;
+  const ranking = rankCapability(
+    capability,
+    found.map((a) => ({
+      manifest: a.manifest,
+      facts: { origin: a.origin, evaluation: facts.evaluated(a).status, record: facts.measured(a) },
+      record: facts.measured(a),
+      usedBefore: true,
+    })),
+    mandate,
+    { depth: mandate.depth, delegated: false, usedBefore: true, now },
+  );
+  const byManifest = new Map(found.map((a) => [a.manifest, a]));
+  const agentOf = (r: { manifest: Manifest }) => byManifest.get(r.manifest)!;
+  // Equally relevant agents keep the capability ranking's order (cost per successful run, worst case, id).
+  const ranked = matches ? [...ranking.ranked].sort(byRelevance(matches, agentOf)) : ranking.ranked;
+  const denied = matches ? [...ranking.denied].sort(byRelevance(matches, agentOf)) : ranking.denied;
+  return {
+    currency: mandate.budget.currency,
+    agents: ranked.map((r) => ({
+      ...viewUnderMandate(search, agentOf(r)),
+      worst_case: formatAmount(r.worstCase),
+      cost_per_successful_run: formatAmount(r.costPerSuccess),
+      decision: r.admission.decision,
+    })),
+    denied: denied.map((d) => ({ id: d.manifest.id, version: d.manifest.version, reasons: d.reasons })),
+  };
+}
+
+/** Any other search under a mandate: each agent admitted as if called by id; the denied listed apart with the reasons. */
+function admittedById(search: MandateSearch) {
+  const { mandate, now, found, matches, facts } = search;
   const currency = mandate.budget.currency;
-  const underMandate = (a: AgentVersion) => ({ ...agentView(a, shown(a), evaluated(a)), price: priceIn(a.manifest, mandate.budget) });
-  if (capability && !capability.endsWith('.*')) {
-    const ranking = rankCapability(
-      capability,
-      found.map((a) => ({
-        manifest: a.manifest,
-        facts: { origin: a.origin, evaluation: evaluated(a).status, record: measured(a) },
-        record: measured(a),
-        usedBefore: true,
-      })),
-      mandate,
-      { depth: mandate.depth, delegated: false, usedBefore: true, now },
-    );
-    const byManifest = new Map(found.map((a) => [a.manifest, a]));
-    const agentOf = (r: { manifest: Manifest }) => byManifest.get(r.manifest)!;
-    // Equally relevant agents keep the capability ranking's order (cost per successful run, worst case, id).
-    const ranked = matches ? [...ranking.ranked].sort(byRelevance(matches, agentOf)) : ranking.ranked;
-    const denied = matches ? [...ranking.denied].sort(byRelevance(matches, agentOf)) : ranking.denied;
-    return {
-      currency,
-      agents: ranked.map((r) => ({
-        ...underMandate(agentOf(r)),
-        worst_case: formatAmount(r.worstCase),
-        cost_per_successful_run: formatAmount(r.costPerSuccess),
-        decision: r.admission.decision,
-      })),
-      denied: denied.map((d) => ({ id: d.manifest.id, version: d.manifest.version, reasons: d.reasons })),
-    };
-  }
   const allowed = [];
   const denied = [];
   for (const a of found) {
@@ -214,14 +253,14 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
       via: { kind: 'id' },
       usedBefore: true,
       now,
-      facts: { origin: a.origin, evaluation: evaluated(a).status, record: measured(a) },
+      facts: { origin: a.origin, evaluation: facts.evaluated(a).status, record: facts.measured(a) },
     });
     if (admission.decision === 'deny') denied.push({ agent: a, view: { id: a.manifest.id, version: a.manifest.version, reasons: admission.reasons } });
     else
       allowed.push({
         agent: a,
-        cost: wc.ok ? costPerSuccess(measured(a), wc.own) : null,
-        view: { ...underMandate(a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision },
+        cost: wc.ok ? costPerSuccess(facts.measured(a), wc.own) : null,
+        view: { ...viewUnderMandate(search, a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision },
       });
   }
   if (matches) {
@@ -238,7 +277,7 @@ export async function searchCatalogue(gateway: ServiceContext, query: CatalogueQ
 }
 
 /** An input to start from: the first example that succeeds (`output`), else the first example, else null. */
-export function exampleInput(m: Manifest): unknown {
+function exampleInput(m: Manifest): unknown {
   const examples = m.interface.examples;
   return (examples.find((e) => e.output !== undefined) ?? examples[0])?.input ?? null;
 }
@@ -250,8 +289,7 @@ export function exampleInput(m: Manifest): unknown {
  */
 export async function describeAgent(gateway: ServiceContext, ref: string) {
   const resolved = gateway.registry.resolve(ref);
-  if (!resolved.ok)
-    throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.code === 'invalid_ref' ? 400 : 404, resolved.message);
+  if (!resolved.ok) throw new HolonError(resolved.code === 'invalid_ref' ? 'invalid_request' : 'not_found', resolved.message);
   const agent = resolved.agent;
   const versions = gateway.registry.versions(agent.manifest.id);
   const measuredRecords = await loadAgentRecords(

@@ -23,7 +23,7 @@
 import { loadEvaluationSummaries } from './evaluations.js';
 import type { ServiceContext } from '../context.js';
 import { formatAmount, type Micros } from '../core/money.js';
-import type { Db } from '../db/connect.js';
+import type { Db, DbBigInt } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { viewCredential, NO_SECRET_MESSAGE, type CredentialView } from '../hosted/credentials.js';
 import { SETTLEMENT_KIND } from '../ledger/entries.js';
@@ -50,7 +50,7 @@ interface Credit {
 
 /** The author's positive settle lines, grouped by the agent called (`id@version`, null without a receipt). */
 async function loadCredits(db: Db, author: string): Promise<Credit[]> {
-  const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await db.raw<{ rows: Array<{ called: string | null; currency: string; amount: DbBigInt; calls: DbBigInt }> }>(
     `SELECT r.agent AS called, l.currency, sum(l.amount) AS amount, count(*) AS calls
        FROM journal_lines l
        JOIN journal_entries e ON e.id = l.entry_id AND e.kind = ?
@@ -60,8 +60,8 @@ async function loadCredits(db: Db, author: string): Promise<Credit[]> {
     [SETTLEMENT_KIND, author],
   );
   return r.rows.map((row) => ({
-    called: row.called === null ? null : String(row.called),
-    currency: String(row.currency),
+    called: row.called,
+    currency: row.currency,
     amount: toBigInt(row.amount),
     calls: Number(row.calls),
   }));
@@ -88,7 +88,7 @@ async function forkedVersions(db: Db, author: string, called: readonly string[])
 
 /** Σ of the author's positive lines in settle entries, per currency: what the attributed figures must add up to. */
 async function journalTotal(db: Db, author: string): Promise<Amounts> {
-  const r = await db.raw<{ rows: Array<{ currency: string; amount: unknown }> }>(
+  const r = await db.raw<{ rows: Array<{ currency: string; amount: DbBigInt }> }>(
     `SELECT l.currency, sum(l.amount) AS amount FROM journal_lines l JOIN journal_entries e ON e.id = l.entry_id
       WHERE e.kind = ? AND l.account = ? AND l.amount > 0 GROUP BY l.currency`,
     [SETTLEMENT_KIND, author],
@@ -213,5 +213,5 @@ export async function authorAgents(ctx: Pick<ServiceContext, 'db'>, author: stri
   };
 }
 
-export const EARNINGS_DEFINITION =
+const EARNINGS_DEFINITION =
   "your positive lines in settle journal entries: a call to your version is its share; a call to another author's fork of it pays its royalties";

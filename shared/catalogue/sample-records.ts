@@ -30,9 +30,9 @@ import { formatAmount, isCurrency, ONE_RATE, tryParseAmount, tryParseRate } from
 import { ConfigError } from '../platform/config.js';
 
 /** What labels every sample, wherever it is shown. */
-export const SAMPLE_SOURCE = 'sample' as const;
+const SAMPLE_SOURCE = 'sample' as const;
 export const SAMPLE_NOTE = 'sample figures set by the operator (HOLON_RECORDS), not measured by Holon';
-export const SAMPLE_DEFAULT_CURRENCY = 'EUR';
+const SAMPLE_DEFAULT_CURRENCY = 'EUR';
 
 /** A sample as shown: the measured record's names, plus its labels. JSON-ready, frozen. */
 export interface SampleRecord {

@@ -11,7 +11,7 @@ export const AGENT_ID_PATTERN = '^[a-z0-9][a-z0-9-]{0,37}[a-z0-9]/[a-z0-9][a-z0-
 /** A capability class: dot-separated lowercase words, a word may contain inner '-' ("data.csv-profile"). */
 export const CAPABILITY_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*(?:\\.[a-z0-9]+(?:-[a-z0-9]+)*)*$';
 
-export const HANDLE = new RegExp(HANDLE_PATTERN);
+const HANDLE = new RegExp(HANDLE_PATTERN);
 export const CAPABILITY_CLASS = new RegExp(CAPABILITY_PATTERN);
 const AGENT_ID = new RegExp(AGENT_ID_PATTERN);
 

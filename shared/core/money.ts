@@ -11,8 +11,8 @@
 
 export type Micros = bigint;
 
-export const MICROS_PER_UNIT = 1_000_000n;
-export const AMOUNT_DECIMALS = 6;
+const MICROS_PER_UNIT = 1_000_000n;
+const AMOUNT_DECIMALS = 6;
 
 /** An exact non-negative decimal fraction num/den, den = 10^k. */
 export interface Rate {
@@ -68,7 +68,7 @@ export function tryParseAmount(value: unknown, options: AmountOptions = {}): Par
   return { ok: true, value: micros };
 }
 
-export class MoneyError extends Error {
+class MoneyError extends Error {
   override readonly name = 'MoneyError';
 }
 
@@ -124,13 +124,7 @@ export function parseRate(value: unknown, options: { maxDecimals: number; below?
   return r.value;
 }
 
-export const ZERO_RATE: Rate = { num: 0n, den: 1n };
 export const ONE_RATE: Rate = { num: 1n, den: 1n };
-
-export function rate(num: bigint, den: bigint): Rate {
-  if (den <= 0n || num < 0n) throw new MoneyError('a rate is a non-negative fraction with a positive denominator');
-  return { num, den };
-}
 
 export function compareRates(a: Rate, b: Rate): number {
   const l = a.num * b.den;
@@ -170,17 +164,7 @@ export function minAmount(a: Micros, b: Micros): Micros {
   return a < b ? a : b;
 }
 
-export function maxAmount(a: Micros, b: Micros): Micros {
-  return a > b ? a : b;
-}
-
-export function sumAmounts(values: Iterable<Micros>): Micros {
-  let total = 0n;
-  for (const v of values) total += v;
-  return total;
-}
-
-export const CURRENCY = /^[A-Z]{3}$/;
+const CURRENCY = /^[A-Z]{3}$/;
 
 export function isCurrency(value: unknown): value is string {
   return typeof value === 'string' && CURRENCY.test(value);

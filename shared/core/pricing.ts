@@ -29,7 +29,7 @@ export type WorstCase =
   | { ok: true; own: Micros; downstream: Micros; total: Micros; listed: Micros }
   | { ok: false; code: 'no_fx_rate' | 'below_per_run_price'; message: string };
 
-export type FailureCode =
+type FailureCode =
   | 'timeout'
   | 'invalid_output'
   | 'agent_error'

@@ -24,7 +24,7 @@ import type { Admission, AgentFacts, CallRequest, Mandate } from './mandate/type
 import { checkCall } from './mandate/check-call.js';
 import { worstCase } from './pricing.js';
 
-export { parseAgentRef, type AgentRef } from './identifiers.js';
+export { parseAgentRef } from './identifiers.js';
 
 /** The highest listed version satisfying `range` (default `*`), or null. */
 export function resolveVersion(versions: readonly string[], range?: string): string | null {
@@ -44,7 +44,7 @@ export interface Candidate {
 /** The call as checkCall sees it, less what each candidate supplies (its worst case, its facts). */
 export type RankRequest = Omit<CallRequest, 'worstCase' | 'via' | 'facts'>;
 
-export interface Ranked {
+interface Ranked {
   manifest: Manifest;
   costPerSuccess: Micros;
   worstCase: Micros;

@@ -25,9 +25,9 @@ export interface Line {
 }
 
 export const PLATFORM_ACCOUNT = 'holon';
-export const PLATFORM_FEE: Rate = { num: 10n, den: 100n };
+const PLATFORM_FEE: Rate = { num: 10n, den: 100n };
 /** 8 levels of lineage: the agent called and at most 8 upstreams. */
-export const MAX_CHAIN_ACCOUNTS = 9;
+const MAX_CHAIN_ACCOUNTS = 9;
 
 function checkRate(r: Rate, what: string, allowOne: boolean): void {
   const tooHigh = allowOne ? r.num > r.den : r.num >= r.den;

@@ -57,7 +57,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     try {
       const pglite = new PGlite(options.dir);
       await pglite.waitReady;
-      knex = knexFactory({ client: ClientPGLite as unknown as typeof knexFactory.Client, connection: { pglite } as never });
+      knex = knexFactory({ client: ClientPGLite, connection: { pglite } as never });
     } catch (e) {
       await unlock?.();
       throw e;
@@ -79,6 +79,21 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     }
   }
   return { knex, kind, close };
+}
+
+/**
+ * How the drivers return a column, for the row types of the stores (each store's `…FromRow` reads its row once):
+ *   int8, count(*)   bigint from pg (the parser above), number from PGlite: `DbBigInt`, read with `toBigInt`
+ *   numeric, sum()   string from both: `DbBigInt` too
+ *   integer          number
+ *   timestamptz      Date
+ *   jsonb            the parsed value, or its text where a driver leaves it unparsed: read with `fromJsonb`
+ */
+export type DbBigInt = bigint | number | string;
+
+/** A jsonb value: parsed by the drivers, or its text. */
+export function fromJsonb(value: unknown): unknown {
+  return typeof value === 'string' ? JSON.parse(value) : value;
 }
 
 /** Read an int8/numeric value (bigint from drivers, string from sums) as bigint. */

@@ -11,7 +11,7 @@ import { hostname } from 'node:os';
 import path from 'node:path';
 import { open, readFile, unlink } from 'node:fs/promises';
 
-export const PGLITE_LOCK_FILE = 'holon.lock';
+const PGLITE_LOCK_FILE = 'holon.lock';
 
 export interface LockHolder {
   pid: number;
@@ -64,7 +64,7 @@ async function readHolder(file: string): Promise<LockHolder | undefined> {
 }
 
 /** The holder of a directory's lock when it is a live process other than this one (on another host: assumed live). */
-export async function pgliteHolder(dir: string): Promise<LockHolder | undefined> {
+async function pgliteHolder(dir: string): Promise<LockHolder | undefined> {
   const holder = await readHolder(path.join(path.resolve(dir), PGLITE_LOCK_FILE));
   if (!holder || holder.pid === process.pid) return undefined;
   if (holder.host !== hostname()) return holder;

@@ -6,6 +6,6 @@ export async function inTransaction<T>(db: Queryable, work: (trx: Tx) => Promise
   return db.transaction(work);
 }
 
-export function isTransaction(db: Queryable): db is Tx {
+function isTransaction(db: Queryable): db is Tx {
   return (db as Tx).isTransaction === true;
 }

@@ -16,9 +16,9 @@ import type { Problem } from '../core/errors.js';
 import type { AgentVersion } from '../registry/agent-version.js';
 
 /** The platform's namespace: the agents Holon itself ships (agents/). */
-export const DEMO_NAMESPACE = 'holon-labs';
+const DEMO_NAMESPACE = 'holon-labs';
 /** 0.01 in micro-units of the agent's currency. */
-export const DEMO_MAX_PRICE = 10_000n;
+const DEMO_MAX_PRICE = 10_000n;
 export const DEMO_MAX_BODY_BYTES = 8 * 1024;
 export const DEMO_MAX_STRING = 2000;
 /** The largest output a demo answer carries (a bigger one is refused, not cut). */

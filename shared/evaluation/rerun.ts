@@ -25,12 +25,12 @@ export async function rerunEvaluation(
     })
     .where({ 'p.agent_id': agentId, 'p.version': version })
     .first('p.author', 'p.manifest', 'y.created_at as yanked_at')) as { author: string; manifest: unknown; yanked_at: Date | null } | undefined;
-  if (!row || row.author !== author) throw new HolonError('not_found', 404, `you have not published ${label}`);
-  if (row.yanked_at) throw new HolonError('yanked', 409, `${label} is yanked: it is no longer evaluated`);
+  if (!row || row.author !== author) throw new HolonError('not_found', `you have not published ${label}`);
+  if (row.yanked_at) throw new HolonError('yanked', `${label} is yanked: it is no longer evaluated`);
   const doc = (typeof row.manifest === 'string' ? JSON.parse(row.manifest) : row.manifest) as { capabilities?: unknown };
   const capabilities = Array.isArray(doc.capabilities) ? doc.capabilities.filter((c): c is string => typeof c === 'string') : [];
   const suites = suitesFor(capabilities);
-  if (suites.length === 0) throw new HolonError('no_suite', 409, `no evaluation suite applies to the capabilities of ${label} (${capabilities.join(', ')})`);
+  if (suites.length === 0) throw new HolonError('no_suite', `no evaluation suite applies to the capabilities of ${label} (${capabilities.join(', ')})`);
 
   const queued = await ctx.db.transaction(async (trx) => {
     // One re-run at a time per version: the row lock serialises two requests racing here.
@@ -39,7 +39,7 @@ export async function rerunEvaluation(
       .where({ agent_id: agentId, version })
       .whereIn('status', ['queued', 'running'])
       .first('capability', 'status')) as { capability: string; status: string } | undefined;
-    if (unfinished) throw new HolonError('evaluation_running', 409, `the evaluation of ${label} on ${unfinished.capability} is still ${unfinished.status}`);
+    if (unfinished) throw new HolonError('evaluation_running', `the evaluation of ${label} on ${unfinished.capability} is still ${unfinished.status}`);
     return queueEvaluations(trx, { agentId, version, requestedBy: author }, suites);
   });
   await wakeEvaluators(

@@ -8,7 +8,7 @@
  * Views: public suites show each case in detail (expected, got, why it failed); hidden suites show each case as its
  * number and pass/fail only — no case id, input, expectation or output ever leaves the evaluator for them.
  */
-import type { CaseRow, EvaluationRow, LatestEvaluation } from './store.js';
+import type { CaseDetail, CaseRow, EvaluationRow, LatestEvaluation } from './store.js';
 
 export type Standing = 'passed' | 'failed' | 'error' | 'pending' | 'none';
 
@@ -35,8 +35,11 @@ export interface EvaluationView {
   started_at: string | null;
   finished_at: string | null;
   duration_ms: number | null;
-  cases?: Array<Record<string, unknown>>;
+  cases?: CaseView[];
 }
+
+/** One judged case: a public suite's in detail, a hidden suite's as its number and pass/fail only. */
+type CaseView = { case: number; passed: boolean } | ({ case: number; id: string; passed: boolean; duration_ms: number } & Partial<CaseDetail>);
 
 const iso = (d: Date | string | null): string | null => (d === null ? null : new Date(d).toISOString());
 
@@ -63,10 +66,9 @@ export function evaluationView(row: LatestEvaluation, withCases: boolean): Evalu
   };
 }
 
-function caseView(c: CaseRow, hidden: boolean): Record<string, unknown> {
+function caseView(c: CaseRow, hidden: boolean): CaseView {
   if (hidden) return { case: c.ordinal + 1, passed: c.passed };
-  const detail = (typeof c.detail === 'string' ? JSON.parse(c.detail) : c.detail) as Record<string, unknown> | null;
-  return { case: c.ordinal + 1, id: c.case_id, passed: c.passed, duration_ms: c.duration_ms, ...(detail ?? {}) };
+  return { case: c.ordinal + 1, id: c.case_id, passed: c.passed, duration_ms: c.duration_ms, ...(c.detail ?? {}) };
 }
 
 /** A version's evaluation summary for lists (catalogue, search): its standing and one line per suite. */

@@ -9,9 +9,11 @@
  * count is read from them at the end and never double-counted. `finishEvaluation` only ends a running row.
  */
 import { randomBytes } from 'node:crypto';
-import type { Db, Queryable } from '../db/connect.js';
+import type { CaseExpectation } from '../core/evals/index.js';
+import type { Db, DbBigInt, Queryable } from '../db/connect.js';
+import { fromJsonb } from '../db/connect.js';
 
-export type EvaluationStatus = 'queued' | 'running' | 'passed' | 'failed' | 'error';
+type EvaluationStatus = 'queued' | 'running' | 'passed' | 'failed' | 'error';
 
 export interface EvaluationRow {
   id: string;
@@ -36,6 +38,13 @@ export interface EvaluationRow {
   duration_ms: number | null;
 }
 
+/** What a public case shows (services/evaluator/run-case.ts `caseDetail`): expected, got, why it failed. */
+export interface CaseDetail {
+  expected: CaseExpectation;
+  got: unknown;
+  reasons?: string[];
+}
+
 export interface CaseRow {
   evaluation_id: string;
   case_id: string;
@@ -43,8 +52,13 @@ export interface CaseRow {
   passed: boolean;
   duration_ms: number;
   /** Public cases: expected, got, reasons. Hidden cases: null. */
-  detail: unknown;
+  detail: CaseDetail | null;
 }
+
+/** An `evaluation_cases` row as the drivers return it: `detail` is jsonb (shared/db/connect.ts). */
+type CaseColumns = Omit<CaseRow, 'detail'> & { detail: unknown };
+
+const caseFromRow = (row: CaseColumns): CaseRow => ({ ...row, detail: fromJsonb(row.detail) as CaseDetail | null });
 
 /** What a suite contributes to a new evaluation (the suite's own details stay with the evaluator). */
 export interface SuiteSummary {
@@ -55,7 +69,7 @@ export interface SuiteSummary {
   threshold: string;
 }
 
-export function evaluationId(): string {
+function evaluationId(): string {
   return `ev_${Date.now().toString(36)}${randomBytes(6).toString('hex')}`;
 }
 
@@ -92,7 +106,8 @@ export async function queueEvaluations(
     threshold: s.threshold,
     requested_by: v.requestedBy ?? null,
   }));
-  return (await db('evaluations').insert(rows).returning('*')) as EvaluationRow[];
+  const inserted: EvaluationRow[] = await db('evaluations').insert(rows).returning('*');
+  return inserted;
 }
 
 /**
@@ -101,7 +116,7 @@ export async function queueEvaluations(
  */
 export async function claimEvaluation(db: Db, id: string, holder: string, now: number, leaseMs: number): Promise<EvaluationRow | null> {
   const at = new Date(now);
-  const rows = (await db('evaluations')
+  const rows: EvaluationRow[] = await db('evaluations')
     .where({ id })
     .where((q) =>
       q.where({ status: 'queued' }).orWhere((r) => r.where({ status: 'running' }).where((l) => l.whereNull('lease_until').orWhere('lease_until', '<', at))),
@@ -113,7 +128,7 @@ export async function claimEvaluation(db: Db, id: string, holder: string, now: n
       started_at: db.raw('coalesce(started_at, ?)', [at]),
       attempts: db.raw('attempts + 1'),
     })
-    .returning('*')) as EvaluationRow[];
+    .returning('*');
   return rows[0] ?? null;
 }
 
@@ -166,7 +181,7 @@ export async function finishEvaluation(
   end: { status: 'passed' | 'failed' | 'error'; passed: number; reason?: string },
   now: number,
 ): Promise<EvaluationRow | null> {
-  const rows = (await db('evaluations')
+  const rows: EvaluationRow[] = await db('evaluations')
     .where({ id, holder, status: 'running' })
     .update({
       lease_until: null,
@@ -176,7 +191,7 @@ export async function finishEvaluation(
       finished_at: new Date(now),
       duration_ms: db.raw('greatest(0, round(extract(epoch from (?::timestamptz - started_at)) * 1000))::int', [new Date(now)]),
     })
-    .returning('*')) as EvaluationRow[];
+    .returning('*');
   return rows[0] ?? null;
 }
 
@@ -185,7 +200,7 @@ export async function passedCount(db: Db, id: string): Promise<{ passed: number;
   const row = (await db('evaluation_cases')
     .where({ evaluation_id: id })
     .select(db.raw('count(*) filter (where passed) as passed'), db.raw('count(*) as judged'))
-    .first()) as { passed: string | number; judged: string | number };
+    .first()) as { passed: DbBigInt; judged: DbBigInt };
   return { passed: Number(row.passed), judged: Number(row.judged) };
 }
 
@@ -221,7 +236,7 @@ export async function latestEvaluations(
 ): Promise<Map<string, LatestEvaluation[]>> {
   const out = new Map<string, LatestEvaluation[]>();
   if (versions.length === 0) return out;
-  const rows = (await db('evaluations as e')
+  const rows: EvaluationRow[] = await db('evaluations as e')
     .whereIn(
       ['e.agent_id', 'e.version'],
       versions.map((v) => [v.id, v.version]),
@@ -232,18 +247,18 @@ export async function latestEvaluations(
       ),
     )
     .orderBy(['e.agent_id', 'e.version', 'e.capability'])
-    .select('e.*')) as EvaluationRow[];
+    .select('e.*');
   const cases = new Map<string, CaseRow[]>();
   const counts = new Map<string, { cases: number; passed: number }>();
   if (withCases && rows.length > 0) {
-    const caseRows = (await db('evaluation_cases')
+    const caseRows: CaseColumns[] = await db('evaluation_cases')
       .whereIn(
         'evaluation_id',
         rows.map((r) => r.id),
       )
       .orderBy(['evaluation_id', 'ordinal'])
-      .select('evaluation_id', 'case_id', 'ordinal', 'passed', 'duration_ms', 'detail')) as CaseRow[];
-    for (const c of caseRows) cases.set(c.evaluation_id, [...(cases.get(c.evaluation_id) ?? []), c]);
+      .select('evaluation_id', 'case_id', 'ordinal', 'passed', 'duration_ms', 'detail');
+    for (const c of caseRows.map(caseFromRow)) cases.set(c.evaluation_id, [...(cases.get(c.evaluation_id) ?? []), c]);
   }
   const unfinished = rows.filter((r) => r.status === 'queued' || r.status === 'running').map((r) => r.id);
   if (!withCases && unfinished.length > 0) {
@@ -252,8 +267,8 @@ export async function latestEvaluations(
       .groupBy('evaluation_id')
       .select('evaluation_id', db.raw('count(*) as cases'), db.raw('count(*) filter (where passed) as passed'))) as Array<{
       evaluation_id: string;
-      cases: string | number;
-      passed: string | number;
+      cases: DbBigInt;
+      passed: DbBigInt;
     }>;
     for (const t of tallies) counts.set(t.evaluation_id, { cases: Number(t.cases), passed: Number(t.passed) });
   }

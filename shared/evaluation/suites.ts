@@ -28,16 +28,16 @@ export interface SuiteDirs {
 }
 
 export const SUITE_FILE = 'suite.yaml';
-export const FIXTURES_DIR = 'files';
+const FIXTURES_DIR = 'files';
 /** The largest fixture file accepted (it is hashed at start-up and served to agents under evaluation). */
-export const MAX_FIXTURE_BYTES = 100 * 1024 * 1024;
+const MAX_FIXTURE_BYTES = 100 * 1024 * 1024;
 /** Problems of one broken suite written to the log, at most. */
 const MAX_LOGGED_PROBLEMS = 50;
 // Refuse a symbolic link as the file itself (the name has no "/": the only component that could be one).
 const OPEN_FLAGS = constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0);
 
 /** A fixture as checked at start-up: what a signed link to it must say (shared/files/access.ts `FileLink`). */
-export interface SuiteFixture {
+interface SuiteFixture {
   name: string;
   /** `holon://evals/<capability>/<name>` */
   handle: string;
@@ -99,7 +99,7 @@ export async function checkSuite(doc: unknown, file: string, options: CheckSuite
 }
 
 /** Read, parse and check one suite file. Never throws: an unreadable file is a problem like any other. */
-export async function readSuiteFile(file: string, options: CheckSuiteOptions): Promise<SuiteFileResult> {
+async function readSuiteFile(file: string, options: CheckSuiteOptions): Promise<SuiteFileResult> {
   let text: string;
   try {
     const info = await stat(file);
@@ -194,7 +194,7 @@ const CONTENT_TYPES: Readonly<Record<string, string>> = {
 };
 
 /** The media type of a fixture, from its extension; `application/octet-stream` when unknown. */
-export function contentType(name: string): string {
+function contentType(name: string): string {
   return CONTENT_TYPES[path.extname(name).toLowerCase()] ?? 'application/octet-stream';
 }
 
@@ -241,7 +241,7 @@ export function suiteSummary(loaded: LoadedSuite): { capability: string; version
 }
 
 /** A catalogue over given suites (tests, tools). */
-export function catalog(suites: ReadonlyMap<string, LoadedSuite>): SuiteCatalog {
+function catalog(suites: ReadonlyMap<string, LoadedSuite>): SuiteCatalog {
   return {
     suites,
     get: (capability) => suites.get(capability),

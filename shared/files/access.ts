@@ -16,7 +16,7 @@ import { liveFiles, type StoredFile } from './store.js';
 /** The owner of what the local operator of a dev gateway uploads: never an account handle (handles have no `@`). */
 export const OPERATOR_OWNER = '@operator';
 
-export const FILE_NOT_FOUND = 'file_not_found';
+const FILE_NOT_FOUND = 'file_not_found';
 
 /** The account a call's files must belong to: a root mandate's id starts with its issuer, `<issuer>/<name>[.…]`. */
 export function rootIssuerOf(mandate: { id: string; issuer: string; depth: number }): string {

@@ -10,7 +10,7 @@
 /** An upload's id: `f_` + 22 base64url characters (128 random bits). */
 export const FILE_ID = /^f_[A-Za-z0-9_-]{22}$/;
 
-export const FILE_HANDLE_PREFIX = 'holon://files/';
+const FILE_HANDLE_PREFIX = 'holon://files/';
 
 /** The most distinct file handles one call's input may name (their links travel in one header for webhooks). */
 export const MAX_HANDLES_PER_CALL = 20;

@@ -14,20 +14,18 @@
  */
 import { createHash, randomBytes } from 'node:crypto';
 import { HolonError } from '../core/errors.js';
-import type { Db, Queryable } from '../db/connect.js';
+import type { Db, DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 
-export const MiB = 1024 * 1024;
+const MiB = 1024 * 1024;
 /** The largest file (gateway.md §7): 20 MB. */
 export const MAX_FILE_BYTES = 20 * MiB;
-/** Live files per account (gateway.md §7): 200 MB. HOLON_FILE_QUOTA_BYTES may lower it (tests). */
-export const DEFAULT_QUOTA_BYTES = 200 * MiB;
 /** Files are deleted this long after upload (gateway.md §7): 24 hours. */
 export const FILE_TTL_MS = 24 * 60 * 60_000;
 /** Content rows hold at most this many bytes. */
-export const CHUNK_BYTES = 512 * 1024;
+const CHUNK_BYTES = 512 * 1024;
 /** An upload still `uploading` after this long was abandoned by a process that died. */
-export const ABANDONED_UPLOAD_MS = 60 * 60_000;
+const ABANDONED_UPLOAD_MS = 60 * 60_000;
 
 export interface FileLimits {
   maxBytes: number;
@@ -53,20 +51,19 @@ export function newFileId(): string {
   return `f_${randomBytes(16).toString('base64url')}`;
 }
 
-const tooLarge = (max: number) => new HolonError('file_too_large', 413, `a file may be at most ${describeBytes(max)} (${max} bytes)`);
+const tooLarge = (max: number) => new HolonError('file_too_large', `a file may be at most ${describeBytes(max)} (${max} bytes)`);
 const overQuota = (quota: number) =>
   new HolonError(
     'file_quota_exceeded',
-    409,
     `this upload would take your account past ${describeBytes(quota)} of live files; files are deleted 24 hours after upload`,
   );
 
-export function describeBytes(n: number): string {
+function describeBytes(n: number): string {
   return n % MiB === 0 ? `${n / MiB} MB` : `${n} bytes`;
 }
 
 /** Bytes of the owner's ready, unexpired files (optionally not counting one of them). */
-export async function liveBytes(db: Queryable, owner: string, nowMs: number, except?: string): Promise<number> {
+async function liveBytes(db: Queryable, owner: string, nowMs: number, except?: string): Promise<number> {
   const q = db('files').where({ owner, status: 'ready' }).where('expires_at', '>', new Date(nowMs));
   if (except) q.whereNot({ id: except });
   const row = (await q.sum({ total: 'size' }).first()) as { total: unknown } | undefined;
@@ -144,7 +141,7 @@ export async function storeUpload(ctx: Ctx, upload: Upload, limits: FileLimits):
       }
     }
     await flush();
-    if (size === 0) throw new HolonError('invalid_request', 400, 'the request body is the file, and it is empty');
+    if (size === 0) throw new HolonError('invalid_request', 'the request body is the file, and it is empty');
     const sha256 = hash.digest('hex');
     await db.transaction(async (trx) => {
       // One owner's uploads finish one at a time, so two concurrent ones cannot both fit in the last bytes of quota.
@@ -159,27 +156,38 @@ export async function storeUpload(ctx: Ctx, upload: Upload, limits: FileLimits):
   }
 }
 
-function fileOf(row: Record<string, unknown>): StoredFile {
+/** A ready `files` row as the drivers return it (shared/db/connect.ts); its `sha256` is set once it is ready. */
+interface FileRow {
+  id: string;
+  owner: string;
+  content_type: string;
+  size: DbBigInt;
+  sha256: string;
+  created_at: Date;
+  expires_at: Date;
+}
+
+function fileFromRow(row: FileRow): StoredFile {
   return {
-    id: String(row.id),
-    owner: String(row.owner),
-    contentType: String(row.content_type),
+    id: row.id,
+    owner: row.owner,
+    contentType: row.content_type,
     size: Number(toBigInt(row.size)),
-    sha256: String(row.sha256),
-    createdAt: new Date(row.created_at as string),
-    expiresAt: new Date(row.expires_at as string),
+    sha256: row.sha256,
+    createdAt: new Date(row.created_at),
+    expiresAt: new Date(row.expires_at),
   };
 }
 
 /** The ready, unexpired files among `ids`, by id (absent: unknown, deleted, expired or still uploading). */
 export async function liveFiles(db: Queryable, ids: readonly string[], nowMs: number): Promise<Map<string, StoredFile>> {
   if (ids.length === 0) return new Map();
-  const rows = await db('files')
+  const rows: FileRow[] = await db('files')
     .whereIn('id', [...ids])
     .where({ status: 'ready' })
     .where('expires_at', '>', new Date(nowMs))
     .select('id', 'owner', 'content_type', 'size', 'sha256', 'created_at', 'expires_at');
-  return new Map(rows.map((r: Record<string, unknown>) => [String(r.id), fileOf(r)]));
+  return new Map(rows.map((r) => [r.id, fileFromRow(r)]));
 }
 
 /**
@@ -202,7 +210,7 @@ export async function openFile(db: Queryable, id: string, nowMs: number): Promis
   return { file, content: content() };
 }
 
-export async function deleteFile(db: Queryable, id: string): Promise<void> {
+async function deleteFile(db: Queryable, id: string): Promise<void> {
   await db('files').where({ id }).delete();
 }
 

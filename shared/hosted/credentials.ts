@@ -16,7 +16,7 @@ import type { Db } from '../db/connect.js';
 import type { Notifier } from '../messaging/types.js';
 
 /** Announces `<agent id>` when its credential is set or deleted: every runner drops what it cached for it. */
-export const CREDENTIALS_CHANNEL = 'agent-credentials';
+const CREDENTIALS_CHANNEL = 'agent-credentials';
 
 interface Ctx {
   db: Db;
@@ -99,7 +99,7 @@ export interface CredentialView {
   set_at?: string;
 }
 
-const notYours = (agentId: string) => new HolonError('not_found', 404, `no agent ${agentId.slice(0, 200)} in your namespace`);
+const notYours = (agentId: string) => new HolonError('not_found', `no agent ${agentId.slice(0, 200)} in your namespace`);
 
 /** The agent id of `{ns}/{name}` when `handle` is its author (the namespace's account); else a 404. */
 export function ownAgentId(handle: string, ns: string, name: string): string {
@@ -109,7 +109,7 @@ export function ownAgentId(handle: string, ns: string, name: string): string {
 }
 
 function keyOrUnavailable(secret: string | undefined): CredentialKey {
-  if (!secret) throw new HolonError('credentials_unavailable', 503, NO_SECRET_MESSAGE);
+  if (!secret) throw new HolonError('credentials_unavailable', NO_SECRET_MESSAGE);
   return credentialKey(secret);
 }
 
@@ -118,7 +118,7 @@ export async function setCredential(ctx: Ctx, secret: string | undefined, handle
   const { db } = ctx;
   const key = keyOrUnavailable(secret);
   const problem = tokenProblem(token);
-  if (problem) throw new HolonError('invalid_request', 400, problem, [{ path: '$.token', message: problem }]);
+  if (problem) throw new HolonError('invalid_request', problem, [{ path: '$.token', message: problem }]);
   const sealed = sealCredential(key, agentId, token as string);
   const row = { agent_id: agentId, key_id: sealed.keyId, iv: sealed.iv, ciphertext: sealed.ciphertext, tag: sealed.tag, set_by: handle };
   const [stored] = (await db('agent_credentials')
@@ -151,7 +151,7 @@ export interface CredentialLookup {
 }
 
 /** Stored rows are re-read at most this often per agent and process: a DELETE or a new token is seen within it. */
-export const CREDENTIAL_CACHE_MS = 2000;
+const CREDENTIAL_CACHE_MS = 2000;
 
 /**
  * The lookup over the table, with a per-process cache of the row for `ttlMs`. A change is announced on

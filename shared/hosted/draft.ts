@@ -36,13 +36,13 @@ export interface Draft {
   yaml: string;
 }
 
-export const DRAFT_TIMEOUT_MS = 10_000;
-export const DRAFT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const DRAFT_TIMEOUT_MS = 10_000;
+const DRAFT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 /** The manifest's limit on each interface schema (manifest.md §3). */
 const MAX_SCHEMA_BYTES = 64 * 1024;
 const DRAFT_VERSION = '0.1.0';
 /** The currency of a drafted `per_run` price. */
-export const DRAFT_CURRENCY = 'EUR';
+const DRAFT_CURRENCY = 'EUR';
 
 /** A draft request, as the route read it (services/api/routes/drafts.ts). */
 export interface DraftRequest {
@@ -57,7 +57,7 @@ export interface DraftRequest {
 }
 
 function refused(message: string): HolonError {
-  return new HolonError('endpoint_refused', 422, `the endpoint was refused: ${message}`);
+  return new HolonError('endpoint_refused', `the endpoint was refused: ${message}`);
 }
 
 /** The token set for the agent, if any; an unusable one is a 422 saying why (never the token). */
@@ -65,7 +65,7 @@ async function credentialFor(db: Db, secret: string | undefined, agentId: string
   try {
     return await credentialLookup(db, secret, { ttlMs: 0 })(agentId);
   } catch (err) {
-    if (err instanceof CredentialUnreadableError) throw new HolonError('credential_unusable', 422, err.message);
+    if (err instanceof CredentialUnreadableError) throw new HolonError('credential_unusable', err.message);
     throw err;
   }
 }
@@ -83,13 +83,13 @@ function codesOf(err: unknown): string[] {
 function unreachable(err: unknown, timedOut: boolean, timeoutMs: number): HolonError {
   const guard = guardRefusal(err);
   if (guard) return refused(guard.message);
-  if (timedOut) return new HolonError('endpoint_unreachable', 422, `the endpoint did not answer within ${timeoutMs / 1000} s`);
+  if (timedOut) return new HolonError('endpoint_unreachable', `the endpoint did not answer within ${timeoutMs / 1000} s`);
   const code = codesOf(err)[0] ?? (err instanceof Error ? err.name : 'error');
-  return new HolonError('endpoint_unreachable', 422, `the endpoint could not be reached (${code})`);
+  return new HolonError('endpoint_unreachable', `the endpoint could not be reached (${code})`);
 }
 
 function tooLarge(limit: number): HolonError {
-  return new HolonError('endpoint_too_large', 422, `the endpoint's answer is larger than ${limit / (1024 * 1024)} MB`);
+  return new HolonError('endpoint_too_large', `the endpoint's answer is larger than ${limit / (1024 * 1024)} MB`);
 }
 
 /** POST the input to the endpoint through `dispatcher`: the parsed JSON answer, or the 422 saying why not. */
@@ -124,7 +124,7 @@ async function callEndpoint(
   }
   if (statusCode < 200 || statusCode >= 300) {
     body.destroy();
-    throw new HolonError('endpoint_failed', 422, `the endpoint answered ${statusCode}; a draft needs a successful (2xx) answer`);
+    throw new HolonError('endpoint_failed', `the endpoint answered ${statusCode}; a draft needs a successful (2xx) answer`);
   }
   const length = Number(response.headers['content-length']);
   if (Number.isFinite(length) && length > limit) {
@@ -153,12 +153,12 @@ async function callEndpoint(
   } catch {
     const type = response.headers['content-type'];
     const said = typeof type === 'string' && type !== '' ? ` (content-type ${type.split(';')[0]})` : '';
-    throw new HolonError('endpoint_not_json', 422, `the endpoint's answer is not JSON${said}`);
+    throw new HolonError('endpoint_not_json', `the endpoint's answer is not JSON${said}`);
   }
 }
 
 /** The draft manifest for what the endpoint answered. */
-export function draftManifest(handle: string, req: DraftRequest, answer: unknown): Record<string, unknown> {
+function draftManifest(handle: string, req: DraftRequest, answer: unknown): Record<string, unknown> {
   const id = `${handle}/${req.name}`;
   return {
     id,
@@ -201,7 +201,7 @@ export async function draftListing(db: Db, settings: DraftSettings, handle: stri
   const manifest = draftManifest(handle, req, answer);
   const checked = validateManifest(manifest);
   if (!checked.ok) {
-    throw new HolonError('invalid_draft', 422, 'the answer cannot be described as a valid manifest', checked.problems);
+    throw new HolonError('invalid_draft', 'the answer cannot be described as a valid manifest', checked.problems);
   }
   return { manifest, yaml: stringify(manifest, { aliasDuplicateObjects: false }) };
 }

@@ -29,7 +29,7 @@ import { authorizeUrl, exchangeCode, GitHubUnavailable, primaryVerifiedEmail, re
 /** A state is accepted within 10 minutes of the redirect to GitHub. */
 export const STATE_TTL_MS = 10 * 60_000;
 /** A login code is traded within 2 minutes of GitHub's redirect back. */
-export const LOGIN_CODE_TTL_MS = 2 * 60_000;
+const LOGIN_CODE_TTL_MS = 2 * 60_000;
 
 /** Why the browser is sent back with `#login_error=<reason>`. */
 export type SignInError =
@@ -163,7 +163,7 @@ interface AccountRow {
 
 const ACCOUNT_COLUMNS = ['handle', 'email', 'github_id', 'github_login', 'disabled_at'] as const;
 
-function lockAccount(trx: Tx, where: Record<string, unknown>): Promise<AccountRow | undefined> {
+function lockAccount(trx: Tx, where: { github_id: number } | { email: string } | { handle: string }): Promise<AccountRow | undefined> {
   return trx('accounts')
     .where({ kind: 'user', ...where })
     .forUpdate()
@@ -200,7 +200,8 @@ async function accountFor(trx: Tx, user: GitHubUser, email: string | null, setti
   } catch (e) {
     if (!(e instanceof HolonError)) throw e;
     // A refused insert wrote nothing. The same GitHub user signing in at the same instant elsewhere made the account.
-    const raced = e.status === 409 ? await lockAccount(trx, { github_id: user.id }) : undefined;
+    const raced =
+      e.code === 'handle_taken' || e.code === 'email_taken' || e.code === 'github_linked' ? await lockAccount(trx, { github_id: user.id }) : undefined;
     if (raced) {
       refuseDisabled(raced);
       return { handle: raced.handle, outcome: 'signed_in' };
@@ -224,7 +225,7 @@ export interface Exchanged {
   webhook_secret?: string | null;
 }
 
-const invalidCode = () => new HolonError('invalid_code', 400, 'the sign-in code is unknown, used or expired: sign in again');
+const invalidCode = () => new HolonError('invalid_code', 'the sign-in code is unknown, used or expired: sign in again');
 
 export async function exchangeLoginCode(db: Db, code: string, now: number, webhooks?: Pick<WebhookSecrets, 'mint'>): Promise<Exchanged> {
   if (!SECRET_SHAPE.test(code)) throw invalidCode();
@@ -262,6 +263,6 @@ export async function exchangeLoginCode(db: Db, code: string, now: number, webho
       ...(webhookSecret !== undefined ? { webhook_secret: webhookSecret } : {}),
     };
   });
-  if (!done) throw new HolonError('account_disabled', 403, 'this account is disabled: it gets no key');
+  if (!done) throw new HolonError('account_disabled', 'this account is disabled: it gets no key');
   return done;
 }

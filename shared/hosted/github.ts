@@ -31,7 +31,7 @@ export function githubSettings(
 }
 
 /** The scope sign-in asks for: `/user/emails` needs `user:email`; `/user` needs none. */
-export const SIGN_IN_SCOPE = 'user:email';
+const SIGN_IN_SCOPE = 'user:email';
 
 /** GitHub failed, timed out or answered something unexpected. The message never carries a token or a secret. */
 export class GitHubUnavailable extends Error {

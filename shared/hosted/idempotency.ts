@@ -42,25 +42,36 @@ export interface IdempotencyRow {
 
 export type Claim = { kind: 'claimed' } | { kind: 'existing'; row: IdempotencyRow };
 
+/** A `call_idempotency` row as the drivers return it (shared/db/connect.ts). */
+interface IdempotencyColumns {
+  scope: string;
+  key: string;
+  request_hash: string;
+  call_id: string | null;
+  refused_status: number | null;
+  refused_code: string | null;
+  status: IdempotencyRow['status'];
+  created_at: Date;
+}
+
+const idempotencyFromRow = (r: IdempotencyColumns): IdempotencyRow => ({
+  scope: r.scope,
+  key: r.key,
+  requestHash: String(r.request_hash),
+  callId: r.call_id ?? null,
+  refused: r.refused_status === null || r.refused_status === undefined ? null : { status: Number(r.refused_status), code: String(r.refused_code) },
+  status: r.status,
+  createdAt: new Date(r.created_at),
+});
+
 export async function claimIdempotencyKey(db: Queryable, scope: string, key: string, hash: string): Promise<Claim> {
   const inserted = await db.raw<{ rows: unknown[] }>(
     `INSERT INTO call_idempotency (scope, key, request_hash) VALUES (?, ?, ?) ON CONFLICT DO NOTHING RETURNING key`,
     [scope, key, hash],
   );
   if (inserted.rows.length === 1) return { kind: 'claimed' };
-  const r = await db('call_idempotency').where({ scope, key }).first();
-  return {
-    kind: 'existing',
-    row: {
-      scope,
-      key,
-      requestHash: String(r.request_hash),
-      callId: (r.call_id as string | null) ?? null,
-      refused: r.refused_status === null || r.refused_status === undefined ? null : { status: Number(r.refused_status), code: String(r.refused_code) },
-      status: r.status,
-      createdAt: new Date(r.created_at),
-    },
-  };
+  const r: IdempotencyColumns = await db('call_idempotency').where({ scope, key }).first();
+  return { kind: 'existing', row: idempotencyFromRow(r) };
 }
 
 export async function recordIdempotentCall(

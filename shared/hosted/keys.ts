@@ -9,7 +9,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { Queryable } from '../db/connect.js';
 
-export type KeyKind = 'human' | 'agent';
+type KeyKind = 'human' | 'agent';
 
 export interface KeyRow {
   prefix: string;
@@ -39,11 +39,11 @@ function randomBase62(length: number): string {
   return out;
 }
 
-export function hashKey(key: string): string {
+function hashKey(key: string): string {
   return createHash('sha256').update(key, 'utf8').digest('hex');
 }
 
-export function looksLikeKey(value: string): boolean {
+function looksLikeKey(value: string): boolean {
   return KEY_SHAPE.test(value);
 }
 
@@ -89,33 +89,45 @@ export async function createKey(db: Queryable, k: NewKey): Promise<MintedKey> {
   }
 }
 
-function rowOf(r: Record<string, unknown>): KeyRow {
+/** An `api_keys` row as the drivers return it (shared/db/connect.ts), its hash left out. */
+interface KeyColumns {
+  prefix: string;
+  kind: KeyKind;
+  account: string;
+  mandate_id: string | null;
+  ask_in_client: boolean;
+  created_at: Date;
+  expires_at: Date | null;
+  revoked_at: Date | null;
+}
+
+function keyFromRow(r: KeyColumns): KeyRow {
   return {
-    prefix: String(r.prefix),
-    kind: r.kind as KeyKind,
-    account: String(r.account),
-    mandateId: (r.mandate_id as string | null) ?? null,
+    prefix: r.prefix,
+    kind: r.kind,
+    account: r.account,
+    mandateId: r.mandate_id ?? null,
     askInClient: Boolean(r.ask_in_client),
-    createdAt: new Date(r.created_at as string),
-    expiresAt: r.expires_at ? new Date(r.expires_at as string) : null,
-    revokedAt: r.revoked_at ? new Date(r.revoked_at as string) : null,
+    createdAt: new Date(r.created_at),
+    expiresAt: r.expires_at ? new Date(r.expires_at) : null,
+    revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
   };
 }
 
 /** The live key for `key`: not revoked, not expired, its account not disabled. */
 export async function authenticateKey(db: Queryable, key: string, now: number): Promise<KeyRow | null> {
   if (!looksLikeKey(key)) return null;
-  const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await db.raw<{ rows: KeyColumns[] }>(
     `SELECT k.* FROM api_keys k JOIN accounts a ON a.handle = k.account
       WHERE k.hash = ? AND k.revoked_at IS NULL AND (k.expires_at IS NULL OR k.expires_at > ?) AND a.disabled_at IS NULL`,
     [hashKey(key), new Date(now)],
   );
-  return r.rows[0] ? rowOf(r.rows[0]) : null;
+  return r.rows[0] ? keyFromRow(r.rows[0]) : null;
 }
 
 export async function listKeys(db: Queryable, account: string): Promise<KeyRow[]> {
-  const rows = await db('api_keys').where({ account }).orderBy('created_at', 'asc');
-  return rows.map(rowOf);
+  const rows: KeyColumns[] = await db('api_keys').where({ account }).orderBy('created_at', 'asc');
+  return rows.map(keyFromRow);
 }
 
 /** Revoke one of `account`'s keys; false when it has no such live key. */

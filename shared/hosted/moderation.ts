@@ -8,8 +8,8 @@
  * Yanks are announced after commit on the `agents-yanked` channel, so every API process stops listing them
  * (shared/hosted/yanks.ts).
  */
-import type { Db, Queryable } from '../db/connect.js';
-import { toBigInt } from '../db/connect.js';
+import type { Db, DbBigInt, Queryable } from '../db/connect.js';
+import { fromJsonb, toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import type { ServiceContext } from '../context.js';
 import { formatAmount } from '../core/money.js';
@@ -32,12 +32,12 @@ export function checkReason(reason: unknown): string {
           : reason.includes('\u0000')
             ? 'contains a NUL character'
             : null;
-  if (problem) throw new HolonError('invalid_request', 400, `the reason ${problem}`, [{ path: '$.reason', message: problem }]);
+  if (problem) throw new HolonError('invalid_request', `the reason ${problem}`, [{ path: '$.reason', message: problem }]);
   return reason as string;
 }
 
 async function appendLog(db: Queryable, entry: { action: string; target: string; reason: string; detail: Record<string, unknown> }): Promise<string> {
-  const r = await db.raw<{ rows: Array<{ id: unknown }> }>(
+  const r = await db.raw<{ rows: Array<{ id: DbBigInt }> }>(
     `INSERT INTO moderation_log (action, target, reason, detail) VALUES (?, ?, ?, ?::jsonb) RETURNING id`,
     [entry.action, entry.target, entry.reason, JSON.stringify(entry.detail)],
   );
@@ -60,7 +60,7 @@ async function announce(ctx: ModerationContext, yanks: ReadonlyArray<{ id: strin
   return publishYanks(ctx, yanks);
 }
 
-const iso = (v: unknown): string | null => (v === null || v === undefined ? null : new Date(v as string).toISOString());
+const iso = (v: Date | null): string | null => (v === null || v === undefined ? null : new Date(v).toISOString());
 
 // ------------------------------------------------------------------ disabling an account
 
@@ -92,14 +92,14 @@ export async function disableAccount(ctx: ModerationContext, handle: string, opt
 
   const done = await ctx.db.transaction(async (trx) => {
     const account = (await trx('accounts').where({ handle }).forUpdate().first('handle', 'kind', 'email', 'disabled_at')) as
-      | { handle: string; kind: string; email: string | null; disabled_at: unknown }
+      | { handle: string; kind: string; email: string | null; disabled_at: Date | null }
       | undefined;
-    if (!account) throw new HolonError('not_found', 404, `there is no account ${handle.slice(0, 100)}`);
-    if (account.kind !== 'user') throw new HolonError('not_a_user_account', 400, `${handle} is a ${account.kind} account: only user accounts can be disabled`);
-    if (account.disabled_at) throw new HolonError('already_disabled', 409, `the account ${handle} was disabled on ${iso(account.disabled_at)}`);
+    if (!account) throw new HolonError('not_found', `there is no account ${handle.slice(0, 100)}`);
+    if (account.kind !== 'user') throw new HolonError('not_a_user_account', `${handle} is a ${account.kind} account: only user accounts can be disabled`);
+    if (account.disabled_at) throw new HolonError('already_disabled', `the account ${handle} was disabled on ${iso(account.disabled_at)}`);
 
     const [row] = (await trx('accounts').where({ handle }).update({ disabled_at: trx.fn.now(), disabled_reason: reason }).returning(['disabled_at'])) as Array<{
-      disabled_at: unknown;
+      disabled_at: Date;
     }>;
     const keysRevoked = await revokeAccountKeys(trx, handle);
     let emailBlocked = false;
@@ -150,14 +150,14 @@ export async function yankVersion(ctx: ModerationContext, agentId: string, versi
   const ref = `${agentId.slice(0, 200)}@${version.slice(0, 100)}`;
   // get() still finds a hidden (yanked) version, so a second yank is a 409 below, not a 404.
   const agent = ctx.registry.get(agentId, version);
-  if (!agent) throw new HolonError('not_found', 404, `no version ${ref} is listed`);
+  if (!agent) throw new HolonError('not_found', `no version ${ref} is listed`);
   if (agent.origin === 'shipped') {
-    throw new HolonError('shipped_agent', 409, 'agents shipped with the gateway are not moderated this way: they change with the code');
+    throw new HolonError('shipped_agent', 'agents shipped with the gateway are not moderated this way: they change with the code');
   }
   const done = await ctx.db.transaction(async (trx) => {
-    if (!(await insertYank(trx, agentId, version, reason, by))) throw new HolonError('already_yanked', 409, `${ref} is yanked already`);
+    if (!(await insertYank(trx, agentId, version, reason, by))) throw new HolonError('already_yanked', `${ref} is yanked already`);
     const logId = await appendLog(trx, { action: 'yank_version', target: yankMessage(agentId, version), reason, detail: { by } });
-    const row = (await trx('yanked_versions').where({ agent_id: agentId, version }).first('created_at')) as { created_at: unknown };
+    const row = (await trx('yanked_versions').where({ agent_id: agentId, version }).first('created_at')) as { created_at: Date };
     return { logId, at: iso(row.created_at)! };
   });
   const announced = await announce(ctx, [{ id: agentId, version }]);
@@ -209,8 +209,15 @@ export async function listAccounts(db: Db, q: string | undefined, limit: number)
       w.whereRaw(`a.handle ILIKE ? ESCAPE '!'`, [pattern]).orWhereRaw(`a.email ILIKE ? ESCAPE '!'`, [pattern]);
     });
   }
-  const rows = (await query) as Array<Record<string, unknown>>;
-  const handles = rows.map((r) => String(r.handle));
+  const rows: Array<{
+    handle: string;
+    email: string | null;
+    created_at: Date;
+    disabled_at: Date | null;
+    disabled_reason: string | null;
+    live_keys: number;
+  }> = await query;
+  const handles = rows.map((r) => r.handle);
   const balances = handles.length
     ? ((await db('account_balances')
         .whereIn('account', handles)
@@ -218,12 +225,12 @@ export async function listAccounts(db: Db, q: string | undefined, limit: number)
         .select('account', 'currency', 'balance', 'held')) as Array<{ account: string; currency: string; balance: unknown; held: unknown }>)
     : [];
   return rows.map((r) => ({
-    handle: String(r.handle),
-    email: (r.email as string | null) ?? null,
+    handle: r.handle,
+    email: r.email ?? null,
     created_at: iso(r.created_at)!,
     state: r.disabled_at ? ('disabled' as const) : ('active' as const),
     disabled_at: iso(r.disabled_at),
-    disabled_reason: (r.disabled_reason as string | null) ?? null,
+    disabled_reason: r.disabled_reason ?? null,
     live_keys: Number(r.live_keys),
     balances: balances
       .filter((b) => b.account === r.handle)
@@ -244,6 +251,26 @@ export interface LogEntry {
   created_at: string;
 }
 
+/** A `moderation_log` row as the drivers return it (shared/db/connect.ts). */
+interface LogRow {
+  id: DbBigInt;
+  action: string;
+  target: string;
+  reason: string;
+  /** jsonb */
+  detail: unknown;
+  created_at: Date;
+}
+
+const logEntryFromRow = (r: LogRow): LogEntry => ({
+  id: String(r.id),
+  action: r.action,
+  target: r.target,
+  reason: r.reason,
+  detail: fromJsonb(r.detail),
+  created_at: iso(r.created_at)!,
+});
+
 /** The moderation log, newest first; `before` (an id) pages back. `next_before` is null on the last page. */
 export async function readLog(db: Db, options: { limit: number; before?: string }): Promise<{ entries: LogEntry[]; next_before: string | null }> {
   const query = db('moderation_log')
@@ -251,15 +278,8 @@ export async function readLog(db: Db, options: { limit: number; before?: string 
     .orderBy('id', 'desc')
     .limit(options.limit + 1);
   if (options.before !== undefined) query.where('id', '<', options.before);
-  const rows = (await query) as Array<Record<string, unknown>>;
+  const rows: LogRow[] = await query;
   const page = rows.slice(0, options.limit);
-  const entries = page.map((r) => ({
-    id: String(r.id),
-    action: String(r.action),
-    target: String(r.target),
-    reason: String(r.reason),
-    detail: typeof r.detail === 'string' ? JSON.parse(r.detail) : r.detail,
-    created_at: iso(r.created_at)!,
-  }));
+  const entries = page.map(logEntryFromRow);
   return { entries, next_before: rows.length > options.limit ? entries[entries.length - 1]!.id : null };
 }

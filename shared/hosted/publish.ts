@@ -12,7 +12,7 @@
  * Listing itself is shared/registry/published.ts; an author's yank reuses moderation's (shared/hosted/moderation.ts).
  */
 import type { ServiceContext } from '../context.js';
-import { HolonError, type Problem } from '../core/errors.js';
+import { type ErrorCode, HolonError, type Problem } from '../core/errors.js';
 import { sortProblems, validateManifest } from '../core/manifest/validate.js';
 import { isOpenSource, type Manifest } from '../core/manifest/types.js';
 import { assertPublicUrl, type LookupAll } from '../platform/guarded-net.js';
@@ -50,13 +50,13 @@ export interface Published {
 /** Which condition a problem breaks; the first kind present decides the status. */
 type Kind = 'namespace' | 'not_linked' | 'invalid' | 'taken' | 'github_error' | 'github_down';
 
-const DECISIONS: ReadonlyArray<{ kind: Kind; code: string; status: number; message: string }> = [
-  { kind: 'namespace', code: 'foreign_namespace', status: 403, message: 'you can only publish agents in your own namespace' },
-  { kind: 'not_linked', code: 'github_not_linked', status: 403, message: 'sign in with GitHub to publish' },
-  { kind: 'invalid', code: 'invalid_manifest', status: 422, message: 'the version cannot be listed' },
-  { kind: 'taken', code: 'version_taken', status: 409, message: 'this version number was used before: publish a new version' },
-  { kind: 'github_error', code: 'github_error', status: 502, message: 'GitHub failed while checking the repository; nothing was listed' },
-  { kind: 'github_down', code: 'github_unavailable', status: 503, message: 'GitHub did not answer while checking the repository; nothing was listed' },
+const DECISIONS: ReadonlyArray<{ kind: Kind; code: ErrorCode; message: string }> = [
+  { kind: 'namespace', code: 'foreign_namespace', message: 'you can only publish agents in your own namespace' },
+  { kind: 'not_linked', code: 'github_not_linked', message: 'sign in with GitHub to publish' },
+  { kind: 'invalid', code: 'invalid_manifest', message: 'the version cannot be listed' },
+  { kind: 'taken', code: 'version_taken', message: 'this version number was used before: publish a new version' },
+  { kind: 'github_error', code: 'github_error', message: 'GitHub failed while checking the repository; nothing was listed' },
+  { kind: 'github_down', code: 'github_unavailable', message: 'GitHub did not answer while checking the repository; nothing was listed' },
 ];
 
 class Findings {
@@ -73,7 +73,7 @@ class Findings {
     const d = DECISIONS.find((x) => this.found.some((p) => p.kind === x.kind))!;
     const n = this.found.length;
     const problems = sortProblems(this.found.map(({ path, message }) => ({ path, message })));
-    throw new HolonError(d.code, d.status, `${d.message} (${n} problem${n === 1 ? '' : 's'})`, problems);
+    throw new HolonError(d.code, `${d.message} (${n} problem${n === 1 ? '' : 's'})`, problems);
   }
 }
 
@@ -208,11 +208,7 @@ async function checkVersionFree(f: Findings, ctx: Ctx, doc: Record<string, unkno
 export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: string, doc: unknown): Promise<Published> {
   const github = s.github;
   if (!github) {
-    throw new HolonError(
-      'publishing_off',
-      503,
-      'publishing is off on this gateway: it needs a GitHub app (HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET)',
-    );
+    throw new HolonError('publishing_off', 'publishing is off on this gateway: it needs a GitHub app (HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET)');
   }
   const f = new Findings();
   const author = await readAuthor(ctx, handle);
@@ -260,6 +256,6 @@ export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: strin
  */
 export async function yankOwnVersion(ctx: Ctx, handle: string, agentId: string, version: string): Promise<Yanked> {
   const row = (await ctx.db('published_versions').where({ agent_id: agentId, version }).first('author')) as { author: string } | undefined;
-  if (!row || row.author !== handle) throw new HolonError('not_found', 404, `you have not published ${agentId.slice(0, 200)}@${version.slice(0, 100)}`);
+  if (!row || row.author !== handle) throw new HolonError('not_found', `you have not published ${agentId.slice(0, 200)}@${version.slice(0, 100)}`);
   return yankVersion(ctx, agentId, version, { reason: 'yanked by its author', by: handle });
 }

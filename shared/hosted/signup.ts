@@ -21,7 +21,7 @@ import { createKey, type MintedKey } from './keys.js';
 import type { WebhookSecrets } from '../webhooks/secrets.js';
 
 /** Names that would collect other people's money or pose as the platform (and the project's former names). */
-export const RESERVED_HANDLES: ReadonlySet<string> = new Set([
+const RESERVED_HANDLES: ReadonlySet<string> = new Set([
   PLATFORM_ACCOUNT,
   'holon-labs',
   'holon-ai',
@@ -75,7 +75,7 @@ export const RESERVED_HANDLES: ReadonlySet<string> = new Set([
 const EMAIL = /^[^\s@<>()[\]\\,;:"]{1,64}@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 /** Why a handle cannot be had, or null when it can (availability in the database aside). */
-export function handleProblem(handle: string, registry: Registry): string | null {
+function handleProblem(handle: string, registry: Registry): string | null {
   if (!isHandle(handle) || handle.includes('--')) {
     return 'a handle is 2 to 39 of a-z, 0-9 and single hyphens, not starting or ending with a hyphen (GitHub login rules, lower case)';
   }
@@ -141,23 +141,23 @@ export interface SignedUp extends CreatedAccount {
 export async function createAccount(trx: Tx, input: NewAccount, settings: SignupSettings): Promise<CreatedAccount> {
   const handle = input.handle.trim().toLowerCase();
   const problem = handleProblem(handle, settings.registry);
-  if (problem) throw new HolonError('invalid_handle', 400, problem, [{ path: '$.handle', message: problem }]);
+  if (problem) throw new HolonError('invalid_handle', problem, [{ path: '$.handle', message: problem }]);
   const email = normaliseEmail(input.email);
-  if (!email) throw new HolonError('invalid_request', 400, 'the email is not an address', [{ path: '$.email', message: 'is not an email address' }]);
+  if (!email) throw new HolonError('invalid_request', 'the email is not an address', [{ path: '$.email', message: 'is not an email address' }]);
   const starter = validateMandate(starterMandate(handle, settings.credit), { caller: true });
   if (!starter.ok) throw new Error(`the starter mandate is invalid: ${JSON.stringify(starter.problems)}`);
 
   if (await trx('blocked_emails').where({ email }).first('email')) {
-    throw new HolonError('email_blocked', 403, 'this email belonged to a disabled account and cannot sign up again');
+    throw new HolonError('email_blocked', 'this email belonged to a disabled account and cannot sign up again');
   }
   const inserted = await trx.raw<{ rows: unknown[] }>(
     `INSERT INTO accounts (handle, kind, email, github_id, github_login) VALUES (?, 'user', ?, ?, ?) ON CONFLICT DO NOTHING RETURNING handle`,
     [handle, email, input.github?.id ?? null, input.github?.login ?? null],
   );
   if (inserted.rows.length === 0) {
-    if (await trx('accounts').where({ handle }).first('handle')) throw new HolonError('handle_taken', 409, `the handle "${handle}" is taken`);
-    if (await trx('accounts').where({ email }).first('handle')) throw new HolonError('email_taken', 409, 'an account with this email exists');
-    throw new HolonError('github_linked', 409, 'an account is linked to this GitHub account already');
+    if (await trx('accounts').where({ handle }).first('handle')) throw new HolonError('handle_taken', `the handle "${handle}" is taken`);
+    if (await trx('accounts').where({ email }).first('handle')) throw new HolonError('email_taken', 'an account with this email exists');
+    throw new HolonError('github_linked', 'an account is linked to this GitHub account already');
   }
   await creditSignup(trx, handle, settings.credit, 'EUR');
   await saveMandate(trx, starter.mandate);

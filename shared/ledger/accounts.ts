@@ -2,7 +2,7 @@
  * Accounts: who can hold money. `external:*` accounts are where money enters the platform
  * (today only `external:demo-credit`); they alone may go negative, so the sum over all accounts stays zero.
  */
-import type { Queryable } from '../db/connect.js';
+import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { PLATFORM_ACCOUNT } from '../core/splits.js';
 
@@ -11,7 +11,7 @@ export type AccountKind = 'user' | 'platform' | 'external';
 export { PLATFORM_ACCOUNT };
 export const DEMO_CREDIT_ACCOUNT = 'external:demo-credit';
 
-export function accountKindOf(handle: string): AccountKind {
+function accountKindOf(handle: string): AccountKind {
   if (handle.startsWith('external:')) return 'external';
   if (handle === PLATFORM_ACCOUNT) return 'platform';
   return 'user';
@@ -38,7 +38,7 @@ export async function readBalances(db: Queryable, account?: string): Promise<Bal
     .select('account', 'currency', 'balance', 'held')
     .orderBy([{ column: 'account' }, { column: 'currency' }]);
   if (account !== undefined) q.where({ account });
-  const rows = (await q) as Array<{ account: string; currency: string; balance: unknown; held: unknown }>;
+  const rows = (await q) as Array<{ account: string; currency: string; balance: DbBigInt; held: DbBigInt }>;
   return rows.map((r) => {
     const balance = toBigInt(r.balance);
     const held = toBigInt(r.held);
@@ -56,8 +56,10 @@ export async function readAccount(
   db: Queryable,
   handle: string,
 ): Promise<{ handle: string; email: string | null; githubLogin: string | null; createdAt: Date } | undefined> {
-  const row = await db('accounts').where({ handle }).first('handle', 'email', 'github_login', 'created_at');
-  return row ? { handle: String(row.handle), email: row.email ?? null, githubLogin: row.github_login ?? null, createdAt: new Date(row.created_at) } : undefined;
+  const row: { handle: string; email: string | null; github_login: string | null; created_at: Date } | undefined = await db('accounts')
+    .where({ handle })
+    .first('handle', 'email', 'github_login', 'created_at');
+  return row ? { handle: row.handle, email: row.email ?? null, githubLogin: row.github_login ?? null, createdAt: new Date(row.created_at) } : undefined;
 }
 
 const known = new WeakMap<object, Set<string>>();

@@ -9,7 +9,7 @@
  * 5. each mandate's `reserved` = its live holds and those cut from them (delegation), `spent` = the costs of its receipts, and spent + reserved ≤ total;
  * 6. a receipt is billed exactly when it has a journal entry.
  */
-import type { Queryable } from '../db/connect.js';
+import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
 
@@ -18,33 +18,35 @@ export interface AuditReport {
   problems: string[];
 }
 
-type Row = Record<string, unknown>;
-
-async function rows(db: Queryable, sql: string): Promise<Row[]> {
+/** The rows of one of the audit's queries, typed by the caller (sums are `DbBigInt`: shared/db/connect.ts). */
+async function rows<Row>(db: Queryable, sql: string): Promise<Row[]> {
   const r = await db.raw<{ rows: Row[] }>(sql);
   return r.rows;
 }
 
-const amount = (v: unknown): string => formatAmount(toBigInt(v));
+const amount = (v: DbBigInt): string => formatAmount(toBigInt(v));
 
 export async function audit(db: Queryable): Promise<AuditReport> {
   const problems: string[] = [];
 
-  for (const r of await rows(db, `SELECT currency, sum(amount) AS total FROM journal_lines GROUP BY currency HAVING sum(amount) <> 0`)) {
-    problems.push(`${String(r.currency)}: all accounts together sum to ${amount(r.total)}, not zero`);
+  for (const r of await rows<{ currency: string; total: DbBigInt }>(
+    db,
+    `SELECT currency, sum(amount) AS total FROM journal_lines GROUP BY currency HAVING sum(amount) <> 0`,
+  )) {
+    problems.push(`${r.currency}: all accounts together sum to ${amount(r.total)}, not zero`);
   }
 
-  for (const r of await rows(
+  for (const r of await rows<{ key: string; currency: string | null; total: DbBigInt }>(
     db,
     `SELECT e.key, l.currency, coalesce(sum(l.amount), 0) AS total, count(l.id) AS n
        FROM journal_entries e LEFT JOIN journal_lines l ON l.entry_id = e.id
       GROUP BY e.key, e.kind, l.currency
      HAVING coalesce(sum(l.amount), 0) <> 0 OR (count(l.id) < 1 AND e.kind <> 'settle')`,
   )) {
-    problems.push(`entry ${String(r.key)}: its ${String(r.currency ?? '(no)')} lines sum to ${amount(r.total)}`);
+    problems.push(`entry ${r.key}: its ${r.currency ?? '(no)'} lines sum to ${amount(r.total)}`);
   }
 
-  for (const r of await rows(
+  for (const r of await rows<{ account: string; currency: string; cached: DbBigInt; journal: DbBigInt }>(
     db,
     `SELECT coalesce(b.account, l.account) AS account, coalesce(b.currency, l.currency) AS currency,
             coalesce(b.balance, 0) AS cached, coalesce(l.total, 0) AS journal
@@ -53,10 +55,10 @@ export async function audit(db: Queryable): Promise<AuditReport> {
          ON l.account = b.account AND l.currency = b.currency
       WHERE coalesce(b.balance, 0) <> coalesce(l.total, 0)`,
   )) {
-    problems.push(`${String(r.account)} ${String(r.currency)}: cached balance ${amount(r.cached)} but journal lines sum to ${amount(r.journal)}`);
+    problems.push(`${r.account} ${r.currency}: cached balance ${amount(r.cached)} but journal lines sum to ${amount(r.journal)}`);
   }
 
-  for (const r of await rows(
+  for (const r of await rows<{ account: string; currency: string; cached: DbBigInt; live: DbBigInt }>(
     db,
     `SELECT b.account, b.currency, b.held AS cached, coalesce(h.total, 0) AS live
        FROM account_balances b
@@ -64,14 +66,17 @@ export async function audit(db: Queryable): Promise<AuditReport> {
          ON h.account = b.account AND h.currency = b.currency
       WHERE b.held <> coalesce(h.total, 0)`,
   )) {
-    problems.push(`${String(r.account)} ${String(r.currency)}: cached holds ${amount(r.cached)} but live holds sum to ${amount(r.live)}`);
+    problems.push(`${r.account} ${r.currency}: cached holds ${amount(r.cached)} but live holds sum to ${amount(r.live)}`);
   }
 
-  for (const r of await rows(db, `SELECT account, currency, balance, held FROM account_balances WHERE NOT overdraft AND balance < held`)) {
-    problems.push(`${String(r.account)} ${String(r.currency)}: balance ${amount(r.balance)} is below its holds ${amount(r.held)}`);
+  for (const r of await rows<{ account: string; currency: string; balance: DbBigInt; held: DbBigInt }>(
+    db,
+    `SELECT account, currency, balance, held FROM account_balances WHERE NOT overdraft AND balance < held`,
+  )) {
+    problems.push(`${r.account} ${r.currency}: balance ${amount(r.balance)} is below its holds ${amount(r.held)}`);
   }
 
-  for (const r of await rows(
+  for (const r of await rows<{ id: string; total: DbBigInt; spent: DbBigInt; reserved: DbBigInt; live: DbBigInt; billed: DbBigInt }>(
     db,
     `SELECT m.id, m.total, m.spent, m.reserved, coalesce(h.total, 0) AS live, coalesce(s.total, 0) AS billed
        FROM mandates m
@@ -87,14 +92,14 @@ export async function audit(db: Queryable): Promise<AuditReport> {
        LEFT JOIN (SELECT mandate_id, sum(cost_total) AS total FROM receipts GROUP BY mandate_id) s ON s.mandate_id = m.id
       WHERE m.reserved <> coalesce(h.total, 0) OR m.spent <> coalesce(s.total, 0) OR m.spent + m.reserved > m.total`,
   )) {
-    const id = String(r.id);
+    const { id } = r;
     if (toBigInt(r.reserved) !== toBigInt(r.live)) problems.push(`mandate ${id}: reserved ${amount(r.reserved)} but live holds sum to ${amount(r.live)}`);
     if (toBigInt(r.spent) !== toBigInt(r.billed)) problems.push(`mandate ${id}: spent ${amount(r.spent)} but its receipts' costs sum to ${amount(r.billed)}`);
     if (toBigInt(r.spent) + toBigInt(r.reserved) > toBigInt(r.total)) problems.push(`mandate ${id}: spent + reserved exceeds its total ${amount(r.total)}`);
   }
 
-  for (const r of await rows(db, `SELECT id, billed FROM receipts WHERE billed <> (entry_id IS NOT NULL)`)) {
-    problems.push(`receipt ${String(r.id)}: ${r.billed ? 'billed without a journal entry' : 'has a journal entry but is not billed'}`);
+  for (const r of await rows<{ id: string; billed: boolean }>(db, `SELECT id, billed FROM receipts WHERE billed <> (entry_id IS NOT NULL)`)) {
+    problems.push(`receipt ${r.id}: ${r.billed ? 'billed without a journal entry' : 'has a journal entry but is not billed'}`);
   }
 
   return { ok: problems.length === 0, problems };

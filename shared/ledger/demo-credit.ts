@@ -32,9 +32,9 @@ export async function giveDemoCredit(
   grant: { account: string; amount: bigint; currency: string; requestKey: string },
 ): Promise<{ created: boolean }> {
   const { account, amount, currency } = grant;
-  if (account.startsWith('external:') || account === 'holon') throw new HolonError('invalid_request', 400, `demo credit goes to user accounts, not ${account}`);
+  if (account.startsWith('external:') || account === 'holon') throw new HolonError('invalid_request', `demo credit goes to user accounts, not ${account}`);
   const exists = await db('accounts').where({ handle: account }).first('handle');
-  if (!exists) throw new HolonError('not_found', 404, `there is no account ${account}`);
+  if (!exists) throw new HolonError('not_found', `there is no account ${account}`);
   await ensureAccount(db, DEMO_CREDIT_ACCOUNT);
   return postEntry(db, {
     key: `admin-credit:${grant.requestKey}`,

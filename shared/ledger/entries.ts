@@ -6,13 +6,13 @@
  * "Lock order").
  */
 import { createHash } from 'node:crypto';
-import type { Queryable, Tx } from '../db/connect.js';
+import type { DbBigInt, Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import { formatAmount, isCurrency } from '../core/money.js';
 import { inTransaction } from '../db/transaction.js';
 
-export interface LineInput {
+interface LineInput {
   account: string;
   currency: string;
   /** Micro-units: negative = debit (money leaves the account), positive = credit. */
@@ -33,7 +33,7 @@ export interface PostedEntry {
 }
 
 /** Merge lines by (account, currency), drop zeros, sort: the canonical form that is digested and written. */
-export function normalizeLines(lines: readonly LineInput[]): LineInput[] {
+function normalizeLines(lines: readonly LineInput[]): LineInput[] {
   const merged = new Map<string, LineInput>();
   for (const l of lines) {
     const k = `${l.account}\u0000${l.currency}`;
@@ -43,7 +43,7 @@ export function normalizeLines(lines: readonly LineInput[]): LineInput[] {
   return [...merged.values()].filter((l) => l.amount !== 0n).sort((a, b) => byteCompare(a.account, b.account) || byteCompare(a.currency, b.currency));
 }
 
-export function byteCompare(a: string, b: string): number {
+function byteCompare(a: string, b: string): number {
   return Buffer.compare(Buffer.from(a, 'utf8'), Buffer.from(b, 'utf8'));
 }
 
@@ -51,7 +51,7 @@ export function byteCompare(a: string, b: string): number {
 export const SETTLEMENT_KIND = 'settle';
 
 /** Why these lines cannot form an entry, in plain words; empty when they can. */
-export function entryProblems(entry: EntryInput): string[] {
+function entryProblems(entry: EntryInput): string[] {
   const problems: string[] = [];
   if (typeof entry.key !== 'string' || entry.key === '' || entry.key.length > 300) problems.push('the entry needs an idempotency key of 1 to 300 characters');
   for (const l of entry.lines) {
@@ -93,7 +93,7 @@ export async function postEntry(db: Queryable, entry: EntryInput): Promise<Poste
 function refuseProblems(entry: EntryInput): void {
   const problems = entryProblems(entry);
   if (problems.length) {
-    throw new HolonError('invalid_entry', 400, `journal entry ${entry.key}: ${problems.join('; ')}`);
+    throw new HolonError('invalid_entry', `journal entry ${entry.key}: ${problems.join('; ')}`);
   }
 }
 
@@ -101,7 +101,7 @@ function refuseProblems(entry: EntryInput): void {
  * Write the entry and its lines without touching cached balances: for a transaction that applies the
  * balance changes itself, at the end (see settle). Idempotent by key like `postEntry`.
  */
-export async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEntry> {
+async function recordEntry(trx: Tx, entry: EntryInput): Promise<PostedEntry> {
   return (await recordEntries(trx, [entry]))[0]!;
 }
 
@@ -122,7 +122,7 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
   const keys = new Set<string>();
   const firstOfKey = prepared.filter((p) => !keys.has(p.entry.key) && keys.add(p.entry.key));
   const lines = firstOfKey.flatMap((p) => p.lines.map((line) => ({ key: p.entry.key, line })));
-  const inserted = await trx.raw<{ rows: Array<{ id: unknown; key: string }> }>(
+  const inserted = await trx.raw<{ rows: Array<{ id: DbBigInt; key: string }> }>(
     `WITH e AS (
        INSERT INTO journal_entries (key, kind, digest) SELECT * FROM unnest(?::text[], ?::text[], ?::text[])
        ON CONFLICT (key) DO NOTHING RETURNING id, key
@@ -145,7 +145,7 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
   const created = new Map(inserted.rows.map((r) => [r.key, toBigInt(r.id)]));
   // Keys posted before (a retried settlement): the original entry, if its lines are these.
   const replayed = prepared.filter((p) => !created.has(p.entry.key)).map((p) => p.entry.key);
-  const existing = new Map<string, { id: unknown; digest: string }>();
+  const existing = new Map<string, { id: DbBigInt; digest: string }>();
   if (replayed.length) {
     for (const row of await trx('journal_entries').whereIn('key', replayed).select('key', 'id', 'digest')) existing.set(row.key, row);
   }
@@ -159,9 +159,9 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
       continue;
     }
     const before = existing.get(p.entry.key) ?? (id !== undefined ? { id, digest: prepared.find((q) => q.entry.key === p.entry.key)!.hash } : undefined);
-    if (!before) throw new HolonError('gateway_error', 500, `journal entry ${p.entry.key} vanished while being posted`);
+    if (!before) throw new HolonError('gateway_error', `journal entry ${p.entry.key} vanished while being posted`);
     if (before.digest !== p.hash) {
-      throw new HolonError('idempotency_conflict', 409, `journal entry ${p.entry.key} was already posted with different lines`);
+      throw new HolonError('idempotency_conflict', `journal entry ${p.entry.key} was already posted with different lines`);
     }
     out.push({ id: toBigInt(before.id), created: false });
   }
@@ -177,7 +177,6 @@ async function applyToBalances(trx: Tx, lines: readonly LineInput[], rows: Map<s
     if (!row.overdraft && l.amount < 0n && row.balance + l.amount - row.held < 0n) {
       throw new HolonError(
         'insufficient_funds',
-        402,
         `account ${l.account} has ${formatAmount(row.balance - row.held)} ${l.currency} available; ${formatAmount(-l.amount)} is needed`,
       );
     }
@@ -192,7 +191,7 @@ async function applyToBalances(trx: Tx, lines: readonly LineInput[], rows: Map<s
  * Add to cached balances and holds in one statement. The rows must already be locked by this transaction
  * (`lockBalances`), so the global lock order holds.
  */
-export async function applyBalanceDeltas(trx: Tx, deltas: ReadonlyArray<{ account: string; currency: string; balance: bigint; held: bigint }>): Promise<void> {
+async function applyBalanceDeltas(trx: Tx, deltas: ReadonlyArray<{ account: string; currency: string; balance: bigint; held: bigint }>): Promise<void> {
   if (deltas.length === 0) return;
   await trx.raw(
     `UPDATE account_balances b SET balance = b.balance + d.balance, held = b.held + d.held, version = b.version + 1
@@ -210,6 +209,25 @@ export interface BalanceRow {
   overdraft: boolean;
   version: bigint;
 }
+
+/** An `account_balances` row as the drivers return it (shared/db/connect.ts). */
+interface BalanceColumns {
+  account: string;
+  currency: string;
+  balance: DbBigInt;
+  held: DbBigInt;
+  overdraft: boolean;
+  version: DbBigInt;
+}
+
+const balanceFromRow = (row: BalanceColumns): BalanceRow => ({
+  account: row.account,
+  currency: row.currency,
+  balance: toBigInt(row.balance),
+  held: toBigInt(row.held),
+  overdraft: Boolean(row.overdraft),
+  version: toBigInt(row.version),
+});
 
 /**
  * Make sure a balance row exists for each (account, currency) and lock them all FOR UPDATE in byte order.
@@ -233,7 +251,7 @@ export async function lockBalances(
       [accounts, currencies],
     );
   // Lock in the global order. The sort runs below the row-locking step, so rows are locked in this order.
-  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await trx.raw<{ rows: BalanceColumns[] }>(
     `SELECT b.account, b.currency, b.balance, b.held, b.overdraft, b.version
        FROM account_balances b JOIN unnest(?::text[], ?::text[]) AS k(account, currency)
          ON b.account = k.account AND b.currency = k.currency
@@ -242,17 +260,8 @@ export async function lockBalances(
     [accounts, currencies],
   );
   const out = new Map<string, BalanceRow>();
-  for (const row of r.rows) {
-    out.set(`${String(row.account)}\u0000${String(row.currency)}`, {
-      account: String(row.account),
-      currency: String(row.currency),
-      balance: toBigInt(row.balance),
-      held: toBigInt(row.held),
-      overdraft: Boolean(row.overdraft),
-      version: toBigInt(row.version),
-    });
-  }
+  for (const row of r.rows) out.set(`${row.account}\u0000${row.currency}`, balanceFromRow(row));
   const missing = unique.find((k) => !out.has(`${k.account}\u0000${k.currency}`));
-  if (missing) throw new HolonError('unknown_account', 404, `there is no account ${missing.account}`);
+  if (missing) throw new HolonError('unknown_account', `there is no account ${missing.account}`);
   return out;
 }

@@ -3,7 +3,8 @@
  * (shared/platform/metrics.ts), read when scraped. One statement on the partial index of live holds; cancelled by
  * Postgres if it outlasts `timeoutMs`.
  */
-import type { Db } from '../db/connect.js';
+import type { Db, DbBigInt } from '../db/connect.js';
+import { toBigInt } from '../db/connect.js';
 import type { HoldsOutstanding } from '../platform/metrics.js';
 
 export async function holdsOutstanding(db: Db, timeoutMs: number): Promise<HoldsOutstanding[]> {
@@ -13,6 +14,6 @@ export async function holdsOutstanding(db: Db, timeoutMs: number): Promise<Holds
     .select('currency')
     .count({ n: '*' })
     .sum({ micros: 'amount' })
-    .timeout(timeoutMs, { cancel: true })) as Array<{ currency: string; n: string | number; micros: string | number | null }>;
-  return rows.map((r) => ({ currency: r.currency, count: Number(r.n), micros: BigInt(String(r.micros ?? 0)) }));
+    .timeout(timeoutMs, { cancel: true })) as Array<{ currency: string; n: DbBigInt; micros: DbBigInt | null }>;
+  return rows.map((r) => ({ currency: r.currency, count: Number(r.n), micros: toBigInt(r.micros) }));
 }

@@ -3,7 +3,7 @@
  * A hold is placed once and resolved exactly once: `settled` (its call was charged, possibly less than held)
  * or `released` (nothing charged). Holds are not journaled; the account's cached `held` tracks them.
  */
-import type { Queryable, Tx } from '../db/connect.js';
+import type { DbBigInt, Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import type { Reservation } from './money-functions.js';
@@ -40,13 +40,23 @@ export async function resolveHold(trx: Tx, id: string, outcome: 'settled' | 'rel
   return hold;
 }
 
-const holdOf = (id: string, row: Record<string, unknown>, changed: boolean): ResolvedHold => ({
-  id,
-  account: String(row.account),
-  currency: String(row.currency),
+/** The columns of a `holds` row a resolved hold is read from (shared/db/connect.ts: how the drivers return them). */
+interface HoldRow {
+  id: string;
+  account: string;
+  currency: string;
+  amount: DbBigInt;
+  mandate_id: string | null;
+  parent_hold_id: string | null;
+}
+
+const holdFromRow = (row: HoldRow, changed: boolean): ResolvedHold => ({
+  id: row.id,
+  account: row.account,
+  currency: row.currency,
   amount: toBigInt(row.amount),
-  mandateId: (row.mandate_id as string | null) ?? null,
-  parentHoldId: (row.parent_hold_id as string | null) ?? null,
+  mandateId: row.mandate_id ?? null,
+  parentHoldId: row.parent_hold_id ?? null,
   changed,
 });
 
@@ -58,20 +68,20 @@ const holdOf = (id: string, row: Record<string, unknown>, changed: boolean): Res
 export async function resolveHolds(trx: Tx, holds: ReadonlyArray<{ id: string; outcome: 'settled' | 'released' }>): Promise<Map<string, ResolvedHold>> {
   const out = new Map<string, ResolvedHold>();
   if (holds.length === 0) return out;
-  const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await trx.raw<{ rows: HoldRow[] }>(
     `UPDATE holds h SET status = v.outcome, resolved_at = now()
        FROM unnest(?::text[], ?::text[]) AS v(id, outcome)
       WHERE h.id = v.id AND h.status = 'held'
      RETURNING h.id, h.account, h.currency, h.amount, h.mandate_id, h.parent_hold_id`,
     [holds.map((h) => h.id), holds.map((h) => h.outcome)],
   );
-  for (const row of r.rows) out.set(String(row.id), holdOf(String(row.id), row, true));
+  for (const row of r.rows) out.set(row.id, holdFromRow(row, true));
   const missing = holds.filter((h) => !out.has(h.id)).map((h) => h.id);
   if (missing.length) {
-    const rows = await trx('holds').whereIn('id', missing).select('id', 'account', 'currency', 'amount', 'mandate_id', 'parent_hold_id');
-    for (const row of rows) out.set(String(row.id), holdOf(String(row.id), row, false));
+    const rows: HoldRow[] = await trx('holds').whereIn('id', missing).select('id', 'account', 'currency', 'amount', 'mandate_id', 'parent_hold_id');
+    for (const row of rows) out.set(row.id, holdFromRow(row, false));
     const unknown = missing.find((id) => !out.has(id));
-    if (unknown !== undefined) throw new HolonError('unknown_hold', 404, `there is no hold ${unknown}`);
+    if (unknown !== undefined) throw new HolonError('unknown_hold', `there is no hold ${unknown}`);
   }
   return out;
 }
@@ -97,7 +107,7 @@ export async function ensureBalanceRow(db: Queryable, account: string, currency:
     [currency, account],
   );
   if (r.rows.length === 0 && !(await db('account_balances').where({ account, currency }).first('account'))) {
-    throw new HolonError('unknown_account', 404, `there is no account ${account}`);
+    throw new HolonError('unknown_account', `there is no account ${account}`);
   }
   set.add(key);
 }

@@ -28,7 +28,7 @@
  * the same period; every other entry is credit. All figures are read in one REPEATABLE READ snapshot. Money is
  * bigint micro-units throughout; the splits' decimal strings are converted in SQL with exact `numeric` arithmetic.
  */
-import type { Queryable } from '../db/connect.js';
+import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { inTransaction } from '../db/transaction.js';
 import type { Micros } from '../core/money.js';
@@ -41,7 +41,7 @@ export interface StatementPeriod {
   until?: string;
 }
 
-export interface CurrencyStatement {
+interface CurrencyStatement {
   currency: string;
   opening: Micros;
   credited: Micros;
@@ -50,7 +50,7 @@ export interface CurrencyStatement {
   closing: Micros;
 }
 
-export interface MandateStatement {
+interface MandateStatement {
   id: string;
   currency: string;
   total: Micros;
@@ -65,8 +65,6 @@ export interface Statement {
   currencies: CurrencyStatement[];
   mandates: MandateStatement[];
 }
-
-type Row = Record<string, unknown>;
 
 /** `column` within the period, as SQL and its bindings. */
 function within(column: string, period: StatementPeriod): { sql: string; bindings: string[] } {
@@ -88,7 +86,8 @@ function beforeUntil(column: string, period: StatementPeriod): { sql: string; bi
   return period.until === undefined ? { sql: 'true', bindings: [] } : { sql: `${column} < ?::timestamptz`, bindings: [period.until] };
 }
 
-async function rows(db: Queryable, sql: string, bindings: readonly string[]): Promise<Row[]> {
+/** The rows of one of the statement's queries, typed by the caller (sums are `DbBigInt`: shared/db/connect.ts). */
+async function rows<Row>(db: Queryable, sql: string, bindings: readonly string[]): Promise<Row[]> {
   return (await db.raw<{ rows: Row[] }>(sql, [...bindings])).rows;
 }
 
@@ -98,7 +97,11 @@ export async function accountExists(db: Queryable, account: string): Promise<boo
 }
 
 /** The journal side: opening, closing and credited, per currency. */
-async function journalSide(db: Queryable, account: string, period: StatementPeriod): Promise<Row[]> {
+async function journalSide(
+  db: Queryable,
+  account: string,
+  period: StatementPeriod,
+): Promise<Array<{ currency: string; opening: DbBigInt; closing: DbBigInt; credited: DbBigInt }>> {
   const range = within('e.created_at', period);
   const closing = beforeUntil('e.created_at', period);
   const opening = period.since === undefined ? { sql: 'false', bindings: [] } : { sql: 'e.created_at < ?::timestamptz', bindings: [period.since] };
@@ -116,7 +119,7 @@ async function journalSide(db: Queryable, account: string, period: StatementPeri
 }
 
 /** What the account paid: Σ cost_own of its billed receipts in the period (migration 018's index). */
-async function billedSide(db: Queryable, account: string, period: StatementPeriod): Promise<Row[]> {
+async function billedSide(db: Queryable, account: string, period: StatementPeriod): Promise<Array<{ currency: string | null; billed: DbBigInt }>> {
   const range = within('created_at', period);
   return rows(db, `SELECT currency, sum(cost_own)::bigint AS billed FROM receipts WHERE payer = ? AND billed AND ${range.sql} GROUP BY currency`, [
     account,
@@ -130,7 +133,7 @@ async function billedSide(db: Queryable, account: string, period: StatementPerio
  * entry's key being `settle:<receipt id>`), and those it paid itself (a call it paid whose lines merged to nothing
  * for it, e.g. its own agent at a fee that rounds to 0).
  */
-async function earnedSide(db: Queryable, account: string, period: StatementPeriod): Promise<Row[]> {
+async function earnedSide(db: Queryable, account: string, period: StatementPeriod): Promise<Array<{ currency: string | null; earned: DbBigInt }>> {
   const entries = within('e.created_at', period);
   const paid = within('created_at', period);
   const receipts = within('r.created_at', period);
@@ -154,7 +157,28 @@ async function earnedSide(db: Queryable, account: string, period: StatementPerio
 }
 
 /** The account's root mandates, their budget, and the costs of their top-level receipts. */
-async function mandateSide(db: Queryable, account: string, period: StatementPeriod): Promise<Row[]> {
+/** A row of `mandateSide` (shared/db/connect.ts: how the drivers return it). */
+interface MandateSideRow {
+  id: string;
+  currency: string;
+  total: DbBigInt;
+  spent: DbBigInt;
+  reserved: DbBigInt;
+  billed_in_range: DbBigInt;
+  billed_to_date: DbBigInt;
+}
+
+const mandateStatementFromRow = (r: MandateSideRow): MandateStatement => ({
+  id: r.id,
+  currency: r.currency,
+  total: toBigInt(r.total),
+  spent: toBigInt(r.spent),
+  reserved: toBigInt(r.reserved),
+  billedInRange: toBigInt(r.billed_in_range),
+  billedToDate: toBigInt(r.billed_to_date),
+});
+
+async function mandateSide(db: Queryable, account: string, period: StatementPeriod): Promise<MandateSideRow[]> {
   const range = within('r.created_at', period);
   const toDate = beforeUntil('r.created_at', period);
   return rows(
@@ -197,26 +221,19 @@ export async function readStatement(db: Queryable, account: string, period: Stat
     };
     for (const currency of held) of(currency);
     for (const r of journal) {
-      const c = of(String(r.currency));
+      const c = of(r.currency);
       c.opening = toBigInt(r.opening);
       c.closing = toBigInt(r.closing);
       c.credited = toBigInt(r.credited);
     }
+    // receipts.currency is nullable (a refusal's); a billed receipt always has one.
     for (const r of billed) of(String(r.currency)).billed = toBigInt(r.billed);
     for (const r of earned) of(String(r.currency)).earned = toBigInt(r.earned);
 
     return {
       account,
       currencies: [...byCurrency.values()].sort((a, b) => (a.currency < b.currency ? -1 : a.currency > b.currency ? 1 : 0)),
-      mandates: mandates.map((r) => ({
-        id: String(r.id),
-        currency: String(r.currency),
-        total: toBigInt(r.total),
-        spent: toBigInt(r.spent),
-        reserved: toBigInt(r.reserved),
-        billedInRange: toBigInt(r.billed_in_range),
-        billedToDate: toBigInt(r.billed_to_date),
-      })),
+      mandates: mandates.map(mandateStatementFromRow),
     };
   });
 }

@@ -2,7 +2,7 @@
  * Mandates in Postgres: the wire document plus the counters the gateway keeps (`spent`, `reserved`).
  */
 import { ensureAccount } from '../ledger/accounts.js';
-import type { Queryable } from '../db/connect.js';
+import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import { mandateToDoc, validateMandate } from '../core/mandate/validate.js';
@@ -25,14 +25,25 @@ function parseStored(id: string, doc: unknown): Mandate {
   const hit = parsed.get(text);
   if (hit) return hit;
   const v = validateMandate(JSON.parse(text));
-  if (!v.ok) throw new HolonError('gateway_error', 500, `stored mandate ${id} no longer validates`);
+  if (!v.ok) throw new HolonError('gateway_error', `stored mandate ${id} no longer validates`);
   if (parsed.size >= PARSED_MAX) parsed.delete(parsed.keys().next().value!);
   parsed.set(text, v.mandate);
   return v.mandate;
 }
 
-/** A stored mandate from its row (`id, doc, revoked_at, total, spent, reserved`), e.g. joined into another query. */
-export function mandateFromRow(row: Record<string, unknown>): StoredMandate {
+/** The columns of a `mandates` row a stored mandate is read from (connect.ts: how the drivers return them). */
+export interface MandateRow {
+  id: string;
+  /** jsonb: the wire document, parsed or as text. */
+  doc: unknown;
+  revoked_at: Date | null;
+  total: DbBigInt;
+  spent: DbBigInt;
+  reserved: DbBigInt;
+}
+
+/** A stored mandate from its row, e.g. joined into another query. */
+export function mandateFromRow(row: MandateRow): StoredMandate {
   const m = parseStored(String(row.id), row.doc);
   // Revocation lives on the row, not in the document.
   const mandate = row.revoked_at != null && !m.revoked ? { ...m, revoked: true } : m;
@@ -43,7 +54,7 @@ export function mandateFromRow(row: Record<string, unknown>): StoredMandate {
 }
 
 export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
-  const row = await db('mandates').where({ id }).first();
+  const row: MandateRow | undefined = await db('mandates').where({ id }).first();
   return row ? mandateFromRow(row) : null;
 }
 
@@ -51,7 +62,8 @@ export async function loadMandate(db: Queryable, id: string): Promise<StoredMand
 export async function listRootMandates(db: Queryable, options: { issuer?: string; limit: number }): Promise<StoredMandate[]> {
   const q = db('mandates').where({ depth: 0 }).orderBy('created_at', 'asc').limit(options.limit);
   if (options.issuer !== undefined) q.where({ issuer: options.issuer });
-  return (await q).map(mandateFromRow);
+  const rows: MandateRow[] = await q;
+  return rows.map(mandateFromRow);
 }
 
 /**
@@ -81,7 +93,7 @@ export async function saveMandate(db: Queryable, mandate: Mandate): Promise<{ cr
   const existing = await db('mandates').where({ id: mandate.id }).first('doc');
   const stored = typeof existing.doc === 'string' ? JSON.parse(existing.doc) : existing.doc;
   if (JSON.stringify(sortKeys(stored)) !== JSON.stringify(sortKeys(doc))) {
-    throw new HolonError('mandate_exists', 409, `mandate ${mandate.id} already exists with other terms`);
+    throw new HolonError('mandate_exists', `mandate ${mandate.id} already exists with other terms`);
   }
   return { created: false };
 }
@@ -90,9 +102,9 @@ function sortKeys(v: unknown): unknown {
   if (Array.isArray(v)) return v.map(sortKeys);
   if (v && typeof v === 'object') {
     return Object.fromEntries(
-      Object.keys(v)
-        .sort()
-        .map((k) => [k, sortKeys((v as Record<string, unknown>)[k])]),
+      Object.entries(v)
+        .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))
+        .map(([k, x]) => [k, sortKeys(x)]),
     );
   }
   return v;

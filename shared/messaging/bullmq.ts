@@ -35,7 +35,7 @@ export interface QueueLogger {
   error(obj: object, msg?: string): void;
 }
 
-export const silentLogger: QueueLogger = { warn: () => {}, error: () => {} };
+const silentLogger: QueueLogger = { warn: () => {}, error: () => {} };
 
 export interface StallSettings {
   /** How often a worker looks for jobs whose lock has expired (ms). */
@@ -47,7 +47,7 @@ export interface StallSettings {
 }
 
 /** At-least-once with fast recovery after a `kill -9`: a dead worker's job is redelivered within ~10–20 s. */
-export const DEFAULT_STALL_SETTINGS: Readonly<StallSettings> = Object.freeze({
+const DEFAULT_STALL_SETTINGS: Readonly<StallSettings> = Object.freeze({
   stalledIntervalMs: 5_000,
   lockDurationMs: 10_000,
   maxStalledCount: 1,
@@ -67,11 +67,11 @@ export interface BullBackendOptions {
   tracing?: boolean;
 }
 
-export interface BullWorkerOptions extends Partial<StallSettings> {
+interface BullWorkerOptions extends Partial<StallSettings> {
   concurrency: number;
 }
 
-export type BullJobState = 'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized' | 'waiting-children' | 'unknown';
+type BullJobState = 'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 'prioritized' | 'waiting-children' | 'unknown';
 
 export interface BullBackend extends QueueBackend {
   readonly kind: 'redis';
@@ -99,7 +99,7 @@ export function encodeJobId(id: string): string {
   return CUSTOM_ID + id.replace(/[%:]/g, (c) => (c === '%' ? '%25' : '%3A'));
 }
 
-export function decodeJobId(id: string): string {
+function decodeJobId(id: string): string {
   if (!id.startsWith(CUSTOM_ID)) return id;
   return id.slice(CUSTOM_ID.length).replace(/%(25|3A)/g, (_m, code: string) => (code === '25' ? '%' : ':'));
 }
@@ -113,7 +113,7 @@ function assertPositiveInt(value: number, what: string): void {
 }
 
 /** Maps the interface's JobOptions to BullMQ's. Shared semantics with the memory twin. */
-export function toBullJobOptions(options: JobOptions = {}): JobsOptions {
+function toBullJobOptions(options: JobOptions = {}): JobsOptions {
   const opts: JobsOptions = { removeOnComplete: true, removeOnFail: { age: 3600 } };
   if (options.jobId !== undefined) opts.jobId = encodeJobId(options.jobId);
   if (options.delayMs !== undefined && options.delayMs > 0) opts.delay = Math.round(options.delayMs);
@@ -145,144 +145,176 @@ function errorMessage(err: unknown): string {
 }
 
 export function createBullBackend(options: BullBackendOptions): BullBackend {
-  const url = options.connection;
-  const keyPrefix = bullPrefixOf(options.prefix);
-  const logger = options.logger ?? silentLogger;
-  const stallDefaults: StallSettings = { ...DEFAULT_STALL_SETTINGS, ...definedOnly(options.worker ?? {}) };
-  const telemetry = options.tracing ? { telemetry: new BullMQOtel({ tracerName: 'holon-bullmq' }) } : {};
-
-  let producer: Redis | undefined;
-  let consumer: Redis | undefined;
-  const queues = new Map<string, BullQueue>();
-  const workers = new Set<BullWorker>();
-  let closing: Promise<void> | undefined;
-
-  const producerConnection = (): Redis => {
-    if (!producer) {
-      // Producers fail a command after ioredis' default retries rather than hang an API request forever.
-      producer = new Redis(url, { connectionName: `${keyPrefix}:producer` });
-      producer.on('error', (err) => logger.error({ err: errorMessage(err) }, 'queue producer connection error'));
-    }
-    return producer;
-  };
-  const consumerConnection = (): Redis => {
-    if (!consumer) {
-      consumer = new Redis(url, { maxRetriesPerRequest: null, connectionName: `${keyPrefix}:worker` });
-      consumer.on('error', (err) => logger.error({ err: errorMessage(err) }, 'queue worker connection error'));
-    }
-    return consumer;
-  };
-  const assertOpen = () => {
-    if (closing) throw new Error('queue backend is closed');
-  };
-
-  const bullQueue = (name: string): BullQueue => {
-    let q = queues.get(name);
-    if (!q) {
-      q = new BullQueue(name, { connection: producerConnection(), prefix: keyPrefix, ...telemetry });
-      q.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue error'));
-      queues.set(name, q);
-    }
-    return q;
-  };
-
-  const backend: BullBackend = {
+  const bull = new BullConnections(options);
+  return {
     kind: 'redis',
-    keyPrefix,
+    keyPrefix: bull.keyPrefix,
 
     queue<T>(name: string): Queue<T> {
-      assertOpen();
+      bull.assertOpen();
       assertQueueName(name);
       return {
         add: async (data: T, jobOptions?: JobOptions) => {
-          assertOpen();
+          bull.assertOpen();
           const opts = toBullJobOptions(jobOptions);
-          await bullQueue(name).add(name, data, opts);
+          await bull.queue(name).add(name, data, opts);
         },
         pending: async (jobId: string) => {
-          assertOpen();
-          const state = await bullQueue(name).getJobState(encodeJobId(jobId));
+          bull.assertOpen();
+          const state = await bull.queue(name).getJobState(encodeJobId(jobId));
           return !['completed', 'failed', 'unknown'].includes(state);
         },
       };
     },
 
     worker<T>(name: string, handler: JobHandler<T>, workerOptions: BullWorkerOptions): Worker {
-      assertOpen();
+      bull.assertOpen();
       assertQueueName(name);
       assertPositiveInt(workerOptions.concurrency, 'concurrency');
-      const { concurrency: _concurrency, ...overrides } = workerOptions;
-      const stall: StallSettings = { ...stallDefaults, ...definedOnly(overrides) };
-      assertPositiveInt(stall.stalledIntervalMs, 'stalledIntervalMs');
-      assertPositiveInt(stall.lockDurationMs, 'lockDurationMs');
-      if (!Number.isInteger(stall.maxStalledCount) || stall.maxStalledCount < 0) throw new TypeError('maxStalledCount must be an integer ≥ 0');
-
-      const worker = new BullWorker(
-        name,
-        async (job: Job) => {
-          const info = jobInfo(job);
-          if (info.attemptsMade === 0) options.onJobStart?.(name, waitedMs(job));
-          await handler(job.data as T, info);
-        },
-        {
-          connection: consumerConnection(),
-          prefix: keyPrefix,
-          concurrency: workerOptions.concurrency,
-          stalledInterval: stall.stalledIntervalMs,
-          lockDuration: stall.lockDurationMs,
-          maxStalledCount: stall.maxStalledCount,
-          ...telemetry,
-        },
-      );
-      worker.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue worker error'));
-      worker.on('failed', (job, err) => {
-        logger.warn(
-          { queue: name, jobId: job?.id === undefined ? undefined : decodeJobId(String(job.id)), attemptsMade: job?.attemptsMade, err: errorMessage(err) },
-          'job failed',
-        );
-      });
-      worker.on('stalled', (jobId) => logger.warn({ queue: name, jobId: decodeJobId(jobId) }, 'job stalled; redelivering'));
-      workers.add(worker);
-
-      let closed: Promise<void> | undefined;
-      return {
-        close: () => {
-          // BullMQ's close() stops fetching, waits for the running handlers, then closes the blocking connection.
-          closed ??= worker.close().finally(() => workers.delete(worker));
-          return closed;
-        },
-      };
+      const { concurrency, ...overrides } = workerOptions;
+      return bull.startWorker(name, handler, { concurrency, ...stallSettingsOf(bull.stallDefaults, overrides) });
     },
 
     async counts(name: string): Promise<QueueCounts> {
-      assertOpen();
+      bull.assertOpen();
       assertQueueName(name);
-      const c = await bullQueue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed');
+      const c = await bull.queue(name).getJobCounts('waiting', 'prioritized', 'active', 'delayed');
       return { waiting: (c.waiting ?? 0) + (c.prioritized ?? 0), active: c.active ?? 0, delayed: c.delayed ?? 0 };
     },
 
     async jobState(name: string, jobId: string): Promise<BullJobState> {
-      assertOpen();
-      return (await bullQueue(name).getJobState(encodeJobId(jobId))) as BullJobState;
+      bull.assertOpen();
+      return (await bull.queue(name).getJobState(encodeJobId(jobId))) as BullJobState;
     },
 
-    close(): Promise<void> {
-      closing ??= (async () => {
-        const errors: unknown[] = [];
-        const settle = async (ps: Promise<unknown>[]) => {
-          for (const r of await Promise.allSettled(ps)) if (r.status === 'rejected') errors.push(r.reason);
-        };
-        await settle([...workers].map((w) => w.close()));
-        await settle([...queues.values()].map((q) => q.close()));
-        await settle([closeRedis(producer), closeRedis(consumer)]);
-        workers.clear();
-        queues.clear();
-        if (errors.length) throw errors[0];
-      })();
-      return closing;
-    },
+    close: () => bull.close(),
   };
-  return backend;
+}
+
+/** A worker's stall settings: the backend's, overridden by the worker's own; checked. */
+function stallSettingsOf(defaults: StallSettings, overrides: Partial<StallSettings>): StallSettings {
+  const stall: StallSettings = { ...defaults, ...definedOnly(overrides) };
+  assertPositiveInt(stall.stalledIntervalMs, 'stalledIntervalMs');
+  assertPositiveInt(stall.lockDurationMs, 'lockDurationMs');
+  if (!Number.isInteger(stall.maxStalledCount) || stall.maxStalledCount < 0) throw new TypeError('maxStalledCount must be an integer ≥ 0');
+  return stall;
+}
+
+/** One backend's Redis connections (opened lazily), its BullMQ queues and workers, and its closing. */
+class BullConnections {
+  readonly keyPrefix: string;
+  readonly stallDefaults: StallSettings;
+  private readonly url: string;
+  private readonly logger: QueueLogger;
+  private readonly onJobStart: JobStartObserver | undefined;
+  private readonly telemetry: { telemetry?: BullMQOtel };
+  private producer: Redis | undefined;
+  private consumer: Redis | undefined;
+  private readonly queues = new Map<string, BullQueue>();
+  private readonly workers = new Set<BullWorker>();
+  private closing: Promise<void> | undefined;
+
+  constructor(options: BullBackendOptions) {
+    this.url = options.connection;
+    this.keyPrefix = bullPrefixOf(options.prefix);
+    this.logger = options.logger ?? silentLogger;
+    this.onJobStart = options.onJobStart;
+    this.stallDefaults = { ...DEFAULT_STALL_SETTINGS, ...definedOnly(options.worker ?? {}) };
+    this.telemetry = options.tracing ? { telemetry: new BullMQOtel({ tracerName: 'holon-bullmq' }) } : {};
+  }
+
+  assertOpen(): void {
+    if (this.closing) throw new Error('queue backend is closed');
+  }
+
+  /** The BullMQ queue of `name`, made on first use, on the shared producer connection. */
+  queue(name: string): BullQueue {
+    let q = this.queues.get(name);
+    if (!q) {
+      q = new BullQueue(name, { connection: this.producerConnection(), prefix: this.keyPrefix, ...this.telemetry });
+      q.on('error', (err) => this.logger.error({ queue: name, err: errorMessage(err) }, 'queue error'));
+      this.queues.set(name, q);
+    }
+    return q;
+  }
+
+  /** A BullMQ worker on `name` (its blocking connection duplicated from the shared consumer one), its events logged. */
+  startWorker<T>(name: string, handler: JobHandler<T>, settings: StallSettings & { concurrency: number }): Worker {
+    const worker = new BullWorker(
+      name,
+      async (job: Job) => {
+        const info = jobInfo(job);
+        if (info.attemptsMade === 0) this.onJobStart?.(name, waitedMs(job));
+        await handler(job.data as T, info);
+      },
+      {
+        connection: this.consumerConnection(),
+        prefix: this.keyPrefix,
+        concurrency: settings.concurrency,
+        stalledInterval: settings.stalledIntervalMs,
+        lockDuration: settings.lockDurationMs,
+        maxStalledCount: settings.maxStalledCount,
+        ...this.telemetry,
+      },
+    );
+    this.logWorkerEvents(name, worker);
+    this.workers.add(worker);
+
+    let closed: Promise<void> | undefined;
+    return {
+      close: () => {
+        // BullMQ's close() stops fetching, waits for the running handlers, then closes the blocking connection.
+        closed ??= worker.close().finally(() => this.workers.delete(worker));
+        return closed;
+      },
+    };
+  }
+
+  /** Workers first, then queues, then the shared connections; the first error is thrown once all are closed. */
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      const errors: unknown[] = [];
+      const settle = async (ps: Promise<unknown>[]) => {
+        for (const r of await Promise.allSettled(ps)) if (r.status === 'rejected') errors.push(r.reason);
+      };
+      await settle([...this.workers].map((w) => w.close()));
+      await settle([...this.queues.values()].map((q) => q.close()));
+      await settle([closeRedis(this.producer), closeRedis(this.consumer)]);
+      this.workers.clear();
+      this.queues.clear();
+      if (errors.length) throw errors[0];
+    })();
+    return this.closing;
+  }
+
+  private logWorkerEvents(name: string, worker: BullWorker): void {
+    const { logger } = this;
+    worker.on('error', (err) => logger.error({ queue: name, err: errorMessage(err) }, 'queue worker error'));
+    worker.on('failed', (job, err) => {
+      logger.warn(
+        { queue: name, jobId: job?.id === undefined ? undefined : decodeJobId(String(job.id)), attemptsMade: job?.attemptsMade, err: errorMessage(err) },
+        'job failed',
+      );
+    });
+    worker.on('stalled', (jobId) => logger.warn({ queue: name, jobId: decodeJobId(jobId) }, 'job stalled; redelivering'));
+  }
+
+  private producerConnection(): Redis {
+    if (!this.producer) {
+      // Producers fail a command after ioredis' default retries rather than hang an API request forever.
+      this.producer = new Redis(this.url, { connectionName: `${this.keyPrefix}:producer` });
+      this.producer.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'queue producer connection error'));
+    }
+    return this.producer;
+  }
+
+  private consumerConnection(): Redis {
+    if (!this.consumer) {
+      this.consumer = new Redis(this.url, { maxRetriesPerRequest: null, connectionName: `${this.keyPrefix}:worker` });
+      this.consumer.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'queue worker connection error'));
+    }
+    return this.consumer;
+  }
 }
 
 function definedOnly<T extends object>(o: T): Partial<T> {

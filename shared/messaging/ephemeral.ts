@@ -16,6 +16,7 @@
  * TTLs are whole seconds (Redis EX); a fractional TTL is rounded up.
  */
 import { Redis } from 'ioredis';
+import { DEFAULT_REDIS_PREFIX } from '../platform/config.js';
 import type { EphemeralStore, Kept } from './types.js';
 import { lazyRedis } from './redis-close.js';
 
@@ -59,8 +60,6 @@ function assertConsumer(consumer: string): void {
   if (typeof consumer !== 'string' || consumer.length === 0) throw new TypeError('consumer must be a non-empty string');
 }
 
-export const DEFAULT_REDIS_PREFIX = 'holon';
-
 /**
  * Every Redis name Holon uses starts with this: `holon` → `holon:`; a prefix already ending in ':' (the test
  * bed's `holon-test:<run>:<id>:`) is used as it is. Queues, store and notifier each add their own letter
@@ -72,7 +71,7 @@ export function namespaceOf(prefix: string | undefined): string {
 }
 
 /** The Redis key a store with this prefix uses for `key`. */
-export function redisStoreKey(prefix: string | undefined, key: string): string {
+function redisStoreKey(prefix: string | undefined, key: string): string {
   return `${namespaceOf(prefix)}e:${key}`;
 }
 
@@ -91,7 +90,7 @@ function assertValue(value: string): void {
   if (typeof value !== 'string') throw new TypeError('value must be a string');
 }
 
-export const MINIMUM_REDIS_VERSION = '6.2.0';
+const MINIMUM_REDIS_VERSION = '6.2.0';
 
 function versionAtLeast(version: string, minimum: string): boolean {
   const a = version.split('.').map((n) => parseInt(n, 10) || 0);
@@ -182,107 +181,128 @@ export interface MemoryStoreOptions {
 }
 
 export function createMemoryStore(options: MemoryStoreOptions = {}): EphemeralStore {
-  const now = options.now ?? Date.now;
-  const entries = new Map<string, { value: string; expiresAt: number }>();
-  // The consumers a kept value still waits for (Redis: a set at `<key>:due`), by the value's key.
-  const dues = new Map<string, { consumers: Set<string>; expiresAt: number }>();
-  let closed = false;
-
-  const live = (key: string) => {
-    const e = entries.get(key);
-    if (!e) return undefined;
-    if (e.expiresAt <= now()) {
-      entries.delete(key);
-      return undefined;
-    }
-    return e;
-  };
-  const liveDue = (key: string) => {
-    const d = dues.get(key);
-    if (d && d.expiresAt <= now()) {
-      dues.delete(key);
-      return undefined;
-    }
-    return d;
-  };
-  const purge = () => {
-    const t = now();
-    for (const [key, e] of entries) if (e.expiresAt <= t) entries.delete(key);
-    for (const [key, d] of dues) if (d.expiresAt <= t) dues.delete(key);
-  };
-  const timer = setInterval(purge, options.purgeIntervalMs ?? 60_000);
+  const memory = new MemoryEntries(options.now ?? Date.now);
+  const timer = setInterval(() => memory.purge(), options.purgeIntervalMs ?? 60_000);
   timer.unref();
-
-  const assertOpen = () => {
+  let closed = false;
+  /** Every operation checks the store is open and the key is usable, as Redis would refuse them. */
+  const usable = (key: string) => {
     if (closed) throw new Error('ephemeral store is closed');
+    assertKey(key);
   };
 
   return {
     async put(key: string, value: string, ttlSeconds: number): Promise<void> {
-      assertOpen();
-      assertKey(key);
+      usable(key);
       assertValue(value);
-      entries.set(key, { value, expiresAt: now() + ttlOf(ttlSeconds) * 1000 });
+      memory.set(key, value, ttlOf(ttlSeconds));
     },
     async take(key: string): Promise<string | undefined> {
-      assertOpen();
-      assertKey(key);
-      const e = live(key);
+      usable(key);
+      const e = memory.live(key);
       if (!e) return undefined;
-      entries.delete(key);
+      memory.entries.delete(key);
       return e.value;
     },
     async peek(key: string): Promise<string | undefined> {
-      assertOpen();
-      assertKey(key);
-      return live(key)?.value;
+      usable(key);
+      return memory.live(key)?.value;
     },
     async delete(key: string): Promise<void> {
-      assertOpen();
-      assertKey(key);
-      entries.delete(key);
+      usable(key);
+      memory.entries.delete(key);
     },
     async keepFor(key: string, consumers: readonly string[], ttlSeconds: number): Promise<void> {
-      assertOpen();
-      assertKey(key);
+      usable(key);
       consumers.forEach(assertConsumer);
       const ttl = ttlOf(ttlSeconds);
-      if (consumers.length === 0) return;
-      const due = liveDue(key)?.consumers ?? new Set<string>();
-      for (const c of consumers) due.add(c);
-      dues.set(key, { consumers: due, expiresAt: now() + ttl * 1000 });
+      if (consumers.length > 0) memory.keepFor(key, consumers, ttl);
     },
     async handOver(key: string, consumer: string, ttlSeconds: number): Promise<Kept> {
-      assertOpen();
-      assertKey(key);
+      usable(key);
       assertConsumer(consumer);
-      const ttl = ttlOf(ttlSeconds);
-      // No await below: one step, as the Lua script is in Redis.
-      const e = live(key);
-      const due = liveDue(key);
-      due?.consumers.delete(consumer);
-      if (due && due.consumers.size === 0) dues.delete(key);
-      if (e) {
-        if (!due || due.consumers.size === 0) {
-          entries.set(goneKey(key), { value: COLLECTED, expiresAt: now() + ttl * 1000 });
-          entries.delete(key);
-        }
-        return { kind: 'kept', value: e.value };
-      }
-      return live(goneKey(key)) ? { kind: 'collected' } : { kind: 'absent' };
+      return memory.handOver(key, consumer, ttlOf(ttlSeconds));
     },
     async peekKept(key: string): Promise<Kept> {
-      assertOpen();
-      assertKey(key);
-      const e = live(key);
+      usable(key);
+      const e = memory.live(key);
       if (e) return { kind: 'kept', value: e.value };
-      return live(goneKey(key)) ? { kind: 'collected' } : { kind: 'absent' };
+      return memory.collectedOrAbsent(key);
     },
     async close(): Promise<void> {
       closed = true;
       clearInterval(timer);
-      entries.clear();
-      dues.clear();
+      memory.clear();
     },
   };
+}
+
+/** The memory store's values and due lists, with their expiry: expired ones are invisible at once, purged lazily. */
+class MemoryEntries {
+  readonly entries = new Map<string, { value: string; expiresAt: number }>();
+  /** The consumers a kept value still waits for (Redis: a set at `<key>:due`), by the value's key. */
+  private readonly dues = new Map<string, { consumers: Set<string>; expiresAt: number }>();
+
+  constructor(private readonly now: () => number) {}
+
+  set(key: string, value: string, ttl: number): void {
+    this.entries.set(key, { value, expiresAt: this.now() + ttl * 1000 });
+  }
+
+  live(key: string): { value: string; expiresAt: number } | undefined {
+    const e = this.entries.get(key);
+    if (!e) return undefined;
+    if (e.expiresAt <= this.now()) {
+      this.entries.delete(key);
+      return undefined;
+    }
+    return e;
+  }
+
+  keepFor(key: string, consumers: readonly string[], ttl: number): void {
+    const due = this.liveDue(key)?.consumers ?? new Set<string>();
+    for (const c of consumers) due.add(c);
+    this.dues.set(key, { consumers: due, expiresAt: this.now() + ttl * 1000 });
+  }
+
+  /** As the Lua script does in Redis, in one step (no await): strike `consumer` off; the last one collects the value. */
+  handOver(key: string, consumer: string, ttl: number): Kept {
+    const e = this.live(key);
+    const due = this.liveDue(key);
+    due?.consumers.delete(consumer);
+    if (due && due.consumers.size === 0) this.dues.delete(key);
+    if (e) {
+      if (!due || due.consumers.size === 0) {
+        this.set(goneKey(key), COLLECTED, ttl);
+        this.entries.delete(key);
+      }
+      return { kind: 'kept', value: e.value };
+    }
+    return this.collectedOrAbsent(key);
+  }
+
+  /** A kept value that is not there: collected (the note is there), or absent. */
+  collectedOrAbsent(key: string): Kept {
+    return this.live(goneKey(key)) ? { kind: 'collected' } : { kind: 'absent' };
+  }
+
+  purge(): void {
+    const t = this.now();
+    for (const [key, e] of this.entries) if (e.expiresAt <= t) this.entries.delete(key);
+    for (const [key, d] of this.dues) if (d.expiresAt <= t) this.dues.delete(key);
+  }
+
+  clear(): void {
+    this.entries.clear();
+    this.dues.clear();
+  }
+
+  private liveDue(key: string): { consumers: Set<string>; expiresAt: number } | undefined {
+    const d = this.dues.get(key);
+    if (d && d.expiresAt <= this.now()) {
+      this.dues.delete(key);
+      return undefined;
+    }
+    return d;
+  }
 }

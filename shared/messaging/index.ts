@@ -3,13 +3,13 @@
  * Redis URL is configured; in-process twins otherwise (the embedded default, not for production).
  */
 import type { QueueLogger, StallSettings } from './bullmq.js';
-import { createMemoryStore, createRedisStore, DEFAULT_REDIS_PREFIX } from './ephemeral.js';
+import { DEFAULT_REDIS_PREFIX } from '../platform/config.js';
+import { createMemoryStore, createRedisStore } from './ephemeral.js';
 import { createMemoryBackend } from './memory.js';
 import { createMemoryNotifier, createRedisNotifier } from './notifier.js';
 import type { EphemeralStore, JobStartObserver, Messaging, Notifier, QueueBackend } from './types.js';
 
 export type * from './types.js';
-export type { QueueLogger, StallSettings } from './bullmq.js';
 
 export interface MessagingOptions {
   /** REDIS_URL; absent = in-process implementations. */

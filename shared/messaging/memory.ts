@@ -72,45 +72,204 @@ function errorMessage(err: unknown): string {
 }
 
 export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryBackend {
-  const logger: QueueLogger = options.logger ?? { warn: noop, error: noop };
-  const states = new Map<string, QueueState>();
-  const timers = new Set<NodeJS.Timeout>();
-  const allWorkers = new Set<{ close(): Promise<void> }>();
-  let sequence = 0;
-  let closing: Promise<void> | undefined;
+  const queues = new MemoryQueues(options.logger ?? { warn: noop, error: noop }, options.onJobStart);
+  return {
+    kind: 'memory',
 
-  const assertOpen = () => {
-    if (closing) throw new Error('queue backend is closed');
+    queue<T>(name: string): Queue<T> {
+      queues.assertOpen();
+      assertQueueName(name);
+      return {
+        pending: async (jobId: string) => queues.stateOf(name).ids.has(jobId),
+        add: async (data: T, jobOptions: JobOptions = {}) => queues.add(name, data, jobOptions),
+      };
+    },
+
+    worker<T>(name: string, handler: JobHandler<T>, workerOptions: { concurrency: number }): Worker {
+      queues.assertOpen();
+      assertQueueName(name);
+      assertPositiveInt(workerOptions.concurrency, 'concurrency');
+      return queues.startWorker(name, handler, workerOptions.concurrency);
+    },
+
+    async counts(name: string): Promise<QueueCounts> {
+      assertQueueName(name);
+      const s = queues.states.get(name);
+      return s ? { waiting: s.ready.length, active: s.active, delayed: s.delayed } : { waiting: 0, active: 0, delayed: 0 };
+    },
+
+    close: () => queues.close(),
   };
+}
 
-  const stateOf = (name: string): QueueState => {
-    let s = states.get(name);
+/** The backend's queues, timers and workers: what every queue and worker of one backend shares. */
+class MemoryQueues {
+  readonly states = new Map<string, QueueState>();
+  private readonly timers = new Set<NodeJS.Timeout>();
+  private readonly workers = new Set<{ close(): Promise<void> }>();
+  private sequence = 0;
+  private closing: Promise<void> | undefined;
+
+  constructor(
+    private readonly logger: QueueLogger,
+    private readonly onJobStart: JobStartObserver | undefined,
+  ) {}
+
+  assertOpen(): void {
+    if (this.closing) throw new Error('queue backend is closed');
+  }
+
+  stateOf(name: string): QueueState {
+    let s = this.states.get(name);
     if (!s) {
       s = { name, ready: [], ids: new Set(), workers: [], nextWorker: 0, dispatchScheduled: false, delayed: 0, active: 0 };
-      states.set(name, s);
+      this.states.set(name, s);
     }
     return s;
-  };
+  }
 
-  const later = (ms: number, fn: () => void) => {
+  /** A queue's `add`: checked, JSON round-tripped, deduplicated by a custom jobId, then queued (after its delay). */
+  add(name: string, data: unknown, jobOptions: JobOptions): void {
+    this.assertOpen();
+    const attempts = jobOptions.attempts ?? 1;
+    assertPositiveInt(attempts, 'attempts');
+    if (jobOptions.jobId !== undefined && (typeof jobOptions.jobId !== 'string' || jobOptions.jobId.length === 0)) {
+      throw new TypeError('jobId must be a non-empty string');
+    }
+    const json = JSON.stringify(data);
+    if (json === undefined) throw new TypeError('job data must be JSON-serialisable');
+    const s = this.stateOf(name);
+    const custom = jobOptions.jobId !== undefined;
+    const id = custom ? jobOptions.jobId! : String(++this.sequence);
+    if (custom) {
+      if (s.ids.has(id)) return;
+      s.ids.add(id);
+    }
+    const job: MemJob = {
+      id,
+      custom,
+      json,
+      attempts,
+      backoffMs: Math.max(0, Math.round(jobOptions.backoffMs ?? 1000)),
+      attemptsMade: 0,
+      dueAt: Date.now() + Math.max(0, Math.round(jobOptions.delayMs ?? 0)),
+    };
+    this.enqueue(s, job, Math.max(0, Math.round(jobOptions.delayMs ?? 0)));
+  }
+
+  /** A worker on the queue `name`, taking its share of the jobs from the next turn of the event loop. */
+  startWorker<T>(name: string, handler: JobHandler<T>, concurrency: number): Worker {
+    const s = this.stateOf(name);
+    const w: MemWorker = {
+      concurrency,
+      running: new Set(),
+      closing: false,
+      run: (job: MemJob) => this.runJob(s, w, job, handler as JobHandler<unknown>),
+    };
+    s.workers.push(w);
+    this.scheduleDispatch(s);
+
+    let closed: Promise<void> | undefined;
+    const handle = {
+      close: () => {
+        closed ??= this.stopWorker(s, w, handle);
+        return closed;
+      },
+    };
+    this.workers.add(handle);
+    return handle;
+  }
+
+  close(): Promise<void> {
+    this.closing ??= (async () => {
+      this.clearTimers();
+      await Promise.allSettled([...this.workers].map((w) => w.close()));
+      this.clearTimers();
+      this.states.clear();
+    })();
+    return this.closing;
+  }
+
+  /** One delivery of `job` by `w`: done, retried after its backoff while attempts remain, or dropped. */
+  private runJob(s: QueueState, w: MemWorker, job: MemJob, handler: JobHandler<unknown>): void {
+    const info: JobInfo = { id: job.id, attemptsMade: job.attemptsMade };
+    if (job.attemptsMade === 0) this.onJobStart?.(s.name, Math.max(0, Date.now() - job.dueAt));
+    s.active += 1;
+    const p = (async () => {
+      try {
+        await handler(JSON.parse(job.json), info);
+        if (job.custom) s.ids.delete(job.id);
+      } catch (err) {
+        this.jobFailed(s, job, err);
+      }
+    })().finally(() => {
+      s.active -= 1;
+      w.running.delete(p);
+      this.scheduleDispatch(s);
+    });
+    w.running.add(p);
+  }
+
+  private jobFailed(s: QueueState, job: MemJob, err: unknown): void {
+    job.attemptsMade += 1;
+    if (job.attemptsMade < job.attempts && !this.closing) {
+      this.logger.warn({ queue: s.name, jobId: job.id, attemptsMade: job.attemptsMade, err: errorMessage(err) }, 'job failed; will retry');
+      this.enqueue(s, job, Math.round(job.backoffMs * 2 ** (job.attemptsMade - 1)));
+    } else {
+      if (job.custom) s.ids.delete(job.id);
+      this.logger.warn({ queue: s.name, jobId: job.id, attemptsMade: job.attemptsMade, err: errorMessage(err) }, 'job failed');
+    }
+  }
+
+  /** Stop `w` taking jobs and wait for its running handlers; other workers of the queue may take what it leaves. */
+  private async stopWorker(s: QueueState, w: MemWorker, handle: { close(): Promise<void> }): Promise<void> {
+    w.closing = true;
+    s.workers = s.workers.filter((x) => x !== w);
+    s.nextWorker = 0;
+    await Promise.allSettled([...w.running]);
+    this.workers.delete(handle);
+    this.scheduleDispatch(s);
+  }
+
+  private enqueue(s: QueueState, job: MemJob, delayMs: number): void {
+    if (delayMs > 0) {
+      s.delayed += 1;
+      this.later(delayMs, () => {
+        s.delayed -= 1;
+        s.ready.push(job);
+        this.scheduleDispatch(s);
+      });
+    } else {
+      s.ready.push(job);
+      this.scheduleDispatch(s);
+    }
+  }
+
+  private later(ms: number, fn: () => void): void {
     const t = setTimeout(() => {
-      timers.delete(t);
-      if (!closing) fn();
+      this.timers.delete(t);
+      if (!this.closing) fn();
     }, ms);
-    timers.add(t);
-  };
+    this.timers.add(t);
+  }
+
+  private clearTimers(): void {
+    for (const t of this.timers) clearTimeout(t);
+    this.timers.clear();
+  }
 
   /** Hands ready jobs to workers with free slots, on a later turn of the event loop. */
-  const scheduleDispatch = (s: QueueState) => {
-    if (s.dispatchScheduled || closing) return;
+  private scheduleDispatch(s: QueueState): void {
+    if (s.dispatchScheduled || this.closing) return;
     s.dispatchScheduled = true;
     setImmediate(() => {
       s.dispatchScheduled = false;
-      if (!closing) dispatch(s);
+      if (!this.closing) this.dispatch(s);
     });
-  };
+  }
 
-  const dispatch = (s: QueueState) => {
+  /** Each ready job to the next worker, round robin, that has a free slot; the rest wait for one. */
+  private dispatch(s: QueueState): void {
     while (s.ready.length > 0) {
       const n = s.workers.length;
       let chosen: MemWorker | undefined;
@@ -125,134 +284,5 @@ export function createMemoryBackend(options: MemoryBackendOptions = {}): MemoryB
       if (!chosen) return;
       chosen.run(s.ready.shift()!);
     }
-  };
-
-  const enqueue = (s: QueueState, job: MemJob, delayMs: number) => {
-    if (delayMs > 0) {
-      s.delayed += 1;
-      later(delayMs, () => {
-        s.delayed -= 1;
-        s.ready.push(job);
-        scheduleDispatch(s);
-      });
-    } else {
-      s.ready.push(job);
-      scheduleDispatch(s);
-    }
-  };
-
-  return {
-    kind: 'memory',
-
-    queue<T>(name: string): Queue<T> {
-      assertOpen();
-      assertQueueName(name);
-      return {
-        pending: async (jobId: string) => stateOf(name).ids.has(jobId),
-        add: async (data: T, jobOptions: JobOptions = {}) => {
-          assertOpen();
-          const attempts = jobOptions.attempts ?? 1;
-          assertPositiveInt(attempts, 'attempts');
-          if (jobOptions.jobId !== undefined && (typeof jobOptions.jobId !== 'string' || jobOptions.jobId.length === 0)) {
-            throw new TypeError('jobId must be a non-empty string');
-          }
-          const json = JSON.stringify(data);
-          if (json === undefined) throw new TypeError('job data must be JSON-serialisable');
-          const s = stateOf(name);
-          const custom = jobOptions.jobId !== undefined;
-          const id = custom ? jobOptions.jobId! : String(++sequence);
-          if (custom) {
-            if (s.ids.has(id)) return;
-            s.ids.add(id);
-          }
-          const job: MemJob = {
-            id,
-            custom,
-            json,
-            attempts,
-            backoffMs: Math.max(0, Math.round(jobOptions.backoffMs ?? 1000)),
-            attemptsMade: 0,
-            dueAt: Date.now() + Math.max(0, Math.round(jobOptions.delayMs ?? 0)),
-          };
-          enqueue(s, job, Math.max(0, Math.round(jobOptions.delayMs ?? 0)));
-        },
-      };
-    },
-
-    worker<T>(name: string, handler: JobHandler<T>, workerOptions: { concurrency: number }): Worker {
-      assertOpen();
-      assertQueueName(name);
-      assertPositiveInt(workerOptions.concurrency, 'concurrency');
-      const s = stateOf(name);
-
-      const w: MemWorker = {
-        concurrency: workerOptions.concurrency,
-        running: new Set(),
-        closing: false,
-        run(job: MemJob) {
-          const info: JobInfo = { id: job.id, attemptsMade: job.attemptsMade };
-          if (job.attemptsMade === 0) options.onJobStart?.(name, Math.max(0, Date.now() - job.dueAt));
-          s.active += 1;
-          const p = (async () => {
-            try {
-              await handler(JSON.parse(job.json) as T, info);
-              if (job.custom) s.ids.delete(job.id);
-            } catch (err) {
-              job.attemptsMade += 1;
-              if (job.attemptsMade < job.attempts && !closing) {
-                logger.warn({ queue: name, jobId: job.id, attemptsMade: job.attemptsMade, err: errorMessage(err) }, 'job failed; will retry');
-                enqueue(s, job, Math.round(job.backoffMs * 2 ** (job.attemptsMade - 1)));
-              } else {
-                if (job.custom) s.ids.delete(job.id);
-                logger.warn({ queue: name, jobId: job.id, attemptsMade: job.attemptsMade, err: errorMessage(err) }, 'job failed');
-              }
-            }
-          })().finally(() => {
-            s.active -= 1;
-            w.running.delete(p);
-            scheduleDispatch(s);
-          });
-          w.running.add(p);
-        },
-      };
-      s.workers.push(w);
-      scheduleDispatch(s);
-
-      let closed: Promise<void> | undefined;
-      const handle = {
-        close: () => {
-          closed ??= (async () => {
-            w.closing = true;
-            s.workers = s.workers.filter((x) => x !== w);
-            s.nextWorker = 0;
-            await Promise.allSettled([...w.running]);
-            allWorkers.delete(handle);
-            // Other workers of this queue may take what this one leaves.
-            scheduleDispatch(s);
-          })();
-          return closed;
-        },
-      };
-      allWorkers.add(handle);
-      return handle;
-    },
-
-    async counts(name: string): Promise<QueueCounts> {
-      assertQueueName(name);
-      const s = states.get(name);
-      return s ? { waiting: s.ready.length, active: s.active, delayed: s.delayed } : { waiting: 0, active: 0, delayed: 0 };
-    },
-
-    close(): Promise<void> {
-      closing ??= (async () => {
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
-        await Promise.allSettled([...allWorkers].map((w) => w.close()));
-        for (const t of timers) clearTimeout(t);
-        timers.clear();
-        states.clear();
-      })();
-      return closing;
-    },
-  };
+  }
 }

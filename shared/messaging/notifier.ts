@@ -54,90 +54,24 @@ export interface RedisNotifierOptions {
 }
 
 export function createRedisNotifier(redisUrl: string, prefix?: string, options: RedisNotifierOptions = {}): Notifier {
-  const logger = options.logger ?? silent;
-  /** Full channel name → local listeners. */
-  const listeners = new Map<string, Set<Entry>>();
-  /** Channels Redis has confirmed (or is confirming) for the subscriber connection. */
-  const subscribed = new Set<string>();
-  /** Per channel, the tail of the chain of SUBSCRIBE/UNSUBSCRIBE operations (keeps them in order). */
-  const ops = new Map<string, Promise<void>>();
-  let subscriber: Redis | undefined;
-  let publisher: Redis | undefined;
-  let closed = false;
-
-  const subscriberConnection = (): Redis => {
-    if (!subscriber) {
-      subscriber = new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}notifier` });
-      subscriber.on('message', (channel: string, message: string) => {
-        const set = listeners.get(channel);
-        if (set) deliver(set, message, logger, channel);
-      });
-      subscriber.on('error', (err) => logger.error({ err: errorMessage(err) }, 'notifier subscriber connection error'));
-    }
-    return subscriber;
-  };
-  const publisherConnection = (): Redis => {
-    if (!publisher) {
-      publisher = new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}publisher` });
-      publisher.on('error', (err) => logger.error({ err: errorMessage(err) }, 'notifier publisher connection error'));
-    }
-    return publisher;
-  };
-
-  /** Brings Redis in line with the local listeners of `full`, after any operation already under way. */
-  const sync = (full: string): Promise<void> => {
-    const previous = ops.get(full) ?? Promise.resolve();
-    const next = previous.catch(noop).then(async () => {
-      if (closed) return;
-      const wanted = (listeners.get(full)?.size ?? 0) > 0;
-      if (wanted && !subscribed.has(full)) {
-        await subscriberConnection().subscribe(full);
-        subscribed.add(full);
-      } else if (!wanted && subscribed.has(full)) {
-        subscribed.delete(full);
-        await subscriberConnection().unsubscribe(full);
-      }
-    });
-    ops.set(full, next);
-    void next
-      .finally(() => {
-        if (ops.get(full) === next) ops.delete(full);
-      })
-      .catch(noop);
-    return next;
-  };
-
+  const channels = new RedisChannels(redisUrl, prefix, options.logger ?? silent);
   return {
     async publish(channel: string, message: string): Promise<void> {
-      if (closed) throw new Error('notifier is closed');
+      if (channels.closed) throw new Error('notifier is closed');
       assertChannel(channel);
-      await publisherConnection().publish(redisChannelName(prefix, channel), message);
+      await channels.publisherConnection().publish(redisChannelName(prefix, channel), message);
     },
 
     async subscribe(channel: string, listener: (message: string) => void): Promise<() => Promise<void>> {
-      if (closed) throw new Error('notifier is closed');
+      if (channels.closed) throw new Error('notifier is closed');
       assertChannel(channel);
       const full = redisChannelName(prefix, channel);
       const entry: Entry = { listener };
-      let set = listeners.get(full);
-      if (!set) {
-        set = new Set();
-        listeners.set(full, set);
-      }
-      set.add(entry);
-
-      const remove = () => {
-        const s = listeners.get(full);
-        if (!s) return false;
-        const removed = s.delete(entry);
-        if (s.size === 0) listeners.delete(full);
-        return removed;
-      };
-
+      channels.listen(full, entry);
       try {
-        await sync(full);
+        await channels.sync(full);
       } catch (err) {
-        if (remove()) await sync(full).catch(noop);
+        if (channels.unlisten(full, entry)) await channels.sync(full).catch(noop);
         throw err;
       }
 
@@ -145,19 +79,108 @@ export function createRedisNotifier(redisUrl: string, prefix?: string, options: 
       return async () => {
         if (!active) return;
         active = false;
-        if (remove()) await sync(full);
+        if (channels.unlisten(full, entry)) await channels.sync(full);
       };
     },
 
-    async close(): Promise<void> {
-      if (closed) return;
-      closed = true;
-      listeners.clear();
-      await Promise.allSettled([...ops.values()]);
-      subscribed.clear();
-      await Promise.allSettled([closeRedis(subscriber), closeRedis(publisher)]);
-    },
+    close: () => channels.close(),
   };
+}
+
+/**
+ * One Redis notifier's connections and channels: the local listeners of each (full) channel name, and the
+ * SUBSCRIBE/UNSUBSCRIBE operations that keep Redis in line with them, in order per channel.
+ */
+class RedisChannels {
+  private isClosed = false;
+  /** Full channel name → local listeners. */
+  private readonly listeners = new Map<string, Set<Entry>>();
+  /** Channels Redis has confirmed (or is confirming) for the subscriber connection. */
+  private readonly subscribed = new Set<string>();
+  /** Per channel, the tail of the chain of SUBSCRIBE/UNSUBSCRIBE operations (keeps them in order). */
+  private readonly ops = new Map<string, Promise<void>>();
+  private subscriber: Redis | undefined;
+  private publisher: Redis | undefined;
+
+  constructor(
+    private readonly redisUrl: string,
+    private readonly prefix: string | undefined,
+    private readonly logger: QueueLogger,
+  ) {}
+
+  get closed(): boolean {
+    return this.isClosed;
+  }
+
+  listen(full: string, entry: Entry): void {
+    let set = this.listeners.get(full);
+    if (!set) {
+      set = new Set();
+      this.listeners.set(full, set);
+    }
+    set.add(entry);
+  }
+
+  /** Whether `entry` was listening (and is no longer). */
+  unlisten(full: string, entry: Entry): boolean {
+    const s = this.listeners.get(full);
+    if (!s) return false;
+    const removed = s.delete(entry);
+    if (s.size === 0) this.listeners.delete(full);
+    return removed;
+  }
+
+  /** Brings Redis in line with the local listeners of `full`, after any operation already under way. */
+  sync(full: string): Promise<void> {
+    const previous = this.ops.get(full) ?? Promise.resolve();
+    const next = previous.catch(noop).then(async () => {
+      if (this.isClosed) return;
+      const wanted = (this.listeners.get(full)?.size ?? 0) > 0;
+      if (wanted && !this.subscribed.has(full)) {
+        await this.subscriberConnection().subscribe(full);
+        this.subscribed.add(full);
+      } else if (!wanted && this.subscribed.has(full)) {
+        this.subscribed.delete(full);
+        await this.subscriberConnection().unsubscribe(full);
+      }
+    });
+    this.ops.set(full, next);
+    void next
+      .finally(() => {
+        if (this.ops.get(full) === next) this.ops.delete(full);
+      })
+      .catch(noop);
+    return next;
+  }
+
+  publisherConnection(): Redis {
+    if (!this.publisher) {
+      this.publisher = new Redis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}publisher` });
+      this.publisher.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'notifier publisher connection error'));
+    }
+    return this.publisher;
+  }
+
+  async close(): Promise<void> {
+    if (this.isClosed) return;
+    this.isClosed = true;
+    this.listeners.clear();
+    await Promise.allSettled([...this.ops.values()]);
+    this.subscribed.clear();
+    await Promise.allSettled([closeRedis(this.subscriber), closeRedis(this.publisher)]);
+  }
+
+  private subscriberConnection(): Redis {
+    if (!this.subscriber) {
+      this.subscriber = new Redis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}notifier` });
+      this.subscriber.on('message', (channel: string, message: string) => {
+        const set = this.listeners.get(channel);
+        if (set) deliver(set, message, this.logger, channel);
+      });
+      this.subscriber.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'notifier subscriber connection error'));
+    }
+    return this.subscriber;
+  }
 }
 
 export function createMemoryNotifier(options: { logger?: QueueLogger } = {}): Notifier {

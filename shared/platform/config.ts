@@ -43,7 +43,7 @@ export interface Config {
   /** Longest synchronous wait before answering 202. */
   syncWaitS: number;
   bodyLimitBytes: number;
-  /** HOLON_FILE_QUOTA_BYTES: bytes of live uploaded files per account (default 200 MB; shared/files/store.ts). */
+  /** HOLON_FILE_QUOTA_BYTES: bytes of live uploaded files per account (default 200 MB, gateway.md §7; shared/files/store.ts checks it). */
   fileQuotaBytes: number;
   runnerConcurrency: number;
   settlerConcurrency: number;
@@ -135,7 +135,7 @@ export interface WebhookSettings {
 export const DEFAULT_WEBHOOK_SCHEDULE = '0,5s,5m,30m,2h,5h,10h,14h,20h,24h';
 
 /** `whsec_` and the base64 of at least 24 bytes: what standardwebhooks accepts and what the gateway generates. */
-export const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/;
+const WEBHOOK_SECRET = /^whsec_[A-Za-z0-9+/]{32,}={0,2}$/;
 
 const DURATION_UNITS: Record<string, number> = { ms: 1, s: 1000, m: 60_000, h: 3_600_000 };
 
@@ -154,12 +154,14 @@ export class ConfigError extends Error {
   override readonly name = 'ConfigError';
 }
 
-export const DEFAULT_REGISTRY = ['agents', 'examples'];
+/** HOLON_REDIS_PREFIX's default: every Redis name starts `holon:` (shared/messaging/ephemeral.ts namespaceOf). */
+export const DEFAULT_REDIS_PREFIX = 'holon';
+const DEFAULT_REGISTRY = ['agents', 'examples'];
 /** `holon serve`'s mandates on a dev gateway when neither `--mandates` nor HOLON_MANDATES names any. */
-export const DEV_MANDATES_DIR = 'examples/mandates';
+const DEV_MANDATES_DIR = 'examples/mandates';
 /** The reference MCP agent host's port, the one the shipped manifests name (HOLON_AGENT_HOST_PORT changes it). */
 export const DEFAULT_AGENT_HOST_PORT = 7474;
-export const HOSTED_REGISTRY = ['agents'];
+const HOSTED_REGISTRY = ['agents'];
 export const DEFAULT_EXCLUDE = ['holon-labs/summarize', 'holon-labs/sec-company'];
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
@@ -178,7 +180,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (databaseUrl && !/^postgres(ql)?:\/\//.test(databaseUrl)) problems.push('DATABASE_URL must be a postgres:// URL');
   const redisUrl = overrides.redisUrl ?? nonEmpty(env.REDIS_URL);
   if (redisUrl && !/^rediss?:\/\//.test(redisUrl)) problems.push('REDIS_URL must be a redis:// URL');
-  const redisPrefix = nonEmpty(env.HOLON_REDIS_PREFIX) ?? 'holon';
+  const redisPrefix = nonEmpty(env.HOLON_REDIS_PREFIX) ?? DEFAULT_REDIS_PREFIX;
   if (!/^[A-Za-z0-9_.-]{1,64}$/.test(redisPrefix)) problems.push('HOLON_REDIS_PREFIX must be 1 to 64 of letters, digits, "_", "." and "-"');
   let signupCredit = 5_000_000n;
   const creditRaw = nonEmpty(env.HOLON_SIGNUP_CREDIT);
@@ -283,7 +285,7 @@ type OperatingSettings = Pick<
 >;
 
 /** Minimum length of HOLON_FILE_SECRET (production) and HOLON_ADMIN_KEY (always, when set). */
-export const MIN_SECRET_LENGTH = 32;
+const MIN_SECRET_LENGTH = 32;
 
 /** Proxy, public URLs, secrets and rate limits (gateway.md §7 "Operating"). Secrets are never echoed in problems. */
 function operatingSettings(

@@ -430,7 +430,7 @@ export interface AssertPublicUrlOptions {
 export async function assertPublicUrl(url: string, allowPrivate: boolean, options: AssertPublicUrlOptions = {}): Promise<void> {
   const path = options.path ?? '$';
   const fail = (message: string): never => {
-    throw new HolonError('invalid_request', 400, `invalid URL: ${message}`, [{ path, message }]);
+    throw new HolonError('invalid_request', `invalid URL: ${message}`, [{ path, message }]);
   };
 
   let parsed: URL;

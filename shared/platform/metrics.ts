@@ -16,7 +16,7 @@
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
 import { RESERVED_ERROR_CODES } from '../core/manifest/types.js';
 
-export interface QueueDepth {
+interface QueueDepth {
   queue: string;
   waiting: number;
   active: number;
@@ -38,7 +38,7 @@ export interface PoolUse {
 }
 
 /** What the scrape-time gauges read: set by the composition root (and the API) for what this process has. */
-export interface ScrapeSources {
+interface ScrapeSources {
   queues?: () => Promise<QueueDepth[]>;
   holds?: () => Promise<HoldsOutstanding[]>;
   pool?: () => PoolUse | undefined;
@@ -67,7 +67,7 @@ export interface GatewayMetrics {
   text(): Promise<string>;
 }
 
-export const SCRAPE_CACHE_MS = 5_000;
+const SCRAPE_CACHE_MS = 5_000;
 export const SCRAPE_TIMEOUT_MS = 2_000;
 
 const GATEWAY_CODES: ReadonlySet<string> = new Set(RESERVED_ERROR_CODES);
@@ -93,37 +93,71 @@ export function createMetrics(options: { role: string; cacheMs?: number; timeout
   collectDefaultMetrics({ register: registry });
   const registers = [registry];
   const sources: ScrapeSources = {};
+  const reads = scrapeReads(sources, { ttlMs: options.cacheMs ?? SCRAPE_CACHE_MS, timeoutMs: options.timeoutMs ?? SCRAPE_TIMEOUT_MS });
+  registerScrapeGauges(registers, sources, reads);
+  // Registered after the gauges, and waits for their reads: a scrape shows the errors of its own reads.
+  registry.registerMetric(reads.scrapeErrors);
+  return {
+    registry,
+    sources,
+    scrapeErrors: reads.scrapeErrors,
+    ...callPathMetrics(registers),
+    contentType: registry.contentType,
+    text: () => registry.metrics(),
+  };
+}
+
+/** The cached scrape-time reads of Postgres and Redis, and the counter of those that failed or timed out. */
+interface ScrapeReads {
+  queues: () => Promise<QueueDepth[] | undefined>;
+  holds: () => Promise<HoldsOutstanding[] | undefined>;
+  scrapeErrors: Counter<'source'>;
+}
+
+function scrapeReads(sources: ScrapeSources, timing: { ttlMs: number; timeoutMs: number }): ScrapeReads {
   const scrapeErrors = new Counter({
     name: 'holon_scrape_errors_total',
     help: 'Scrape-time reads that failed or timed out (the last value was kept)',
     labelNames: ['source'],
-    // Registered after the gauges below, and waits for their reads: a scrape shows the errors of its own reads.
+    // Registered by createMetrics, after the gauges that read.
     registers: [],
     async collect() {
       await Promise.all([queues(), holds()]);
     },
   });
-  const read = <T>(source: string, fn: () => Promise<T> | undefined) =>
-    cachedRead(fn, {
-      ttlMs: options.cacheMs ?? SCRAPE_CACHE_MS,
-      timeoutMs: options.timeoutMs ?? SCRAPE_TIMEOUT_MS,
-      failed: () => scrapeErrors.inc({ source }),
-    });
+  const read = <T>(source: string, fn: () => Promise<T> | undefined) => cachedRead(fn, { ...timing, failed: () => scrapeErrors.inc({ source }) });
   const queues = read('queues', () => sources.queues?.());
   const holds = read('holds', () => sources.holds?.());
+  return { queues, holds, scrapeErrors };
+}
 
+/** The gauges read when scraped: queue depth, holds outstanding, the Postgres pool, MCP sessions (in this order). */
+function registerScrapeGauges(registers: Registry[], sources: ScrapeSources, reads: ScrapeReads): void {
   new Gauge({
     name: 'holon_queue_jobs',
     help: 'Jobs per queue and state (waiting, active, delayed); the same in every process: aggregate with max',
     labelNames: ['queue', 'state'],
     registers,
     async collect() {
-      const depth = await queues();
+      const depth = await reads.queues();
       if (!depth) return;
       this.reset();
       for (const d of depth) for (const state of ['waiting', 'active', 'delayed'] as const) this.set({ queue: d.queue, state }, d[state]);
     },
   });
+  registerHoldsGauges(registers, reads.holds);
+  registerPoolGauges(registers, sources);
+  new Gauge({
+    name: 'holon_mcp_sessions',
+    help: 'MCP sessions open in this API process',
+    registers,
+    collect() {
+      if (sources.mcpSessions) this.set(sources.mcpSessions());
+    },
+  });
+}
+
+function registerHoldsGauges(registers: Registry[], holds: ScrapeReads['holds']): void {
   // A currency once held reports 0 when nothing is held any more (the query only sees live holds).
   const currencies = new Set<string>();
   const holdsGauge = (name: string, help: string, pick: (h: HoldsOutstanding) => number) =>
@@ -142,6 +176,9 @@ export function createMetrics(options: { role: string; cacheMs?: number; timeout
     });
   holdsGauge('holon_holds_outstanding', 'Holds not yet settled or released, per currency; the same in every process: aggregate with max', (h) => h.count);
   holdsGauge('holon_holds_outstanding_micros', 'Sum of the holds not yet settled or released, micro-units per currency', (h) => Number(h.micros));
+}
+
+function registerPoolGauges(registers: Registry[], sources: ScrapeSources): void {
   new Gauge({
     name: 'holon_db_pool_connections',
     help: 'Postgres connections of this process: used and free',
@@ -170,20 +207,11 @@ export function createMetrics(options: { role: string; cacheMs?: number; timeout
       if (p) this.set(p.max);
     },
   });
-  new Gauge({
-    name: 'holon_mcp_sessions',
-    help: 'MCP sessions open in this API process',
-    registers,
-    collect() {
-      if (sources.mcpSessions) this.set(sources.mcpSessions());
-    },
-  });
+}
 
-  registry.registerMetric(scrapeErrors);
+/** The metrics of the paid-call path and the background roles: one increment or one observation each, no await. */
+function callPathMetrics(registers: Registry[]) {
   return {
-    registry,
-    sources,
-    scrapeErrors,
     calls: new Counter({
       name: 'holon_calls_total',
       help: 'Receipts written, by status and error code',
@@ -230,8 +258,6 @@ export function createMetrics(options: { role: string; cacheMs?: number; timeout
       labelNames: ['rule'],
       registers,
     }),
-    contentType: registry.contentType,
-    text: () => registry.metrics(),
   };
 }
 

@@ -5,7 +5,7 @@
  * looked at. Never the URL's credentials or query string: describeEndpoint keeps the origin and path only.
  */
 
-export type NetworkCause = 'refused' | 'dns' | 'tls' | 'timeout' | 'unreachable' | 'closed' | 'protocol' | 'other';
+type NetworkCause = 'refused' | 'dns' | 'tls' | 'timeout' | 'unreachable' | 'closed' | 'protocol' | 'other';
 
 export interface NetworkFailure {
   cause: NetworkCause;

@@ -3,8 +3,8 @@
  * served as trees (children inline) with decimal-string amounts.
  */
 import { issuerMandatesLike } from '../mandates/store.js';
-import type { Queryable } from '../db/connect.js';
-import { toBigInt } from '../db/connect.js';
+import type { DbBigInt, Queryable } from '../db/connect.js';
+import { fromJsonb, toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
 import { HolonError } from '../core/errors.js';
 
@@ -37,8 +37,32 @@ export async function insertReceipt(db: Queryable, r: ReceiptRecord): Promise<vo
   await db('receipts').insert(receiptRow(r));
 }
 
+/** What `receiptRow` writes: amounts as decimal text, jsonb columns as JSON text. */
+interface ReceiptValues {
+  id: string;
+  parent_id: string | null;
+  mandate_id: string | null;
+  sub_mandate_id: string | null;
+  caller: string | null;
+  agent: string | null;
+  status: ReceiptStatus;
+  error_code: string | null;
+  reasons: string;
+  worst_case: string | null;
+  currency: string | null;
+  payer: string | null;
+  billed: boolean;
+  cost_own: string;
+  cost_downstream: string;
+  cost_total: string;
+  splits: string;
+  approval_id: string | null;
+  duration_ms: number | null;
+  entry_id: string | null;
+}
+
 /** The `receipts` row of a record (for statements that insert it together with other rows). */
-export function receiptRow(r: ReceiptRecord): Record<string, unknown> {
+export function receiptRow(r: ReceiptRecord): ReceiptValues {
   const own = r.costOwn ?? 0n;
   const downstream = r.costDownstream ?? 0n;
   return {
@@ -65,6 +89,81 @@ export function receiptRow(r: ReceiptRecord): Record<string, unknown> {
   };
 }
 
+/** A `receipts` row as the drivers return it (shared/db/connect.ts). */
+interface ReceiptRow {
+  id: string;
+  parent_id: string | null;
+  mandate_id: string | null;
+  sub_mandate_id: string | null;
+  caller: string | null;
+  agent: string | null;
+  status: ReceiptStatus;
+  error_code: string | null;
+  /** jsonb: string[] */
+  reasons: unknown;
+  worst_case: DbBigInt | null;
+  currency: string | null;
+  payer: string | null;
+  billed: boolean;
+  cost_own: DbBigInt;
+  cost_downstream: DbBigInt;
+  cost_total: DbBigInt;
+  /** jsonb: Array<{ to, amount }>, amounts as decimal strings */
+  splits: unknown;
+  approval_id: string | null;
+  duration_ms: number | null;
+  created_at: Date;
+}
+
+/** A stored receipt, read from its row once: amounts as bigint, its time as a Date. */
+interface StoredReceipt {
+  id: string;
+  parentId: string | null;
+  mandateId: string | null;
+  subMandateId: string | null;
+  caller: string | null;
+  agent: string | null;
+  status: ReceiptStatus;
+  errorCode: string | null;
+  reasons: string[];
+  worstCase: bigint | null;
+  currency: string | null;
+  payer: string | null;
+  billed: boolean;
+  costOwn: bigint;
+  costDownstream: bigint;
+  costTotal: bigint;
+  splits: Array<{ to: string; amount: string }>;
+  approvalId: string | null;
+  durationMs: number | null;
+  createdAt: Date;
+}
+
+function receiptFromRow(row: ReceiptRow): StoredReceipt {
+  return {
+    id: String(row.id),
+    parentId: row.parent_id ?? null,
+    mandateId: row.mandate_id ?? null,
+    subMandateId: row.sub_mandate_id ?? null,
+    caller: row.caller ?? null,
+    agent: row.agent ?? null,
+    status: row.status,
+    errorCode: row.error_code ?? null,
+    reasons: fromJsonb(row.reasons) as string[],
+    worstCase: row.worst_case === null || row.worst_case === undefined ? null : toBigInt(row.worst_case),
+    currency: row.currency ?? null,
+    payer: row.payer ?? null,
+    billed: Boolean(row.billed),
+    costOwn: toBigInt(row.cost_own),
+    costDownstream: toBigInt(row.cost_downstream),
+    costTotal: toBigInt(row.cost_total),
+    splits: fromJsonb(row.splits) as Array<{ to: string; amount: string }>,
+    approvalId: row.approval_id ?? null,
+    durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+    createdAt: new Date(row.created_at),
+  };
+}
+
 export interface ReceiptView {
   id: string;
   parent: string | null;
@@ -87,32 +186,27 @@ export interface ReceiptView {
   created_at: string;
 }
 
-function view(row: Record<string, unknown>): ReceiptView {
-  const parse = (v: unknown) => (typeof v === 'string' ? JSON.parse(v) : v);
+function view(r: StoredReceipt): ReceiptView {
   return {
-    id: String(row.id),
-    parent: (row.parent_id as string | null) ?? null,
-    mandate: (row.mandate_id as string | null) ?? null,
-    caller: (row.caller as string | null) ?? null,
-    agent: (row.agent as string | null) ?? null,
-    status: row.status as ReceiptStatus,
-    ...(row.error_code ? { error: String(row.error_code) } : {}),
-    reasons: parse(row.reasons) as string[],
-    worst_case: row.worst_case === null || row.worst_case === undefined ? null : formatAmount(toBigInt(row.worst_case)),
-    currency: (row.currency as string | null) ?? null,
-    payer: (row.payer as string | null) ?? null,
-    sub_mandate: (row.sub_mandate_id as string | null) ?? null,
-    billed: Boolean(row.billed),
-    cost: {
-      own: formatAmount(toBigInt(row.cost_own)),
-      downstream: formatAmount(toBigInt(row.cost_downstream)),
-      total: formatAmount(toBigInt(row.cost_total)),
-    },
-    splits: parse(row.splits) as Array<{ to: string; amount: string }>,
-    approval: (row.approval_id as string | null) ?? null,
+    id: r.id,
+    parent: r.parentId,
+    mandate: r.mandateId,
+    caller: r.caller,
+    agent: r.agent,
+    status: r.status,
+    ...(r.errorCode ? { error: r.errorCode } : {}),
+    reasons: r.reasons,
+    worst_case: r.worstCase === null ? null : formatAmount(r.worstCase),
+    currency: r.currency,
+    payer: r.payer,
+    sub_mandate: r.subMandateId,
+    billed: r.billed,
+    cost: { own: formatAmount(r.costOwn), downstream: formatAmount(r.costDownstream), total: formatAmount(r.costTotal) },
+    splits: r.splits,
+    approval: r.approvalId,
     children: [],
-    duration_ms: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
-    created_at: new Date(row.created_at as string).toISOString(),
+    duration_ms: r.durationMs,
+    created_at: r.createdAt.toISOString(),
   };
 }
 
@@ -135,20 +229,21 @@ export async function failureDetail(db: Queryable, receipt: Pick<ReceiptView, 'i
 
 /** A receipt with its whole tree of children, or null. */
 export async function loadReceiptTree(db: Queryable, id: string): Promise<ReceiptView | null> {
-  const root = await db('receipts').where({ id }).first();
-  if (!root) return null;
+  const row: ReceiptRow | undefined = await db('receipts').where({ id }).first();
+  if (!row) return null;
+  const root = receiptFromRow(row);
   const top = view(root);
   // Only a call that ran under a sub-mandate can have children.
-  let level = root.sub_mandate_id ? [top] : [];
+  let level = root.subMandateId ? [top] : [];
   // Breadth-first, one query per level: trees are shallow (delegation depth ≤ 8).
   for (let depth = 0; depth < 10 && level.length; depth++) {
     const byId = new Map(level.map((r) => [r.id, r]));
-    const rows = await db('receipts')
+    const rows: ReceiptRow[] = await db('receipts')
       .whereIn('parent_id', [...byId.keys()])
       .orderBy([{ column: 'created_at' }, { column: 'id' }]);
     const next: ReceiptView[] = [];
     for (const row of rows) {
-      const child = view(row);
+      const child = view(receiptFromRow(row));
       byId.get(child.parent!)!.children.push(child);
       next.push(child);
     }
@@ -221,7 +316,7 @@ async function isCursor(db: Queryable, scope: ReceiptScope, id: string): Promise
 }
 
 function refuseCursor(): never {
-  throw new HolonError('invalid_request', 400, 'before must be the `next` of a previous page', [
+  throw new HolonError('invalid_request', 'before must be the `next` of a previous page', [
     { path: 'query.before', message: 'is not the `next` of a page of your receipts' },
   ]);
 }
@@ -284,29 +379,30 @@ export async function* eachReceiptLine(
   let cursor: string | undefined;
   for (;;) {
     const q = matching(inScope(db('receipts').whereNull('receipts.parent_id'), options.scope), options.filter ?? {});
-    const rows = (await after(q, cursor)
+    const rows: Array<ReceiptRow & { children: DbBigInt }> = await after(q, cursor)
       .limit(pageSize)
-      .select('receipts.*', db.raw('(SELECT count(*) FROM receipts AS child WHERE child.parent_id = receipts.id) AS children'))) as Array<
-      Record<string, unknown>
-    >;
+      .select('receipts.*', db.raw('(SELECT count(*) FROM receipts AS child WHERE child.parent_id = receipts.id) AS children'));
     if (rows.length === 0) return;
-    yield rows.map((row) => ({
-      id: String(row.id),
-      createdAt: new Date(row.created_at as string).toISOString(),
-      mandate: (row.mandate_id as string | null) ?? null,
-      agent: (row.agent as string | null) ?? null,
-      status: row.status as ReceiptStatus,
-      error: (row.error_code as string | null) ?? null,
-      billed: Boolean(row.billed),
-      costOwn: toBigInt(row.cost_own),
-      costDownstream: toBigInt(row.cost_downstream),
-      costTotal: toBigInt(row.cost_total),
-      currency: (row.currency as string | null) ?? null,
-      worstCase: row.worst_case === null || row.worst_case === undefined ? null : toBigInt(row.worst_case),
-      durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
-      approval: (row.approval_id as string | null) ?? null,
-      children: Number(row.children),
-    }));
+    yield rows.map((row) => {
+      const r = receiptFromRow(row);
+      return {
+        id: r.id,
+        createdAt: r.createdAt.toISOString(),
+        mandate: r.mandateId,
+        agent: r.agent,
+        status: r.status,
+        error: r.errorCode,
+        billed: r.billed,
+        costOwn: r.costOwn,
+        costDownstream: r.costDownstream,
+        costTotal: r.costTotal,
+        currency: r.currency,
+        worstCase: r.worstCase,
+        durationMs: r.durationMs,
+        approval: r.approvalId,
+        children: Number(row.children),
+      };
+    });
     if (rows.length < pageSize) return;
     cursor = String(rows[rows.length - 1]!.id);
   }

@@ -8,9 +8,7 @@
  */
 import path from 'node:path';
 import type { Manifest } from '../core/manifest/index.js';
-
-/** Where the shipped manifests expect the host. */
-export const SHIPPED_AGENT_HOST_PORT = 7474;
+import { DEFAULT_AGENT_HOST_PORT } from '../platform/config.js';
 
 export interface AgentHostPort {
   /** The directory of the agents the host serves (agents/). */
@@ -22,7 +20,7 @@ const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
 /** The manifest of an agent found in `agentDir`, pointed at the host's configured port when it names the default one. */
 export function onAgentHostPort(manifest: Manifest, agentDir: string, host: AgentHostPort): Manifest {
-  if (host.port === SHIPPED_AGENT_HOST_PORT || manifest.runtime.kind !== 'mcp' || !manifest.runtime.endpoint) return manifest;
+  if (host.port === DEFAULT_AGENT_HOST_PORT || manifest.runtime.kind !== 'mcp' || !manifest.runtime.endpoint) return manifest;
   const root = path.resolve(host.dir);
   const dir = path.resolve(agentDir);
   if (dir !== root && !dir.startsWith(root + path.sep)) return manifest;
@@ -32,7 +30,7 @@ export function onAgentHostPort(manifest: Manifest, agentDir: string, host: Agen
   } catch {
     return manifest;
   }
-  if (url.protocol !== 'http:' || !LOOPBACK.has(url.hostname) || url.port !== String(SHIPPED_AGENT_HOST_PORT)) return manifest;
+  if (url.protocol !== 'http:' || !LOOPBACK.has(url.hostname) || url.port !== String(DEFAULT_AGENT_HOST_PORT)) return manifest;
   url.port = String(host.port);
   return { ...manifest, runtime: { ...manifest.runtime, endpoint: url.href } };
 }

@@ -23,9 +23,9 @@ import type { AgentVersion } from './agent-version.js';
 import { createRegistry, type Registry } from './registry.js';
 import { onAgentHostPort, type AgentHostPort } from './agent-host.js';
 
-export const MANIFEST_FILE_NAMES = ['holon.yaml', 'holon.json'] as const;
+const MANIFEST_FILE_NAMES = ['holon.yaml', 'holon.json'] as const;
 /** The dev runtime's entry point, next to the manifest of a `runtime.kind: node` agent. */
-export const NODE_ENTRY_FILE = 'agent.mjs';
+const NODE_ENTRY_FILE = 'agent.mjs';
 
 export interface FileProblems {
   file: string;

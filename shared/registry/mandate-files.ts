@@ -11,7 +11,7 @@ import type { Logger } from '../platform/log.js';
 import { parseMandate, type Mandate } from '../core/mandate/index.js';
 import type { FileProblems } from './dev-registry.js';
 
-export const MANDATE_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
+const MANDATE_FILE_EXTENSIONS = ['.yaml', '.yml', '.json'] as const;
 
 export interface LoadMandateFilesOptions {
   /** Invalid files are logged as warnings when given. */

@@ -12,7 +12,7 @@ import type { Db, Tx } from '../db/connect.js';
 import { parseVersionMessage, versionMessage, type AgentVersion } from './agent-version.js';
 import type { Registry } from './registry.js';
 
-export const PUBLISHED_CHANNEL = 'agents-published';
+const PUBLISHED_CHANNEL = 'agents-published';
 
 export interface PublishedVersion {
   manifest: Manifest;
@@ -77,7 +77,7 @@ export async function recordPublished(ctx: Ctx, p: PublishedVersion, within?: (t
 }
 
 /** Every published version, oldest first (an upstream before its forks). Returns how many were listed. */
-export async function loadPublished(db: Db, ctx: Ctx): Promise<number> {
+async function loadPublished(db: Db, ctx: Ctx): Promise<number> {
   const rows = (await db('published_versions').orderBy('listed_at').select('agent_id', 'version')) as Array<{ agent_id: string; version: string }>;
   let listed = 0;
   for (const r of rows) if (await listOne(ctx, r.agent_id, r.version)) listed++;

@@ -16,11 +16,11 @@ import { parseAgentRef, resolveVersion } from '../core/resolution.js';
 import { matchesCapability } from '../core/mandate/patterns.js';
 import type { AgentVersion } from './agent-version.js';
 
-export type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invalid_ref';
+type ResolveErrorCode = 'unknown_agent' | 'no_matching_version' | 'invalid_ref';
 
-export type ResolveResult = { ok: true; agent: AgentVersion } | { ok: false; code: ResolveErrorCode; message: string };
+type ResolveResult = { ok: true; agent: AgentVersion } | { ok: false; code: ResolveErrorCode; message: string };
 
-export interface SearchQuery {
+interface SearchQuery {
   /**
    * Case-insensitive substring of the id, the summary or one of the capabilities. Blank: no filter. The catalogue's
    * search (GET /v0/agents?q=, MCP search_agents) does not use it: it is full-text (shared/catalogue/text-search.ts).
@@ -73,14 +73,19 @@ function latestRelease(list: readonly AgentVersion[]): AgentVersion | null {
   return v === null ? null : (list.find((a) => a.manifest.version === v) ?? null);
 }
 
-/**
- * An in-memory registry; it changes only by `hide()` (yanks) and `add()` (publishes). Throws when the same `id@version` is given twice: the
- * caller decides which one wins (the dev registry keeps the first and reports the second).
- */
-export function createRegistry(versions: readonly AgentVersion[]): Registry {
+/** What an in-memory registry holds. */
+interface Listing {
   /** Every version ever given, hidden ones included: `get()` reads this. */
-  const all = new Map<string, AgentVersion[]>();
+  all: Map<string, AgentVersion[]>;
   /** The listed versions, newest first; an id whose versions are all hidden is removed (and from `ids`). */
+  byId: Map<string, AgentVersion[]>;
+  /** The listed ids, sorted. */
+  ids: string[];
+}
+
+/** The versions given at the start, by id, newest first; throws on an `id@version` given twice. */
+function listingOf(versions: readonly AgentVersion[]): Listing {
+  const all = new Map<string, AgentVersion[]>();
   const byId = new Map<string, AgentVersion[]>();
   for (const agent of versions) {
     const { id, version } = agent.manifest;
@@ -93,7 +98,86 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
   }
   for (const list of byId.values()) list.sort(compareNewestFirst);
   for (const [id, list] of byId) all.set(id, [...list]);
-  const ids = [...byId.keys()].sort();
+  return { all, byId, ids: [...byId.keys()].sort() };
+}
+
+function resolveIn({ byId }: Listing, ref: string): ResolveResult {
+  const parsed = parseAgentRef(ref);
+  if (!parsed) {
+    return {
+      ok: false,
+      code: 'invalid_ref',
+      message: `"${ref.length > 80 ? `${ref.slice(0, 80)}…` : ref}" is not an agent reference: expected "<namespace>/<name>" or "<namespace>/<name>@<semver range>"`,
+    };
+  }
+  const list = byId.get(parsed.id);
+  if (!list || list.length === 0) {
+    return { ok: false, code: 'unknown_agent', message: `no agent ${parsed.id} is listed` };
+  }
+  const version = resolveVersion(
+    list.map((a) => a.manifest.version),
+    parsed.range,
+  );
+  const agent = version === null ? undefined : list.find((a) => a.manifest.version === version);
+  if (!agent) {
+    const listed = list.map((a) => a.manifest.version).join(', ');
+    const what = parsed.range === undefined ? 'no released version' : `no version matching "${parsed.range}"`;
+    return { ok: false, code: 'no_matching_version', message: `${parsed.id} has ${what} (listed: ${listed})` };
+  }
+  return { ok: true, agent };
+}
+
+function searchIn({ byId, ids }: Listing, query: SearchQuery): AgentVersion[] {
+  const q = query.q?.trim().toLowerCase() ?? '';
+  const cap = query.capability?.trim() ?? '';
+  const out: AgentVersion[] = [];
+  for (const id of ids) {
+    let candidates = byId.get(id)!;
+    if (cap !== '') {
+      candidates = candidates.filter((a) => a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)));
+    }
+    if (candidates.length === 0) continue;
+    // Newest release, else (pre-release-only agents stay discoverable) the newest pre-release.
+    const agent = latestRelease(candidates) ?? candidates[0]!;
+    if (q !== '' && !matchesText(agent, q)) continue;
+    out.push(agent);
+  }
+  return out;
+}
+
+/** List one more version (`get()` found none with its id and version). */
+function addTo({ all, byId, ids }: Listing, agent: AgentVersion): void {
+  const { id } = agent.manifest;
+  all.set(id, [...(all.get(id) ?? []), agent]);
+  const list = byId.get(id) ?? [];
+  list.push(agent);
+  list.sort(compareNewestFirst);
+  if (!byId.has(id)) {
+    byId.set(id, list);
+    ids.push(id);
+    ids.sort();
+  }
+}
+
+function hideIn({ byId, ids }: Listing, id: string, version: string): boolean {
+  const list = byId.get(id);
+  const at = list ? list.findIndex((a) => a.manifest.version === version) : -1;
+  if (!list || at < 0) return false;
+  list.splice(at, 1);
+  if (list.length === 0) {
+    byId.delete(id);
+    ids.splice(ids.indexOf(id), 1);
+  }
+  return true;
+}
+
+/**
+ * An in-memory registry; it changes only by `hide()` (yanks) and `add()` (publishes). Throws when the same `id@version` is given twice: the
+ * caller decides which one wins (the dev registry keeps the first and reports the second).
+ */
+export function createRegistry(versions: readonly AgentVersion[]): Registry {
+  const listing = listingOf(versions);
+  const { all, byId, ids } = listing;
 
   const registry: Registry = {
     get(id, version) {
@@ -105,36 +189,14 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
     },
 
     resolve(ref) {
-      const parsed = parseAgentRef(ref);
-      if (!parsed) {
-        return {
-          ok: false,
-          code: 'invalid_ref',
-          message: `"${ref.length > 80 ? `${ref.slice(0, 80)}…` : ref}" is not an agent reference: expected "<namespace>/<name>" or "<namespace>/<name>@<semver range>"`,
-        };
-      }
-      const list = byId.get(parsed.id);
-      if (!list || list.length === 0) {
-        return { ok: false, code: 'unknown_agent', message: `no agent ${parsed.id} is listed` };
-      }
-      const version = resolveVersion(
-        list.map((a) => a.manifest.version),
-        parsed.range,
-      );
-      const agent = version === null ? undefined : list.find((a) => a.manifest.version === version);
-      if (!agent) {
-        const listed = list.map((a) => a.manifest.version).join(', ');
-        const what = parsed.range === undefined ? 'no released version' : `no version matching "${parsed.range}"`;
-        return { ok: false, code: 'no_matching_version', message: `${parsed.id} has ${what} (listed: ${listed})` };
-      }
-      return { ok: true, agent };
+      return resolveIn(listing, ref);
     },
 
     implementers(capability) {
       const out: AgentVersion[] = [];
       for (const id of ids) {
-        const listing = byId.get(id)!.filter((a) => a.manifest.capabilities.includes(capability));
-        const best = latestRelease(listing);
+        const listed = byId.get(id)!.filter((a) => a.manifest.capabilities.includes(capability));
+        const best = latestRelease(listed);
         if (best) out.push(best);
       }
       return out;
@@ -145,48 +207,17 @@ export function createRegistry(versions: readonly AgentVersion[]): Registry {
     },
 
     search(query = {}) {
-      const q = query.q?.trim().toLowerCase() ?? '';
-      const cap = query.capability?.trim() ?? '';
-      const out: AgentVersion[] = [];
-      for (const id of ids) {
-        let candidates = byId.get(id)!;
-        if (cap !== '') {
-          candidates = candidates.filter((a) => a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)));
-        }
-        if (candidates.length === 0) continue;
-        // Newest release, else (pre-release-only agents stay discoverable) the newest pre-release.
-        const agent = latestRelease(candidates) ?? candidates[0]!;
-        if (q !== '' && !matchesText(agent, q)) continue;
-        out.push(agent);
-      }
-      return out;
+      return searchIn(listing, query);
     },
 
     add(agent) {
-      const { id, version } = agent.manifest;
-      if (registry.get(id, version)) return false;
-      all.set(id, [...(all.get(id) ?? []), agent]);
-      const list = byId.get(id) ?? [];
-      list.push(agent);
-      list.sort(compareNewestFirst);
-      if (!byId.has(id)) {
-        byId.set(id, list);
-        ids.push(id);
-        ids.sort();
-      }
+      if (registry.get(agent.manifest.id, agent.manifest.version)) return false;
+      addTo(listing, agent);
       return true;
     },
 
     hide(id, version) {
-      const list = byId.get(id);
-      const at = list ? list.findIndex((a) => a.manifest.version === version) : -1;
-      if (!list || at < 0) return false;
-      list.splice(at, 1);
-      if (list.length === 0) {
-        byId.delete(id);
-        ids.splice(ids.indexOf(id), 1);
-      }
-      return true;
+      return hideIn(listing, id, version);
     },
   };
   return registry;

@@ -2,7 +2,7 @@
  * Abort and cancellation, for every runtime: a run's signal fires at the hard timeout or on cancellation, and the
  * reason it fires with says which (a CancelledError means cancelled, anything else a timeout).
  */
-import { describeError } from './messages.js';
+import { describeError, failure } from './messages.js';
 import type { RunResult } from './types.js';
 
 /** The reason the gateway aborts a run's signal with when the call is cancelled (not timed out). */
@@ -40,12 +40,30 @@ export function abortedResult(reason: unknown, timeoutMs?: number): RunResult {
   };
 }
 
+/** The code a stray error ends as: whose contract it broke (see `caught`). */
+type StrayCode = 'agent_error' | 'runtime_unavailable';
+
 /**
- * Resolve with `work`, or with `onAbort()` the moment the signal fires, whichever comes first.
- * `work` must never reject (callers turn every error into a RunResult); a late settlement is ignored.
+ * The one net for stray errors. A runtime turns every failure it expects into a RunResult; an error that still
+ * escapes (thrown or rejected) ends the call here, with one label: `the runtime failed: …`. The code says where it
+ * escaped from: a runtime's own run (raceSignal, below) → agent_error; a runtime whose `run` itself threw
+ * (createRuntimes in ./index.ts, e.g. a runtime a test gave it) → runtime_unavailable, never billed.
  */
-export function raceSignal<T>(signal: AbortSignal, work: Promise<T>, onAbort: () => T): Promise<T> {
-  return new Promise<T>((resolve) => {
+export async function caught(work: () => Promise<RunResult>, code: StrayCode): Promise<RunResult> {
+  try {
+    return await work();
+  } catch (err) {
+    return failure(code, `the runtime failed: ${describeError(err)}`);
+  }
+}
+
+/**
+ * Start `work` and resolve with its result, or with `onAbort()` the moment the signal fires, whichever comes first.
+ * A stray error of `work` is an agent_error (`caught`); a late settlement is ignored.
+ */
+export function raceSignal(signal: AbortSignal, work: () => Promise<RunResult>, onAbort: () => RunResult): Promise<RunResult> {
+  const running = caught(work, 'agent_error');
+  return new Promise<RunResult>((resolve) => {
     let done = false;
     const abort = (): void => {
       if (done) return;
@@ -54,22 +72,14 @@ export function raceSignal<T>(signal: AbortSignal, work: Promise<T>, onAbort: ()
     };
     if (signal.aborted) {
       abort();
-      work.catch(() => undefined);
       return;
     }
     signal.addEventListener('abort', abort, { once: true });
-    const finish = (value: T): void => {
+    void running.then((value) => {
       signal.removeEventListener('abort', abort);
       if (done) return;
       done = true;
       resolve(value);
-    };
-    work.then(finish, (err: unknown) => {
-      // Defensive: work is built not to reject. Report it as an agent_error rather than leaving the call hanging.
-      signal.removeEventListener('abort', abort);
-      if (done) return;
-      done = true;
-      resolve({ kind: 'failure', code: 'agent_error', message: `the runtime failed: ${describeError(err)}` } as T);
     });
   });
 }

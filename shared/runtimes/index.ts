@@ -9,30 +9,15 @@
  * runner always passes it. Without it (runtime tests), every agent uses the ordinary client.
  */
 import type { RuntimeKind } from '../core/manifest/types.js';
+import { caught } from './abort.js';
 import { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
 import { createNodeRuntime, type NodeRuntimeOptions } from './node.js';
 import { createPublishedNetwork, type PublishedNetworkOptions } from './published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 import { createWebhookRuntime, type WebhookRuntimeOptions } from './webhook.js';
 
-export type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
-export { abortedResult, cancelReason, CancelledError, isCancel } from './abort.js';
-export {
-  createNodeRuntime,
-  defineAgentContextExtension,
-  loadAgentModule,
-  RuntimeUnavailableError,
-  type AgentCall,
-  type AgentContext,
-  type AgentContextExtension,
-  type AgentContextExtensionInfo,
-  type Handler,
-  type NodeRunContext,
-  type NodeRuntimeOptions,
-} from './node.js';
-export { createWebhookRuntime, DEFAULT_MAX_RESPONSE_BYTES, type WebhookRuntimeOptions } from './webhook.js';
-export { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
-export { createPublishedNetwork, type PublishedNetwork, type PublishedNetworkOptions } from './published.js';
+export type { Runtime } from './types.js';
+export type { PublishedNetworkOptions } from './published.js';
 
 export interface RuntimesOptions {
   node?: NodeRuntimeOptions;
@@ -70,13 +55,8 @@ export function createRuntimes(options: RuntimesOptions = {}): Runtime & { close
       if (!runtime) {
         return { kind: 'failure', code: 'runtime_unavailable', message: `no runtime for runtime.kind "${String(kind)}"` };
       }
-      try {
-        return await runtime.run(agent, input, ctx);
-      } catch (err) {
-        // Runtimes are built never to throw; if one does, the call still ends with a result (never billed).
-        const what = err instanceof Error ? err.message : String(err);
-        return { kind: 'failure', code: 'runtime_unavailable', message: `the ${kind} runtime failed: ${what.slice(0, 200)}` };
-      }
+      // Runtimes are built never to throw; if one does, the call still ends with a result (never billed).
+      return caught(() => runtime.run(agent, input, ctx), 'runtime_unavailable');
     },
   };
 }

@@ -23,7 +23,7 @@ import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 // ---------------------------------------------------------------------------------------------
 
 /** Delegation (gateway.md §3), added by the gateway through an extension: `ctx.call(target, input)`. */
-export type AgentCall = (target: string | { capability: string } | { agent: string }, input: unknown) => Promise<unknown>;
+type AgentCall = (target: string | { capability: string } | { agent: string }, input: unknown) => Promise<unknown>;
 
 /** The `ctx` an agent's handler receives. Extensions may add members (`call`); augment this interface for more. */
 export interface AgentContext {
@@ -47,7 +47,7 @@ export interface AgentContext {
 
 export type Handler = (input: unknown, ctx: AgentContext) => unknown;
 
-export interface AgentContextExtensionInfo {
+interface AgentContextExtensionInfo {
   agent: AgentVersion;
   run: RunContext;
 }
@@ -66,7 +66,7 @@ export interface NodeRunContext extends RunContext {
 }
 
 /** Throw this from a `loadHandler` when the agent cannot be run at all: the run ends `runtime_unavailable`. Any other loader error is agent_error. */
-export class RuntimeUnavailableError extends Error {
+class RuntimeUnavailableError extends Error {
   override readonly name = 'RuntimeUnavailableError';
 }
 
@@ -97,7 +97,7 @@ async function importHandler(file: string): Promise<Handler> {
 }
 
 /** The default loader: `agent.mjs` in `agent.dir`, imported once per path. A failed import is retried next time. */
-export function loadAgentModule(agent: AgentVersion): Promise<Handler> {
+function loadAgentModule(agent: AgentVersion): Promise<Handler> {
   if (!agent.dir) {
     return Promise.reject(new RuntimeUnavailableError(`${agent.manifest.id}@${agent.manifest.version} has no directory to load agent.mjs from`));
   }
@@ -278,10 +278,14 @@ export function createNodeRuntime(options: NodeRuntimeOptions = {}): Runtime {
     async run(agent: AgentVersion, input: unknown, run: NodeRunContext): Promise<RunResult> {
       const state: RunState = { decided: false };
       if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
-      return raceSignal(run.signal, work(agent, input, run, state), () => {
-        state.decided = true;
-        return abortedResult(run.signal.reason, run.timeoutMs);
-      });
+      return raceSignal(
+        run.signal,
+        () => work(agent, input, run, state),
+        () => {
+          state.decided = true;
+          return abortedResult(run.signal.reason, run.timeoutMs);
+        },
+      );
     },
   };
 }

@@ -41,12 +41,12 @@ export function createPublishedNetwork(options: PublishedNetworkOptions): Publis
 }
 
 /** The guarded network for `agent` when it is a published one; undefined for shipped agents (or no network given). */
-export function networkFor<N extends { allowHttp: boolean }>(agent: AgentVersion, network: N | undefined): N | undefined {
+function networkFor<N extends { allowHttp: boolean }>(agent: AgentVersion, network: N | undefined): N | undefined {
   return agent.origin === 'shipped' ? undefined : network;
 }
 
 /** A published agent's endpoint must be https, unless allowPrivateEndpoints: the failure, or undefined when fine. */
-export function schemeRefusal(url: URL, network: { allowHttp: boolean }): RunResult | undefined {
+function schemeRefusal(url: URL, network: { allowHttp: boolean }): RunResult | undefined {
   if (url.protocol === 'https:' || network.allowHttp) return undefined;
   return failure('runtime_unavailable', 'the endpoint was refused: a published agent must use an https:// runtime.endpoint');
 }

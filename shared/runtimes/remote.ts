@@ -9,7 +9,7 @@ import { abortedResult } from './abort.js';
 import { MAX_FAILURE_MESSAGE, truncate } from './messages.js';
 import type { AgentVersion, RunResult } from './types.js';
 
-export const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
+const DEFAULT_MAX_RESPONSE_BYTES = 10 * 1024 * 1024;
 
 export type HeadersOption = (agent: AgentVersion) => Record<string, string> | Promise<Record<string, string>>;
 

@@ -26,8 +26,6 @@ import { describeLimit, extraHeaders, maxResponseBytesOf, networkFailure, type H
 import { routeOf } from './published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
 
-export { DEFAULT_MAX_RESPONSE_BYTES } from './remote.js';
-
 export interface WebhookRuntimeOptions {
   /** The largest answer read, in bytes. Default 10 MB. */
   maxResponseBytes?: number;
@@ -76,31 +74,97 @@ function discard(body: Body): void {
   body.destroy();
 }
 
+/** The request body (the input as JSON) and its headers, or why there is none. */
+async function webhookRequest(
+  agent: AgentVersion,
+  input: unknown,
+  run: RunContext,
+  option: HeadersOption | undefined,
+): Promise<{ body: string; headers: Record<string, string> } | { failure: RunResult }> {
+  let body: string;
+  try {
+    body = JSON.stringify(input) ?? 'null';
+  } catch {
+    return { failure: agentError('the input could not be encoded as JSON') };
+  }
+  const prepared = await extraHeaders(option, agent, CONTRACT_HEADERS);
+  if ('failure' in prepared) return prepared;
+  const { headers } = prepared;
+  const { manifest } = agent;
+  headers['content-type'] = 'application/json';
+  headers['x-holon-agent'] = `${manifest.id}@${manifest.version}`;
+  headers['x-holon-call'] = run.callId;
+  if (run.delegationToken) headers['x-holon-delegation'] = run.delegationToken;
+  if (run.files && Object.keys(run.files).length > 0) headers['x-holon-files'] = JSON.stringify(run.files);
+  return { body, headers };
+}
+
+/** An answer's bytes as a result: a declared error, the output, or agent_error (not UTF-8, not JSON, no error object). */
+function decodeAnswer(bytes: Buffer, statusCode: number): RunResult {
+  const ok = statusCode >= 200 && statusCode < 300;
+  let text: string;
+  try {
+    text = new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch {
+    return agentError(ok ? 'the answer is not valid UTF-8 JSON' : `the endpoint answered ${statusCode} with a body that is not UTF-8`);
+  }
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(text);
+  } catch {
+    return agentError(ok ? `the answer is not JSON (status ${statusCode})` : `the endpoint answered ${statusCode} (not a JSON error)`);
+  }
+  const declared = declaredError(parsed);
+  if (declared) return { kind: 'error', ...declared };
+  if (!ok) return agentError(`the endpoint answered ${statusCode} without an error object`);
+  return { kind: 'output', output: parsed };
+}
+
+/** Where the request went, and through what: what reading its answer needs besides the answer. */
+interface Sent {
+  url: URL;
+  /** Through the guarded client (a published agent): a redirect is then a refusal. */
+  guarded: boolean;
+  run: RunContext;
+  maxResponseBytes: number;
+}
+
+/** The answer, read within the size limit: a redirect and an oversized answer are refused unread. */
+async function readAnswer(response: Dispatcher.ResponseData, sent: Sent): Promise<RunResult> {
+  const { url, run, maxResponseBytes } = sent;
+  const { statusCode } = response;
+  const answer = response.body;
+  try {
+    if (statusCode >= 300 && statusCode < 400) {
+      discard(answer);
+      if (sent.guarded) return networkFailure(new RedirectRefusedError(url.hostname, statusCode), run.timeoutMs, url);
+      return agentError(`the endpoint answered ${statusCode}: redirects are not followed`);
+    }
+    const length = Number(response.headers['content-length']);
+    if (Number.isFinite(length) && length > maxResponseBytes) {
+      discard(answer);
+      return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
+    }
+    const read = await readLimited(answer, maxResponseBytes);
+    if (!read.ok) return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
+    return decodeAnswer(read.bytes, statusCode);
+  } catch (err) {
+    if (!answer.destroyed) discard(answer);
+    if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
+    return networkFailure(err, run.timeoutMs, url);
+  }
+}
+
 export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runtime {
   const maxResponseBytes = maxResponseBytesOf(options.maxResponseBytes);
 
   async function call(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
-    const { manifest } = agent;
     const route = routeOf(agent, options.published);
     if ('failure' in route) return route.failure;
     const { url, guarded } = route;
     const dispatcher = guarded ? guarded.dispatcher : options.dispatcher;
-
-    let body: string;
-    try {
-      body = JSON.stringify(input) ?? 'null';
-    } catch {
-      return agentError('the input could not be encoded as JSON');
-    }
-
-    const prepared = await extraHeaders(options.headers, agent, CONTRACT_HEADERS);
+    const prepared = await webhookRequest(agent, input, run, options.headers);
     if ('failure' in prepared) return prepared.failure;
-    const { headers } = prepared;
-    headers['content-type'] = 'application/json';
-    headers['x-holon-agent'] = `${manifest.id}@${manifest.version}`;
-    headers['x-holon-call'] = run.callId;
-    if (run.delegationToken) headers['x-holon-delegation'] = run.delegationToken;
-    if (run.files && Object.keys(run.files).length > 0) headers['x-holon-files'] = JSON.stringify(run.files);
 
     const timerMs = Math.max(run.timeoutMs, 0) + UNDICI_TIMER_MARGIN_MS;
     let response: Dispatcher.ResponseData;
@@ -108,8 +172,8 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
       // undici v7's request never follows redirects unless the dispatcher is composed with the redirect interceptor.
       response = await request(url, {
         method: 'POST',
-        headers,
-        body,
+        headers: prepared.headers,
+        body: prepared.body,
         signal: run.signal,
         headersTimeout: timerMs,
         bodyTimeout: timerMs,
@@ -119,51 +183,17 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
       if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
       return networkFailure(err, run.timeoutMs, url);
     }
-
-    const { statusCode } = response;
-    const answer = response.body;
-    try {
-      if (statusCode >= 300 && statusCode < 400) {
-        discard(answer);
-        if (guarded) return networkFailure(new RedirectRefusedError(url.hostname, statusCode), run.timeoutMs, url);
-        return agentError(`the endpoint answered ${statusCode}: redirects are not followed`);
-      }
-      const length = Number(response.headers['content-length']);
-      if (Number.isFinite(length) && length > maxResponseBytes) {
-        discard(answer);
-        return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
-      }
-      const read = await readLimited(answer, maxResponseBytes);
-      if (!read.ok) return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
-
-      const ok = statusCode >= 200 && statusCode < 300;
-      let text: string;
-      try {
-        text = new TextDecoder('utf-8', { fatal: true }).decode(read.bytes);
-      } catch {
-        return agentError(ok ? 'the answer is not valid UTF-8 JSON' : `the endpoint answered ${statusCode} with a body that is not UTF-8`);
-      }
-      let parsed: unknown;
-      try {
-        parsed = JSON.parse(text);
-      } catch {
-        return agentError(ok ? `the answer is not JSON (status ${statusCode})` : `the endpoint answered ${statusCode} (not a JSON error)`);
-      }
-      const declared = declaredError(parsed);
-      if (declared) return { kind: 'error', ...declared };
-      if (!ok) return agentError(`the endpoint answered ${statusCode} without an error object`);
-      return { kind: 'output', output: parsed };
-    } catch (err) {
-      if (!answer.destroyed) discard(answer);
-      if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
-      return networkFailure(err, run.timeoutMs, url);
-    }
+    return readAnswer(response, { url, guarded: guarded !== undefined, run, maxResponseBytes });
   }
 
   return {
     run(agent: AgentVersion, input: unknown, run: RunContext): Promise<RunResult> {
       if (run.signal.aborted) return Promise.resolve(abortedResult(run.signal.reason, run.timeoutMs));
-      return raceSignal(run.signal, call(agent, input, run), () => abortedResult(run.signal.reason, run.timeoutMs));
+      return raceSignal(
+        run.signal,
+        () => call(agent, input, run),
+        () => abortedResult(run.signal.reason, run.timeoutMs),
+      );
     },
   };
 }

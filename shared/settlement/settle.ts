@@ -4,8 +4,8 @@
  * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
  */
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
-import { recordEntries, SETTLEMENT_KIND } from '../ledger/entries.js';
-import { ensureBalanceRow, resolveHolds } from '../ledger/holds.js';
+import { type PostedEntry, recordEntries, SETTLEMENT_KIND } from '../ledger/entries.js';
+import { ensureBalanceRow, type ResolvedHold, resolveHolds } from '../ledger/holds.js';
 import { settleBatchSharedCall, settleSharedCall, type MoneyCall, type SharedSettlement } from '../ledger/money-functions.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
@@ -19,7 +19,7 @@ import type { CallOutcome } from '../calls/outcome.js';
 import { runErrorLabel } from '../platform/metrics.js';
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
-export function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
+function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
   const chain: ChainLink[] = [];
   let current: Manifest | undefined = manifest;
   const seen = new Set<string>();
@@ -81,44 +81,46 @@ interface Written {
   settled: Settled;
 }
 
-interface OwnRows {
-  /** Each call's shared rows and what follows its commit; `deferred` for a call whose children are still open. */
-  written: Map<string, Written | 'deferred'>;
-  /**
-   * Writes the receipts, the call events and the final statuses, and in the same statement the shared rows (the
-   * money function given, built from `written`: last, in the lock order). Answers the money function's row.
-   */
-  finish(shared: MoneyCall | null): Promise<Record<string, unknown> | undefined>;
+/** A locked `settling` call with no open children: its outcome, what it charges, its royalty chain's journal lines. */
+interface LiveCall {
+  call: Record<string, unknown>;
+  callId: string;
+  outcome: CallOutcome;
+  own: bigint;
+  prepared: Awaited<ReturnType<typeof prepare>>;
+  currency: string;
+  lines: ReturnType<typeof journalLinesForSettlement>;
 }
 
-/**
- * Locked `settling` calls' own rows, in the lock order's first step: their holds resolved, their journal entries,
- * their receipts, their call events and their final statuses — each kind in one statement for all the calls (one
- * call for `settleCall`, a batch for `settleBatch`). A call with children still open is `deferred`. Returns the
- * shared rows each call changes (mandates, parent hold, balances), for the caller to sum and hand to `finish` — one
- * call's (`holon_settle_shared`) or a batch's (`holon_settle_batch`) — which writes them last, with the receipts.
- */
-async function writeOwnRows(
+/** What a call's rows depend on besides itself: its resolved hold, its journal entry, the mandates above its hold. */
+interface CallFacts {
+  hold: ResolvedHold;
+  entry: PostedEntry | null;
+  ancestors: string[];
+  downstream: bigint;
+}
+
+/** The calls' own rows — receipts, call events, final statuses — and each call's shared rows; written by `writeOwnRows`. */
+interface OwnRowsPlan {
+  /** Each call's shared rows and what follows its commit; `deferred` for a call whose children are still open. */
+  written: Map<string, Written | 'deferred'>;
+  receipts: Array<ReturnType<typeof receiptRow>>;
+  events: Array<Record<string, unknown>>;
+  finals: Array<{ id: string; status: 'succeeded' | 'failed' }>;
+}
+
+/** The calls that settle now (the others are `deferred`: children still open), with what each charges. */
+async function liveCalls(
   trx: Tx,
   calls: ReadonlyArray<Record<string, unknown>>,
   preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>,
-): Promise<OwnRows> {
-  const out = new Map<string, Written | 'deferred'>();
-  const only = async (shared: MoneyCall | null) =>
-    shared ? (await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT ${shared.sql}`, [...shared.bindings])).rows[0] : undefined;
-  const live: Array<{
-    call: Record<string, unknown>;
-    callId: string;
-    outcome: CallOutcome;
-    own: bigint;
-    prepared: Awaited<ReturnType<typeof prepare>>;
-    currency: string;
-    lines: ReturnType<typeof journalLinesForSettlement>;
-  }> = [];
+): Promise<{ live: LiveCall[]; deferred: string[] }> {
+  const live: LiveCall[] = [];
+  const deferred: string[] = [];
   for (const call of calls) {
     const callId = String(call.id);
     if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) {
-      out.set(callId, 'deferred');
+      deferred.push(callId);
       continue;
     }
     const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
@@ -134,7 +136,95 @@ async function writeOwnRows(
       lines: journalLinesForSettlement(String(call.payer), own, prepared.chain),
     });
   }
-  if (live.length === 0) return { written: out, finish: only };
+  return { live, deferred };
+}
+
+/** The rows of one call, from its facts (no I/O): its receipt, its call event, its shared rows and what follows. */
+function rowsOfCall(c: LiveCall, f: CallFacts): { receipt: ReturnType<typeof receiptRow>; event: Record<string, unknown>; written: Written } {
+  const { call, callId, outcome, own, prepared, currency, lines } = c;
+  const { hold, entry } = f;
+  const mandateId = String(call.mandate_id);
+  const parentHold = hold.changed ? hold.parentHoldId : null;
+  const succeeded = outcome.kind === 'success';
+  const status = succeeded ? ('succeeded' as const) : ('failed' as const);
+  const receipt = receiptRow({
+    id: callId,
+    parentId: (call.parent_id as string | null) ?? null,
+    mandateId,
+    subMandateId: (call.sub_mandate_id as string | null) ?? null,
+    caller: String(call.caller),
+    agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
+    status,
+    errorCode: outcome.code ?? null,
+    reasons: [],
+    worstCase: BigInt(String(call.worst_case)),
+    currency,
+    payer: String(call.payer),
+    billed: own > 0n,
+    costOwn: own,
+    costDownstream: f.downstream,
+    splits: own > 0n ? split(own, prepared.chain) : [],
+    approvalId: (call.approval_id as string | null) ?? null,
+    durationMs: outcome.duration_ms,
+    entryId: entry?.id ?? null,
+  });
+  const event = {
+    call_id: callId,
+    agent_id: call.agent_id,
+    agent_version: call.agent_version,
+    status,
+    error_code: outcome.code ?? null,
+    latency_ms: Math.max(0, Math.round(outcome.duration_ms)),
+    cost: own.toString(),
+    currency,
+    delegated: Boolean(call.delegated),
+  };
+  // The rows every call shares, for the caller to change last: mandates root first (shallower before deeper, this
+  // call's own mandate last), the parent hold, the balance rows. Ancestors release what was charged; the own mandate
+  // releases the whole hold.
+  const lineAccounts = entry?.created ? lines : [];
+  const written: Written = {
+    shared: {
+      mandates: [...f.ancestors.map((id) => ({ id, release: own })), { id: mandateId, release: hold.changed ? hold.amount : 0n }],
+      spent: own,
+      parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
+      hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
+      lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
+    },
+    settled: {
+      callbackUrl: (call.callback_url as string | null) ?? null,
+      parentId: (call.parent_id as string | null) ?? null,
+      counted: { status, errorCode: runErrorLabel(outcome.code), agent: String(call.agent_id), handedOffAt: call.settle_enqueued_at },
+    },
+  };
+  return { receipt, event, written };
+}
+
+/** Passthrough children: what the child did not use goes back into its parent's hold, charged up the whole tree. */
+async function factsOf(trx: Tx, c: LiveCall, hold: CallFacts['hold'], entry: CallFacts['entry']): Promise<CallFacts> {
+  const parentHold = hold.changed ? hold.parentHoldId : null;
+  const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
+  const downstream =
+    c.call.sub_mandate_id && c.prepared.agent?.manifest.downstream?.mode === 'passthrough'
+      ? BigInt(String((await trx('receipts').where({ parent_id: c.callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
+      : 0n;
+  return { hold, entry, ancestors, downstream };
+}
+
+/**
+ * Locked `settling` calls' own rows, in the lock order's first step: their holds resolved and their journal entries
+ * recorded (each kind in one statement for all the calls: one call for `settleCall`, a batch for `settleBatch`),
+ * then the plan of the rest — receipts, call events, final statuses, and each call's shared rows (mandates, parent
+ * hold, balances) for the caller to sum. A call with children still open is `deferred`.
+ */
+async function planOwnRows(
+  trx: Tx,
+  calls: ReadonlyArray<Record<string, unknown>>,
+  preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>,
+): Promise<OwnRowsPlan> {
+  const { live, deferred } = await liveCalls(trx, calls, preparedOf);
+  const plan: OwnRowsPlan = { written: new Map(deferred.map((id) => [id, 'deferred'])), receipts: [], events: [], finals: [] };
+  if (live.length === 0) return plan;
   const holds = await resolveHolds(
     trx,
     live.map((c) => ({ id: c.callId, outcome: c.own > 0n ? 'settled' : 'released' })),
@@ -145,95 +235,39 @@ async function writeOwnRows(
     billed.map((c) => ({ key: `settle:${c.callId}`, kind: SETTLEMENT_KIND, lines: c.lines.map((l) => ({ ...l, currency: c.currency })) })),
   );
   const entries = new Map(billed.map((c, i) => [c.callId, posted[i]!]));
-  const receipts: Array<ReturnType<typeof receiptRow>> = [];
-  const events: Array<Record<string, unknown>> = [];
-  for (const { call, callId, outcome, own, prepared, currency, lines } of live) {
-    const hold = holds.get(callId)!;
-    const mandateId = String(call.mandate_id);
-    // Passthrough children: what the child did not use goes back into its parent's hold, and the charge counts
-    // against every mandate up the tree.
-    const parentHold = hold.changed ? hold.parentHoldId : null;
-    const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
-    const downstream =
-      call.sub_mandate_id && prepared.agent?.manifest.downstream?.mode === 'passthrough'
-        ? BigInt(String((await trx('receipts').where({ parent_id: callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
-        : 0n;
-    const entry = entries.get(callId) ?? null;
-    const succeeded = outcome.kind === 'success';
-    const durationMs = outcome.duration_ms;
-    receipts.push(
-      receiptRow({
-        id: callId,
-        parentId: (call.parent_id as string | null) ?? null,
-        mandateId,
-        subMandateId: (call.sub_mandate_id as string | null) ?? null,
-        caller: String(call.caller),
-        agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
-        status: succeeded ? 'succeeded' : 'failed',
-        errorCode: outcome.code ?? null,
-        reasons: [],
-        worstCase: BigInt(String(call.worst_case)),
-        currency,
-        payer: String(call.payer),
-        billed: own > 0n,
-        costOwn: own,
-        costDownstream: downstream,
-        splits: own > 0n ? split(own, prepared.chain) : [],
-        approvalId: (call.approval_id as string | null) ?? null,
-        durationMs,
-        entryId: entry?.id ?? null,
-      }),
-    );
-    events.push({
-      call_id: callId,
-      agent_id: call.agent_id,
-      agent_version: call.agent_version,
-      status: succeeded ? 'succeeded' : 'failed',
-      error_code: outcome.code ?? null,
-      latency_ms: Math.max(0, Math.round(durationMs)),
-      cost: own.toString(),
-      currency,
-      delegated: Boolean(call.delegated),
-    });
-    // The rows every call shares, for the caller to change last: mandates root first (shallower before deeper,
-    // this call's own mandate last), the parent hold, the balance rows. Ancestors release what was charged; the
-    // own mandate releases the whole hold.
-    const lineAccounts = entry?.created ? lines : [];
-    out.set(callId, {
-      shared: {
-        mandates: [...ancestors.map((id) => ({ id, release: own })), { id: mandateId, release: hold.changed ? hold.amount : 0n }],
-        spent: own,
-        parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
-        hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
-        lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
-      },
-      settled: {
-        callbackUrl: (call.callback_url as string | null) ?? null,
-        parentId: (call.parent_id as string | null) ?? null,
-        counted: {
-          status: succeeded ? 'succeeded' : 'failed',
-          errorCode: runErrorLabel(outcome.code),
-          agent: String(call.agent_id),
-          handedOffAt: call.settle_enqueued_at,
-        },
-      },
-    });
+  for (const c of live) {
+    const rows = rowsOfCall(c, await factsOf(trx, c, holds.get(c.callId)!, entries.get(c.callId) ?? null));
+    plan.receipts.push(rows.receipt);
+    plan.events.push(rows.event);
+    plan.finals.push({ id: c.callId, status: c.outcome.kind === 'success' ? 'succeeded' : 'failed' });
+    plan.written.set(c.callId, rows.written);
   }
-  // The receipts, the call events and the calls' final statuses (the calls' own rows), then the shared rows: one
-  // statement. The parts touch disjoint tables; the money function runs last, in the lock order.
-  const finals = live.flatMap((c) => [c.callId, c.outcome.kind === 'success' ? 'succeeded' : 'failed']);
-  const finish = async (shared: MoneyCall | null) => {
-    const statuses = trx('calls')
-      .whereIn(
-        'id',
-        live.map((c) => c.callId),
-      )
-      .update({ status: trx.raw(`CASE id ${live.map(() => 'WHEN ? THEN ?').join(' ')} END`, finals) });
-    const q = trx.with('receipt', trx('receipts').insert(receipts)).with('event', trx('call_events').insert(events)).with('final', statuses);
-    const rows = shared ? await q.select(trx.raw(shared.sql, [...shared.bindings])) : await q.select(trx.raw('1 AS done'));
-    return rows[0] as Record<string, unknown> | undefined;
-  };
-  return { written: out, finish };
+  return plan;
+}
+
+/**
+ * Write a plan: the receipts, the call events and the calls' final statuses (the calls' own rows), then the shared
+ * rows (`shared`, the money function built from the plan's `written`: last, in the lock order) — one statement; the
+ * parts touch disjoint tables. Answers the money function's row.
+ */
+async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null): Promise<Record<string, unknown> | undefined> {
+  if (plan.finals.length === 0) {
+    return shared ? (await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT ${shared.sql}`, [...shared.bindings])).rows[0] : undefined;
+  }
+  const statuses = trx('calls')
+    .whereIn(
+      'id',
+      plan.finals.map((f) => f.id),
+    )
+    .update({
+      status: trx.raw(
+        `CASE id ${plan.finals.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+        plan.finals.flatMap((f) => [f.id, f.status]),
+      ),
+    });
+  const q = trx.with('receipt', trx('receipts').insert(plan.receipts)).with('event', trx('call_events').insert(plan.events)).with('final', statuses);
+  const rows = shared ? await q.select(trx.raw(shared.sql, [...shared.bindings])) : await q.select(trx.raw('1 AS done'));
+  return rows[0] as Record<string, unknown> | undefined;
 }
 
 /** After the commit: the metrics, the parent's turn (its last child settled), the waiters, the callback. */
@@ -268,11 +302,11 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     const call = r.rows[0];
     if (call?.status !== 'settling') return null;
-    const own = await writeOwnRows(trx, [call], () => prepared);
-    const written = own.written.get(callId)!;
+    const plan = await planOwnRows(trx, [call], () => prepared);
+    const written = plan.written.get(callId)!;
     if (written === 'deferred') return 'deferred' as const;
     // ... then the rows every call shares, last, in the lock order (migration 007), in the receipts' statement.
-    await own.finish(settleSharedCall(written.shared));
+    await writeOwnRows(trx, plan, settleSharedCall(written.shared));
     return written.settled;
   });
   if (!done) return 'noop';
@@ -316,15 +350,15 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
   const settled = await ctx.db.transaction(async (trx) => {
     const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
     const plain = r.rows.filter((call) => call.status === 'settling' && !call.sub_mandate_id && !call.parent_id);
-    const own = await writeOwnRows(trx, plain, (id) => prepared.get(id)!);
+    const plan = await planOwnRows(trx, plain, (id) => prepared.get(id)!);
     const shared: SharedSettlement[] = [];
     const done = new Map<string, Settled>();
-    for (const [id, w] of own.written) {
+    for (const [id, w] of plan.written) {
       if (w === 'deferred') continue; // unreachable: a call without a sub-mandate has no children
       shared.push(w.shared);
       done.set(id, w.settled);
     }
-    await own.finish(settleBatchSharedCall(shared));
+    await writeOwnRows(trx, plan, settleBatchSharedCall(shared));
     return done;
   });
   for (const id of batch) {

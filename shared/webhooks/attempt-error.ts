@@ -8,10 +8,10 @@ import { guardRefusal } from '../platform/guarded-net.js';
 import { classifyNetworkError, describeNetworkFailure } from '../platform/net-errors.js';
 
 /** The longest error text kept for one attempt. */
-export const MAX_ATTEMPT_ERROR = 300;
+const MAX_ATTEMPT_ERROR = 300;
 
 /** The attempt's own bound fired (HOLON_WEBHOOK_TIMEOUT_MS). */
-export const ATTEMPT_TIMED_OUT = 'no answer within the attempt timeout';
+const ATTEMPT_TIMED_OUT = 'no answer within the attempt timeout';
 
 function hostOf(url: string): string | undefined {
   try {

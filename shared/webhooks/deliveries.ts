@@ -7,6 +7,7 @@
  * the same `webhook-id` twice; it deduplicates on it). The delivery row decides the schedule: a step advances it
  * once, however many times its job is delivered. Only the delivery row is locked, never a money row.
  */
+import type { Knex } from 'knex';
 import type { Db } from '../db/connect.js';
 import type { QueueBackend } from '../messaging/types.js';
 import type { Verdict } from './schedule.js';
@@ -17,8 +18,7 @@ export const DELIVER_QUEUE = 'deliver';
 /** One attempt to make: step `step` of the schedule (0 = the first), or re-send number `resend` (1, 2, …). */
 export type DeliverJob = { callId: string; deliveryId: string; step: number } | { callId: string; deliveryId: string; resend: number };
 
-export const deliverJobId = (job: DeliverJob): string =>
-  'step' in job ? `deliver-${job.deliveryId}-s${job.step}` : `deliver-${job.deliveryId}-r${job.resend}`;
+const deliverJobId = (job: DeliverJob): string => ('step' in job ? `deliver-${job.deliveryId}-s${job.step}` : `deliver-${job.deliveryId}-r${job.resend}`);
 
 /**
  * Queues one attempt (a no-op while a job with its id is waiting, delayed or running). A job whose handler fails
@@ -29,9 +29,9 @@ export function enqueueAttempt(queues: QueueBackend, job: DeliverJob, delayMs = 
 }
 
 /** The `webhook-id` of a call's delivery: stable, one per call. */
-export const deliveryIdOf = (callId: string): string => `msg_${callId}`;
+const deliveryIdOf = (callId: string): string => `msg_${callId}`;
 
-export type DeliveryState = 'pending' | 'delivered' | 'gone' | 'gave_up';
+type DeliveryState = 'pending' | 'delivered' | 'gone' | 'gave_up';
 
 export interface Delivery {
   id: string;
@@ -46,17 +46,31 @@ export interface Delivery {
   createdAt: Date;
 }
 
-const fromRow = (r: Record<string, unknown>): Delivery => ({
-  id: String(r.id),
-  callId: String(r.call_id),
-  account: String(r.account),
-  state: r.state as DeliveryState,
+/** A `webhook_deliveries` row as the drivers return it (shared/db/connect.ts). */
+interface DeliveryRow {
+  id: string;
+  call_id: string;
+  account: string;
+  state: DeliveryState;
+  steps_made: number;
+  resends_asked: number;
+  resends_made: number;
+  next_attempt_at: Date | null;
+  reason: string | null;
+  created_at: Date;
+}
+
+const deliveryFromRow = (r: DeliveryRow): Delivery => ({
+  id: r.id,
+  callId: r.call_id,
+  account: r.account,
+  state: r.state,
   stepsMade: Number(r.steps_made),
   resendsAsked: Number(r.resends_asked),
   resendsMade: Number(r.resends_made),
-  nextAttemptAt: r.next_attempt_at ? new Date(r.next_attempt_at as string) : null,
-  reason: (r.reason as string | null) ?? null,
-  createdAt: new Date(r.created_at as string),
+  nextAttemptAt: r.next_attempt_at ? new Date(r.next_attempt_at) : null,
+  reason: r.reason ?? null,
+  createdAt: new Date(r.created_at),
 });
 
 /** The call's delivery, opened once (owned by the account that pays for the call); undefined without a callback_url. */
@@ -71,13 +85,13 @@ export async function openDelivery(db: Db, callId: string): Promise<Delivery | u
 }
 
 export async function loadDelivery(db: Db, id: string): Promise<Delivery | undefined> {
-  const row = await db('webhook_deliveries').where({ id }).first();
-  return row ? fromRow(row) : undefined;
+  const row: DeliveryRow | undefined = await db('webhook_deliveries').where({ id }).first();
+  return row ? deliveryFromRow(row) : undefined;
 }
 
 export async function deliveryOfCall(db: Db, callId: string): Promise<Delivery | undefined> {
-  const row = await db('webhook_deliveries').where({ call_id: callId }).first();
-  return row ? fromRow(row) : undefined;
+  const row: DeliveryRow | undefined = await db('webhook_deliveries').where({ call_id: callId }).first();
+  return row ? deliveryFromRow(row) : undefined;
 }
 
 /** A final state without an attempt (the output was no longer kept); only a pending delivery changes. */
@@ -94,6 +108,16 @@ export interface AttemptRecord {
   verdict: Verdict;
 }
 
+/** What an attempt changes on its delivery row. */
+interface DeliveryChanges {
+  state?: DeliveryState;
+  reason?: string;
+  steps_made?: number;
+  resends_made?: number;
+  next_attempt_at?: Date | null;
+  finished_at?: Knex.Raw;
+}
+
 const REASONS: Record<'gone' | 'gave_up', string> = {
   gone: 'the receiver answered 410 Gone: no more attempts',
   gave_up: 'every attempt of the schedule failed',
@@ -106,15 +130,15 @@ const REASONS: Record<'gone' | 'gave_up', string> = {
  */
 export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ attempt: number; next?: { step: number; delayMs: number } }> {
   return db.transaction(async (trx) => {
-    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>('SELECT * FROM webhook_deliveries WHERE id = ? FOR UPDATE', [a.job.deliveryId]);
-    const d = fromRow(r.rows[0]!);
-    const changes: Record<string, unknown> = {};
+    const r = await trx.raw<{ rows: DeliveryRow[] }>('SELECT * FROM webhook_deliveries WHERE id = ? FOR UPDATE', [a.job.deliveryId]);
+    const d = deliveryFromRow(r.rows[0]!);
+    const changes: DeliveryChanges = {};
     let next: { step: number; delayMs: number } | undefined;
     const v = a.verdict;
     if (v.kind === 'delivered') {
-      Object.assign(changes, { state: 'delivered', next_attempt_at: null, finished_at: trx.fn.now() });
+      Object.assign(changes, { state: 'delivered', next_attempt_at: null, finished_at: trx.fn.now() } satisfies DeliveryChanges);
     } else if (v.kind === 'gone' && d.state !== 'delivered') {
-      Object.assign(changes, { state: 'gone', reason: REASONS.gone, next_attempt_at: null, finished_at: trx.fn.now() });
+      Object.assign(changes, { state: 'gone', reason: REASONS.gone, next_attempt_at: null, finished_at: trx.fn.now() } satisfies DeliveryChanges);
     }
     if ('step' in a.job) {
       if (d.stepsMade === a.job.step) changes.steps_made = a.job.step + 1;
@@ -123,7 +147,7 @@ export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ attempt
           next = { step: a.job.step + 1, delayMs: v.delayMs };
           changes.next_attempt_at = new Date(a.at.getTime() + a.durationMs + v.delayMs);
         } else if (v.kind === 'gave_up') {
-          Object.assign(changes, { state: 'gave_up', reason: REASONS.gave_up, next_attempt_at: null, finished_at: trx.fn.now() });
+          Object.assign(changes, { state: 'gave_up', reason: REASONS.gave_up, next_attempt_at: null, finished_at: trx.fn.now() } satisfies DeliveryChanges);
         }
       }
     } else if (d.resendsMade < a.job.resend) {
@@ -156,7 +180,7 @@ export async function askResend(db: Db, id: string): Promise<number> {
   return row!.resends_asked;
 }
 
-export interface AttemptView {
+interface AttemptView {
   attempt: number;
   resend: boolean;
   at: string;
@@ -177,25 +201,38 @@ export interface DeliveryView {
   attempts: AttemptView[];
 }
 
-const iso = (v: unknown): string | null => (v ? new Date(v as string).toISOString() : null);
+const iso = (v: Date | null): string | null => (v ? new Date(v).toISOString() : null);
+
+/** A `webhook_attempts` row as the drivers return it (shared/db/connect.ts). */
+interface AttemptRow {
+  attempt: number;
+  resend: boolean;
+  at: Date;
+  status_code: number | null;
+  error: string | null;
+  duration_ms: number;
+  next_attempt_at: Date | null;
+}
+
+const attemptFromRow = (r: AttemptRow): AttemptView => ({
+  attempt: Number(r.attempt),
+  resend: Boolean(r.resend),
+  at: iso(r.at)!,
+  status_code: r.status_code === null ? null : Number(r.status_code),
+  error: r.error ?? null,
+  duration_ms: Number(r.duration_ms),
+  next_attempt_at: iso(r.next_attempt_at),
+});
 
 export async function deliveryView(db: Db, d: Delivery): Promise<DeliveryView> {
-  const rows = (await db('webhook_attempts').where({ delivery_id: d.id }).orderBy('attempt')) as Array<Record<string, unknown>>;
+  const rows: AttemptRow[] = await db('webhook_attempts').where({ delivery_id: d.id }).orderBy('attempt');
   return {
     id: d.id,
     state: d.state,
     reason: d.reason,
     created_at: d.createdAt.toISOString(),
     next_attempt_at: d.state === 'pending' ? iso(d.nextAttemptAt) : null,
-    attempts: rows.map((r) => ({
-      attempt: Number(r.attempt),
-      resend: Boolean(r.resend),
-      at: iso(r.at)!,
-      status_code: r.status_code === null ? null : Number(r.status_code),
-      error: (r.error as string | null) ?? null,
-      duration_ms: Number(r.duration_ms),
-      next_attempt_at: iso(r.next_attempt_at),
-    })),
+    attempts: rows.map(attemptFromRow),
   };
 }
 
@@ -203,6 +240,6 @@ export async function deliveryView(db: Db, d: Delivery): Promise<DeliveryView> {
 export async function pendingDeliveries(db: Db, overdueMs?: number): Promise<Delivery[]> {
   const q = db('webhook_deliveries').where({ state: 'pending' }).orderBy('next_attempt_at').limit(1000);
   if (overdueMs !== undefined) q.whereRaw('next_attempt_at < now() - make_interval(secs => ?)', [overdueMs / 1000]);
-  const rows = (await q) as Array<Record<string, unknown>>;
-  return rows.map(fromRow);
+  const rows: DeliveryRow[] = await q;
+  return rows.map(deliveryFromRow);
 }

@@ -9,10 +9,10 @@
 import { Webhook } from 'standardwebhooks';
 
 /** The payload's version: a change a receiver must know about gets a new number (and a new event type if need be). */
-export const PAYLOAD_VERSION = 1;
-export const CALL_COMPLETED = 'call.completed';
+const PAYLOAD_VERSION = 1;
+const CALL_COMPLETED = 'call.completed';
 
-export interface CallCompleted {
+interface CallCompleted {
   type: typeof CALL_COMPLETED;
   version: typeof PAYLOAD_VERSION;
   /** When the delivery was created (settlement), ISO 8601: the same on every attempt. */

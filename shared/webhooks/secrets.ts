@@ -17,14 +17,14 @@ import { credentialKey, CredentialUnreadableError, openCredential, sealCredentia
 const INFO = 'holon webhook signing secret v1';
 const aad = (account: string) => `webhook:${account}`;
 
-export const NO_FILE_SECRET_MESSAGE = 'webhook secrets need HOLON_FILE_SECRET on this gateway';
+const NO_FILE_SECRET_MESSAGE = 'webhook secrets need HOLON_FILE_SECRET on this gateway';
 
 /** A new secret: `whsec_<base64 of 32 random bytes>`. */
 export function generateWebhookSecret(): string {
   return `whsec_${randomBytes(32).toString('base64')}`;
 }
 
-export interface RotatedSecret {
+interface RotatedSecret {
   webhook_secret: string;
   /** Until when the previous secret still signs; null when the account had none. */
   previous_valid_until: string | null;
@@ -68,7 +68,7 @@ export function webhookSecrets(fileSecret: string | undefined, rotationWindowS: 
     },
 
     async rotate(db, account) {
-      if (!key) throw new HolonError('webhooks_unavailable', 503, NO_FILE_SECRET_MESSAGE);
+      if (!key) throw new HolonError('webhooks_unavailable', NO_FILE_SECRET_MESSAGE);
       return db.transaction(async (trx) => {
         // One rotation at a time per account (two at once would both try to add the one current secret).
         await trx.raw('SELECT pg_advisory_xact_lock(hashtext(?))', [`webhook-secret:${account}`]);

@@ -27,10 +27,10 @@ import { readBalance } from '../../shared/ledger/accounts.js';
 import { parseAmount } from '../../shared/core/money.js';
 import { encodeJobId } from '../../shared/messaging/bullmq.js';
 import { inputKey } from '../../shared/calls/jobs.js';
-import { createTestDatabase } from '../support/db.js';
-import { createTestRedis } from '../support/redis.js';
+import { startTestCluster } from '../support/gateway.js';
 import { send } from '../support/hosted.js';
-import { crashAndReplace, createCluster, readInvocations, sleep, waitFor, type ServiceProcess, type ServiceRole } from '../support/processes.js';
+import { crashAndReplace, readInvocations, type ServiceProcess, type ServiceRole } from '../support/processes.js';
+import { poll, sleep } from '../support/poll.js';
 
 const SEED = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) >>> 0 : Math.floor(Math.random() * 2 ** 32);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 10);
@@ -198,14 +198,9 @@ describe('chaos: kill -9 of any service under mixed traffic', () => {
   test('2 API + 2 runner + 1 settler, processes killed and replaced at random: every call settles, the books balance, no agent runs twice', async () => {
     const t0 = Date.now();
     console.log(`[chaos] seed ${SEED} (reproduce: CHAOS_SEED=${SEED} npm run test:chaos), ${KILLS} kills, drain up to ${DRAIN_MS / 1000} s`);
-    const db = await createTestDatabase('postgres');
-    const redis = await createTestRedis();
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-chaos-'));
     const invocationsFile = path.join(dir, 'invocations.jsonl');
-    const cluster = createCluster({
-      databaseUrl: db.url!,
-      redisUrl: redis.url,
-      redisPrefix: redis.prefix,
+    const { cluster, db, redis, stop } = await startTestCluster({
       registry: 'tests/fixtures/chaos,tests/fixtures/scale',
       env: {
         HOLON_TEST_INVOCATIONS: invocationsFile,
@@ -313,7 +308,8 @@ describe('chaos: kill -9 of any service under mixed traffic', () => {
       const drainStart = Date.now();
       const openCalls = () => knex('calls').whereIn('status', ['queued', 'running', 'settling']);
       let drained = true;
-      await waitFor('every call to be terminal', async () => Number((await openCalls().count<{ n: string }[]>({ n: '*' }))[0]!.n) === 0, {
+      await poll(async () => Number((await openCalls().count<{ n: string }[]>({ n: '*' }))[0]!.n) === 0, {
+        what: 'every call to be terminal',
         timeoutMs: DRAIN_MS,
         intervalMs: 500,
       }).catch(() => {
@@ -488,9 +484,7 @@ describe('chaos: kill -9 of any service under mixed traffic', () => {
       console.log(`[chaos] seed ${SEED}: done in ${((Date.now() - t0) / 1000).toFixed(1)} s`);
     } finally {
       stopTraffic = true;
-      await cluster.stopAll();
-      await redis.cleanup();
-      await db.close();
+      await stop();
       await rm(dir, { recursive: true, force: true });
     }
   });

@@ -4,10 +4,10 @@
  * query string, the route template, the status, the duration and the call id of a call created or read. Never a
  * body, a header with a key, or a query string.
  */
-import { describe, expect, test, vi } from 'vitest';
-import { createTestDatabase } from '../support/db.js';
-import { createTestRedis } from '../support/redis.js';
-import { createCluster, type ServiceProcess } from '../support/processes.js';
+import { describe, expect, test } from 'vitest';
+import { startTestCluster } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
+import type { ServiceProcess } from '../support/processes.js';
 
 interface AccessLine {
   msg: string;
@@ -33,9 +33,7 @@ function accessLines(api: ServiceProcess): AccessLine[] {
 
 describe('access logs', () => {
   test('one JSON line per request: request id, method, path without query, route, status, duration, call id; no body, key or query', async () => {
-    const db = await createTestDatabase('postgres');
-    const redis = await createTestRedis();
-    const cluster = createCluster({ databaseUrl: db.url!, redisUrl: redis.url, redisPrefix: redis.prefix });
+    const { cluster, stop } = await startTestCluster();
     const secrets = { input: 'an-input-that-must-never-be-logged', key: 'hlk_a_a-key-that-must-never-be-logged', query: 'a-signature-in-the-query' };
     try {
       const api = await cluster.start('api', { env: { LOG_LEVEL: 'info' } });
@@ -76,10 +74,13 @@ describe('access logs', () => {
       expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
 
       let lines: AccessLine[] = [];
-      await vi.waitFor(() => {
-        lines = accessLines(api);
-        expect(lines).toHaveLength(4);
-      });
+      await poll(
+        () => {
+          lines = accessLines(api);
+          expect(lines).toHaveLength(4);
+        },
+        { what: 'the four access lines', assert: true, timeoutMs: 1_000, intervalMs: 50 },
+      );
       const [m, post, get, missing] = lines;
       expect(m).toMatchObject({ method: 'POST', path: '/v0/mandates', route: '/v0/mandates', status: 201 });
       expect(m!.call_id).toBeUndefined();
@@ -100,9 +101,7 @@ describe('access logs', () => {
     } catch (e) {
       throw new Error(`${(e as Error).message}\n${cluster.describe()}`, { cause: e });
     } finally {
-      await cluster.stopAll();
-      await redis.cleanup();
-      await db.close();
+      await stop();
     }
   });
 });

@@ -8,7 +8,7 @@ import { requestCancel } from '../../shared/calls/cancel.js';
 import { unbilled } from '../../shared/calls/outcome.js';
 import { closeCall } from '../../shared/calls/transitions.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { waitFor } from '../support/processes.js';
+import { poll } from '../support/poll.js';
 
 async function queuedCall(g: TestGateway): Promise<string> {
   const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
@@ -25,7 +25,7 @@ test("gateway errors, restarts and cancellations are recorded but are not the ag
     expect(await requestCancel(ctx, ids[0]!)).toBe('cancelled');
     expect(await closeCall(ctx, ids[1]!, 'queued', unbilled('gateway_restarted'))).toBe(true);
     expect(await closeCall(ctx, ids[2]!, 'queued', unbilled('gateway_error'))).toBe(true);
-    for (const id of ids) await waitFor(`receipt ${id}`, async () => (await g.get(`/v0/receipts/${id}`)).status === 200);
+    for (const id of ids) await poll(async () => (await g.get(`/v0/receipts/${id}`)).status === 200, { what: `receipt ${id}` });
 
     const events = await g.db.knex('call_events').where({ agent_id: 'examples/echo-upper' }).orderBy('error_code').pluck('error_code');
     expect(events).toEqual(['cancelled', 'gateway_error', 'gateway_restarted']);

@@ -11,7 +11,8 @@ import { mkdtemp, mkdir, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test as base } from 'vitest';
-import { gatewayTest as test, startTestGateway, useAudited, TEST_REGISTRY, type TestGateway } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
+import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 
 const DAY = 86_400_000;
 const NOTE = 'declared by the author, not verified by Holon';

@@ -6,7 +6,7 @@ import type { Server } from 'node:http';
 import { expect } from 'vitest';
 import { createApp } from '../../services/api/app.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
-import { gatewayTest as test } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
 
 test('a 502 for a declared billed error says it was billed; an unbilled one says nothing was charged', async ({ gateway: g }) => {
   await g.mandate({});

@@ -16,16 +16,16 @@ import { openDatabase, type Database } from '../../shared/db/connect.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalances } from '../../shared/ledger/accounts.js';
 import { emptyPostgres, holonCli, journalSums, sequenceStates, tableContents } from '../support/backup-checks.js';
-import { drillConfig, makeTraffic, startGatewayOn, type Traffic } from '../support/backup-traffic.js';
+import { drillConfig, makeTraffic, type Traffic } from '../support/backup-traffic.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { send } from '../support/hosted.js';
-import { waitFor } from '../support/processes.js';
 import { startWebhookAgent, type PublishedServer } from '../support/published-servers.js';
+import { poll } from '../support/poll.js';
 
 let github: FakeGitHub;
 let agent: PublishedServer;
-let source: TestGateway & { stop(): Promise<void> };
+let source: TestGateway;
 let traffic: Traffic;
 let dir: string;
 let file: string;
@@ -38,12 +38,15 @@ beforeAll(async () => {
   source = await startTestGateway({ config: drillConfig(github) });
   traffic = await makeTraffic(source.url, github, `http://127.0.0.1:${agent.port}/echo`);
   // Nothing left in flight (the published version's evaluation runs in the background): the copy is compared to the source.
-  await waitFor('evaluations finished, calls closed', async () => {
-    const open = await source.db.knex.raw<{ rows: Array<{ n: number }> }>(
-      `SELECT (SELECT count(*) FROM evaluations WHERE status IN ('queued', 'running')) + (SELECT count(*) FROM calls WHERE status IN ('queued', 'running', 'settling')) AS n`,
-    );
-    return Number(open.rows[0]!.n) === 0;
-  });
+  await poll(
+    async () => {
+      const open = await source.db.knex.raw<{ rows: Array<{ n: number }> }>(
+        `SELECT (SELECT count(*) FROM evaluations WHERE status IN ('queued', 'running')) + (SELECT count(*) FROM calls WHERE status IN ('queued', 'running', 'settling')) AS n`,
+      );
+      return Number(open.rows[0]!.n) === 0;
+    },
+    { what: 'evaluations finished, calls closed' },
+  );
   dir = await mkdtemp(path.join(tmpdir(), 'holon-backup-drill-'));
   file = path.join(dir, 'drill.jsonl');
   before = await tableContents(source.db.knex);
@@ -104,7 +107,7 @@ describe('the backup drill', () => {
         await expect(db.knex.raw(`DELETE FROM call_events`)).rejects.toThrow(/append-only/);
         await expect(db.knex.raw(`UPDATE published_versions SET repository = NULL`)).rejects.toThrow(/append-only/);
 
-        const gw = await startGatewayOn(target.url, drillConfig(github));
+        const gw = await startTestGateway({ databaseUrl: target.url, config: drillConfig(github) });
         try {
           const paid = await send(gw.url, 'POST', '/v0/calls', { key: traffic.aliceAgent, body: { agent: 'examples/echo-upper', input: { text: 'after' } } });
           expect(paid.status, JSON.stringify(paid.body)).toBe(200);

@@ -21,6 +21,7 @@ import type { Database, Queryable } from '../../shared/db/connect.js';
 import { DEMO_CREDIT_ACCOUNT, ensureAccount, postEntry } from '../../shared/ledger/index.js';
 import { emptyPostgres, holonCli } from '../support/backup-checks.js';
 import { BACKENDS, createTestDatabase, dbTest } from '../support/db.js';
+import { printedPort } from '../support/processes.js';
 
 let dir: string;
 let file: string;
@@ -344,12 +345,7 @@ describe('a PGlite directory a running gateway holds', () => {
     gateway.stderr.on('data', (c) => (out += c));
     const exited = new Promise<number | null>((resolve) => gateway.once('exit', (code) => resolve(code)));
     try {
-      let port = 0;
-      for (let i = 0; i < 300 && !port && gateway.exitCode === null; i++) {
-        const m = /"port":(\d+)/.exec(out);
-        if (m) port = Number(m[1]);
-        else await new Promise((r) => setTimeout(r, 100));
-      }
+      const port = (await printedPort(gateway, () => out)) ?? 0;
       expect(port, out).toBeGreaterThan(0);
       const inUse = (stderr: string, command: string) => {
         expect(stderr).toMatch(new RegExp(`^holon ${command}: the PGlite database `));

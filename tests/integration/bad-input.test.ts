@@ -6,7 +6,9 @@
 import { describe, expect } from 'vitest';
 import { submitCall } from '../../shared/admission/submit.js';
 import { MAX_JSON_DEPTH } from '../../shared/core/json-limits.js';
-import { startTestGateway, useAudited, gatewayTest as test, type TestGateway } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { httpStatusOf } from '../../services/api/http-status.js';
 
 const CALL = '{"mandate":"alice/test","agent":"examples/echo-upper","input":INPUT}';
 const nested = (levels: number, inner = '{}') => '{"a":'.repeat(levels - 1) + inner + '}'.repeat(levels - 1);
@@ -99,7 +101,8 @@ describe('bad input is refused before admission', () => {
     for (let i = 0; i < 5_000; i++) input = { a: input };
     // fixtures/usd takes any object: only the depth limit stands between this input and a run.
     const r = await submitCall(g.gw.context, { mandateId: 'alice/test', agent: 'fixtures/usd', input });
-    expect(r).toMatchObject({ kind: 'refused', httpStatus: 422, code: 'rejected_input', receipt: { status: 'rejected_input' } });
+    expect(r).toMatchObject({ kind: 'refused', code: 'rejected_input', receipt: { status: 'rejected_input' } });
+    expect(r.kind === 'refused' && httpStatusOf(r.code)).toBe(422);
     expect(await g.db.knex('holds')).toEqual([]);
   });
 

@@ -1,6 +1,8 @@
 import { createServer } from 'node:http';
 import { describe, expect } from 'vitest';
-import { gatewayTest as test, type TestGateway } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
+import type { TestGateway } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { Webhook } from 'standardwebhooks';
 
@@ -257,12 +259,14 @@ describe('a paid call, end to end', () => {
       const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'later' } }, { prefer: 'respond-async' });
       expect(r.status).toBe(202);
       const id = r.body.call.id;
-      let got;
-      for (let i = 0; i < 100; i++) {
-        got = await g.get(`/v0/calls/${id}`);
-        if (got.body.receipt) break;
-        await new Promise((res) => setTimeout(res, 50));
-      }
+      let got: any;
+      await poll(
+        async () => {
+          got = await g.get(`/v0/calls/${id}`);
+          return got.body.receipt;
+        },
+        { what: 'the receipt', timeoutMs: 5_000, intervalMs: 50, orUndefined: true },
+      );
       expect(got!.body).toMatchObject({ call: { id, status: 'succeeded' }, output: { text: 'LATER' } });
       const second = await g.get(`/v0/calls/${id}`);
       expect(second.body.output).toEqual({ text: 'LATER' });
@@ -296,7 +300,7 @@ describe('a paid call, end to end', () => {
           { prefer: 'respond-async' },
         );
         expect(r.status).toBe(202);
-        for (let i = 0; i < 200 && received.length === 0; i++) await new Promise((res) => setTimeout(res, 50));
+        await poll(() => received.length > 0, { what: 'the callback', timeoutMs: 10_000, intervalMs: 50, orUndefined: true });
         expect(received).toHaveLength(1);
         const { headers, body } = received[0]!;
         // A receiver verifies with the standardwebhooks library and the gateway's one dev secret.

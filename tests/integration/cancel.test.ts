@@ -6,23 +6,23 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import type { RunningGateway } from '../../services/compose.js';
 import { cancelKey, requestCancel } from '../../shared/calls/cancel.js';
 import { createCancelWatcher } from '../../services/runner/cancel-watcher.js';
 import { inputKey } from '../../shared/calls/jobs.js';
 import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
 import { isCancel } from '../../shared/runtimes/abort.js';
-import { startBeside, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {
-  const until = Date.now() + 15_000;
-  for (;;) {
-    const r = await g.get(`/v0/receipts/${id}`);
-    if (r.status === 200) return r.body;
-    if (Date.now() > until) throw new Error(`no receipt for ${id}`);
-    await new Promise((resolve) => setTimeout(resolve, 25));
-  }
+  return poll(
+    async () => {
+      const r = await g.get(`/v0/receipts/${id}`);
+      return r.status === 200 ? r.body : undefined;
+    },
+    { what: `the receipt of ${id}`, timeoutMs: 15_000, intervalMs: 25 },
+  );
 }
 
 describe('cancelling calls', () => {
@@ -43,9 +43,9 @@ describe('cancelling calls', () => {
 
   test('a running call is aborted by the runner that holds it, told through Redis from another service', async () => {
     await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
-      let runner: RunningGateway | undefined;
+      let runner: TestGateway | undefined;
       try {
-        runner = await startBeside(g, ['runner']);
+        runner = await startTestGateway({ beside: g, roles: ['runner'] });
         await g.mandate({});
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-cancel-')), 'patient.log');
         const queued = await g.post(
@@ -54,12 +54,12 @@ describe('cancelling calls', () => {
           { prefer: 'respond-async' },
         );
         const id = queued.body.call.id;
-        const until = Date.now() + 10_000;
         // Running, and the agent has started (a cancel before that means the agent is never invoked at all).
-        while (!(await readFile(file, 'utf8').catch(() => '')).includes('started')) {
-          if (Date.now() > until) throw new Error('the call never ran');
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await poll(async () => (await readFile(file, 'utf8').catch(() => '')).includes('started'), {
+          what: 'the call to run',
+          timeoutMs: 10_000,
+          intervalMs: 20,
+        });
         expect(await requestCancel(g.gw.context, id)).toBe('signalled');
         expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false, cost: { total: '0.00' } });
         expect((await readFile(file, 'utf8')).trim().split('\n')).toEqual(['started', 'aborted:CancelledError']);

@@ -12,7 +12,7 @@ import { earningsCommand } from '../../services/cli/earnings.js';
 import { validateManifest } from '../../shared/core/manifest/validate.js';
 import { recordPublished } from '../../shared/registry/published.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
-import { ADMIN_KEY, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp, workMandate, type Reply, type Schema } from '../support/hosted.js';
 import { startWebhookAgent } from '../support/published-servers.js';
 
 const SECRET = 'catalog-earnings-file-secret-0123456789abcdef';
@@ -55,7 +55,7 @@ test('the catalogue pages every agent with declared and measured figures; earnin
   const agent = await startWebhookAgent({ tls: false });
   const endpoint = `http://127.0.0.1:${agent.port}/run`;
   const runtime = { kind: 'webhook', endpoint, limits: { timeout_s: 10 } };
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: true, fileSecret: SECRET }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: true, fileSecret: SECRET } }), async (g) => {
     try {
       const ctx = g.gw.context;
       const [alice, bob, carol, dave] = [await signUp(g.url, 'alice'), await signUp(g.url, 'bob'), await signUp(g.url, 'carol'), await signUp(g.url, 'dave')];
@@ -152,7 +152,7 @@ test('the catalogue pages every agent with declared and measured figures; earnin
       let cursor: string | null = '';
       let pages = 0;
       while (cursor !== null) {
-        const page = await send(g.url, 'GET', `/v0/catalog?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+        const page: Reply<Schema<'CatalogPage'>> = await send(g.url, 'GET', `/v0/catalog?limit=2${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
         expect(page.status, JSON.stringify(page.body)).toBe(200);
         expect(page.body.agents.length).toBeLessThanOrEqual(2);
         seen.push(...page.body.agents);

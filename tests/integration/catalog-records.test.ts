@@ -13,7 +13,8 @@ import path from 'node:path';
 import { afterAll, beforeAll, expect, test as base } from 'vitest';
 import { getAgent, type McpDeps } from '../../services/api/mcp/tools.js';
 import { SAMPLE_NOTE } from '../../shared/catalogue/sample-records.js';
-import { gatewayTest, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { gatewayTest } from '../support/gateway-fixture.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 
 const SAMPLES = {
   'examples/echo-upper': { runs: 5000, success_rate: '0.05', latency_ms: { p50: 9000, p95: 30000 } },

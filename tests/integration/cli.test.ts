@@ -6,6 +6,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import { printedPort } from '../support/processes.js';
 
 const run = promisify(execFile);
 const ROOT = path.resolve(__dirname, '../..');
@@ -114,12 +115,7 @@ describe("holon serve on the embedded defaults (the README's first command)", ()
     child.stdout.on('data', (c) => (out += c));
     child.stderr.on('data', (c) => (out += c));
     try {
-      let port = 0;
-      for (let i = 0; i < 300 && !port && child.exitCode === null; i++) {
-        const m = /"port":(\d+)/.exec(out);
-        if (m) port = Number(m[1]);
-        else await new Promise((r) => setTimeout(r, 100));
-      }
+      const port = (await printedPort(child, () => out)) ?? 0;
       expect(port, out).toBeGreaterThan(0);
       const res = await fetch(`http://127.0.0.1:${port}/v0/calls`, {
         method: 'POST',

@@ -9,8 +9,8 @@ import { expect, test } from 'vitest';
 import type { OpenAPI3 } from 'openapi-typescript';
 import { hostedDocument, typesOf } from '../../scripts/client-types.js';
 import { clientProject, typeErrors } from '../support/client-project.js';
-import { useAudited } from '../support/gateway.js';
-import { send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
+import { send, signUp, workMandate } from '../support/hosted.js';
 
 /** The integrator's program: no `as`, no `any`, no `!`; what is optional in the answers is checked at run time. */
 const PROGRAM = `import createClient from 'openapi-fetch';
@@ -41,7 +41,7 @@ console.log(JSON.stringify({ output, own, split, children, firstChildTotal: firs
 `;
 
 test('types generated from the live document type-check a program that reads a paid call’s receipt and pages receipts, strict, no cast', async () => {
-  await useAudited(await startHostedGateway(), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true }), async (g) => {
     const alice = await signUp(g.url, 'alice');
     const work = await workMandate(g.url, alice);
     // One receipt before the program's own call, so its page of one has a `next`.

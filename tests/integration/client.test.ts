@@ -10,10 +10,11 @@ import path from 'node:path';
 import { createHolonClient, HolonApiError, type CallAnswerWithReceipt, type CallHeld, type CallSucceeded } from 'holon/client';
 import { expect, test } from 'vitest';
 import { startFakeGitHub } from '../support/fake-github.js';
-import { useAudited } from '../support/gateway.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
-import { signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { signUp, workMandate } from '../support/hosted.js';
 import { GENEROUS_RATE_LIMITS } from '../support/http.js';
+import { poll } from '../support/poll.js';
 import { startWebhookAgent } from '../support/published-servers.js';
 
 const SECRET = 'client-test-file-secret-0123456789abcdefghij';
@@ -41,7 +42,7 @@ async function refusal(fn: () => Promise<unknown>): Promise<HolonApiError> {
 }
 
 test('an agent key: calls (sync, followed past the wait, async, cancelled), refusals and failures, receipts page by page', async () => {
-  await useAudited(await startHostedGateway({ ...GENEROUS_RATE_LIMITS, syncWaitS: 1 }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { ...GENEROUS_RATE_LIMITS, syncWaitS: 1 } }), async (g) => {
     const alice = await signUp(g.url, 'alice');
     const work = await workMandate(g.url, alice);
     const holon = createHolonClient({ baseUrl: g.url, key: work.agent });
@@ -83,9 +84,12 @@ test('an agent key: calls (sync, followed past the wait, async, cancelled), refu
     const queued = await holon.callAsync({ agent: 'fixtures/patient', input: { file: path.join(dir, 'cancel.log'), ms: 30_000 } });
     const id = queued.status === 'queued' ? queued.call.id : undefined;
     expect(id).toMatch(/^r_/);
-    for (let i = 0; i < 100 && !(await readFile(path.join(dir, 'cancel.log'), 'utf8').catch(() => '')).includes('started'); i++) {
-      await new Promise((r) => setTimeout(r, 50));
-    }
+    await poll(async () => (await readFile(path.join(dir, 'cancel.log'), 'utf8').catch(() => '')).includes('started'), {
+      what: 'the call to start',
+      timeoutMs: 5_000,
+      intervalMs: 50,
+      orUndefined: true, // cancelled before it starts is an answer too
+    });
     expect(['cancelled', 'cancelling']).toContain((await holon.cancel(id!)).cancel);
     let ended = await holon.wait(id!, { seconds: 20 });
     for (let i = 0; i < 5 && !ended.receipt; i++) ended = await holon.wait(id!, { seconds: 20 });
@@ -112,7 +116,7 @@ test('a human key: mandates, approvals, files, publishing, earnings, credentials
   const endpoint = await startWebhookAgent({ tls: false });
   const config = { ...GENEROUS_RATE_LIMITS, ...github.config, githubTimeoutMs: 400, allowPrivateEndpoints: true, fileSecret: SECRET };
   try {
-    await useAudited(await startHostedGateway(config), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: config }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       const holon = createHolonClient({ baseUrl: g.url, key: alice.human });
 

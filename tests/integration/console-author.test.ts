@@ -15,7 +15,7 @@ import { parse, stringify } from 'yaml';
 import { launchBrowser } from '../support/browser.js';
 import { openConsolePage, settled, type ConsolePage } from '../support/console-browser.js';
 import { startFakeGitHub } from '../support/fake-github.js';
-import { ADMIN_KEY, send, signUp, startHostedGateway } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp } from '../support/hosted.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
 
@@ -68,12 +68,15 @@ test('an author connects a webhook, publishes it, sees it evaluated and paid, an
   const audit: Record<string, string[]> = {};
   try {
     await useAudited(
-      await startHostedGateway({
-        ...github.config,
-        port,
-        publicUrl: url,
-        allowPrivateEndpoints: true,
-        fileSecret: 'file-secret-for-the-console-test-0123456789abcdef',
+      await startTestGateway({
+        hosted: true,
+        config: {
+          ...github.config,
+          port,
+          publicUrl: url,
+          allowPrivateEndpoints: true,
+          fileSecret: 'file-secret-for-the-console-test-0123456789abcdef',
+        },
       }),
       async () => {
         github.addUser({ id: 777, login: 'lena' });

@@ -14,9 +14,9 @@ import { CONSOLE_CSP } from '../../services/api/routes/console.js';
 import { launchBrowser } from '../support/browser.js';
 import { openConsolePage, settled, type ConsolePage } from '../support/console-browser.js';
 import { startFakeGitHub } from '../support/fake-github.js';
-import { ADMIN_KEY, send, startHostedGateway } from '../support/hosted.js';
+import { ADMIN_KEY, send } from '../support/hosted.js';
 import { freePort } from '../support/processes.js';
-import { useAudited } from '../support/gateway.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -50,7 +50,7 @@ test('a payer signs in, budgets, mints a key, approves and rejects held calls, a
   const url = `http://127.0.0.1:${port}`;
   const audit: Record<string, string[]> = {};
   try {
-    await useAudited(await startHostedGateway({ ...github.config, port, publicUrl: url }), async () => {
+    await useAudited(await startTestGateway({ hosted: true, config: { ...github.config, port, publicUrl: url } }), async () => {
       github.addUser({ id: 4242, login: 'Bob-Builder' });
       github.signIn('Bob-Builder');
       const cp = await openConsolePage(browser, url);

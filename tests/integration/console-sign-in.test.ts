@@ -11,7 +11,6 @@ import { CONSOLE_CSP } from '../../services/api/routes/console.js';
 import { launchBrowser } from '../support/browser.js';
 import { openConsolePage, settled } from '../support/console-browser.js';
 import { startFakeGitHub } from '../support/fake-github.js';
-import { startHostedGateway } from '../support/hosted.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
 
@@ -28,7 +27,7 @@ test('GitHub refusing the sign-in is said in plain words, and the fragment leave
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   try {
-    await useAudited(await startHostedGateway({ ...github.config, port, publicUrl: url }), async () => {
+    await useAudited(await startTestGateway({ hosted: true, config: { ...github.config, port, publicUrl: url } }), async () => {
       github.addUser({ id: 4242, login: 'Bob-Builder' });
       github.signIn('Bob-Builder', 'deny');
       const cp = await openConsolePage(browser, url);
@@ -67,7 +66,7 @@ test('a dev gateway serves the console too, opening with no key; the footer link
     expect((await fetch(`${g.url}/console/nothing.js`)).status).toBe(404);
     expect((await fetch(`${g.url}/console/../package.json`)).status).toBe(404);
   });
-  await useAudited(await startHostedGateway({ siteUrl: 'https://holon.example/' }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { siteUrl: 'https://holon.example/' } }), async (g) => {
     const html = await (await fetch(`${g.url}/console`)).text();
     expect(html).toContain('<meta name="holon-mode" content="hosted">');
     expect(html).toContain('href="https://holon.example/terms"');
@@ -96,7 +95,7 @@ test('the open console keeps nothing in the address bar and loads nothing from e
 
 test('loading the console spends none of the per-address request budget: its files are not API requests', async () => {
   const rateLimits = { perAddressPerMin: 8, perAccountPerMin: 1200, signupsPerHour: 10, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 };
-  await useAudited(await startHostedGateway({ rateLimits }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { rateLimits } }), async (g) => {
     for (let i = 0; i < 20; i++) expect((await fetch(`${g.url}/console/vendor/yaml/index.js`)).status).toBe(200);
     expect((await fetch(`${g.url}/v0/catalog`)).status).toBe(200);
     // An unknown console path is no file: it is an ordinary request, and the limit still holds for those.

@@ -10,12 +10,11 @@ import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, expect, test, vi } from 'vitest';
 import { credentialCommand } from '../../services/cli/credential.js';
-import { ALL_ROLES, startGateway } from '../../services/compose.js';
 import type { Config } from '../../shared/platform/config.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
-import { useAudited, TEST_REGISTRY, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
-import { hostedConfig, send, signUp, startHostedGateway, workMandate, type Account, type Reply } from '../support/hosted.js';
+import { send, signUp, workMandate, type Account, type Reply } from '../support/hosted.js';
 
 const SECRET = 'file-secret-for-the-credentials-test-0123456789';
 const TOKEN = 'sk_live-Cr3dential.for/the+test=only';
@@ -118,7 +117,7 @@ test('the token is sent to the endpoint as a Bearer credential, and is nowhere e
     return r;
   };
   try {
-    await useAudited(await startHostedGateway(withGitHub({ logLevel: 'trace' })), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: withGitHub({ logLevel: 'trace' }) }), async (g) => {
       const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
       const path = '/v0/agents/bob/secured/credential';
 
@@ -188,25 +187,20 @@ test('the token is sent to the endpoint as a Bearer credential, and is nowhere e
 });
 
 test('a credential set under another HOLON_FILE_SECRET fails the call unbilled, saying to set it again', async () => {
-  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub() }), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
     expect((await send(g.url, 'PUT', '/v0/agents/bob/secured/credential', { key: bob.human, body: { token: TOKEN } })).status).toBe(200);
     expect((await send(g.url, 'POST', '/v0/agents', { key: bob.human, body: manifest('bob/secured') })).status).toBe(201);
 
     // A second gateway (every role, its own queues) on the same database, with another secret.
     const logs = captureLogs();
-    const other = await startGateway(ALL_ROLES, {
-      port: 0,
-      databaseUrl: g.db.url!,
-      redisUrl: g.redisUrl,
-      redisPrefix: `${g.redisPrefix}-other`,
-      registryDirs: TEST_REGISTRY,
-      registryExplicit: true,
-      logLevel: 'warn',
-      ...hostedConfig(withGitHub({ fileSecret: `${SECRET}-rotated` })),
+    const other = await startTestGateway({
+      beside: g,
+      hosted: true,
+      config: { redisPrefix: `${g.redisPrefix}-other`, ...withGitHub({ fileSecret: `${SECRET}-rotated` }) },
     });
     try {
-      const url = `http://127.0.0.1:${other.port}`;
+      const url = other.url;
       const alice = await signUp(url, 'alice');
       const work = await workMandate(url, alice, { allow: { agents: ['bob/*'], capabilities: ['text.*'] } });
       const r = await send(url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'bob/secured', input: {} } });
@@ -234,7 +228,7 @@ test('a credential set under another HOLON_FILE_SECRET fails the call unbilled, 
 
 test('without HOLON_FILE_SECRET the routes answer 503', async () => {
   const { fileSecret: _none, ...noSecret } = withGitHub();
-  await useAudited(await startHostedGateway(noSecret), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: noSecret }), async (g) => {
     const bob = await signUp(g.url, 'bob');
     const r = await send(g.url, 'PUT', '/v0/agents/bob/secured/credential', { key: bob.human, body: { token: TOKEN } });
     expect(r.status).toBe(503);
@@ -243,7 +237,7 @@ test('without HOLON_FILE_SECRET the routes answer 503', async () => {
 });
 
 test('holon credential set reads the token from stdin, never from the arguments; delete removes it', async () => {
-  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub() }), async (g) => {
     const bob: Account = await signInWithGitHub(g.url, github, 'bob', 1001);
     const out: string[] = [];
     const io = (input: string[]) => ({

@@ -3,7 +3,9 @@ import { mkdir, mkdtemp, readFile, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test as base } from 'vitest';
-import { gatewayTest as test, startTestGateway, type TestGateway } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 
@@ -35,12 +37,13 @@ async function alice(g: TestGateway): Promise<bigint> {
 }
 
 async function settled(g: TestGateway, id: string): Promise<Tree> {
-  for (let i = 0; i < 200; i++) {
-    const r = await g.get(`/v0/receipts/${id}`);
-    if (r.status === 200 && (r.body.status === 'succeeded' || r.body.status === 'failed')) return r.body;
-    await new Promise((res) => setTimeout(res, 50));
-  }
-  throw new Error(`receipt ${id} never settled`);
+  return poll(
+    async () => {
+      const r = await g.get<Tree & { status: string }>(`/v0/receipts/${id}`);
+      return r.status === 200 && (r.body.status === 'succeeded' || r.body.status === 'failed') ? r.body : undefined;
+    },
+    { what: `receipt ${id} to settle`, timeoutMs: 10_000, intervalMs: 50 },
+  );
 }
 
 describe('delegation', () => {

@@ -17,9 +17,10 @@ import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
 import type { Runtime } from '../../shared/runtimes/types.js';
 import { startAgentHost } from '../../agents/host.mjs';
 import { DEMO_PER_VISITOR, DEMO_TOTAL } from '../../shared/demo/rules.js';
-import { TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
-import { secondApi, send, startHostedGateway } from '../support/hosted.js';
+import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import { send } from '../support/hosted.js';
 import { AGENTS_DIR, manifestsPointingAt } from '../support/mcp-agents.js';
+import { httpStatusOf } from '../../services/api/http-status.js';
 
 const SITE = 'https://site.example';
 const CSV = 'name,age\nada,36\nlin,41\n';
@@ -30,7 +31,7 @@ async function withDemo(use: (g: TestGateway, registryDirs: string[]) => Promise
   try {
     const registry = await manifestsPointingAt(AGENTS_DIR, host.url);
     const registryDirs = [...TEST_REGISTRY, registry];
-    await useAudited(await startHostedGateway({ registryDirs, siteUrl: SITE, trustProxy: true }), (g) => use(g, registryDirs));
+    await useAudited(await startTestGateway({ hosted: true, config: { registryDirs, siteUrl: SITE, trustProxy: true } }), (g) => use(g, registryDirs));
   } finally {
     await host.close();
   }
@@ -152,7 +153,7 @@ describe('POST /v0/demo/{ns}/{name}', () => {
 
   test(`${DEMO_PER_VISITOR.limit} runs per visitor and ${DEMO_TOTAL.limit} in all per hour, counted in Redis across API processes`, async () => {
     await withDemo(async (g, registryDirs) => {
-      const other = await secondApi(g, { registryDirs, siteUrl: SITE, trustProxy: true });
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: { registryDirs, siteUrl: SITE, trustProxy: true } });
       try {
         const run = (base: string, address: string) => send(base, 'POST', DEMO, { body: { input: { csv: CSV } }, headers: from(address) });
         // The visitor's 10 runs, half through each process; the 11th is refused by either, with Retry-After.
@@ -195,7 +196,7 @@ describe('POST /v0/demo/{ns}/{name}', () => {
     };
     const serve = async (limiter: RateLimiter) => {
       const errors: ErrorRequestHandler = (err, _req, res, _next) =>
-        void res.status(err instanceof HolonError ? err.status : 500).json(err instanceof HolonError ? err.toJSON() : {});
+        void res.status(err instanceof HolonError ? httpStatusOf(err.code) : 500).json(err instanceof HolonError ? err.toJSON() : {});
       const app = express()
         .use(express.json())
         .use(demoRoutes({ ctx: { registry, log } as unknown as ServiceContext, runtimes, limiter, trustProxy: false }))

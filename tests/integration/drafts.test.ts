@@ -10,7 +10,7 @@ import { afterAll, beforeAll, expect, test } from 'vitest';
 import { parse } from 'yaml';
 import { validateManifest } from '../../shared/core/manifest/validate.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { send, signUp, startHostedGateway, type Account } from '../support/hosted.js';
+import { send, signUp, type Account } from '../support/hosted.js';
 
 const SECRET = 'file-secret-for-the-drafts-test-0123456789abcdef';
 const ANSWER = {
@@ -76,7 +76,7 @@ const publishedCount = async (g: TestGateway) => Number((await g.db.knex('publis
 const draft = (g: TestGateway, a: Account, body: unknown) => send(g.url, 'POST', '/v0/agents/draft', { key: a.human, body });
 
 test('a draft describes the answer, validates, parses back from its YAML, and stores nothing', async () => {
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: true, fileSecret: SECRET }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: true, fileSecret: SECRET } }), async (g) => {
     const bob = await signUp(g.url, 'bob');
     const before = await publishedCount(g);
     const input = { text: 'Short text here', lang: 'en', options: [{ k: 'a' }, { k: 'b', v: 1 }] };
@@ -136,7 +136,7 @@ test('a draft describes the answer, validates, parses back from its YAML, and st
 });
 
 test('bad bodies are 400 with every problem; keys are checked first', async () => {
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: true }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: true } }), async (g) => {
     const bob = await signUp(g.url, 'bob');
     const bad = await draft(g, bob, { name: 'Bad_Name', endpoint: 'ftp://x', summary: '', price: '-1', extra: 1 });
     expect(bad.status).toBe(400);
@@ -150,7 +150,7 @@ test('bad bodies are 400 with every problem; keys are checked first', async () =
 });
 
 test('an endpoint that fails, redirects, answers HTML, too much or nothing gets a 422 naming why', async () => {
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: true }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: true } }), async (g) => {
     const bob = await signUp(g.url, 'bob');
     const before = await publishedCount(g);
     const attempt = (path: string) => draft(g, bob, { name: 'hook', endpoint: `${base}${path}`, input: { a: 1 } });
@@ -185,7 +185,7 @@ test('an endpoint that fails, redirects, answers HTML, too much or nothing gets 
 }, 30_000);
 
 test('without allowPrivateEndpoints the loopback endpoint is refused, over http and over https', async () => {
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: false }), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: false } }), async (g) => {
     const bob = await signUp(g.url, 'bob');
     const count = received.length;
     const http = await draft(g, bob, { name: 'hook', endpoint: `${base}/ok`, input: {} });

@@ -17,11 +17,12 @@ import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { afterAll, beforeAll, expect, onTestFailed, test } from 'vitest';
-import { hostedConfig, send, signUp, workMandate, type Account } from '../support/hosted.js';
-import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { send, signUp, workMandate, type Account } from '../support/hosted.js';
+import { startTestCluster, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
-import { createCluster, freePort, waitFor, type Cluster } from '../support/processes.js';
+import { freePort, type Cluster } from '../support/processes.js';
+import { poll } from '../support/poll.js';
 
 const SECRET = 'file-secret-for-evaluation-tests-0123456789abcdef';
 const TOKEN = 'evaluation-endpoint-token-4f1c';
@@ -166,11 +167,9 @@ async function withEvaluationGateway(use: (g: TestGateway, cluster: Cluster) => 
   const port = await freePort();
   const url = `http://127.0.0.1:${port}`;
   const shared = { evalsDir: dirs.public, privateEvalsDir: dirs.private, fileSecret: SECRET, allowPrivateEndpoints: true };
-  const g = await startTestGateway({ roles: ['api', 'runner', 'settler'], config: hostedConfig({ ...github.config, ...shared, port, publicUrl: url }) });
-  const cluster = createCluster({
-    databaseUrl: g.db.url!,
-    redisUrl: g.redisUrl,
-    redisPrefix: g.redisPrefix,
+  const g = await startTestGateway({ roles: ['api', 'runner', 'settler'], hosted: true, config: { ...github.config, ...shared, port, publicUrl: url } });
+  const { cluster, stop } = await startTestCluster({
+    beside: g,
     env: {
       HOLON_HOSTED: '1',
       HOLON_EVALS: dirs.public,
@@ -185,7 +184,7 @@ async function withEvaluationGateway(use: (g: TestGateway, cluster: Cluster) => 
   try {
     await useAudited(g, (gw) => use(gw, cluster));
   } finally {
-    await cluster.stopAll();
+    await stop();
   }
 }
 
@@ -196,14 +195,13 @@ const versionView = async (g: TestGateway, a: Account, id: string) => {
 };
 
 async function evaluationEnds(g: TestGateway, a: Account, id: string, run = 0): Promise<any> {
-  return waitFor(
-    `the evaluation of ${id} (run ${run})`,
+  return poll(
     async () => {
       const { version } = await versionView(g, a, id);
       const e = version?.evaluation;
       return e && e.status !== 'pending' && e.suites.every((s: any) => s.run === run) ? e : undefined;
     },
-    { timeoutMs: 60_000 },
+    { what: `the evaluation of ${id} (run ${run})`, timeoutMs: 60_000 },
   );
 }
 
@@ -423,7 +421,7 @@ test('an evaluator killed with SIGKILL mid-suite: another one resumes it, and no
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const [row] = await g.db.knex('evaluations').where({ agent_id: 'erin/patient' }).select('id');
     const judged = async () => Number((await g.db.knex('evaluation_cases').where({ evaluation_id: row.id }).count<Array<{ n: string }>>('* as n'))[0]!.n);
-    await waitFor('two cases judged', async () => ((await judged()) >= 2 ? true : undefined), { timeoutMs: 30_000 });
+    await poll(async () => ((await judged()) >= 2 ? true : undefined), { what: 'two cases judged', timeoutMs: 30_000 });
     // While it runs, the author sees how far it got.
     const running = (await versionView(g, erin, 'erin/patient@1.0.0')).version.evaluation;
     expect(running.status).toBe('pending');

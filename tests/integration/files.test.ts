@@ -23,8 +23,9 @@ import { FILE_TTL_MS, MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { audit } from '../../shared/ledger/audit.js';
 import type { Config } from '../../shared/platform/config.js';
 import { type AnnouncedFile, type FileAgentServer, startFileAgents } from '../support/file-agents.js';
-import { startTestGateway, TEST_REGISTRY, type TestGateway, useAudited } from '../support/gateway.js';
+import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { ADMIN_KEY, hostedConfig, send, signUp, workMandate } from '../support/hosted.js';
+import { poll } from '../support/poll.js';
 
 const SECRET = 'file-secret-for-the-files-tests-0123456789';
 const MiB = 1024 * 1024;
@@ -326,7 +327,7 @@ describe('deletion 24 hours after upload', () => {
         expect(await fileRows(g)).toEqual({ files: 1, chunks: 2 });
         // A settler starting 25 h later deletes it at once, before its first interval.
         const sweeper = startFileSweeper(at(FILE_TTL_MS + 3_600_000), 3_600_000);
-        for (let i = 0; i < 100 && (await fileRows(g)).files > 0; i++) await new Promise((r) => setTimeout(r, 20));
+        await poll(async () => (await fileRows(g)).files === 0, { what: 'the sweep', timeoutMs: 2_000, intervalMs: 20, orUndefined: true });
         await sweeper.stop();
         expect(await fileRows(g)).toEqual({ files: 0, chunks: 0 });
 
@@ -386,11 +387,13 @@ describe('deletion 24 hours after upload', () => {
         const runner = await startRunner(g.gw.context, { waiter, concurrency: 1, fileLinks: { secret: SECRET, origin: () => g.url } });
         try {
           let call: any;
-          for (let i = 0; i < 300; i++) {
-            call = await g.get(`/v0/calls/${callId}`);
-            if (call.body.receipt) break;
-            await new Promise((r) => setTimeout(r, 20));
-          }
+          await poll(
+            async () => {
+              call = await g.get(`/v0/calls/${callId}`);
+              return call.body.receipt;
+            },
+            { what: 'the receipt', timeoutMs: 6_000, intervalMs: 20, orUndefined: true },
+          );
           expect(call.body.receipt).toMatchObject({ status: 'failed', error: 'file_not_found', billed: false, cost: { total: '0.00' } });
         } finally {
           for (const stop of runner.stop) await stop();

@@ -12,18 +12,17 @@
  *   are `isError` `invalid_request`;
  * - afterwards every call has finished, no hold is live and the ledger audit is clean.
  *
- * Reproducible: a fixed seed (printed), FUZZ_SEED=<n> to change it, FUZZ_RUNS=<factor> to run more cases.
+ * Reproducible: a fixed seed (printed), FUZZ_SEED=<n> to change it, FUZZ_RUNS=<factor> to run more cases. The
+ * requests, the generators of each route and the property runner are tests/support/fuzz-requests.ts'.
  */
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, test, vi } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
-import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import {
   bodyOf,
   contentType,
-  deepValue,
   headerValue,
-  idSegment,
   isJsonType,
   jsonValue,
   LONE_SURROGATES,
@@ -31,164 +30,59 @@ import {
   mutated,
   NULS,
   nested,
-  oddString,
-  pathsOf,
   Raw,
   restHeaders,
   sizedBody,
-  traitsOf,
   WRONG_TYPES,
-  type Body,
   type Path,
 } from '../support/fuzz-arbitraries.js';
-import { ADMIN_KEY, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
-import { checkRest, checkRpc, drainedWithoutLiveHolds, excerpt, problemPaths, rawRequest, type RawReply } from '../support/fuzz-http.js';
-
-const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20_250_611;
-const SCALE = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : 1;
-const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
-const LIMIT = 1_048_576;
-/** Nesting this deep (or deeper) must be refused. */
-const TOO_DEEP = 1000;
-
+import { ADMIN_KEY, signUp, workMandate } from '../support/hosted.js';
+import { checkRest, checkRpc, drainedWithoutLiveHolds, excerpt, rawRequest } from '../support/fuzz-http.js';
+import {
+  SEED,
+  SCALE,
+  LIMIT,
+  TOO_DEEP,
+  Req,
+  sendTo,
+  expectRest,
+  OPEN,
+  ASK,
+  auditedGateway,
+  approvals,
+  sessions,
+  MCP_ACCEPT,
+  INITIALIZE,
+  property,
+  printCatalogue,
+  VALID_CALLS,
+  CALL_POOLS,
+  callBodies,
+  callReq,
+  clean,
+  JSON_CT,
+  poisoned,
+  VALID_MANDATES,
+  MANDATE_POOLS,
+  mandateReq,
+  approvalBodies,
+  approvalId,
+  TOOLS,
+  mcpMessage,
+  mcpPayload,
+  sessionHeader,
+  isObj,
+  requestOf,
+  mcpReq,
+  poisonedToolCalls,
+} from '../support/fuzz-requests.js';
 console.log(`fuzz: seed ${SEED} (FUZZ_SEED=<n> to change), runs ×${SCALE} (FUZZ_RUNS)`);
 // A property stops generating after 40 s (shrinking a request that hangs costs 12 s a step).
 vi.setConfig({ testTimeout: 90_000 });
 
-// ---- requests ------------------------------------------------------------------------------------------------
-
-type Route = 'calls' | 'mandates' | 'approval' | 'approval-get' | 'mcp';
-
-/** One request, printed as a curl line when fast-check reports it. */
-class Req {
-  constructor(
-    readonly route: Route,
-    readonly method: 'GET' | 'POST',
-    readonly path: string,
-    readonly ct: string | undefined,
-    readonly body: Body | undefined,
-    readonly headers: Record<string, string> = {},
-    /** approval routes: the id names an approval that exists. */
-    readonly known = false,
-  ) {}
-
-  [fc.toStringMethod](): string {
-    const h = Object.entries({ ...(this.ct ? { 'content-type': this.ct } : {}), ...this.headers })
-      .map(([k, v]) => ` -H ${JSON.stringify(`${k}: ${short(v, 60)}`)}`)
-      .join('');
-    const b = this.body ? ` --data-binary ${JSON.stringify(short(this.body.text, 300))} (${Buffer.byteLength(this.body.text)} bytes)` : '';
-    return `curl -X ${this.method} $GW${short(this.path, 120)}${h}${b}`;
-  }
-}
-
-/** Long texts shortened for reports: runs of a repeated piece become ⟨piece×n⟩. */
-function short(text: string, max: number): string {
-  const squeezed = text.replace(/([\s\S]{1,8}?)\1{15,}/g, (run, piece: string) => `⟨${piece}×${run.length / piece.length}⟩`);
-  return squeezed.length > max ? `${squeezed.slice(0, max)}…` : squeezed;
-}
-
-/** Every request is answered within 12 s (a synchronous call waits at most HOLON_SYNC_WAIT_S = 8 s). */
-async function sendTo(to: TestGateway, r: Req): Promise<RawReply> {
-  try {
-    return await rawRequest(
-      to.url,
-      { method: r.method, path: r.path, headers: { ...(r.ct ? { 'content-type': r.ct } : {}), ...r.headers }, ...(r.body ? { body: r.body.text } : {}) },
-      12_000,
-    );
-  } catch (e) {
-    throw new Error(`no answer: ${String(r[fc.toStringMethod]())} → 000 ${(e as Error).message}`);
-  }
-}
-
-/** The answer a REST request must get, beyond `checkRest`. */
-function expectRest(r: Req, reply: RawReply): void {
-  const where = `${String(r[fc.toStringMethod]())} → ${excerpt(reply)}`;
-  checkRest(reply, String(r[fc.toStringMethod]()));
-  if (/%00/i.test(r.path)) {
-    expect(reply.status, `NUL in the URL: ${where}`).toBe(400);
-    return;
-  }
-  const body = r.body;
-  if (!body || body.text === '') return;
-  const bytes = Buffer.byteLength(body.text);
-  if (!isJsonType(r.ct)) {
-    expect([415, ...(bytes > LIMIT ? [413] : [])], `a ${r.ct ?? 'missing'} Content-Type: ${where}`).toContain(reply.status);
-    return;
-  }
-  if (bytes > LIMIT) {
-    expect(reply.status, `over the body limit: ${where}`).toBe(413);
-    return;
-  }
-  if (body.malformed) {
-    expect(reply.status, `malformed JSON: ${where}`).toBe(400);
-    return;
-  }
-  if (r.route === 'approval' && !r.known) {
-    // 400 for an id that is not even a URL segment (broken percent-encoding) or a body that is no object.
-    expect([400, 404], `no such approval: ${where}`).toContain(reply.status);
-    return;
-  }
-  const t = body.traits;
-  if (t.nul || t.surrogate || t.depth >= TOO_DEEP) {
-    const why = [t.nul && 'a NUL', t.surrogate && 'a lone surrogate', t.depth >= TOO_DEEP && `${t.depth} levels of nesting`].filter(Boolean).join(', ');
-    expect(reply.status, `${why}: ${where}`).toBe(400);
-    if (body.object) expect(problemPaths(reply.json).length, `${why}, refused without a path: ${where}`).toBeGreaterThan(0);
-  }
-}
-
 // ---- the gateway and its fixtures ----------------------------------------------------------------------------
 
-const OPEN = {
-  id: 'fz/open',
-  issuer: 'fz',
-  grantee: 'fz/assistant',
-  allow: { agents: ['examples/*', 'fixtures/*'], capabilities: ['text.*', 'test.*'] },
-  budget: { total: '500.00', currency: 'EUR', fx: { USD: '0.92' } },
-};
-/** Every call asks a human first: its input is kept (jsonb) until decided. */
-const ASK = { ...OPEN, id: 'fz/ask', approval: { above: '0.00' } };
-
-/**
- * A gateway for the tests of the enclosing describe: started before them, handed to `useAudited` (ledger audit
- * after), stopped after them once every call has finished and no hold is live.
- */
-function auditedGateway(start: () => Promise<TestGateway & { stop(): Promise<void> }>): () => TestGateway {
-  let gw: TestGateway | undefined;
-  let release: () => void = () => undefined;
-  let finished: Promise<void> = Promise.resolve();
-  beforeAll(async () => {
-    const started = await start();
-    await new Promise<void>((ready) => {
-      finished = useAudited(started, async (x) => {
-        gw = x;
-        ready();
-        await new Promise<void>((r) => {
-          release = r;
-        });
-        await drainedWithoutLiveHolds(x);
-      });
-    });
-  });
-  afterAll(async () => {
-    release();
-    await finished;
-  });
-  return () => gw!;
-}
-
 let g: TestGateway;
-/** Approvals made before the fuzzing (decided or not by it). */
-const approvals: string[] = [];
-/** MCP sessions opened before the fuzzing: under fz/open and under fz/ask. */
-const sessions: string[] = [];
-
-const MCP_ACCEPT = 'application/json, text/event-stream';
-const INITIALIZE = {
-  jsonrpc: '2.0',
-  id: 0,
-  method: 'initialize',
-  params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1.0.0' } },
-};
 
 async function openSession(mandate: string): Promise<string> {
   const init = await rawRequest(g.url, {
@@ -232,45 +126,7 @@ async function devFixtures(): Promise<void> {
   sessions.push(await openSession('fz/open'), await openSession('fz/ask'));
 }
 
-afterAll(() => {
-  if (CATALOGUE) {
-    console.log(`fuzz: ${catalogue.size} distinct failures`);
-    for (const [key, { count, examples }] of catalogue) console.log(`\n## ${key} (×${count})\n${examples.join('\n')}`);
-  }
-});
-
-/**
- * FUZZ_CATALOGUE=1: instead of stopping at the first failure (and shrinking it), run every case and print one
- * example of each distinct failure (what was expected, the status, the error code) after the file.
- */
-const CATALOGUE = process.env.FUZZ_CATALOGUE === '1';
-const catalogue = new Map<string, { count: number; examples: string[] }>();
-
-function signature(message: string): string {
-  const label = message.split(/: curl /)[0]!;
-  const reply = message.split(' → ').pop()!;
-  const status = /^(\d{3}) /.exec(reply)?.[1] ?? '-';
-  const code = /\\"code\\":\\?"?(-?[\w.]+)/.exec(reply)?.[1] ?? '-';
-  return `${label} | ${status} | ${code}`;
-}
-
-const property = <T>(arb: fc.Arbitrary<T>, numRuns: number, check: (v: T) => Promise<void>) =>
-  fc.assert(
-    fc.asyncProperty(arb, async (v) => {
-      if (!CATALOGUE) return check(v);
-      try {
-        await check(v);
-      } catch (e) {
-        const message = (e as Error).message;
-        const key = `${expect.getState().currentTestName} | ${signature(message)}`;
-        const seen = catalogue.get(key);
-        const example = message.slice(0, 1500);
-        if (!seen) catalogue.set(key, { count: 1, examples: [example] });
-        else if (++seen.count <= 3) seen.examples.push(example);
-      }
-    }),
-    { seed: SEED, numRuns: runs(numRuns), interruptAfterTimeLimit: 40_000 },
-  );
+afterAll(printCatalogue);
 
 const restProperty = (arb: fc.Arbitrary<Req>, numRuns: number) =>
   property(arb, numRuns, async (r) => {
@@ -278,76 +134,6 @@ const restProperty = (arb: fc.Arbitrary<Req>, numRuns: number) =>
   });
 
 // ---- POST /v0/calls ------------------------------------------------------------------------------------------
-
-const VALID_CALLS: Record<string, unknown>[] = [
-  { mandate: 'fz/open', agent: 'examples/echo-upper', input: { text: 'hi' } },
-  { mandate: 'fz/open', capability: 'text.transform', input: { text: 'hi' } },
-  { mandate: 'fz/open', agent: 'fixtures/usd', input: { any: ['thing', 1] } },
-  { mandate: 'fz/ask', agent: 'fixtures/usd', input: { kept: { until: 'decided' } } },
-  { mandate: 'fz/open', agent: 'fixtures/units', input: { units: 2, mode: 'ok' }, max_cost: '0.10' },
-  { mandate: 'fz/open', agent: 'examples/flaky', input: { mode: 'crash' } },
-  { mandate: 'fz/open', agent: 'examples/echo-upper@^1.0.0', input: { text: 'x' }, callback_url: 'http://127.0.0.1:9/cb' },
-];
-
-const CALL_POOLS: Record<string, fc.Arbitrary<unknown>> = {
-  mandate: fc.constantFrom('fz/open', 'fz/ask', 'fz/none', 'fz', 'fz/open.r_x', 'FZ/OPEN', ' fz/open', 'fz/open/'),
-  agent: fc.constantFrom(
-    'examples/echo-upper',
-    'examples/echo-upper@1.0.0',
-    'examples/echo-upper@>=9',
-    'examples/echo-upper@',
-    'examples/echo-upper@1.0.0@1',
-    'examples/nope',
-    'fixtures/usd',
-    'fixtures/fork',
-    'examples/*',
-    'examples',
-    'examples/echo-upper@~~1',
-  ),
-  capability: fc.constantFrom('text.transform', 'text.*', 'test.usd', 'nope.x', '*', 'text..x', '.'),
-  input: fc.oneof(jsonValue, fc.constant({})),
-  text: fc.oneof(oddString, fc.constant('x'.repeat(10_001))),
-  units: fc.oneof(fc.integer(), fc.constant(1e21), fc.constant(-1), fc.constant(new Raw('1e400'))),
-  mode: fc.constantFrom('ok', 'declared_billed', 'declared_unbilled', 'undeclared', 'over_budget_check', 'crash', 'invalid_output'),
-  max_cost: fc.constantFrom('0.01', '0.5', '0', '-1', '1e3', '0.0000001', '99999999999999999999999', 0.1, 1, '', ' 0.1', '0.10 EUR', '1,00', 'NaN'),
-  callback_url: fc.constantFrom('http://127.0.0.1:9/cb', 'ftp://x', 'http://u:p@h/', 'not a url', 'http://[::1]:9/', 'javascript:alert(1)', 'http://%00/'),
-  approval: fc.oneof(
-    fc.constantFrom('ap_x', '', 'x'.repeat(101)),
-    fc.nat().map((n) => approvals[n % approvals.length]!),
-  ),
-};
-
-const callBodies = mutated(VALID_CALLS, CALL_POOLS);
-const callReq = (ct: fc.Arbitrary<string | undefined>, body: fc.Arbitrary<Body>, headers: fc.Arbitrary<Record<string, string>> = fc.constant({})) =>
-  fc.tuple(ct, body, headers).map(([c, b, h]) => new Req('calls', 'POST', '/v0/calls', c, b, h));
-
-/** Only values without NUL, lone surrogates or deep nesting: for the properties that look for other defects. */
-const clean = (b: Body) => !b.traits.nul && !b.traits.surrogate && b.traits.depth < TOO_DEEP;
-const JSON_CT = fc.constantFrom('application/json', 'application/json; charset=utf-8');
-
-/** Values with a NUL, a lone surrogate, or nesting: at the top, in keys, in each field, deep inside `input`. */
-function poisoned(templates: Record<string, unknown>[], fields: Path[]): fc.Arbitrary<Body> {
-  const poison = fc.oneof(
-    fc.constantFrom(...LONE_SURROGATES, ...NULS),
-    fc.constantFrom(...LONE_SURROGATES, ...NULS).map((s) => ({ [s]: 'v' })),
-    fc.constantFrom(...LONE_SURROGATES, ...NULS).map((s) => [`x${s}`]),
-    deepValue,
-  );
-  return fc
-    .tuple(fc.constantFrom(...templates), fc.constantFrom(...fields), poison, fc.boolean())
-    .map(([t, at, p, asKey]) => bodyOf(asKey && typeof p === 'string' ? { ...t, [p]: 1 } : setAt(t, at, p)))
-    .filter((b) => b.traits.nul || b.traits.surrogate || b.traits.depth >= 150);
-}
-
-function setAt(doc: Record<string, unknown>, at: Path, value: unknown): Record<string, unknown> {
-  let out: any = value;
-  for (let i = at.length - 1; i >= 0; i--) {
-    let parent: any = doc;
-    for (const p of at.slice(0, i)) parent = parent?.[p] ?? {};
-    out = Array.isArray(parent) ? Object.assign([...parent], { [at[i] as number]: out }) : { ...parent, [at[i] as string]: out };
-  }
-  return out;
-}
 
 describe('POST /v0/calls', () => {
   test('valid calls mutated field by field, with clean strings: never a 5xx, every 4xx in the error shape', async () => {
@@ -388,51 +174,6 @@ describe('POST /v0/calls', () => {
 
 // ---- POST /v0/mandates ---------------------------------------------------------------------------------------
 
-const VALID_MANDATES: Record<string, unknown>[] = [
-  OPEN,
-  { ...OPEN, id: 'fz/second' },
-  {
-    id: 'fz/full',
-    issuer: 'fz',
-    grantee: 'fz/assistant',
-    allow: { agents: ['examples/*'], capabilities: ['text.*'], published: true },
-    deny: { agents: ['examples/slow'], capabilities: ['test.*'] },
-    require: { license: ['MIT'], data: { retention: '30d', region: ['eu'], training: false }, evaluated: true, min_success_rate: '0.5' },
-    approval: { above: '0.50', agents: ['examples/flaky'], first_use: true },
-    budget: { total: '10.00', currency: 'EUR', per_call: '1.00', fx: { USD: '0.92' } },
-    delegation: { max_depth: 2 },
-    expires_at: '2099-01-01T00:00:00Z',
-  },
-];
-
-const MANDATE_POOLS: Record<string, fc.Arbitrary<unknown>> = {
-  id: fc.constantFrom('fz/a', 'fz/open', 'fz', 'fz/a.b', 'FZ/A', 'fz/a/b', 'other/a', 'fz/' + 'a'.repeat(300)),
-  issuer: fc.constantFrom('fz', 'other', 'FZ', '', 'fz/x'),
-  grantee: fc.constantFrom('fz/assistant', 'fz', 'other/x', 'fz/x@1'),
-  total: fc.constantFrom('1.00', '0', '-1', '1e3', '0.0000001', '9'.repeat(30), 5, '', '1.000000001'),
-  per_call: fc.constantFrom('1.00', '0', '20.00', 'x'),
-  above: fc.constantFrom('0.00', '0.5', '-0', 'x'),
-  currency: fc.constantFrom('EUR', 'USD', 'eur', 'XXX', '', 'EURO'),
-  fx: fc.oneof(fc.constant({ USD: '0' }), fc.constant({ EUR: '1' }), fc.constant({ USD: '1e9' }), jsonValue),
-  USD: fc.constantFrom('0.92', '0', '-1', '1/3', '0.00000000000000000001', 1),
-  agents: fc.constantFrom(
-    ['**'],
-    ['*/*'],
-    [''],
-    ['examples/*@1'],
-    Array.from({ length: 101 }, (_, i) => `a/b${i}`),
-  ),
-  capabilities: fc.constantFrom(['*'], ['text.**'], [''], ['.']),
-  retention: fc.constantFrom('none', '0d', '99999d', '100000d', '1w'),
-  region: fc.constantFrom(['eu'], ['x'], ['e'.repeat(17)], []),
-  max_depth: fc.constantFrom(0, 8, 9, -1, 1.5, '2', 1e300),
-  expires_at: fc.constantFrom('2099-02-30T00:00:00Z', '2000-01-01T00:00:00Z', '2099-01-01T24:00:00Z', '2099-01-01', '2099-01-01T00:00:60+01:00', ''),
-  min_success_rate: fc.constantFrom('0.5', '2', '-0.1', 0.5, '1/2'),
-};
-
-const mandateReq = (ct: fc.Arbitrary<string | undefined>, body: fc.Arbitrary<Body>) =>
-  fc.tuple(ct, body).map(([c, b]) => new Req('mandates', 'POST', '/v0/mandates', c, b));
-
 describe('POST /v0/mandates', () => {
   test('valid mandates mutated field by field, with clean strings', async () => {
     await restProperty(mandateReq(JSON_CT, mutated(VALID_MANDATES, MANDATE_POOLS).map(bodyOf).filter(clean)), 120);
@@ -468,22 +209,6 @@ describe('POST /v0/mandates', () => {
 
 // ---- GET|POST /v0/approvals/{id} -----------------------------------------------------------------------------
 
-const approvalBodies: fc.Arbitrary<Body> = fc.oneof(
-  {
-    weight: 4,
-    arbitrary: mutated([{}, { run: false }, { decision: 'reject' }, { decision: 'approve', run: true }], { run: jsonValue, decision: oddString }).map(bodyOf),
-  },
-  { weight: 1, arbitrary: jsonValue.map(bodyOf) },
-  { weight: 1, arbitrary: poisoned([{ run: true }, { decision: 'reject' }], [['run'], ['decision'], ['x']]) },
-  { weight: 1, arbitrary: malformedBody(fc.constant({ run: false })) },
-);
-
-/** An approval id: one that exists (pending or already decided by an earlier run), or any segment. */
-const approvalId: fc.Arbitrary<[string, boolean]> = fc.oneof(
-  fc.nat().map((n) => [approvals[n % approvals.length]!, true] as [string, boolean]),
-  idSegment.map((s) => [s, false] as [string, boolean]),
-);
-
 describe('/v0/approvals/{id}', () => {
   test('GET with any id', async () => {
     await restProperty(
@@ -503,108 +228,6 @@ describe('/v0/approvals/{id}', () => {
 });
 
 // ---- POST /mcp -----------------------------------------------------------------------------------------------
-
-const TOOL_ARGS: Record<string, Record<string, unknown>[]> = {
-  call_agent: [
-    { agent: 'examples/echo-upper', input: { text: 'hi' } },
-    { capability: 'text.transform', input: { text: 'x' } },
-    { agent: 'fixtures/usd', input: { a: [1, { b: 'c' }] } },
-    { agent: 'fixtures/units', input: { units: 1, mode: 'ok' }, max_cost: '0.05' },
-  ],
-  search_agents: [{ q: 'echo' }, { capability: 'text.transform' }],
-  get_agent: [{ id: 'examples/echo-upper' }],
-  get_receipt: [{ id: 'r_x' }],
-  get_approval: [{ id: 'ap_x' }],
-  list_approvals: [{}],
-  get_budget: [{}],
-};
-const TOOLS = Object.keys(TOOL_ARGS);
-const toolCall = (args: Record<string, unknown>, name: string, id: number) => ({ jsonrpc: '2.0', id, method: 'tools/call', params: { name, arguments: args } });
-
-const MESSAGES: Record<string, unknown>[] = [
-  ...Object.entries(TOOL_ARGS).flatMap(([name, list]) => list.map((a, i) => toolCall(a, name, i + 1))),
-  { jsonrpc: '2.0', id: 'l', method: 'tools/list' },
-  { jsonrpc: '2.0', id: 7, method: 'ping' },
-  { jsonrpc: '2.0', method: 'notifications/initialized' },
-  { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1, reason: 'x' } },
-  INITIALIZE,
-  { jsonrpc: '2.0', id: 5, result: {} },
-  { jsonrpc: '2.0', id: 6, error: { code: -1, message: 'x' } },
-  { jsonrpc: '2.0', id: 8, method: 'resources/list' },
-  { jsonrpc: '2.0', id: 9, method: 'logging/setLevel', params: { level: 'debug' } },
-  { jsonrpc: '2.0', id: 10, method: 'completion/complete', params: { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: 'b' } } },
-];
-
-const MCP_POOLS: Record<string, fc.Arbitrary<unknown>> = {
-  jsonrpc: fc.constantFrom('2.0', '1.0', 2, '2.0 '),
-  id: fc.oneof(fc.integer(), fc.constantFrom('', 'x', null, 1.5, -0, 2 ** 53 + 2), fc.constant(new Raw('1e400'))),
-  method: fc.constantFrom(
-    'tools/call',
-    'tools/list',
-    'initialize',
-    'ping',
-    'notifications/cancelled',
-    'notifications/progress',
-    'sampling/createMessage',
-    'elicitation/create',
-    'rpc.x',
-    '',
-  ),
-  name: fc.constantFrom(...TOOLS, 'nope', 'constructor', '__proto__', 'toString', 'hasOwnProperty'),
-  agent: CALL_POOLS.agent!,
-  capability: CALL_POOLS.capability!,
-  text: CALL_POOLS.text!,
-  max_cost: CALL_POOLS.max_cost!,
-  approval: fc.oneof(
-    fc.constant('ap_x'),
-    fc.nat().map((n) => approvals[n % approvals.length]!),
-  ),
-  requestId: fc.oneof(fc.integer(), jsonValue),
-  protocolVersion: fc.constantFrom('2025-06-18', '2024-11-05', '1999-01-01', ''),
-};
-
-const mcpMessage = mutated(MESSAGES, MCP_POOLS);
-/** A message, or a batch of them. */
-const mcpPayload: fc.Arbitrary<unknown> = fc.oneof(
-  { weight: 5, arbitrary: mcpMessage },
-  { weight: 1, arbitrary: fc.array(mcpMessage, { minLength: 1, maxLength: 3 }) },
-);
-
-const mcpHeaders: fc.Arbitrary<Record<string, string>> = fc
-  .record(
-    {
-      accept: fc.oneof(
-        { weight: 6, arbitrary: fc.constant(MCP_ACCEPT) },
-        { weight: 1, arbitrary: fc.constantFrom('application/json', '*/*', 'text/event-stream', 'text/html') },
-      ),
-      'mcp-protocol-version': fc.oneof(fc.constantFrom('2025-06-18', '2025-03-26', '1.0'), headerValue),
-      'x-holon-mandate': fc.oneof(fc.constantFrom('fz/open', 'fz/ask', 'fz/none', ''), headerValue),
-      prefer: headerValue,
-    },
-    { requiredKeys: ['accept'] },
-  )
-  .map((h) => {
-    if (h['mcp-protocol-version'] !== undefined && h['mcp-protocol-version'].length % 3 !== 0) delete h['mcp-protocol-version'];
-    return h;
-  });
-
-/** Which session a message goes to: one of the open sessions, none, or an unknown one. */
-const sessionHeader: fc.Arbitrary<Record<string, string>> = fc.oneof(
-  { weight: 5, arbitrary: fc.nat().map((n) => ({ 'mcp-session-id': sessions[n % sessions.length]! })) },
-  { weight: 2, arbitrary: fc.constant({}) },
-  { weight: 1, arbitrary: headerValue.filter((v) => v.trim() !== '').map((v) => ({ 'mcp-session-id': v })) },
-);
-
-const isObj = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v) && !(v instanceof Raw);
-
-/** The request of a body that must be answered, if it is one well-formed request with a usable id. */
-function requestOf(body: Body): { id: string | number; method: string; params: unknown } | undefined {
-  if (body.malformed || !body.object) return undefined;
-  const m = JSON.parse(body.text);
-  if (m.jsonrpc !== '2.0' || typeof m.method !== 'string' || !('id' in m)) return undefined;
-  if (!(typeof m.id === 'string' || Number.isSafeInteger(m.id))) return undefined;
-  return { id: m.id, method: m.method, params: m.params };
-}
 
 async function mcpProperty(arb: fc.Arbitrary<Req>, numRuns: number): Promise<void> {
   await property(arb, numRuns, async (r) => {
@@ -631,24 +254,6 @@ async function mcpProperty(arb: fc.Arbitrary<Req>, numRuns: number): Promise<voi
     }
   });
 }
-
-const mcpReq = (ct: fc.Arbitrary<string | undefined>, body: fc.Arbitrary<Body>, session: fc.Arbitrary<Record<string, string>>) =>
-  fc.tuple(ct, body, mcpHeaders, session).map(([c, b, h, s]) => new Req('mcp', 'POST', '/mcp', c, b, { ...h, ...s }));
-
-/** Tool calls whose arguments hold NUL, a lone surrogate or deep nesting; traits from the arguments alone. */
-const poisonedToolCalls: fc.Arbitrary<Body> = fc
-  .constantFrom(...Object.entries(TOOL_ARGS).flatMap(([name, list]) => list.map((args) => [name, args] as const)))
-  .chain(([name, args]) => {
-    // Poison a field the tool has (an unknown field is refused for being unknown), or, for `{}`, a new one.
-    const paths = pathsOf(args);
-    return fc
-      .tuple(fc.constantFrom<Path>(...(paths.length ? paths : [['x']])), fc.oneof(fc.constantFrom(...LONE_SURROGATES, ...NULS), deepValue))
-      .map(([at, p]) => {
-        const poisonedArgs = setAt(args, at, p);
-        return { ...bodyOf(toolCall(poisonedArgs, name, 42)), traits: traitsOf(poisonedArgs) };
-      });
-  })
-  .filter((b) => b.traits.nul || b.traits.surrogate || b.traits.depth >= TOO_DEEP);
 
 describe('POST /mcp', () => {
   test('random JSON-RPC messages in a session, without one, and with an unknown one', async () => {
@@ -703,7 +308,7 @@ describe('after the fuzzing', () => {
 // ---- hosted: keys ------------------------------------------------------------------------------------------
 
 describe("hosted mode: any Authorization header, a human's own mandates", () => {
-  const hosted = auditedGateway(() => startHostedGateway({ signupCredit: 1_000_000_000n }));
+  const hosted = auditedGateway(() => startTestGateway({ hosted: true, config: { signupCredit: 1_000_000_000n } }));
   const keys = { human: '', agent: '' };
   beforeAll(async () => {
     const account = await signUp(hosted().url, 'fuzzer');

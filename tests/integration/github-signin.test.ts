@@ -11,7 +11,7 @@ import { isPublicMember, readRepository, readUser, GitHubUnavailable, type GitHu
 import { ConfigError, loadConfig, type Config } from '../../shared/platform/config.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { ADMIN_KEY, secondApi, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
 
 const DAY_MS = 24 * 3600 * 1000;
 /** GitHub that hangs is given up on this fast here (HOLON_GITHUB_TIMEOUT_MS); the default is 10 s. */
@@ -116,7 +116,7 @@ afterEach(async () => {
 const withGitHub = (extra: Partial<Config> = {}): Partial<Config> => ({ ...github.config, githubTimeoutMs: TIMEOUT_MS, ...extra });
 
 async function withGateway(use: (g: TestGateway) => Promise<void>, extra: Partial<Config> = {}): Promise<void> {
-  await useAudited(await startHostedGateway(withGitHub(extra)), use);
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub(extra) }), use);
 }
 
 /** The GitHub user most tests sign in as, signed in to GitHub in the browser. */
@@ -440,7 +440,7 @@ describe('Sign in with GitHub', () => {
   test('without a client id and secret sign-in answers 503 and the rest of the hosted gateway works; dev mode has no such routes', async () => {
     const { githubClientId, githubClientSecret, ...urls } = github.config;
     for (const partial of [{}, { githubClientId }, { githubClientSecret }]) {
-      await useAudited(await startHostedGateway({ ...urls, ...partial }), async (g) => {
+      await useAudited(await startTestGateway({ hosted: true, config: { ...urls, ...partial } }), async (g) => {
         for (const [method, path] of [
           ['GET', '/v0/auth/github'],
           ['GET', '/v0/auth/github/callback?code=a&state=b'],
@@ -466,7 +466,7 @@ describe('Sign in with GitHub', () => {
 
   test('across API processes on one database: the redirect on one, the callback on another, the exchange on the first', async () => {
     await withGateway(async (g) => {
-      const other = await secondApi(g, withGitHub());
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: withGitHub() });
       try {
         octocat();
         // A load balancer sends GitHub's redirect back to the other process.

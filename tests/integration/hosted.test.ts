@@ -13,9 +13,9 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startAgentHost } from '../../agents/host.mjs';
 import { postWebhook } from '../../services/settler/callbacks.js';
 import { createGuardedDispatcher, isAddressRefused } from '../../shared/platform/guarded-net.js';
-import { TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { AGENTS_DIR, manifestsPointingAt } from '../support/mcp-agents.js';
-import { ADMIN_KEY, secondApi, send, signUp, startHostedGateway, workMandate, type Account, type Reply } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp, workMandate, type Account, type Reply } from '../support/hosted.js';
 
 describe('sign-up and keys', () => {
   test('a stranger signs up, gets keys once, calls under their own mandate and sees only their own things', async () => {
@@ -23,7 +23,7 @@ describe('sign-up and keys', () => {
     const host = await startAgentHost({ port: 0, dir: AGENTS_DIR, log: () => {} });
     const agents = await manifestsPointingAt(AGENTS_DIR, host.url);
     try {
-      await useAudited(await startHostedGateway({ registryDirs: [...TEST_REGISTRY, agents] }), (g) => strangerJourney(g));
+      await useAudited(await startTestGateway({ hosted: true, config: { registryDirs: [...TEST_REGISTRY, agents] } }), (g) => strangerJourney(g));
     } finally {
       await host.close();
     }
@@ -106,8 +106,11 @@ describe('sign-up and keys', () => {
 
   test("handles and emails: GitHub rules in lower case; reserved, authors' namespaces, taken and malformed ones refused", async () => {
     await useAudited(
-      await startHostedGateway({
-        rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
+      await startTestGateway({
+        hosted: true,
+        config: {
+          rateLimits: { perAddressPerMin: 600, perAccountPerMin: 1200, signupsPerHour: 100, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
+        },
       }),
       async (g) => {
         await signUp(g.url, 'alice');
@@ -141,7 +144,7 @@ describe('sign-up and keys', () => {
   });
 
   test('the database holds no plaintext key, only SHA-256 hashes', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const a = await signUp(g.url, 'alice');
       const work = await workMandate(g.url, a);
       await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } });
@@ -166,8 +169,8 @@ describe('sign-up and keys', () => {
   });
 
   test('a revoked or expired key, or a disabled account, is refused at once on every API process', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
-      const other = await secondApi(g);
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
       try {
         const a = await signUp(g.url, 'alice');
         const work = await workMandate(g.url, a);
@@ -351,7 +354,7 @@ describe('scoping: every principal × every resource route', () => {
   }
 
   test(`${ROUTES.length} routes × ${WHO.length} principals answer as the principals table says`, async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const owner = await signUp(g.url, 'owner');
       const other = await signUp(g.url, 'other');
       const ownerWork = await workMandate(g.url, owner, { approval: { agents: ['examples/word-count'] } });
@@ -402,7 +405,7 @@ describe('scoping: every principal × every resource route', () => {
   });
 
   test('/mcp takes an agent key only, and runs under its mandate', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const a = await signUp(g.url, 'alice');
       const init = {
         jsonrpc: '2.0',
@@ -450,8 +453,8 @@ describe('scoping: every principal × every resource route', () => {
 
 describe('idempotent calls', () => {
   test('20 identical requests at once across 2 API processes run the agent once; a repeat replays the receipt', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
-      const other = await secondApi(g);
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
       try {
         const a = await signUp(g.url, 'alice');
         const work = await workMandate(g.url, a);
@@ -542,8 +545,8 @@ describe('rate limits', () => {
       rateLimits: { perAddressPerMin: 5, perAccountPerMin: 8, signupsPerHour: 2, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
       trustProxy: true,
     };
-    await useAudited(await startHostedGateway(limits), async (g) => {
-      const other = await secondApi(g, limits);
+    await useAudited(await startTestGateway({ hosted: true, config: limits }), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: limits });
       try {
         const setup = { 'x-forwarded-for': '10.0.0.1' };
         const a = await signUp(g.url, 'alice', setup);
@@ -579,7 +582,7 @@ describe('rate limits', () => {
 
 describe('platform rules', () => {
   test("the admin key tops up credit but never calls under a user's mandate nor decides approvals", async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const a = await signUp(g.url, 'alice');
       const work = await workMandate(g.url, a, { approval: { agents: ['examples/echo-upper'] } });
       const held = await send(g.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'examples/echo-upper', input: { text: 'x' } } });

@@ -7,6 +7,7 @@ import { ensureBalanceRow, resolveHolds } from '../../shared/ledger/holds.js';
 import { placeHold } from '../support/place-hold.js';
 import { HolonError } from '../../shared/core/errors.js';
 import type { Queryable } from '../../shared/db/connect.js';
+import { httpStatusOf } from '../../services/api/http-status.js';
 
 const EUR = 'EUR';
 
@@ -69,7 +70,7 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     const e = await rejection(credit(db.knex, 'bob', 6_000_000n));
     expect(e).toBeInstanceOf(HolonError);
     expect((e as HolonError).code).toBe('idempotency_conflict');
-    expect((e as HolonError).status).toBe(409);
+    expect(httpStatusOf((e as HolonError).code)).toBe(409);
     expect((await readBalance(db.knex, 'bob', EUR)).balance).toBe(5_000_000n);
   });
 

@@ -3,7 +3,9 @@ import { mkdtemp, readFile, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test as base } from 'vitest';
-import { gatewayTest as test, startTestGateway } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
+import { startTestGateway } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 import { runCall } from '../../services/runner/run-call.js';
 import { settleCall } from '../../shared/settlement/settle.js';
 import { submitCall } from '../../shared/admission/submit.js';
@@ -12,6 +14,7 @@ import { createRuntimes } from '../../shared/runtimes/index.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { HolonError } from '../../shared/core/errors.js';
+import { httpStatusOf } from '../../services/api/http-status.js';
 
 async function counterFile(): Promise<string> {
   const dir = await mkdtemp(path.join(tmpdir(), 'holon-counter-'));
@@ -49,7 +52,7 @@ describe('at most once, exactly once', () => {
       // A runner claimed it and died before finishing: the row says running, the agent never answered.
       await g.db.knex('calls').where({ id, status: 'queued' }).update({ status: 'running', started_at: new Date() });
       await runCall({ ...g.gw.context, runtimes: createRuntimes() }, id);
-      for (let i = 0; i < 200 && !(await g.db.knex('receipts').where({ id }).first()); i++) await new Promise((r) => setTimeout(r, 25));
+      await poll(() => g.db.knex('receipts').where({ id }).first(), { what: 'the receipt', timeoutMs: 5_000, intervalMs: 25, orUndefined: true });
       expect((await g.get(`/v0/receipts/${id}`)).body).toMatchObject({ status: 'failed', error: 'gateway_restarted', billed: false });
       expect(await lines(file)).toEqual([]);
       expect((await readBalance(g.db.knex, 'alice', 'EUR')).balance).toBe(5_000_000n);
@@ -65,7 +68,12 @@ describe('at most once, exactly once', () => {
     const file = await counterFile();
     const a = await submitCall(g.gw.context, { mandateId: 'alice/test', agent: 'fixtures/counter', input: { file, ms: 2000 } });
     const id = (a as { callId: string }).callId;
-    for (let i = 0; i < 100 && (await g.db.knex('calls').where({ id }).first()).status === 'queued'; i++) await new Promise((r) => setTimeout(r, 20));
+    await poll(async () => (await g.db.knex('calls').where({ id }).first()).status !== 'queued', {
+      what: 'the call to start',
+      timeoutMs: 2_000,
+      intervalMs: 20,
+      orUndefined: true,
+    });
     // pretend the runner vanished: the deadline passed long ago
     await g.db
       .knex('calls')
@@ -73,7 +81,7 @@ describe('at most once, exactly once', () => {
       .update({ deadline_at: new Date(Date.now() - 3_600_000) });
     const swept = await sweep(g.gw.context);
     expect(swept.closed).toBe(1);
-    for (let i = 0; i < 200 && !(await g.db.knex('receipts').where({ id }).first()); i++) await new Promise((r) => setTimeout(r, 25));
+    await poll(() => g.db.knex('receipts').where({ id }).first(), { what: 'the receipt', timeoutMs: 5_000, intervalMs: 25, orUndefined: true });
     expect((await g.get(`/v0/receipts/${id}`)).body).toMatchObject({ status: 'failed', error: 'gateway_restarted', billed: false });
     // the runner finishing later changes nothing
     await new Promise((r) => setTimeout(r, 2200));
@@ -102,7 +110,7 @@ base('a reserved call whose job cannot be queued is closed unbilled and its hold
     };
     const e = await submitCall(broken as never, { mandateId: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }).catch((err) => err);
     expect(e).toBeInstanceOf(HolonError);
-    expect((e as HolonError).status).toBe(503);
+    expect(httpStatusOf((e as HolonError).code)).toBe(503);
     expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
     const receipts = await g.db.knex('receipts');
     expect(receipts).toHaveLength(1);
@@ -221,12 +229,13 @@ base('a gateway-side failure after the run claimed its call (the output store is
       },
     };
     await runCall(broken as never, id);
-    let receipt: any;
-    for (let i = 0; i < 200 && !receipt; i++) {
-      const r = await g.get(`/v0/receipts/${id}`);
-      if (r.status === 200) receipt = r.body;
-      else await new Promise((resolve) => setTimeout(resolve, 25));
-    }
+    const receipt = await poll(
+      async () => {
+        const r = await g.get(`/v0/receipts/${id}`);
+        return r.status === 200 ? r.body : undefined;
+      },
+      { what: 'the receipt', timeoutMs: 5_000, intervalMs: 25, orUndefined: true },
+    );
     expect(receipt).toMatchObject({ status: 'failed', error: 'gateway_error', billed: false, cost: { total: '0.00' } });
     expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
     expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });

@@ -11,21 +11,19 @@ import type { Response } from 'express';
 import { describe, expect, test } from 'vitest';
 import { HolonError } from '../../shared/core/errors.js';
 import { LongPolls, waitParam } from '../../services/api/long-poll.js';
-import { useAudited } from '../support/gateway.js';
-import { secondApi, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
+import { send, signUp, workMandate } from '../support/hosted.js';
+import { poll } from '../support/poll.js';
+import { httpStatusOf } from '../../services/api/http-status.js';
 
 async function started(file: string): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (!(await readFile(file, 'utf8').catch(() => '')).includes('started')) {
-    if (Date.now() > until) throw new Error('the call never ran');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await poll(async () => (await readFile(file, 'utf8').catch(() => '')).includes('started'), { what: 'the call to run', timeoutMs: 10_000, intervalMs: 20 });
 }
 
 describe('long-polling a call', () => {
   test('answers as soon as the call ends, on the API process that did not take it; after the wait otherwise; strangers 404', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
-      const other = await secondApi(g);
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
       try {
         const alice = await signUp(g.url, 'alice');
         const { mandate, agent } = await workMandate(g.url, alice);
@@ -89,7 +87,7 @@ describe('long-polling a call', () => {
   });
 
   test('?wait= takes 0 to 60 seconds, whole or decimal; anything else is a 400 that says so', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       const { mandate, agent } = await workMandate(g.url, alice);
       const done = await send(g.url, 'POST', '/v0/calls', { key: agent, body: { mandate, agent: 'examples/echo-upper', input: { text: 'a' } } });
@@ -133,10 +131,10 @@ describe('long-poll places (services/api/long-poll.ts)', () => {
     };
     void hold('account:a');
     void hold('account:a');
-    await expect(hold('account:a')).rejects.toMatchObject({ status: 429, code: 'too_many_waits' });
+    await expect(hold('account:a')).rejects.toSatisfy((e: unknown) => e instanceof HolonError && e.code === 'too_many_waits' && httpStatusOf(e.code) === 429);
     void hold('account:b');
     expect(polls.size).toBe(3);
-    await expect(hold('account:c')).rejects.toSatisfy((e: unknown) => e instanceof HolonError && e.status === 503);
+    await expect(hold('account:c')).rejects.toSatisfy((e: unknown) => e instanceof HolonError && httpStatusOf(e.code) === 503);
     // The first client disconnects: its wait is told at once, and its place is free for someone else.
     waits[0]!.res.emit('close');
     await waits[0]!.ended;

@@ -12,6 +12,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { startAgentHost } from '../../agents/host.mjs';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { AGENTS_DIR, manifestsPointingAt, MCP_FIXTURES_DIR, startChildHost } from '../support/mcp-agents.js';
+import { poll } from '../support/poll.js';
 
 const MANDATE = { allow: { agents: ['holon-labs/*', 'fixtures/*', 'examples/*'], capabilities: ['data.*', 'test.*', 'text.*'] } };
 
@@ -29,13 +30,8 @@ async function lines(file: string): Promise<string[]> {
   return (await readFile(file, 'utf8').catch(() => '')).trim().split('\n').filter(Boolean);
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms = 10_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits of this test: up to 10 s, every 20 ms. */
+const SOON = { timeoutMs: 10_000, intervalMs: 20 };
 
 const CSV = 'name,age,joined\nada,36,2021-04-01\nbob,,2022-01-15\n"smith, jo",41,2020-12-31\n';
 
@@ -111,7 +107,7 @@ describe('MCP agents behind the gateway', () => {
       const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-hang', input: { file } });
       expect(r.status).toBe(502);
       expect(r.body.receipt).toMatchObject({ status: 'failed', error: 'timeout', billed: false });
-      await until('the agent to see the cancellation', async () => (await lines(file)).includes('cancelled'));
+      await poll(async () => (await lines(file)).includes('cancelled'), { what: 'the agent to see the cancellation', ...SOON });
       expect(await lines(file)).toEqual(['started', 'cancelled']);
       expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     });
@@ -125,7 +121,7 @@ describe('MCP agents behind the gateway', () => {
         await g.mandate(MANDATE);
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-mcp-kill-')), 'hang.log');
         const pending = g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-hang', input: { file } });
-        await until('the agent to start', async () => (await lines(file)).includes('started'));
+        await poll(async () => (await lines(file)).includes('started'), { what: 'the agent to start', ...SOON });
         await host.stop();
         const r = await pending;
         expect(r.status).toBe(502);

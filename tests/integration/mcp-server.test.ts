@@ -10,6 +10,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
   // eslint-disable-next-line no-empty-pattern
@@ -40,16 +41,6 @@ async function withClient<T>(g: TestGateway, options: Parameters<typeof connect>
 
 const structured = (r: any) => r.structuredContent as any;
 const textOf = (r: any): string => (r.content as Array<{ type: string; text?: string }>)[0]?.text ?? '';
-
-async function waitFor<T>(probe: () => Promise<T | undefined>, what: string, ms = 10_000): Promise<T> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const v = await probe();
-    if (v !== undefined) return v;
-    if (Date.now() > until) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 25));
-  }
-}
 
 describe('the MCP server at /mcp', () => {
   test('lists its tools with output schemas; search, get_agent and get_budget under the mandate', async ({ gateway: g }) => {
@@ -216,17 +207,21 @@ describe('the MCP server at /mcp', () => {
         signal: abort.signal,
       });
       pending.catch(() => undefined);
-      const call: { id: string } = await waitFor(
-        async () => g.db.knex('calls').where({ status: 'running', agent_id: 'fixtures/patient' }).first('id'),
-        'the call to run',
-      );
-      await waitFor(async () => ((await readFile(file, 'utf8').catch(() => '')).includes('started') ? true : undefined), 'the agent to start');
+      const soon = { timeoutMs: 10_000, intervalMs: 25 };
+      const call: { id: string } = await poll(async () => g.db.knex('calls').where({ status: 'running', agent_id: 'fixtures/patient' }).first('id'), {
+        what: 'the call to run',
+        ...soon,
+      });
+      await poll(async () => ((await readFile(file, 'utf8').catch(() => '')).includes('started') ? true : undefined), { what: 'the agent to start', ...soon });
       abort.abort('changed my mind');
       await expect(pending).rejects.toThrow();
-      const receipt = await waitFor(async () => {
-        const r = await g.get(`/v0/receipts/${call.id}`);
-        return r.status === 200 ? r.body : undefined;
-      }, 'the receipt');
+      const receipt = await poll(
+        async () => {
+          const r = await g.get(`/v0/receipts/${call.id}`);
+          return r.status === 200 ? r.body : undefined;
+        },
+        { what: 'the receipt', ...soon },
+      );
       expect(receipt).toMatchObject({ status: 'failed', error: 'cancelled', billed: false, cost: { total: '0.00' } });
       expect((await readFile(file, 'utf8')).trim().split('\n')).toEqual(['started', 'aborted:CancelledError']);
       const budget = structured(await c.callTool({ name: 'get_budget', arguments: {} }));

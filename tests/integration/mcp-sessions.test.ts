@@ -19,8 +19,8 @@ import { SessionTable } from '../../services/api/mcp/sessions.js';
 import { authenticate } from '../../services/api/principal.js';
 import { createCallWaiter } from '../../shared/calls/waiter.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { signUp, startHostedGateway, workMandate } from '../support/hosted.js';
-import { waitFor } from '../support/processes.js';
+import { signUp, workMandate } from '../support/hosted.js';
+import { poll } from '../support/poll.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
   // eslint-disable-next-line no-empty-pattern
@@ -187,18 +187,18 @@ describe('MCP session limits', () => {
         signal: abort.signal,
       });
       running.catch(() => undefined);
-      await waitFor('the agent to start', async () => (await readFile(file, 'utf8').catch(() => '')).includes('started'), { intervalMs: 25 });
+      await poll(async () => (await readFile(file, 'utf8').catch(() => '')).includes('started'), { what: 'the agent to start', intervalMs: 25 });
       expectRefusal(await rpc(small.url, INITIALIZE), 429, /each is busy/);
       expect(small.mcp.sessionCount()).toBe(1);
       abort.abort('done');
       await expect(running).rejects.toThrow();
       // Once the call has ended, the session is idle again and is given up for a new one.
-      await waitFor('a new session', async () => (await rpc(small.url, INITIALIZE)).status === 200, { intervalMs: 25 });
+      await poll(async () => (await rpc(small.url, INITIALIZE)).status === 200, { what: 'a new session', intervalMs: 25 });
       expect(small.mcp.sessionCount()).toBe(1);
       await expect(client.listTools()).rejects.toThrow();
       // The cancelled call settles unbilled before the ledger audit.
       const call = await g.db.knex('calls').where({ agent_id: 'fixtures/patient' }).first('id');
-      await waitFor('the receipt', async () => (await g.get(`/v0/receipts/${call.id}`)).status === 200, { intervalMs: 25 });
+      await poll(async () => (await g.get(`/v0/receipts/${call.id}`)).status === 200, { what: 'the receipt', intervalMs: 25 });
     } finally {
       await client.close().catch(() => undefined);
       await small.stop();
@@ -208,7 +208,7 @@ describe('MCP session limits', () => {
 
 describe('/mcp hosted', () => {
   test('a 401 says, in WWW-Authenticate and in words, to connect with an agent key; sessions are limited per account', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const keyless = await rpc(g.url, INITIALIZE);
       expect(keyless.status).toBe(401);
       expect(keyless.challenge).toMatch(/^Bearer realm="holon", error_description="[^"]*agent key[^"]*"$/);

@@ -11,8 +11,9 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, test } from 'vitest';
-import { useAudited } from '../support/gateway.js';
-import { secondApi, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
+import { send, signUp, workMandate } from '../support/hosted.js';
+import { poll } from '../support/poll.js';
 
 async function connect(base: string, key: string): Promise<Client> {
   const client = new Client({ name: 'tasks-test', version: '1.0.0' });
@@ -30,17 +31,13 @@ async function startTask(client: Client, args: Record<string, unknown>) {
 }
 
 async function started(file: string): Promise<void> {
-  const until = Date.now() + 10_000;
-  while (!(await readFile(file, 'utf8').catch(() => '')).includes('started')) {
-    if (Date.now() > until) throw new Error('the call never ran');
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  await poll(async () => (await readFile(file, 'utf8').catch(() => '')).includes('started'), { what: 'the call to run', timeoutMs: 10_000, intervalMs: 20 });
 }
 
 describe('MCP tasks', () => {
   test('create → get → result, cancel → unbilled, read through the other API process and a later one; only the creator sees them', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
-      let other = await secondApi(g);
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
+      let other = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
       const clients: Client[] = [];
       const open = async (base: string, key: string) => {
         const c = await connect(base, key);
@@ -126,7 +123,7 @@ describe('MCP tasks', () => {
         // A process started after all this (the other one gone) answers the same from the database.
         await Promise.all(clients.splice(0).map((c) => c.close()));
         await other.stop();
-        other = await secondApi(g);
+        other = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
         const later = await open(other.url, agent);
         expect(await later.experimental.tasks.getTask(long.taskId)).toMatchObject({ taskId: long.taskId, status: 'cancelled' });
         const again = await later.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);

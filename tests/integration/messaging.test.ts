@@ -7,16 +7,17 @@ import { once } from 'node:events';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
-import { describe, expect, test, vi } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { createBullBackend, type BullBackend } from '../../shared/messaging/bullmq.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { redisChannelName } from '../../shared/messaging/notifier.js';
 import type { JobInfo, JobStartObserver, Messaging } from '../../shared/messaging/types.js';
 import { perTestCleanups } from '../support/cleanups.js';
+import { poll, sleep } from '../support/poll.js';
 import type { TestRedis } from '../support/redis.js';
 
-const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-const until = (check: () => void, timeout = 10_000) => vi.waitFor(check, { timeout, interval: 20 });
+/** Assertions that hold soon: retried every 20 ms for up to 10 s (poll's `assert` form). */
+const SOON = { assert: true, timeoutMs: 10_000, intervalMs: 20 } as const;
 
 const { defer, testRedis } = perTestCleanups();
 
@@ -54,7 +55,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await adding;
       await q.add({ callId: 'call_2', n: 2 });
 
-      await until(() => expect(seen).toHaveLength(2));
+      await poll(() => expect(seen).toHaveLength(2), { what: 'both messages', ...SOON });
       expect(seen.map((s) => s.data).sort((a, b) => a.n - b.n)).toEqual([
         { callId: 'call_1', n: 1 },
         { callId: 'call_2', n: 2 },
@@ -83,11 +84,11 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
         },
         { concurrency: 2 },
       );
-      await until(() => expect(failures).toBe(2));
+      await poll(() => expect(failures).toBe(2), { what: 'two failures', ...SOON });
       expect(await q.pending('p-1')).toBe(true); // running
-      await until(async () => expect(await q.pending('p-2')).toBe(false)); // failed for good
+      await poll(async () => expect(await q.pending('p-2')).toBe(false), { what: 'p-2 to fail for good', ...SOON }); // failed for good
       release.open();
-      await until(async () => expect(await q.pending('p-1')).toBe(false)); // done
+      await poll(async () => expect(await q.pending('p-1')).toBe(false), { what: 'p-1 to be done', ...SOON }); // done
     });
 
     test('a worker never runs more than `concurrency` handlers at once', async () => {
@@ -110,12 +111,12 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       const q = m.queues.queue<{ i: number }>('settle');
       for (let i = 0; i < 8; i++) await q.add({ i });
 
-      await until(() => expect(inFlight).toBe(3));
+      await poll(() => expect(inFlight).toBe(3), { what: 'three jobs in flight', ...SOON });
       await sleep(300); // room for a fourth, if the limit were broken
       expect(inFlight).toBe(3);
       expect(maxInFlight).toBe(3);
       release.open();
-      await until(() => expect(done).toBe(8));
+      await poll(() => expect(done).toBe(8), { what: 'all eight jobs', ...SOON });
       expect(maxInFlight).toBe(3);
     });
 
@@ -134,7 +135,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       );
       await m.queues.queue<{ x: number }>('flaky').add({ x: 1 }, { attempts: 3, backoffMs: 100 });
 
-      await until(() => expect(succeeded).toBe(true));
+      await poll(() => expect(succeeded).toBe(true), { what: 'the third attempt to succeed', ...SOON });
       expect(calls.map((c) => c.attemptsMade)).toEqual([0, 1, 2]);
       // Exponential: ≥ 100 ms before the 2nd attempt, ≥ 200 ms before the 3rd (10 ms of timer slack).
       expect(calls[1]!.at - calls[0]!.at).toBeGreaterThanOrEqual(90);
@@ -166,8 +167,8 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await m.queues.queue('doomed').add({}, { attempts: 3, backoffMs: 50 });
       await m.queues.queue('single').add({});
 
-      await until(() => expect(seen).toHaveLength(3));
-      await until(() => expect(once).toBe(1));
+      await poll(() => expect(seen).toHaveLength(3), { what: 'the three attempts', ...SOON });
+      await poll(() => expect(once).toBe(1), { what: 'the single job', ...SOON });
       await sleep(600); // a 4th attempt would come after 200 ms; a retry of `single` after the default 1 s backoff
       expect(seen).toEqual([0, 1, 2]);
       expect(once).toBe(1);
@@ -198,7 +199,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
         },
         { concurrency: 4 },
       );
-      await until(() => expect(seen).toHaveLength(2));
+      await poll(() => expect(seen).toHaveLength(2), { what: 'both jobs', ...SOON });
       expect(seen.sort((a, b) => a.id.localeCompare(b.id))).toEqual([
         { id: '42', v: 'int' },
         { id: 'settle:rcpt_1', v: 'first' },
@@ -206,15 +207,15 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
 
       // Running.
       await q.add({ v: 'run a' }, { jobId: 'run:1' });
-      await until(() => expect(seen.filter((s) => s.id === 'run:1')).toHaveLength(1));
+      await poll(() => expect(seen.filter((s) => s.id === 'run:1')).toHaveLength(1), { what: 'run:1 once', ...SOON });
       await q.add({ v: 'run b' }, { jobId: 'run:1' });
       hold.open();
 
       // Awaiting a retry.
       await q.add({ v: 'retry a' }, { jobId: 'retry:1', attempts: 2, backoffMs: 800 });
-      await until(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(1));
+      await poll(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(1), { what: 'retry:1 once', ...SOON });
       await q.add({ v: 'retry b' }, { jobId: 'retry:1', attempts: 2, backoffMs: 800 });
-      await until(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(2));
+      await poll(() => expect(seen.filter((s) => s.id === 'retry:1')).toHaveLength(2), { what: 'retry:1 again', ...SOON });
       await sleep(500);
       expect(seen.filter((s) => s.id === 'run:1').map((s) => s.v)).toEqual(['run a']);
       expect(seen.filter((s) => s.id === 'retry:1').map((s) => s.v)).toEqual(['retry a', 'retry a']);
@@ -223,7 +224,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       hold = gate();
       hold.open();
       await q.add({ v: 'run c' }, { jobId: 'run:1' });
-      await until(() => expect(seen.filter((s) => s.id === 'run:1').map((s) => s.v)).toEqual(['run a', 'run c']));
+      await poll(() => expect(seen.filter((s) => s.id === 'run:1').map((s) => s.v)).toEqual(['run a', 'run c']), { what: "run:1's two runs", ...SOON });
     });
 
     test('a delayed job is not delivered before its delay', async () => {
@@ -243,10 +244,10 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await q.add({ name: 'late' }, { delayMs: 2000 });
       await q.add({ name: 'now' });
 
-      await until(() => expect(order).toContain('now'));
+      await poll(() => expect(order).toContain('now'), { what: 'the job due now', ...SOON });
       await sleep(Math.max(0, t0 + 1000 - Date.now()));
       expect(order).toEqual(['now']); // 1 s in: not yet
-      await until(() => expect(order).toEqual(['now', 'late']));
+      await poll(() => expect(order).toEqual(['now', 'late']), { what: 'the delayed job', ...SOON });
       expect(at.late! - t0).toBeGreaterThanOrEqual(1950);
     });
 
@@ -268,8 +269,8 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       );
       await sleep(700);
       expect(seen).toEqual([]); // the second add did not replace the delay
-      await until(() => expect(seen).toEqual(['first', 'follow-up']));
-      await until(async () => expect(await q.pending('deliver-msg_1-s2')).toBe(false));
+      await poll(() => expect(seen).toEqual(['first', 'follow-up']), { what: 'the message and its follow-up', ...SOON });
+      await poll(async () => expect(await q.pending('deliver-msg_1-s2')).toBe(false), { what: "the follow-up's job to end", ...SOON });
     });
 
     test('closing a worker waits for its running handler; later jobs wait for another worker', async () => {
@@ -287,7 +288,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       );
       const q = m.queues.queue('closing');
       await q.add({});
-      await until(() => expect(started).toBe(true));
+      await poll(() => expect(started).toBe(true), { what: 'the job to start', ...SOON });
       await w.close();
       expect(finished).toBe(true);
 
@@ -295,7 +296,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await sleep(300);
       let second = 0;
       m.queues.worker<unknown>('closing', async () => void (second += 1), { concurrency: 1 });
-      await until(() => expect(second).toBe(1));
+      await poll(() => expect(second).toBe(1), { what: 'the job after the close', ...SOON });
     });
 
     test('jobs added before any worker exists are processed once one starts', async () => {
@@ -305,7 +306,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await sleep(200);
       const seen: number[] = [];
       m.queues.worker<{ i: number }>('early', async (data) => void seen.push(data.i), { concurrency: 2 });
-      await until(() => expect(seen).toHaveLength(5));
+      await poll(() => expect(seen).toHaveLength(5), { what: 'five jobs', ...SOON });
       expect(seen.sort()).toEqual([0, 1, 2, 3, 4]);
     });
 
@@ -328,9 +329,15 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
         },
         { concurrency: 1 },
       );
-      await until(async () => expect(await m.queues.counts('counted')).toEqual({ waiting: 1, active: 1, delayed: 1 }));
+      await poll(async () => expect(await m.queues.counts('counted')).toEqual({ waiting: 1, active: 1, delayed: 1 }), {
+        what: 'one job of each state',
+        ...SOON,
+      });
       release.open();
-      await until(async () => expect(await m.queues.counts('counted')).toEqual({ waiting: 0, active: 0, delayed: 1 }));
+      await poll(async () => expect(await m.queues.counts('counted')).toEqual({ waiting: 0, active: 0, delayed: 1 }), {
+        what: 'only the delayed job left',
+        ...SOON,
+      });
       expect(seen.sort()).toEqual([1, 2]);
     });
 
@@ -351,7 +358,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
         },
         { concurrency: 2 },
       );
-      await until(() => expect(done.sort()).toEqual(['early', 'flaky']));
+      await poll(() => expect(done.sort()).toEqual(['early', 'flaky']), { what: 'both jobs to end', ...SOON });
       expect(flaky).toBe(2);
       // Two jobs, two first deliveries: the retry is not a new wait.
       expect(started.map((s) => s.queue)).toEqual(['observed', 'observed']);
@@ -373,13 +380,13 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
 
       await m.notifier.publish('call:1', 'done');
       await m.notifier.publish('call:2', 'marker');
-      await until(() => expect(got.other).toEqual(['marker']));
-      await until(() => expect([got.a, got.b, got.c]).toEqual([['done'], ['done'], ['done']]));
+      await poll(() => expect(got.other).toEqual(['marker']), { what: 'the marker', ...SOON });
+      await poll(() => expect([got.a, got.b, got.c]).toEqual([['done'], ['done'], ['done']]), { what: 'a, b and c done', ...SOON });
 
       await unA();
       await unA(); // idempotent
       await m.notifier.publish('call:1', 'again');
-      await until(() => expect(got.b).toEqual(['done', 'again']));
+      await poll(() => expect(got.b).toEqual(['done', 'again']), { what: 'b again', ...SOON });
       expect(got.c).toEqual(['done', 'again']);
       expect(got.a).toEqual(['done']);
 
@@ -387,7 +394,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await unC();
       await m.notifier.publish('call:1', 'unheard');
       await m.notifier.publish('call:2', 'marker 2');
-      await until(() => expect(got.other).toEqual(['marker', 'marker 2']));
+      await poll(() => expect(got.other).toEqual(['marker', 'marker 2']), { what: 'the second marker', ...SOON });
       expect(got.b).toEqual(['done', 'again']);
       expect(got.c).toEqual(['done', 'again']);
 
@@ -395,7 +402,7 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       const back: string[] = [];
       await m.notifier.subscribe('call:1', (msg) => back.push(msg));
       await m.notifier.publish('call:1', 'back');
-      await until(() => expect(back).toEqual(['back']));
+      await poll(() => expect(back).toEqual(['back']), { what: 'the message to the listener back', ...SOON });
     });
 
     test('many listeners on one channel each get every message, in order', async () => {
@@ -403,12 +410,15 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       const lists = Array.from({ length: 200 }, () => [] as string[]);
       const unsubscribes = await Promise.all(lists.map((l) => m.notifier.subscribe('busy', (msg) => l.push(msg))));
       for (const msg of ['1', '2', '3']) await m.notifier.publish('busy', msg);
-      await until(() => {
-        for (const l of lists) expect(l).toEqual(['1', '2', '3']);
-      });
+      await poll(
+        () => {
+          for (const l of lists) expect(l).toEqual(['1', '2', '3']);
+        },
+        { what: 'every listener to hear all three', ...SOON },
+      );
       await Promise.all(unsubscribes.slice(0, 199).map((u) => u()));
       await m.notifier.publish('busy', '4');
-      await until(() => expect(lists[199]).toEqual(['1', '2', '3', '4']));
+      await poll(() => expect(lists[199]).toEqual(['1', '2', '3', '4']), { what: 'the last listener to hear the fourth', ...SOON });
       expect(lists[0]).toEqual(['1', '2', '3']);
     });
   });
@@ -519,7 +529,7 @@ describe('messaging: Redis only', () => {
     defer(() => second.close());
     const seen: Array<{ v: string; at: number }> = [];
     second.queues.worker<{ v: string }>('deliver', async (data) => void seen.push({ v: data.v, at: Date.now() }), { concurrency: 1 });
-    await until(() => expect(seen.map((s) => s.v)).toEqual(['later']));
+    await poll(() => expect(seen.map((s) => s.v)).toEqual(['later']), { what: 'the later message', ...SOON });
     expect(seen[0]!.at - t0).toBeGreaterThanOrEqual(1450);
   });
 
@@ -537,8 +547,8 @@ describe('messaging: Redis only', () => {
     await sleep(300);
     a.queues.worker<{ from: string }>('run', async (data) => void seenA.push(data.from), { concurrency: 4 });
     await b.queues.queue<{ from: string }>('run').add({ from: 'b' }, { jobId: 'same-id' });
-    await until(() => expect(seenA).toEqual(['a']));
-    await until(() => expect(seenB).toEqual(['b']));
+    await poll(() => expect(seenA).toEqual(['a']), { what: "a's message", ...SOON });
+    await poll(() => expect(seenB).toEqual(['b']), { what: "b's message", ...SOON });
     await sleep(300);
     expect(seenA).toEqual(['a']);
     expect(seenB).toEqual(['b']);
@@ -547,7 +557,7 @@ describe('messaging: Redis only', () => {
     await b.notifier.subscribe('call:1', (msg) => heardB.push(msg));
     await a.notifier.publish('call:1', 'for a');
     await b.notifier.publish('call:1', 'for b');
-    await until(() => expect(heardB).toEqual(['for b']));
+    await poll(() => expect(heardB).toEqual(['for b']), { what: "b's message only", ...SOON });
 
     await a.store.put('k', 'a', 60);
     expect(await b.store.peek('k')).toBeUndefined();
@@ -647,9 +657,9 @@ describe('messaging: Redis only', () => {
 
       const redelivered: Array<{ data: { callId: string }; job: JobInfo }> = [];
       b.worker<{ callId: string }>('crash', async (data, job) => void redelivered.push({ data, job }), { concurrency: 1 });
-      await until(() => expect(redelivered).toHaveLength(1), 20_000);
+      await poll(() => expect(redelivered).toHaveLength(1), { what: 'the redelivery', ...SOON, timeoutMs: 20_000 });
       expect(redelivered[0]).toEqual({ data: { callId: 'call_7' }, job: { id: 'run:call_7', attemptsMade: 1 } });
-      await until(async () => expect(await b.jobState('crash', 'run:call_7')).toBe('unknown')); // completed and removed
+      await poll(async () => expect(await b.jobState('crash', 'run:call_7')).toBe('unknown'), { what: 'run:call_7 to be completed and removed', ...SOON }); // completed and removed
     });
 
     test('a job that stalls twice is failed, not delivered a third time', async () => {
@@ -666,7 +676,7 @@ describe('messaging: Redis only', () => {
 
       let delivered = 0;
       b.worker<unknown>('crash', async () => void (delivered += 1), { concurrency: 1 });
-      await until(async () => expect(await b.jobState('crash', 'run:call_8')).toBe('failed'), 20_000);
+      await poll(async () => expect(await b.jobState('crash', 'run:call_8')).toBe('failed'), { what: 'run:call_8 to fail', ...SOON, timeoutMs: 20_000 });
       expect(delivered).toBe(0);
     });
   });

@@ -9,13 +9,16 @@ import { createServer, type Server } from 'node:http';
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
-import { describe, expect, test, vi } from 'vitest';
-import { gatewayTest, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { ADMIN_KEY, send, signUp, startHostedGateway } from '../support/hosted.js';
+import { describe, expect, test } from 'vitest';
+import { gatewayTest } from '../support/gateway-fixture.js';
+import { startTestCluster, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { ADMIN_KEY, send, signUp } from '../support/hosted.js';
 import { labelValues, parsePrometheus, sampleValue, type Sample } from '../support/prometheus.js';
-import { createCluster, freePort } from '../support/processes.js';
+import { freePort } from '../support/processes.js';
+import { poll } from '../support/poll.js';
 
-const until = <T>(check: () => Promise<T>, timeout = 15_000) => vi.waitFor(check, { timeout, interval: 50 });
+/** Assertions that hold soon: retried every 50 ms for up to 15 s (poll's `assert` form). */
+const SOON = { assert: true, timeoutMs: 15_000, intervalMs: 50 } as const;
 
 async function scrape(base: string, key?: string): Promise<Sample[]> {
   const r = await fetch(`${base}/metrics`, key ? { headers: { authorization: `Bearer ${key}` } } : {});
@@ -63,13 +66,16 @@ describe('GET /metrics after traffic', () => {
       const denied = await g.post('/v0/calls', { mandate: 'alice/narrow', agent: 'examples/flaky', input: { mode: 'ok' } });
       expect(denied.status).toBe(403);
       expect(denied.body.receipt.status).toBe('denied');
-      await until(async () => expect(hook.received()).toBe(1));
+      await poll(async () => expect(hook.received()).toBe(1), { what: 'the webhook', ...SOON });
 
       let m: Sample[] = [];
-      await until(async () => {
-        m = await scrape(g.url);
-        expect(sampleValue(m, 'holon_webhook_attempts_total', { verdict: 'delivered' })).toBe(1);
-      });
+      await poll(
+        async () => {
+          m = await scrape(g.url);
+          expect(sampleValue(m, 'holon_webhook_attempts_total', { verdict: 'delivered' })).toBe(1);
+        },
+        { what: 'the delivered attempt in the metrics', ...SOON },
+      );
       // Receipts: one per call, by status and error code; the agent's own code is `agent_declared`, never `partial`.
       expect(sampleValue(m, 'holon_calls_total', { status: 'succeeded', error_code: 'none', agent: 'examples/flaky' })).toBe(1);
       expect(sampleValue(m, 'holon_calls_total', { status: 'failed', error_code: 'agent_declared', agent: 'examples/flaky' })).toBe(1);
@@ -123,20 +129,26 @@ describe('GET /metrics after traffic', () => {
 
       expect((await g.post(`/v0/calls/${callId}/cancel`, {})).status).toBe(200);
       // The gauge is read at most every 5 s: scrape until the next read shows the hold gone.
-      await until(async () => {
-        const after = await scrape(g.url);
-        expect(sampleValue(after, 'holon_holds_outstanding', { currency: 'EUR' })).toBe(0);
-        expect(sampleValue(after, 'holon_holds_outstanding_micros', { currency: 'EUR' })).toBe(0);
-        expect(sampleValue(after, 'holon_calls_total', { status: 'failed', error_code: 'cancelled', agent: 'fixtures/patient' })).toBe(1);
-      });
+      await poll(
+        async () => {
+          const after = await scrape(g.url);
+          expect(sampleValue(after, 'holon_holds_outstanding', { currency: 'EUR' })).toBe(0);
+          expect(sampleValue(after, 'holon_holds_outstanding_micros', { currency: 'EUR' })).toBe(0);
+          expect(sampleValue(after, 'holon_calls_total', { status: 'failed', error_code: 'cancelled', agent: 'fixtures/patient' })).toBe(1);
+        },
+        { what: 'the hold gone from the gauges', ...SOON },
+      );
     });
   });
 });
 
 describe('GET /metrics, hosted', () => {
   test('the admin key only (401 without a key, 403 with a user key); rate-limit refusals by rule; no key is a label', async () => {
-    const g = await startHostedGateway({
-      rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 1, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
+    const g = await startTestGateway({
+      hosted: true,
+      config: {
+        rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 1, publishesPerHour: 30, draftsPerHour: 60, evaluationsPerHour: 10 },
+      },
     });
     await useAudited(g, async () => {
       const alice = await signUp(g.url, 'alice');
@@ -161,7 +173,7 @@ describe('GET /metrics, hosted', () => {
 describe('the metrics port', () => {
   test('a runner process (no other HTTP port) serves GET /metrics and GET /healthz on HOLON_METRICS_PORT', async () => {
     const g = await startTestGateway({ roles: ['api', 'settler'] });
-    const cluster = createCluster({ databaseUrl: g.db.url!, redisUrl: g.redisUrl, redisPrefix: g.redisPrefix });
+    const { cluster, stop } = await startTestCluster({ beside: g });
     try {
       const port = await freePort();
       await cluster.start('runner', { env: { HOLON_METRICS_PORT: String(port) } });
@@ -181,7 +193,7 @@ describe('the metrics port', () => {
       expect((await fetch(`${base}/v0/calls`)).status).toBe(404);
       expect((await fetch(`${base}/metrics`, { method: 'POST' })).status).toBe(405);
     } finally {
-      await cluster.stopAll();
+      await stop();
       await g.stop();
     }
   });

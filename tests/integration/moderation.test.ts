@@ -4,13 +4,14 @@
  * reads the moderation log, which is append-only. Yanks leave every process's registry through `agents-yanked`.
  */
 import { describe, expect, test } from 'vitest';
-import type { RunningGateway } from '../../services/compose.js';
 import { checkReason, disableAccount, escapeLike, listAccounts, readLog, yankVersion } from '../../shared/hosted/moderation.js';
 import { applyYanks, followYanks, parseYankMessage, startYankFollower, YANKS_CHANNEL } from '../../shared/hosted/yanks.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
 import type { AgentVersion } from '../../shared/runtimes/types.js';
-import { startBeside, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { buildManifest } from '../support/manifest-builder.js';
+import { poll } from '../support/poll.js';
+import { answeredWith } from '../support/answered-with.js';
 
 const ADMIN = 'a'.repeat(40);
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -29,12 +30,6 @@ const HOSTED = {
 };
 
 const hosted = async () => startTestGateway({ config: HOSTED });
-
-/** A second API process on the same database and Redis: what another replica behind the load balancer sees. */
-async function secondApi(g: TestGateway): Promise<RunningGateway & { url: string }> {
-  const gw = await startBeside(g, ['api'], HOSTED);
-  return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
-}
 
 async function get(url: string, path: string, headers: Record<string, string> = {}): Promise<{ status: number; body: any }> {
   const res = await fetch(`${url}${path}`, { headers });
@@ -68,13 +63,8 @@ function registryWithPublished(g: TestGateway): Registry {
   ]);
 }
 
-async function until(what: string, check: () => boolean | Promise<boolean>, ms = 5000): Promise<void> {
-  const end = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > end) throw new Error(`timed out waiting for: ${what}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
-}
+/** Waits of this test: up to 5 s, every 20 ms. */
+const SOON = { timeoutMs: 5_000, intervalMs: 20 };
 
 const version = (r: ReturnType<Registry['resolve']>) => (r.ok ? r.agent.manifest.version : r.code);
 
@@ -83,7 +73,8 @@ describe('disabling an account', () => {
     await useAudited(await hosted(), async (g) => {
       const mallory = await signupAs(g, 'mallory');
       const bob = await signupAs(g, 'bob');
-      const other = await secondApi(g);
+      // A second API process on the same database and Redis: what another replica behind the load balancer sees.
+      const other = await startTestGateway({ beside: g, roles: ['api'], config: HOSTED });
       try {
         for (const url of [g.url, other.url]) {
           expect((await get(url, '/v0/me', bearer(mallory.human))).status).toBe(200);
@@ -169,9 +160,9 @@ describe('disabling an account', () => {
     await useAudited(await hosted(), async (g) => {
       const mallory = await signupAs(g, 'mallory');
       const ctx = g.gw.context;
-      await expect(disableAccount(ctx, 'mallory', { reason: '' })).rejects.toMatchObject({ status: 400 });
-      await expect(disableAccount(ctx, 'mallory', { reason: 'x'.repeat(1001) })).rejects.toMatchObject({ status: 400 });
-      await expect(disableAccount(ctx, 'mallory', { reason: 'a\u0000b' })).rejects.toMatchObject({ status: 400 });
+      await expect(disableAccount(ctx, 'mallory', { reason: '' })).rejects.toSatisfy(answeredWith(400));
+      await expect(disableAccount(ctx, 'mallory', { reason: 'x'.repeat(1001) })).rejects.toSatisfy(answeredWith(400));
+      await expect(disableAccount(ctx, 'mallory', { reason: 'a\u0000b' })).rejects.toSatisfy(answeredWith(400));
       // A failure inside the transaction (here: the log row, the last write) rolls everything back.
       await g.db.knex.raw(`ALTER TABLE moderation_log ADD CONSTRAINT test_refuse CHECK (target <> 'mallory')`);
       await expect(disableAccount(ctx, 'mallory', { reason: 'spam' })).rejects.toThrow(/test_refuse/);
@@ -233,7 +224,7 @@ describe('yanking versions', () => {
       // Malformed paths do not reach the route.
       expect((await g.post('/v0/admin/agents/examples/echo-upper/yank', { reason: 'x' }, admin)).status).toBe(404);
       expect(g.gw.context.registry.resolve('examples/echo-upper').ok).toBe(true);
-      await expect(yankVersion(g.gw.context, 'examples/echo-upper', '1.0.0', { reason: 'x' })).rejects.toMatchObject({ status: 409, code: 'shipped_agent' });
+      await expect(yankVersion(g.gw.context, 'examples/echo-upper', '1.0.0', { reason: 'x' })).rejects.toSatisfy(answeredWith(409, 'shipped_agent'));
       expect(await g.db.knex('moderation_log').count('* as n').first()).toMatchObject({ n: 0n });
     });
   });
@@ -241,7 +232,8 @@ describe('yanking versions', () => {
   test('a published version leaves resolution and search here, on a registry following the channel, and at start-up', async () => {
     await useAudited(await hosted(), async (g) => {
       await signupAs(g, 'mallory');
-      const other = await secondApi(g);
+      // A second API process on the same database and Redis: what another replica behind the load balancer sees.
+      const other = await startTestGateway({ beside: g, roles: ['api'], config: HOSTED });
       let unfollow: (() => Promise<void>) | undefined;
       try {
         // This process lists published agents (swapped into its context: the routes read it from there).
@@ -249,7 +241,7 @@ describe('yanking versions', () => {
         const here = g.gw.context.registry;
         // Another process, with its own registry and its own Redis connection, follows the channel.
         const there = registryWithPublished(g);
-        unfollow = await followYanks({ ...other.context, registry: there });
+        unfollow = await followYanks({ ...other.gw.context, registry: there });
         expect(version(here.resolve('mallory/scraper'))).toBe('1.1.0');
         expect((await get(g.url, '/v0/agents/mallory/scraper')).body.version).toBe('1.1.0');
 
@@ -267,7 +259,7 @@ describe('yanking versions', () => {
         const catalogue = await get(g.url, '/v0/agents?q=scrape');
         expect(catalogue.body.agents.map((a: any) => `${a.id}@${a.version}`)).toEqual(['bob/helper@1.0.0', 'mallory/scraper@1.0.0']);
         // There, through Redis.
-        await until('the other registry hides 1.1.0', () => version(there.resolve('mallory/scraper')) === '1.0.0');
+        await poll(() => version(there.resolve('mallory/scraper')) === '1.0.0', { what: 'the other registry to hide 1.1.0', ...SOON });
         expect(there.search({ q: 'scrape' }).map((a) => a.manifest.version)).toEqual(['1.0.0', '1.0.0']);
 
         // Once.
@@ -282,7 +274,7 @@ describe('yanking versions', () => {
         expect(version(here.resolve('mallory/scraper'))).toBe('unknown_agent');
         expect(version(here.resolve('bob/helper'))).toBe('1.0.0');
         expect(version(here.resolve('examples/echo-upper'))).toBe('1.0.0');
-        await until('the other registry forgets mallory/scraper', () => version(there.resolve('mallory/scraper')) === 'unknown_agent');
+        await poll(() => version(there.resolve('mallory/scraper')) === 'unknown_agent', { what: 'the other registry to forget mallory/scraper', ...SOON });
         expect(version(there.resolve('bob/helper'))).toBe('1.0.0');
         // Exact lookups still work: calls admitted before the yank run and settle.
         expect(here.get('mallory/scraper', '1.1.0')?.manifest.version).toBe('1.1.0');
@@ -295,12 +287,12 @@ describe('yanking versions', () => {
 
         // A process starting now reads the table; one that was already subscribed hears later yanks too.
         const fresh = registryWithPublished(g);
-        const stop = await startYankFollower({ ...other.context, registry: fresh });
+        const stop = await startYankFollower({ ...other.gw.context, registry: fresh });
         try {
           expect(version(fresh.resolve('mallory/scraper'))).toBe('unknown_agent');
           expect(version(fresh.resolve('bob/helper'))).toBe('1.0.0');
           await yankVersion(g.gw.context, 'bob/helper', '1.0.0', { reason: 'broken endpoint' });
-          await until('the started follower hides bob/helper', () => version(fresh.resolve('bob/helper')) === 'unknown_agent');
+          await poll(() => version(fresh.resolve('bob/helper')) === 'unknown_agent', { what: 'the started follower to hide bob/helper', ...SOON });
         } finally {
           await stop();
         }

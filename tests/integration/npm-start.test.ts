@@ -10,7 +10,8 @@ import net from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { afterEach, describe, expect, test } from 'vitest';
-import { freePort, REPO_ROOT, waitFor } from '../support/processes.js';
+import { freePort, REPO_ROOT } from '../support/processes.js';
+import { poll } from '../support/poll.js';
 
 const started: ChildProcess[] = [];
 const dirs: string[] = [];
@@ -69,19 +70,19 @@ async function npmStart(): Promise<{ child: ChildProcess; port: number; hostPort
   child.stdout!.on('data', (c) => (out += c));
   child.stderr!.on('data', (c) => (out += c));
   const output = () => out.slice(-4000);
-  await waitFor(
-    'the gateway and the agent host to answer /healthz',
+  await poll(
     async () => {
       if (child.exitCode !== null) throw new Error(`npm start exited (${child.exitCode})\n${output()}`);
       return (await healthy(`http://127.0.0.1:${port}/healthz`)) && (await healthy(`http://127.0.0.1:${hostPort}/healthz`));
     },
-    { timeoutMs: 90_000, intervalMs: 200, context: output },
+    { what: 'the gateway and the agent host to answer /healthz', timeoutMs: 90_000, intervalMs: 200, context: output },
   );
   return { child, port, hostPort, output };
 }
 
 async function bothClosed(port: number, hostPort: number, output: () => string): Promise<void> {
-  await waitFor('both ports to close', async () => !(await listening(port)) && !(await listening(hostPort)), {
+  await poll(async () => !(await listening(port)) && !(await listening(hostPort)), {
+    what: 'both ports to close',
     timeoutMs: 10_000,
     intervalMs: 100,
     context: output,

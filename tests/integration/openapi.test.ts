@@ -12,8 +12,8 @@ import { expressPath, type Operation } from '../../services/api/openapi/operatio
 import { callOperations } from '../../services/api/routes/calls.js';
 import { manifestSchema } from '../../shared/core/manifest/index.js';
 import { createAjv } from '../../shared/core/schema/ajv.js';
-import { useAudited } from '../support/gateway.js';
-import { send, signUp, startHostedGateway } from '../support/hosted.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
+import { send, signUp } from '../support/hosted.js';
 
 type Doc = {
   paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
@@ -84,7 +84,7 @@ describe('GET /v0/openapi.json', () => {
   });
 
   test('every /v0 route the hosted app serves is in the document, and every documented route is served', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const served = await send(g.url, 'GET', '/v0/openapi.json');
       expect(served.status).toBe(200);
       expect(served.body).toEqual(buildOpenApiDocument(ROUTE_OPERATIONS, { hosted: true }));
@@ -110,7 +110,7 @@ describe('GET /v0/openapi.json', () => {
   });
 
   test('what the gateway answers matches the schemas the document gives', async () => {
-    await useAudited(await startHostedGateway(), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const doc = (await send(g.url, 'GET', '/v0/openapi.json')).body as Doc;
       const ajv = createAjv();
       ajv.addSchema(doc as object, 'doc');

@@ -12,13 +12,13 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
 import type { Config, WebhookSettings } from '../../shared/platform/config.js';
-import { webhookCluster } from '../support/webhook-cluster.js';
-import { useAudited, type TestGateway } from '../support/gateway.js';
-import { secondApi, send, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
-import { sleep, waitFor } from '../support/processes.js';
+import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
+import { startTestCluster, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { send, workMandate, type Account } from '../support/hosted.js';
+import { poll, sleep } from '../support/poll.js';
 
 const FILE_SECRET = 'output-consumer-tests-file-secret-0123456789';
 
@@ -64,12 +64,15 @@ type Backend = 'redis' | 'memory';
 
 function gateway(backend: Backend, extra: Partial<Config> = {}) {
   // `redisUrl: ''` overrides REDIS_URL: the in-process queues, notifier and store.
-  return startHostedGateway({
-    fileSecret: FILE_SECRET,
-    allowPrivateEndpoints: true,
-    webhooks: RETRY_LATER,
-    ...(backend === 'memory' ? { redisUrl: '' } : {}),
-    ...extra,
+  return startTestGateway({
+    hosted: true,
+    config: {
+      fileSecret: FILE_SECRET,
+      allowPrivateEndpoints: true,
+      webhooks: RETRY_LATER,
+      ...(backend === 'memory' ? { redisUrl: '' } : {}),
+      ...extra,
+    },
   });
 }
 
@@ -88,13 +91,12 @@ async function signUpCaller(g: TestGateway, handle = 'alice'): Promise<Caller> {
 }
 
 async function delivered(g: TestGateway, key: string, callId: string) {
-  return waitFor(
-    `the delivery of ${callId}`,
+  return poll(
     async () => {
       const d = (await send(g.url, 'GET', `/v0/calls/${callId}/deliveries`, { key })).body.delivery;
       return d?.state === 'delivered' ? d : undefined;
     },
-    { timeoutMs: 15_000, intervalMs: 50 },
+    { what: `the delivery of ${callId}`, timeoutMs: 15_000, intervalMs: 50 },
   );
 }
 
@@ -136,15 +138,14 @@ describe.each(['redis', 'memory'] as const)('an output reaches every consumer th
       expect(after.body).toEqual({ ...polled.body, output: null, output_gone: 'collected' });
       // A re-send says the same to the receiver, and the log says why.
       expect((await send(g.url, 'POST', `/v0/calls/${id}/deliveries`, { key: alice.human, body: {} })).status).toBe(202);
-      await waitFor('the re-send', () => hook.received.length === 3, { timeoutMs: 10_000, intervalMs: 50 });
+      await poll(() => hook.received.length === 3, { what: 'the re-send', timeoutMs: 10_000, intervalMs: 50 });
       expect(verified(alice.webhookSecret, hook.received[2]!)).toMatchObject({ output: null, output_expired: true, output_gone: 'collected' });
-      const log = await waitFor(
-        'the re-send in the log',
+      const log = await poll(
         async () => {
           const x = (await send(g.url, 'GET', `/v0/calls/${id}/deliveries`, { key: alice.human })).body.delivery;
           return x.attempts.length === 3 ? x : undefined;
         },
-        { timeoutMs: 10_000, intervalMs: 50 },
+        { what: 'the re-send in the log', timeoutMs: 10_000, intervalMs: 50 },
       );
       expect(log.reason).toMatch(/no longer kept: every consumer the call declared had it/);
     });
@@ -218,11 +219,11 @@ describe.each(['redis', 'memory'] as const)('an output reaches every consumer th
         headers: { 'content-type': 'application/json', authorization: `Bearer ${alice.agent}`, ...headers },
         body: JSON.stringify(body),
       }).catch((e: unknown) => e);
-      await waitFor('the call to run', async () => (await readFile(file, 'utf8').catch(() => '')).length > 0, { timeoutMs: 10_000, intervalMs: 20 });
+      await poll(async () => (await readFile(file, 'utf8').catch(() => '')).length > 0, { what: 'the call to run', timeoutMs: 10_000, intervalMs: 20 });
       gone.abort();
       await lost;
       const id = (await readFile(file, 'utf8')).trim();
-      await waitFor('the receipt', async () => (await get(g, alice.agent, id)).body.receipt, { timeoutMs: 10_000, intervalMs: 50 });
+      await poll(async () => (await get(g, alice.agent, id)).body.receipt, { what: 'the receipt', timeoutMs: 10_000, intervalMs: 50 });
       await sleep(200); // the abandoned request has woken and answered nobody
 
       const replay = await send(g.url, 'POST', '/v0/calls', { key: alice.agent, body, headers });
@@ -240,7 +241,12 @@ describe.each(['redis', 'memory'] as const)('an output reaches every consumer th
 describe('across API processes (Redis)', () => {
   test('long-polls on two API processes both read the output; the webhook still gets it; then either answers collected', async () => {
     await useAudited(await gateway('redis'), async (g) => {
-      const other = await secondApi(g, { fileSecret: FILE_SECRET, allowPrivateEndpoints: true, webhooks: RETRY_LATER });
+      const other = await startTestGateway({
+        beside: g,
+        roles: ['api'],
+        hosted: true,
+        config: { fileSecret: FILE_SECRET, allowPrivateEndpoints: true, webhooks: RETRY_LATER },
+      });
       cleanups.push(() => other.stop());
       const alice = await signUpCaller(g);
       const hook = await startReceiver([500]);
@@ -260,7 +266,11 @@ describe('across API processes (Redis)', () => {
   });
 
   test('the API holding a synchronous wait stopped while the webhook delivers, then killed mid-wait: GET and the replay still get the output', async () => {
-    const { cluster, secret, db } = await webhookCluster('0,1s,1s', (fn) => cleanups.push(fn));
+    // Every process signs with the one dev secret; a failed delivery is tried again after a second.
+    const secret = generateWebhookSecret();
+    const { cluster, db, stop } = await startTestCluster({ env: { HOLON_CALLBACK_SECRET: secret, HOLON_WEBHOOK_SCHEDULE: '0,1s,1s' } });
+    cleanups.push(stop);
+    onTestFailed(() => console.error(`service output:\n${cluster.describe()}`));
     const [holder, reader] = await Promise.all([cluster.start('api'), cluster.start('api'), cluster.start('runner'), cluster.start('settler')]);
     const m = await send(reader.url!, 'POST', '/v0/mandates', {
       body: { id: 'alice/out', issuer: 'alice', grantee: 'alice/assistant', allow: { agents: ['fixtures/*'] }, budget: { total: '1.00', currency: 'EUR' } },
@@ -275,14 +285,14 @@ describe('across API processes (Redis)', () => {
     const held = send(holder.url!, 'POST', '/v0/calls', {
       body: { mandate: 'alice/out', agent: 'fixtures/counter', input: { file: first, ms: 500 }, callback_url: hook.url },
     });
-    await waitFor('the call to run', async () => (await readFile(first, 'utf8').catch(() => '')).length > 0, { timeoutMs: 15_000, intervalMs: 20 });
+    await poll(async () => (await readFile(first, 'utf8').catch(() => '')).length > 0, { what: 'the call to run', timeoutMs: 15_000, intervalMs: 20 });
     holder.kill('SIGSTOP');
     let resumed = false;
     cleanups.push(async () => {
       if (!resumed) holder.kill('SIGCONT');
     });
     const id = (await readFile(first, 'utf8')).trim();
-    await waitFor('the webhook', () => hook.received.length === 1, { timeoutMs: 15_000, intervalMs: 50, context: cluster.describe });
+    await poll(() => hook.received.length === 1, { what: 'the webhook', timeoutMs: 15_000, intervalMs: 50, context: cluster.describe });
     expect(verified(secret, hook.received[0]!)).toMatchObject({ call: { id }, output: { ok: true } });
     const read = await send(reader.url!, 'GET', `/v0/calls/${id}`);
     expect(read.body).toMatchObject({ call: { id, status: 'succeeded' }, output: { ok: true } });
@@ -299,12 +309,13 @@ describe('across API processes (Redis)', () => {
     const body = { mandate: 'alice/out', agent: 'fixtures/counter', input: { file: second, ms: 800 } };
     const headers = { 'idempotency-key': 'retry-me' };
     const dying = send(holder.url!, 'POST', '/v0/calls', { body, headers }).catch((e: unknown) => e);
-    await waitFor('the call to run', async () => (await readFile(second, 'utf8').catch(() => '')).length > 0, { timeoutMs: 15_000, intervalMs: 20 });
+    await poll(async () => (await readFile(second, 'utf8').catch(() => '')).length > 0, { what: 'the call to run', timeoutMs: 15_000, intervalMs: 20 });
     holder.kill('SIGKILL');
     await holder.exit;
     await dying;
     const secondId = (await readFile(second, 'utf8')).trim();
-    await waitFor('the receipt', async () => (await send(reader.url!, 'GET', `/v0/calls/${secondId}`)).body.receipt, {
+    await poll(async () => (await send(reader.url!, 'GET', `/v0/calls/${secondId}`)).body.receipt, {
+      what: 'the receipt',
       timeoutMs: 15_000,
       intervalMs: 50,
       context: cluster.describe,

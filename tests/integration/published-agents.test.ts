@@ -11,9 +11,9 @@ import { expect, test } from 'vitest';
 import { validateManifest } from '../../shared/core/manifest/validate.js';
 import { recordPublished } from '../../shared/registry/published.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { useAudited } from '../support/gateway.js';
-import { ADMIN_KEY, secondApi, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
-import { waitFor } from '../support/processes.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
+import { poll } from '../support/poll.js';
 
 async function echoServer(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
@@ -51,9 +51,9 @@ const publish = (ctx: ServiceContext, m: ReturnType<typeof manifest>, author: st
 
 test('a published version is listed in every process, called by name and by capability, paid, yanked everywhere', async () => {
   const agent = await echoServer();
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: true }), async (g) => {
-    const other = await secondApi(g, { allowPrivateEndpoints: true });
-    let late: Awaited<ReturnType<typeof secondApi>> | undefined;
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: true } }), async (g) => {
+    const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: { allowPrivateEndpoints: true } });
+    let late: TestGateway | undefined;
     try {
       const bob = await signUp(g.url, 'bob');
       const alice = await signUp(g.url, 'alice');
@@ -62,14 +62,14 @@ test('a published version is listed in every process, called by name and by capa
       expect(await publish(g.gw.context, echo, 'bob')).toBe('listed');
       // Here at once; in the other API process through the channel; the number is taken.
       expect(g.gw.context.registry.resolve('bob/echo').ok).toBe(true);
-      await waitFor('bob/echo in the other process', () => other.context.registry.resolve('bob/echo').ok);
-      expect(await publish(other.context, echo, 'bob')).toBe('version_taken');
+      await poll(() => other.gw.context.registry.resolve('bob/echo').ok, { what: 'bob/echo in the other process' });
+      expect(await publish(other.gw.context, echo, 'bob')).toBe('version_taken');
       expect(await g.db.knex('published_versions').select('agent_id', 'version', 'author')).toEqual([
         { agent_id: 'bob/echo', version: '1.0.0', author: 'bob' },
       ]);
       // A process started later lists it from Postgres.
-      late = await secondApi(g, { allowPrivateEndpoints: true });
-      expect(late.context.registry.get('bob/echo', '1.0.0')?.origin).toBe('published');
+      late = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: { allowPrivateEndpoints: true } });
+      expect(late.gw.context.registry.get('bob/echo', '1.0.0')?.origin).toBe('published');
 
       const work = await workMandate(g.url, alice, { allow: { agents: ['bob/*', 'carol/*'], capabilities: ['text.*'] } });
       const byName = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'bob/echo', input: { n: 1 } } });
@@ -102,7 +102,7 @@ test('a published version is listed in every process, called by name and by capa
       expect(carol.handle).toBe('carol');
       const fork = manifest('carol/echo', agent.url, { lineage: { forked_from: 'bob/echo@1.0.0', royalty: '0.5' } }, g.gw.context);
       expect(await publish(g.gw.context, fork, 'carol')).toBe('listed');
-      await waitFor('carol/echo in the other process', () => other.context.registry.resolve('carol/echo').ok);
+      await poll(() => other.gw.context.registry.resolve('carol/echo').ok, { what: 'carol/echo in the other process' });
       const forked = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'carol/echo', input: {} } });
       expect(forked.status).toBe(200);
       const splits = Object.fromEntries((forked.body.receipt.splits as Array<{ to: string; amount: string }>).map((s) => [s.to, s.amount]));
@@ -115,7 +115,7 @@ test('a published version is listed in every process, called by name and by capa
       // Yanked: gone from every process, the number stays taken, the fork still settles its royalties later.
       const yank = await send(g.url, 'POST', '/v0/admin/agents/bob/echo@1.0.0/yank', { key: ADMIN_KEY, body: { reason: 'test' } });
       expect(yank.status).toBe(200);
-      await waitFor('the yank in the other process', () => !other.context.registry.resolve('bob/echo').ok);
+      await poll(() => !other.gw.context.registry.resolve('bob/echo').ok, { what: 'the yank in the other process' });
       expect(await publish(g.gw.context, echo, 'bob')).toBe('version_taken');
       const afterYank = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'carol/echo', input: {} } });
       expect(afterYank.status).toBe(200);
@@ -129,12 +129,12 @@ test('a published version is listed in every process, called by name and by capa
 
 test('two processes publishing the same version at once: exactly one wins', async () => {
   const agent = await echoServer();
-  await useAudited(await startHostedGateway({ allowPrivateEndpoints: true }), async (g) => {
-    const other = await secondApi(g, { allowPrivateEndpoints: true });
+  await useAudited(await startTestGateway({ hosted: true, config: { allowPrivateEndpoints: true } }), async (g) => {
+    const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: { allowPrivateEndpoints: true } });
     try {
       await signUp(g.url, 'dora');
       const m = manifest('dora/echo', agent.url);
-      const results = await Promise.all([publish(g.gw.context, m, 'dora'), publish(other.context, m, 'dora')]);
+      const results = await Promise.all([publish(g.gw.context, m, 'dora'), publish(other.gw.context, m, 'dora')]);
       expect(results.sort()).toEqual(['listed', 'version_taken']);
       expect(await g.db.knex('published_versions').where({ agent_id: 'dora/echo' }).pluck('version')).toEqual(['1.0.0']);
     } finally {

@@ -12,7 +12,7 @@ import { startRunner } from '../../services/runner/worker.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import type { StartedRole } from '../../shared/context.js';
 import { createRegistry } from '../../shared/registry/registry.js';
-import { startTestGateway, type TestGateway, useAudited } from '../support/gateway.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { buildManifest } from '../support/manifest-builder.js';
 import {
   flippingResolver,

@@ -15,7 +15,7 @@ import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { startWebhookAgent, type PublishedServer } from '../support/published-servers.js';
-import { secondApi, send, signUp, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
+import { send, signUp, workMandate, type Account } from '../support/hosted.js';
 
 let github: FakeGitHub;
 let agent: PublishedServer;
@@ -56,7 +56,7 @@ const listedCount = async (g: TestGateway) => Number((await g.db.knex('published
 const paths = (body: any): string[] => (body.error.problems as Array<{ path: string }>).map((p) => p.path);
 
 test('an owned public open-source agent is listed, callable by another account, and yanked by its author only', async () => {
-  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub() }), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
     github.addRepository({ owner: 'bob', name: 'echo' });
     const r = await publish(g, bob, manifest('bob/echo', {}, 'https://github.com/bob/echo'));
@@ -139,7 +139,7 @@ test('an owned public open-source agent is listed, callable by another account, 
 });
 
 test('every refused condition is listed with its path; nothing is listed', async () => {
-  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub() }), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
     github.addUser({ id: 2002, login: 'someone' });
     github.addRepository({ owner: 'bob', name: 'secret', private: true });
@@ -233,10 +233,10 @@ test('every refused condition is listed with its path; nothing is listed', async
 });
 
 test('without the private-endpoint setting an http or private endpoint is refused; without a GitHub app publishing is off; dev mode has no route', async () => {
-  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub() }), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
-    const strict = await secondApi(g, withGitHub({ allowPrivateEndpoints: false }));
-    const off = await secondApi(g);
+    const strict = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: withGitHub({ allowPrivateEndpoints: false }) });
+    const off = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
     try {
       const http = await send(strict.url, 'POST', '/v0/agents', { key: bob.human, body: manifest('bob/echo') });
       expect(http.status).toBe(422);
@@ -262,10 +262,10 @@ test('without the private-endpoint setting an http or private endpoint is refuse
 });
 
 test('two API processes racing to publish one version: exactly one lists it, the other answers 409 and lists nothing', async () => {
-  await useAudited(await startHostedGateway(withGitHub()), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub() }), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
     github.addRepository({ owner: 'bob', name: 'echo' });
-    const other = await secondApi(g, withGitHub());
+    const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: withGitHub() });
     try {
       for (const version of ['1.0.0', '1.0.1', '1.0.2']) {
         const body = manifest('bob/echo', { version }, 'https://github.com/bob/echo');
@@ -291,10 +291,10 @@ test('publishing and drafting have their own per-account hourly buckets, shared 
   const limits = {
     rateLimits: { perAddressPerMin: 10_000, perAccountPerMin: 10_000, signupsPerHour: 100, publishesPerHour: 3, draftsPerHour: 2, evaluationsPerHour: 2 },
   };
-  await useAudited(await startHostedGateway(withGitHub(limits)), async (g) => {
+  await useAudited(await startTestGateway({ hosted: true, config: withGitHub(limits) }), async (g) => {
     const bob = await signInWithGitHub(g.url, github, 'bob', 1001);
     const carol = await signInWithGitHub(g.url, github, 'carol', 1003);
-    const other = await secondApi(g, withGitHub(limits));
+    const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: withGitHub(limits) });
     try {
       // Three attempts in all, across both processes, one of them refused (a foreign namespace): the fourth is limited.
       expect((await publish(g, bob, manifest('bob/one'))).status).toBe(201);

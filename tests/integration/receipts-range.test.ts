@@ -8,8 +8,8 @@ import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { RECEIPT_CSV_COLUMNS } from '../../services/api/routes/receipts.js';
 import { receiptRow } from '../../shared/receipts/store.js';
-import { useAudited, type TestGateway } from '../support/gateway.js';
-import { send, signUp, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { send, signUp, workMandate, type Account } from '../support/hosted.js';
 import { GENEROUS_RATE_LIMITS, query } from '../support/http.js';
 
 const RATES = GENEROUS_RATE_LIMITS;
@@ -125,7 +125,7 @@ async function insertReceipt(g: TestGateway, id: string, fields: { mandate: stri
 
 describe('GET /v0/receipts: since, until, status, agent', () => {
   test('the filters combine with the mandate, paging and scoping; another tenant’s mandate is a 404 and never a row', async () => {
-    await useAudited(await startHostedGateway(RATES), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: RATES }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       const bob = await signUp(g.url, 'bob');
       const work = await workMandate(g.url, alice, { delegation: { max_depth: 2 }, approval: { agents: ['examples/word-count'] } });
@@ -240,7 +240,7 @@ describe('GET /v0/receipts: since, until, status, agent', () => {
   });
 
   test('receipts written at one instant (a settle batch shares now()) page without loss, in the list and the CSV', async () => {
-    await useAudited(await startHostedGateway(RATES), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: RATES }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       const work = await workMandate(g.url, alice);
       // 1203 receipts at one microsecond-precise instant, and a few on either side of it.
@@ -271,7 +271,7 @@ describe('GET /v0/receipts: since, until, status, agent', () => {
 
 describe('GET /v0/receipts.csv', () => {
   test('RFC 4180, a header row, one row per top-level receipt, newest first; formulas defused, amounts as decimal strings', async () => {
-    await useAudited(await startHostedGateway(RATES), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: RATES }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       const work = await workMandate(g.url, alice, { delegation: { max_depth: 2 } });
       const pipeline = await call(g, work.agent, { agent: 'fixtures/pipeline', input: { text: 'x' } });
@@ -381,7 +381,7 @@ describe('GET /v0/receipts.csv', () => {
 
 describe('bad values', () => {
   test('a 400 invalid_request naming the parameter, on the list, the CSV and the statement; never a 5xx', async () => {
-    await useAudited(await startHostedGateway(RATES), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: RATES }), async (g) => {
       const alice: Account = await signUp(g.url, 'alice');
       const cases: Array<[Record<string, string>, string]> = [
         [{ since: 'yesterday' }, 'since'],

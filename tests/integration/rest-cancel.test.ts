@@ -8,20 +8,22 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { startBeside, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { hostedConfig, secondApi, send, signUp, workMandate, type Account } from '../support/hosted.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { hostedConfig, send, signUp, workMandate, type Account } from '../support/hosted.js';
+import { poll } from '../support/poll.js';
 
 async function logOf(file: string, line: string): Promise<string[]> {
-  const until = Date.now() + 10_000;
-  for (;;) {
-    const lines = (await readFile(file, 'utf8').catch(() => '')).trim().split('\n');
-    if (lines.includes(line)) return lines;
-    if (Date.now() > until) throw new Error(`${file} never said ${line}: ${lines.join(', ')}`);
-    await new Promise((resolve) => setTimeout(resolve, 20));
-  }
+  let lines: string[] = [];
+  return poll(
+    async () => {
+      lines = (await readFile(file, 'utf8').catch(() => '')).trim().split('\n');
+      return lines.includes(line) ? lines : undefined;
+    },
+    { what: `${file} to say ${line}`, timeoutMs: 10_000, intervalMs: 20, context: () => `it says: ${lines.join(', ')}` },
+  );
 }
 
-const runnerFor = (g: TestGateway) => startBeside(g, ['runner']);
+const runnerFor = (g: TestGateway) => startTestGateway({ beside: g, roles: ['runner'] });
 
 const tempFile = async (name: string) => path.join(await mkdtemp(path.join(tmpdir(), 'holon-rest-cancel-')), name);
 
@@ -60,7 +62,7 @@ describe('POST /v0/calls/{id}/cancel', () => {
 
       // Running: the runner (another service) aborts the run; the cancel is sent to another API process.
       const runner = await runnerFor(g);
-      const other = await secondApi(g);
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true });
       try {
         const file = await tempFile('patient.log');
         const running = (await submit('fixtures/patient', { file, ms: 20_000 })).body.call.id;
@@ -82,11 +84,11 @@ describe('POST /v0/calls/{id}/cancel', () => {
         });
         const fid = finished.body.call.id;
         // Finished (its receipt exists), its output not yet collected.
-        const until = Date.now() + 10_000;
-        while ((await send(g.url, 'GET', `/v0/receipts/${fid}`, { key: agent })).status !== 200) {
-          if (Date.now() > until) throw new Error('never finished');
-          await new Promise((resolve) => setTimeout(resolve, 20));
-        }
+        await poll(async () => (await send(g.url, 'GET', `/v0/receipts/${fid}`, { key: agent })).status === 200, {
+          what: 'the call to finish',
+          timeoutMs: 10_000,
+          intervalMs: 20,
+        });
         const late = await send(g.url, 'POST', `/v0/calls/${fid}/cancel`, { key: agent });
         expect(late.status).toBe(200);
         expect(late.body).toMatchObject({ cancel: 'too_late', call: { status: 'succeeded' }, receipt: { billed: true } });
@@ -117,11 +119,11 @@ describe('POST /v0/calls/{id}/cancel', () => {
             })
           ).body.call.id;
           // Running: the agent has its `ms` to go from about now.
-          const until = Date.now() + 10_000;
-          while ((await send(g.url, 'GET', `/v0/calls/${id}`, { key: agent })).body.call.status === 'queued') {
-            if (Date.now() > until) throw new Error('never ran');
-            await new Promise((resolve) => setTimeout(resolve, 5));
-          }
+          await poll(async () => (await send(g.url, 'GET', `/v0/calls/${id}`, { key: agent })).body.call.status !== 'queued', {
+            what: `${id} to run`,
+            timeoutMs: 10_000,
+            intervalMs: 5,
+          });
           await new Promise((resolve) => setTimeout(resolve, Math.max(0, ms + offset)));
           const cancel = await send(g.url, 'POST', `/v0/calls/${id}/cancel`, { key: agent });
           const receipt = (await send(g.url, 'GET', `/v0/calls/${id}?wait=10`, { key: agent })).body.receipt;

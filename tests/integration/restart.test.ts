@@ -11,7 +11,8 @@ import { expect, test } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
 import { createTestDatabase } from '../support/db.js';
 import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
-import { REPO_ROOT } from '../support/processes.js';
+import { poll } from '../support/poll.js';
+import { printedPort, REPO_ROOT } from '../support/processes.js';
 
 interface Served {
   child: ChildProcessWithoutNullStreams;
@@ -30,22 +31,14 @@ async function serve(databaseUrl: string): Promise<Served> {
   let out = '';
   child.stdout.on('data', (c) => (out += c));
   child.stderr.on('data', (c) => (out += c));
-  for (let i = 0; i < 300 && child.exitCode === null; i++) {
-    const m = /"port":(\d+)/.exec(out);
-    if (m) return { child, url: `http://127.0.0.1:${m[1]}`, output: () => out };
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  const port = await printedPort(child, () => out);
+  if (port) return { child, url: `http://127.0.0.1:${port}`, output: () => out };
   child.kill('SIGKILL');
   throw new Error(`holon serve did not start:\n${out}`);
 }
 
-async function until(what: string, check: () => Promise<boolean>, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!(await check())) {
-    if (Date.now() > deadline) throw new Error(`gave up waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+/** Waits of this test: up to 15 s, every 50 ms. */
+const SOON = { timeoutMs: 15_000, intervalMs: 50 };
 
 test('kill -9 mid-call, restart: the call is closed unbilled, the finished child stays paid, the key answers 409', async () => {
   const db = await createTestDatabase('postgres');
@@ -60,7 +53,7 @@ test('kill -9 mid-call, restart: the call is closed unbilled, the finished child
     const queued = await send(served.url, 'POST', '/v0/calls', { key: work.agent, body, headers });
     expect(queued.status).toBe(202);
     const callId = queued.body.call.id;
-    await until('the child to finish', async () => (await readFile(file, 'utf8').catch(() => '')).includes('child-done'));
+    await poll(async () => (await readFile(file, 'utf8').catch(() => '')).includes('child-done'), { what: 'the child to finish', ...SOON });
     const before = await db.knex('mandates').where({ id: work.mandate }).first('spent', 'reserved');
     expect(before.reserved).toBeGreaterThan(0n);
 
@@ -70,7 +63,10 @@ test('kill -9 mid-call, restart: the call is closed unbilled, the finished child
 
     served = await serve(db.url!);
     const url = served.url;
-    await until('the interrupted call to settle', async () => (await send(url, 'GET', `/v0/receipts/${callId}`, { key: alice.human })).status === 200);
+    await poll(async () => (await send(url, 'GET', `/v0/receipts/${callId}`, { key: alice.human })).status === 200, {
+      what: 'the interrupted call to settle',
+      ...SOON,
+    });
     const receipt = (await send(url, 'GET', `/v0/receipts/${callId}`, { key: alice.human })).body;
     expect(receipt).toMatchObject({ status: 'failed', error: 'gateway_restarted', billed: false, cost: { own: '0.00' } });
     expect(receipt.children).toHaveLength(1);

@@ -1,5 +1,5 @@
 import { describe, expect } from 'vitest';
-import { gatewayTest as test } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
 
 describe('capability routing', () => {
   test('picks the cheapest per successful run, and switches once records say so', async ({ gateway: g }) => {

@@ -5,8 +5,9 @@
  * billed. tests/unit/run-deadline.test.ts pins the mechanism (it fails on the old construction); this is the path.
  */
 import { expect } from 'vitest';
-import { gatewayTest as test } from '../support/gateway.js';
+import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { forceGc } from '../support/force-gc.js';
+import { poll } from '../support/poll.js';
 
 test('calls that overrun a 1 s timeout while collections run all end failed / timeout, and one within it succeeds', async ({ gateway: g }) => {
   await g.mandate({});
@@ -17,16 +18,19 @@ test('calls that overrun a 1 s timeout while collections run all end failed / ti
 
   const ids = overruns.map((r) => r.body.call.id as string);
   const receipts = new Map<string, any>();
-  const until = Date.now() + 15_000;
-  while (receipts.size < ids.length + 1 && Date.now() < until) {
-    forceGc();
-    for (const id of [...ids, within.body.call.id as string]) {
-      if (receipts.has(id)) continue;
-      const r = await g.get(`/v0/receipts/${id}`);
-      if (r.status === 200) receipts.set(id, r.body);
-    }
-    await new Promise((resolve) => setTimeout(resolve, 50));
-  }
+  // Collections run between the reads (forceGc): what used to drop a run's deadline timer.
+  await poll(
+    async () => {
+      forceGc();
+      for (const id of [...ids, within.body.call.id as string]) {
+        if (receipts.has(id)) continue;
+        const r = await g.get(`/v0/receipts/${id}`);
+        if (r.status === 200) receipts.set(id, r.body);
+      }
+      return receipts.size >= ids.length + 1;
+    },
+    { what: 'every receipt', timeoutMs: 15_000, intervalMs: 50, orUndefined: true }, // the expectations below say which is missing
+  );
   for (const id of ids) expect(receipts.get(id), id).toMatchObject({ status: 'failed', error: 'timeout' });
   expect(receipts.get(within.body.call.id)).toMatchObject({ status: 'succeeded', billed: true });
 });

@@ -19,9 +19,10 @@ import path from 'node:path';
 import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
-import { createTestDatabase, type TestDatabase } from '../support/db.js';
-import { createTestRedis } from '../support/redis.js';
-import { createCluster, sleep, waitFor, type Cluster, type ServiceProcess } from '../support/processes.js';
+import type { TestDatabase } from '../support/db.js';
+import { startTestCluster } from '../support/gateway.js';
+import type { Cluster, ServiceProcess } from '../support/processes.js';
+import { poll, sleep } from '../support/poll.js';
 
 const CENT = 10_000n;
 const SIGNUP_CREDIT = 5_000_000n;
@@ -37,20 +38,9 @@ interface Bed {
 let bed: Bed | undefined;
 
 async function setUp(): Promise<Bed> {
-  const db = await createTestDatabase('postgres');
-  const redis = await createTestRedis().catch(async (e) => {
-    await db.close();
-    throw e;
-  });
-  const prefix = redis.prefix;
   const dir = await mkdtemp(path.join(tmpdir(), 'holon-scale-'));
   const invocationsFile = path.join(dir, 'invocations.jsonl');
-  const cluster = createCluster({
-    databaseUrl: db.url!,
-    redisUrl: redis.url,
-    redisPrefix: prefix,
-    env: { HOLON_TEST_INVOCATIONS: invocationsFile },
-  });
+  const { cluster, db, stop } = await startTestCluster({ env: { HOLON_TEST_INVOCATIONS: invocationsFile } });
   // A failing test shows what the services said (their warnings and errors, as JSON log lines).
   onTestFailed(() => {
     console.error(`service output:\n${cluster.describe()}`);
@@ -61,10 +51,8 @@ async function setUp(): Promise<Bed> {
     invocationsFile,
     cleanup: async () => {
       try {
-        await cluster.stopAll();
+        await stop();
       } finally {
-        await redis.cleanup();
-        await db.close();
         await rm(dir, { recursive: true, force: true });
       }
     },
@@ -122,13 +110,12 @@ async function submitAsync(api: ServiceProcess, mandate: string, agent: string, 
 
 /** Polls GET /v0/calls/{id} until the call has its receipt. */
 async function receiptOf(b: Bed, api: ServiceProcess, id: string, timeoutMs = 60_000): Promise<any> {
-  return waitFor(
-    `the receipt of ${id}`,
+  return poll(
     async () => {
       const r = await request(api, 'GET', `/v0/calls/${id}`);
       return r.status === 200 && r.body.receipt ? r.body.receipt : undefined;
     },
-    { timeoutMs, intervalMs: 200, context: b.cluster.describe },
+    { what: `the receipt of ${id}`, timeoutMs, intervalMs: 200, context: b.cluster.describe },
   );
 }
 
@@ -138,13 +125,12 @@ async function callRow(b: Bed, id: string): Promise<any> {
 
 /** Waits until no call is queued, running or settling. */
 async function quiescent(b: Bed, timeoutMs = 60_000): Promise<void> {
-  await waitFor(
-    'every call to be settled',
+  await poll(
     async () => {
       const open = await b.db.knex('calls').whereIn('status', ['queued', 'running', 'settling']).count<{ n: string }[]>({ n: '*' });
       return Number(open[0]!.n) === 0;
     },
-    { timeoutMs, intervalMs: 200, context: b.cluster.describe },
+    { what: 'every call to be settled', timeoutMs, intervalMs: 200, context: b.cluster.describe },
   );
 }
 
@@ -234,15 +220,14 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
       }),
     );
     try {
-      await waitFor(
-        'reservations of both APIs waiting on the mandate',
+      await poll(
         async () => {
           const r = await b.db.knex.raw<{ rows: Array<{ n: string }> }>(
             `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
           );
           return Number(r.rows[0]!.n) > 10 ? true : undefined;
         },
-        { timeoutMs: 20_000 },
+        { what: 'reservations of both APIs waiting on the mandate', timeoutMs: 20_000 },
       );
     } finally {
       await gate.commit();
@@ -297,20 +282,19 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     const mandate = await createMandate(api);
 
     const id = await submitAsync(api, mandate, 'fixtures/hang', { ms: 25_000 }, { 'idempotency-key': 'hang-1' });
-    await waitFor(
-      'the call to be running with its agent invoked',
+    await poll(
       async () => {
         const row = await callRow(b, id);
         return row?.status === 'running' && (await invocations(b)).length === 1;
       },
-      { timeoutMs: 30_000, context: b.cluster.describe },
+      { what: 'the call to be running with its agent invoked', timeoutMs: 30_000, context: b.cluster.describe },
     );
 
     runnerA.kill('SIGKILL');
     const killedAt = Date.now();
     expect(await runnerA.exit).toMatchObject({ signal: 'SIGKILL' });
     // the dead runner's connections are gone before the next one counts as ready
-    await waitFor('runner A to leave Redis', async () => (await b.cluster.connectedWorkers('run')) === 0, { timeoutMs: 10_000 });
+    await poll(async () => (await b.cluster.connectedWorkers('run')) === 0, { what: 'runner A to leave Redis', timeoutMs: 10_000 });
     const runnerB = await b.cluster.start('runner', { name: 'runner-B' });
 
     // BullMQ redelivers the stalled job (lock 10 s, stall check every 5 s) and runner B closes the call; failing
@@ -355,23 +339,21 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
 
     // The calls run while no settler is up, so they all wait in `settling`: S1 is then killed while it works.
     const ids = await Promise.all(Array.from({ length: 60 }, () => submitAsync(api, mandate, 'examples/echo-upper', { text: 'x' })));
-    await waitFor(
-      'every call to have run',
+    await poll(
       async () => {
         const rows = await b.db.knex('calls').whereIn('id', ids).where({ status: 'settling' }).count<{ n: string }[]>({ n: '*' });
         return Number(rows[0]!.n) === ids.length;
       },
-      { timeoutMs: 60_000, intervalMs: 100, context: b.cluster.describe },
+      { what: 'every call to have run', timeoutMs: 60_000, intervalMs: 100, context: b.cluster.describe },
     );
 
     const s1 = await b.cluster.start('settler', { name: 'settler-S1', env: { HOLON_SETTLER_CONCURRENCY: '2' } });
-    const before = await waitFor(
-      'S1 to settle some calls',
+    const before = await poll(
       async () => {
         const n = Number((await b.db.knex('receipts').count<{ n: string }[]>({ n: '*' }))[0]!.n);
         return n >= 1 ? n : undefined;
       },
-      { timeoutMs: 30_000, intervalMs: 5, context: b.cluster.describe },
+      { what: 'S1 to settle some calls', timeoutMs: 30_000, intervalMs: 5, context: b.cluster.describe },
     );
     s1.kill('SIGKILL');
     expect(await s1.exit).toMatchObject({ signal: 'SIGKILL' });
@@ -380,7 +362,7 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     console.info(`[scale-out] settler S1 killed after ${before}…${atKill} of ${ids.length} settlements, holding ${held} settle job(s)`);
     expect(atKill, 'S1 was killed before it finished').toBeLessThan(ids.length);
 
-    await waitFor('S1 to leave Redis', async () => (await b.cluster.connectedWorkers('settle')) === 0, { timeoutMs: 10_000 });
+    await poll(async () => (await b.cluster.connectedWorkers('settle')) === 0, { what: 'S1 to leave Redis', timeoutMs: 10_000 });
     const s2 = await b.cluster.start('settler', { name: 'settler-S2' });
     // Jobs S1 held come back after their lock expires (stall check); the sweeper re-enqueues anything left.
     await quiescent(b, 100_000);
@@ -408,7 +390,8 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     const mandate = await createMandate(api);
 
     const id = await submitAsync(api, mandate, 'fixtures/hang', { ms: 1_500 });
-    await waitFor('the call to be running', async () => (await callRow(b, id))?.status === 'running', {
+    await poll(async () => (await callRow(b, id))?.status === 'running', {
+      what: 'the call to be running',
       timeoutMs: 30_000,
       intervalMs: 20,
       context: b.cluster.describe,

@@ -24,8 +24,8 @@ import { runCall } from '../../services/runner/run-call.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { BACKENDS, dbTest } from '../support/db.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { ADMIN_KEY, send, signUp, startHostedGateway, workMandate } from '../support/hosted.js';
-import { GENEROUS_RATE_LIMITS, query } from '../support/http.js';
+import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
+import { GENEROUS_RATE_LIMITS, query, type Answer, type Schema } from '../support/http.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 
 const RATES = GENEROUS_RATE_LIMITS;
@@ -40,26 +40,10 @@ function micros(amount: string): bigint {
   return m[1] ? -v : v;
 }
 
-interface Receipt {
-  id: string;
-  mandate: string;
-  payer: string | null;
-  status: string;
-  billed: boolean;
-  cost: { own: string; downstream: string; total: string };
-  currency: string | null;
-  splits: Array<{ to: string; amount: string }>;
-  children: Receipt[];
-  created_at: string;
-}
-
-interface Statement {
-  account: string;
-  since: string | null;
-  until: string | null;
-  currencies: Array<{ currency: string; opening: string; credited: string; billed: string; earned: string; closing: string }>;
-  mandates: Array<{ id: string; currency: string; total: string; spent: string; reserved: string; billed_in_range: string; billed_to_date: string }>;
-}
+/** What GET /v0/receipts and GET /v0/statement answer, as the OpenAPI document defines them. */
+type Receipt = Schema<'Receipt'>;
+type Statement = Answer<'readStatement', 200>;
+type ReceiptsPage = Answer<'listReceipts', 200>;
 
 interface Period {
   since?: string;
@@ -75,7 +59,7 @@ const sumBy = <T>(items: readonly T[], key: (t: T) => string, amount: (t: T) => 
 };
 
 async function statementOf(g: TestGateway, key: string, params: Record<string, string | undefined>): Promise<Statement> {
-  const r = await send(g.url, 'GET', `/v0/statement${q(params)}`, { key });
+  const r = await send<Statement>(g.url, 'GET', `/v0/statement${q(params)}`, { key });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body;
 }
@@ -84,7 +68,7 @@ async function receiptsOf(g: TestGateway, key: string): Promise<Receipt[]> {
   const out: Receipt[] = [];
   let before: string | undefined;
   do {
-    const r = await send(g.url, 'GET', `/v0/receipts${q({ limit: '200', before })}`, { key });
+    const r = await send<ReceiptsPage>(g.url, 'GET', `/v0/receipts${q({ limit: '200', before })}`, { key });
     expect(r.status).toBe(200);
     out.push(...r.body.receipts);
     before = r.body.next;
@@ -134,7 +118,7 @@ function checkStatement(s: Statement, account: string, period: Period, receipts:
 
 describe('GET /v0/statement', () => {
   test('closing = opening + credited − billed + earned for every account and any period; billed_to_date = spent; each sees only its own', async () => {
-    await useAudited(await startHostedGateway(RATES), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: RATES }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       const bob = await signUp(g.url, 'bob');
       const work = await workMandate(g.url, alice, { delegation: { max_depth: 2 } });
@@ -300,7 +284,7 @@ describe('GET /v0/statement', () => {
   });
 
   test('who may read which statement: a human their own, the admin any named account; bad values are a 400', async () => {
-    await useAudited(await startHostedGateway(RATES), async (g) => {
+    await useAudited(await startTestGateway({ hosted: true, config: RATES }), async (g) => {
       const alice = await signUp(g.url, 'alice');
       expect((await send(g.url, 'GET', '/v0/statement')).status).toBe(401);
       const agent = await send(g.url, 'GET', '/v0/statement', { key: alice.sandboxAgent });
@@ -369,8 +353,8 @@ describe('GET /v0/statement', () => {
       }
       expect(tree).toMatchObject({ billed: false, cost: { own: '0.00', downstream: '0.01', total: '0.01' } });
 
-      const receipts = (await g.get('/v0/receipts?limit=200')).body.receipts as Receipt[];
-      const statement = (await g.get('/v0/statement?account=alice')).body as Statement;
+      const receipts = (await g.get<ReceiptsPage>('/v0/receipts?limit=200')).body.receipts;
+      const statement = (await g.get<Statement>('/v0/statement?account=alice')).body;
       checkStatement(statement, 'alice', {}, receipts);
       expect(statement.currencies).toEqual([
         { currency: 'EUR', opening: '0.00', credited: '5.00', billed: '0.02', earned: '0.00', closing: '4.98' },
@@ -391,7 +375,7 @@ describe('GET /v0/statement', () => {
       expect(cut.body.mandates[0]).toMatchObject({ id: 'alice/test', billed_in_range: '0.00' });
       // Platform and authors, through the operator too.
       for (const account of ['holon', 'fixtures', 'examples', 'external:demo-credit']) {
-        const s = await g.get(`/v0/statement?account=${encodeURIComponent(account)}`);
+        const s = await g.get<Statement>(`/v0/statement?account=${encodeURIComponent(account)}`);
         expect(s.status).toBe(200);
         checkStatement(s.body, account, {}, receipts);
       }

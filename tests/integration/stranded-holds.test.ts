@@ -10,10 +10,8 @@ import { expect, onTestFailed, test } from 'vitest';
 import { startRunner } from '../../services/runner/worker.js';
 import type { Db } from '../../shared/db/connect.js';
 import { audit } from '../../shared/ledger/audit.js';
-import { createTestDatabase } from '../support/db.js';
-import { startTestGateway, useAudited } from '../support/gateway.js';
-import { createTestRedis } from '../support/redis.js';
-import { createCluster, waitFor } from '../support/processes.js';
+import { startTestCluster, startTestGateway, useAudited } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 
 /** A TCP relay to Redis that can turn into a black hole: bytes are swallowed, so commands hang without an error. */
 async function blackHoleRelay(redisUrl: string): Promise<{ url: string; swallow(): void; close(): Promise<void> }> {
@@ -47,10 +45,8 @@ async function blackHoleRelay(redisUrl: string): Promise<{ url: string; swallow(
 }
 
 test('(a) an API killed right after a reserve: the hold is released within seconds', async () => {
-  const db = await createTestDatabase('postgres');
-  const redis = await createTestRedis();
+  const { cluster, db, redis, stop } = await startTestCluster({ registry: 'examples' });
   const relay = await blackHoleRelay(redis.url);
-  const cluster = createCluster({ databaseUrl: db.url!, redisUrl: redis.url, redisPrefix: redis.prefix, registry: 'examples' });
   onTestFailed(() => console.error(cluster.describe()));
   try {
     await cluster.start('settler');
@@ -67,7 +63,8 @@ test('(a) an API killed right after a reserve: the hold is released within secon
       headers: { 'content-type': 'application/json' },
       body: JSON.stringify({ mandate: mandate.id, agent: 'examples/echo-upper', input: { text: 'x' } }),
     }).catch(() => undefined);
-    const id = await waitFor('the reserved call', async () => (await db.knex('calls').where({ status: 'queued' }).first('id'))?.id as string | undefined, {
+    const id = await poll(async () => (await db.knex('calls').where({ status: 'queued' }).first('id'))?.id as string | undefined, {
+      what: 'the reserved call',
       intervalMs: 5,
     });
     expect(await db.knex('holds').where({ id, status: 'held' }).first('id')).toBeDefined();
@@ -76,7 +73,8 @@ test('(a) an API killed right after a reserve: the hold is released within secon
     await api.exit;
     await cluster.start('api');
 
-    const receipt = await waitFor('the stranded call to be closed', () => receiptOf(db.knex, id), {
+    const receipt = await poll(() => receiptOf(db.knex, id), {
+      what: 'the stranded call to be closed',
       timeoutMs: 45_000,
       intervalMs: 100,
       context: cluster.describe,
@@ -89,8 +87,7 @@ test('(a) an API killed right after a reserve: the hold is released within secon
   } finally {
     await cluster.stopAll();
     await relay.close();
-    await redis.cleanup();
-    await db.close();
+    await stop();
   }
 });
 

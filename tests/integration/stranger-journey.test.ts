@@ -12,11 +12,11 @@ import type { AddressInfo } from 'node:net';
 import { expect, test } from 'vitest';
 import type { Config } from '../../shared/platform/config.js';
 import { startFakeGitHub } from '../support/fake-github.js';
-import { useAudited } from '../support/gateway.js';
+import { startTestGateway, useAudited } from '../support/gateway.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
-import { secondApi, send, signUp, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
-import { waitFor } from '../support/processes.js';
+import { send, signUp, workMandate, type Account, type Reply, type Schema } from '../support/hosted.js';
 import { startMcpAgent } from '../support/published-servers.js';
+import { poll } from '../support/poll.js';
 
 const SECRET = 'stranger-journey-file-secret-0123456789abcdef';
 const TOKEN = 'journey-token.0123456789-abcdef';
@@ -66,7 +66,7 @@ async function wholeCatalog(base: string): Promise<any[]> {
   const agents: any[] = [];
   let cursor: string | null = '';
   while (cursor !== null) {
-    const page = await send(base, 'GET', `/v0/catalog?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
+    const page: Reply<Schema<'CatalogPage'>> = await send(base, 'GET', `/v0/catalog?limit=100${cursor ? `&cursor=${encodeURIComponent(cursor)}` : ''}`);
     expect(page.status, JSON.stringify(page.body)).toBe(200);
     agents.push(...page.body.agents);
     cursor = page.body.next_cursor;
@@ -85,8 +85,8 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
   const mcp = await startMcpAgent({ tls: false });
   const settings: Partial<Config> = { ...github.config, githubTimeoutMs: 2_000, allowPrivateEndpoints: true, fileSecret: SECRET };
   try {
-    await useAudited(await startHostedGateway(settings), async (g) => {
-      const other = await secondApi(g, settings);
+    await useAudited(await startTestGateway({ hosted: true, config: settings }), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, config: settings });
       try {
         // 1. The author signs in with GitHub (the redirect flow) and gets a human key; the account is linked.
         const author = await signInWithGitHub(g.url, github, 'Adaline', 4242);
@@ -123,10 +123,13 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
         const tool = manifest('adaline/tool', { kind: 'mcp', endpoint: `http://127.0.0.1:${mcp.port}/mcp`, tool: 'run' }, { capabilities: ['text.tool'] });
         const publishedTool = await send(g.url, 'POST', '/v0/agents', { key: author.human, body: tool });
         expect(publishedTool.status, JSON.stringify(publishedTool.body)).toBe(201);
-        await waitFor('both versions in the second process', async () => {
-          const [a, b] = await Promise.all([send(other.url, 'GET', '/v0/agents/adaline/echo'), send(other.url, 'GET', '/v0/agents/adaline/tool')]);
-          return a.status === 200 && b.status === 200;
-        });
+        await poll(
+          async () => {
+            const [a, b] = await Promise.all([send(other.url, 'GET', '/v0/agents/adaline/echo'), send(other.url, 'GET', '/v0/agents/adaline/tool')]);
+            return a.status === 200 && b.status === 200;
+          },
+          { what: 'both versions in the second process' },
+        );
 
         // 4. A caller (email sign-up) calls it by name through the second process; the server saw the token.
         const caller: Account = await signUp(other.url, 'calvin');
@@ -183,7 +186,7 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
         );
         const forked = await send(other.url, 'POST', '/v0/agents', { key: forker.human, body: fork });
         expect(forked.status, JSON.stringify(forked.body)).toBe(201);
-        await waitFor('the fork in the first process', async () => (await send(g.url, 'GET', '/v0/agents/fernanda/echo')).status === 200);
+        await poll(async () => (await send(g.url, 'GET', '/v0/agents/fernanda/echo')).status === 200, { what: 'the fork in the first process' });
         const forkCall = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'fernanda/echo', input: { n: 5 } } });
         expect(forkCall.status, JSON.stringify(forkCall.body)).toBe(200);
         expect(forkCall.body.receipt.agent).toBe('fernanda/echo@1.0.0');
@@ -220,7 +223,7 @@ test('a stranger signs in with GitHub, publishes, is called through another proc
         const yank = await send(g.url, 'DELETE', '/v0/agents/adaline/echo@1.0.0', { key: author.human });
         expect(yank.status, JSON.stringify(yank.body)).toBe(200);
         expect(yank.body).toMatchObject({ agent: 'adaline/echo', version: '1.0.0', yanked_by: 'adaline' });
-        await waitFor('the yank in the second process', async () => (await send(other.url, 'GET', '/v0/agents/adaline/echo')).status === 404);
+        await poll(async () => (await send(other.url, 'GET', '/v0/agents/adaline/echo')).status === 404, { what: 'the yank in the second process' });
         expect((await wholeCatalog(other.url)).map((a) => a.id)).not.toContain('adaline/echo');
         const afterYank = await send(other.url, 'POST', '/v0/calls', { key: work.agent, body: { agent: 'adaline/echo', input: {} } });
         expect(afterYank.status).toBe(404);

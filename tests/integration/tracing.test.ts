@@ -7,9 +7,7 @@
  */
 import { createServer, type Server } from 'node:http';
 import { describe, expect, test } from 'vitest';
-import { createTestDatabase } from '../support/db.js';
-import { createTestRedis } from '../support/redis.js';
-import { createCluster } from '../support/processes.js';
+import { startTestCluster } from '../support/gateway.js';
 
 interface OtlpValue {
   stringValue?: string;
@@ -68,12 +66,7 @@ const attr = (s: OtlpSpan, key: string) => s.attributes?.find((a) => a.key === k
 describe('tracing across API → queue → runner → settler', () => {
   test('one paid call is one trace over three processes; no attribute holds the input, the mandate id or a key', async () => {
     const collector = await fakeCollector();
-    const db = await createTestDatabase('postgres');
-    const redis = await createTestRedis();
-    const cluster = createCluster({
-      databaseUrl: db.url!,
-      redisUrl: redis.url,
-      redisPrefix: redis.prefix,
+    const { cluster, stop } = await startTestCluster({
       env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, HOLON_FILE_SECRET: 'file-secret-for-the-tracing-test-0123456789' },
     });
     const marker = 'an-input-that-must-never-be-traced';
@@ -131,8 +124,7 @@ describe('tracing across API → queue → runner → settler', () => {
     } finally {
       await cluster.stopAll();
       await collector.close();
-      await redis.cleanup();
-      await db.close();
+      await stop();
     }
   });
 });

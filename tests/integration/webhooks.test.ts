@@ -8,15 +8,16 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, test } from 'vitest';
+import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
 import type { WebhookSettings, Config } from '../../shared/platform/config.js';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
+import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startFakeGitHub } from '../support/fake-github.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
-import { useAudited, type TestGateway } from '../support/gateway.js';
-import { send, startHostedGateway, workMandate, type Account } from '../support/hosted.js';
-import { webhookCluster } from '../support/webhook-cluster.js';
-import { sleep, waitFor, type ServiceProcess } from '../support/processes.js';
+import { startTestCluster, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { send, workMandate, type Account } from '../support/hosted.js';
+import type { ServiceProcess } from '../support/processes.js';
+import { poll, sleep } from '../support/poll.js';
 
 const FILE_SECRET = 'webhook-tests-file-secret-0123456789abcdef';
 
@@ -89,7 +90,7 @@ const fast = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
 });
 
 function hosted(webhooks: WebhookSettings, extra: Partial<Config> = {}) {
-  return startHostedGateway({ fileSecret: FILE_SECRET, allowPrivateEndpoints: true, webhooks, ...extra });
+  return startTestGateway({ hosted: true, config: { fileSecret: FILE_SECRET, allowPrivateEndpoints: true, webhooks, ...extra } });
 }
 
 interface Signed extends Account {
@@ -132,13 +133,12 @@ async function waitForState(
   also: (d: { attempts: unknown[] }) => boolean = () => true,
   timeoutMs = 15_000,
 ) {
-  return waitFor(
-    `the delivery of ${callId} to be ${state}`,
+  return poll(
     async () => {
       const d = await deliveryOf(g, key, callId);
       return d?.state === state && also(d) ? d : undefined;
     },
-    { timeoutMs, intervalMs: 50 },
+    { what: `the delivery of ${callId} to be ${state}`, timeoutMs, intervalMs: 50 },
   );
 }
 
@@ -331,7 +331,7 @@ describe('webhooks, hosted: each account signs with its own secret', () => {
       await g.db.knex('webhook_secrets').where({ account: 'alice' }).delete();
       const hook = await startReceiver();
       const id = await callWithCallback(g, alice.agent, hook.url);
-      await waitFor('the first attempt', async () => ((await deliveryOf(g, alice.human, id))?.attempts.length ?? 0) >= 1, { timeoutMs: 10_000 });
+      await poll(async () => ((await deliveryOf(g, alice.human, id))?.attempts.length ?? 0) >= 1, { what: 'the first attempt', timeoutMs: 10_000 });
       const d = await deliveryOf(g, alice.human, id);
       expect(d.attempts[0]).toMatchObject({ status_code: null, error: expect.stringMatching(/no webhook secret/) });
       expect(hook.received).toHaveLength(0);
@@ -358,7 +358,11 @@ describe('webhooks, hosted: each account signs with its own secret', () => {
 
 describe('webhooks, dev mode: one local secret', () => {
   test('a settler restarted between attempts still retries: the attempt waits in Redis, the new settler sends it', async () => {
-    const { cluster, secret, redis } = await webhookCluster('0,4s,1s', (fn) => cleanups.push(fn));
+    // Every process signs with the one dev secret; the second attempt comes 4 s after the first.
+    const secret = generateWebhookSecret();
+    const { cluster, redis, stop } = await startTestCluster({ env: { HOLON_CALLBACK_SECRET: secret, HOLON_WEBHOOK_SCHEDULE: '0,4s,1s' } });
+    cleanups.push(stop);
+    onTestFailed(() => console.error(`service output:\n${cluster.describe()}`));
     const hook = await startReceiver([{ status: 500 }]);
     const api: ServiceProcess = await cluster.start('api');
     await cluster.start('runner');
@@ -384,7 +388,8 @@ describe('webhooks, dev mode: one local secret', () => {
     const raw = new Redis(redis.url);
     cleanups.push(async () => raw.disconnect());
     const delayed = `${bullPrefixOf(redis.prefix)}:deliver:delayed`;
-    await waitFor('the second attempt to wait in Redis', async () => hook.received.length === 1 && (await raw.zcard(delayed)) === 1, {
+    await poll(async () => hook.received.length === 1 && (await raw.zcard(delayed)) === 1, {
+      what: 'the second attempt to wait in Redis',
       timeoutMs: 30_000,
       context: cluster.describe,
     });
@@ -394,19 +399,18 @@ describe('webhooks, dev mode: one local secret', () => {
     expect(hook.received).toHaveLength(1);
 
     await cluster.start('settler');
-    await waitFor('the retry from the new settler', () => hook.received.length === 2, { timeoutMs: 30_000, context: cluster.describe });
+    await poll(() => hook.received.length === 2, { what: 'the retry from the new settler', timeoutMs: 30_000, context: cluster.describe });
     const [first, second] = hook.received;
     expect(second!.headers['webhook-id']).toBe(first!.headers['webhook-id']);
     expect(first!.headers['webhook-id']).toBe(`msg_${id}`);
     expect(verify(secret, second!)).toMatchObject({ type: 'call.completed', call: { id }, output: { text: 'RESTART' } });
     expect(verify(secret, first!)).toMatchObject({ call: { id } });
-    const log = await waitFor(
-      'the delivery to be logged delivered',
+    const log = await poll(
       async () => {
         const d = (await send(api.url!, 'GET', `/v0/calls/${id}/deliveries`)).body.delivery;
         return d?.state === 'delivered' ? d : undefined;
       },
-      { timeoutMs: 10_000 },
+      { what: 'the delivery to be logged delivered', timeoutMs: 10_000 },
     );
     expect(log.attempts.map((a: { attempt: number; status_code: number }) => [a.attempt, a.status_code])).toEqual([
       [1, 500],

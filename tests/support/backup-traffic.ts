@@ -2,20 +2,17 @@
  * Real traffic for the backup drill (tests/integration/backup-*.test.ts), made through a hosted gateway's HTTP API
  * with the helpers the other tests use: sign-ups with demo credit, a paid call, a delegation tree (fixtures/pipeline),
  * an approval held then approved, an uploaded file (two chunks), a published webhook agent (GitHub sign-in, an
- * encrypted endpoint credential, an evaluation) called and paid, and a moderation action. Also a gateway started on
- * an existing database (the restored one) with its own Redis prefix.
+ * encrypted endpoint credential, an evaluation) called and paid, and a moderation action. A gateway on the restored
+ * database is `startTestGateway({ databaseUrl, config: drillConfig(github) })`.
  */
 import { randomBytes } from 'node:crypto';
 import { expect } from 'vitest';
-import { ALL_ROLES, startGateway, type RunningGateway } from '../../services/compose.js';
 import type { Config } from '../../shared/platform/config.js';
 import type { FakeGitHub } from './fake-github.js';
-import { TEST_REGISTRY } from './gateway.js';
 import { signInWithGitHub } from './github-accounts.js';
-import { ADMIN_KEY, hostedConfig, send, signUp, type Account } from './hosted.js';
-import { createTestRedis } from './redis.js';
+import { ADMIN_KEY, hostedConfig, send, signUp, type Account, type Reply } from './hosted.js';
 
-export const DRILL_FILE_SECRET = 'backup-drill-file-secret-0123456789abcdef';
+const DRILL_FILE_SECRET = 'backup-drill-file-secret-0123456789abcdef';
 
 /** The hosted configuration of the drill: the fake GitHub, agents on 127.0.0.1 allowed, a file secret. */
 export function drillConfig(github: FakeGitHub, extra: Partial<Config> = {}): Partial<Config> {
@@ -31,7 +28,7 @@ export interface Traffic {
   fileBytes: Buffer;
 }
 
-async function ok(what: string, reply: Promise<{ status: number; body: any }>, status = 200): Promise<any> {
+async function ok<T = any>(what: string, reply: Promise<Reply<T>>, status = 200): Promise<T> {
   const r = await reply;
   expect(r.status, `${what}: ${JSON.stringify(r.body)}`).toBe(status);
   return r.body;
@@ -106,27 +103,4 @@ export async function makeTraffic(base: string, github: FakeGitHub, webhookEndpo
   );
 
   return { alice, aliceAgent, bob, fileId, fileBytes };
-}
-
-/** Every service of a hosted gateway on an existing Postgres database (a restored one), on its own Redis prefix. */
-export async function startGatewayOn(databaseUrl: string, config: Partial<Config>): Promise<{ gw: RunningGateway; url: string; stop(): Promise<void> }> {
-  const redis = await createTestRedis();
-  const gw = await startGateway(ALL_ROLES, {
-    port: 0,
-    databaseUrl,
-    redisUrl: redis.url,
-    redisPrefix: redis.prefix,
-    registryDirs: TEST_REGISTRY,
-    registryExplicit: true,
-    logLevel: 'warn',
-    ...config,
-  });
-  return {
-    gw,
-    url: `http://127.0.0.1:${gw.port}`,
-    stop: async () => {
-      await gw.stop();
-      await redis.cleanup();
-    },
-  };
 }

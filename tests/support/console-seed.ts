@@ -10,36 +10,30 @@
  *     text.translate), one held call approved and run, and two held calls pending (one with a long input);
  *   - mallory, signed up and disabled by the admin, so the moderation log has an entry.
  *
- * Everything runs in this process, vitest or not: tests/support/hosted.ts and gateway.ts cannot be imported outside
- * vitest (redis.ts and db.ts call `test.extend` and `inject` at import; the requests of http.ts and github-accounts.ts
- * can), so the gateway is started here the way
- * startTestGateway starts it — every role, the test registry, its own database and Redis prefix — on a throw-away
- * database created on DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432/postgres) and a Redis key
- * prefix on REDIS_URL (default redis://127.0.0.1:6379), both removed by `stop()`. The gateway listens on a port
- * picked first, and HOLON_PUBLIC_URL is that origin: the Origin guard accepts the browser's writes from it.
+ * Everything runs in this process, vitest or not: the gateway is startTestGateway's (gateway.ts) in its `standalone`
+ * form — every role, the test registry, on a throw-away database created on DATABASE_URL's server (default
+ * postgres://postgres@127.0.0.1:5432/postgres) and a Redis key prefix on REDIS_URL (default redis://127.0.0.1:6379),
+ * both removed by `stop()`. The gateway listens on a port picked first, and HOLON_PUBLIC_URL is that origin: the
+ * Origin guard accepts the browser's writes from it.
  */
-import { randomBytes } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import path from 'node:path';
-import { ALL_ROLES, startGateway, type RunningGateway } from '../../services/compose.js';
 import type { Config } from '../../shared/platform/config.js';
 import { startFakeGitHub } from './fake-github.js';
-import { createDatabase, databaseUrlFor, dropDatabase } from './postgres-admin.js';
+import { startTestGateway, type TestGateway } from './gateway.js';
 import { signInWithGitHub } from './github-accounts.js';
 import { ADMIN_KEY, send, signUp, type Reply } from './http.js';
-import { freePort, REPO_ROOT, waitFor } from './processes.js';
-import { deleteKeysUnder } from './redis-keys.js';
+import { poll } from './poll.js';
+import { freePort, REPO_ROOT } from './processes.js';
 
 /** The admin key of the hosted test gateways. */
-export const CONSOLE_ADMIN_KEY = ADMIN_KEY;
+const CONSOLE_ADMIN_KEY = ADMIN_KEY;
 
-const DEFAULT_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
-const DEFAULT_REDIS_URL = 'redis://127.0.0.1:6379';
 const REGISTRY = [path.join(REPO_ROOT, 'examples'), path.join(REPO_ROOT, 'tests/fixtures/registry')];
 const FILE_SECRET = 'console-seed-file-secret-0123456789abcdefghij';
 
-export interface SeededAccount {
+interface SeededAccount {
   handle: string;
   human: string;
 }
@@ -57,67 +51,25 @@ export interface ConsoleGateway {
   stop(): Promise<void>;
 }
 
-export interface IsolatedGateway {
-  gw: RunningGateway;
-  url: string;
-  stop(): Promise<void>;
-}
-
 /** `send`, and the answer must have one of the expected statuses. */
-async function expectStatus(what: string, reply: Promise<Reply>, ...statuses: number[]): Promise<any> {
+async function expectStatus<T = any>(what: string, reply: Promise<Reply<T>>, ...statuses: number[]): Promise<T> {
   const r = await reply;
   if (!statuses.includes(r.status)) throw new Error(`${what}: expected HTTP ${statuses.join(' or ')}, got ${r.status} ${JSON.stringify(r.body)}`);
   return r.body;
 }
 
-/**
- * A gateway with every role, as startTestGateway starts one, on its own new database (migrated by the gateway as it
- * starts) and Redis prefix; `stop()` stops it, deletes the prefix's keys and drops the database.
- */
-export async function startIsolatedGateway(config: Partial<Config> = {}): Promise<IsolatedGateway> {
-  const server = process.env.DATABASE_URL ?? DEFAULT_DATABASE_URL;
-  const redisUrl = process.env.REDIS_URL ?? DEFAULT_REDIS_URL;
-  const id = randomBytes(5).toString('hex');
-  const database = `holon_console_${id}`;
-  const prefix = `holon-console.${id}`;
-  await createDatabase(server, database);
-  const cleanup = async () => {
-    await deleteKeysUnder(redisUrl, prefix);
-    await dropDatabase(server, database);
-  };
-  let gw: RunningGateway;
-  try {
-    gw = await startGateway(ALL_ROLES, {
-      port: 0,
-      databaseUrl: databaseUrlFor(server, database),
-      redisUrl,
-      redisPrefix: prefix,
-      registryDirs: REGISTRY,
-      registryExplicit: true,
-      evalsDir: path.join(REPO_ROOT, 'evals'),
-      logLevel: 'warn',
-      ...config,
-    });
-  } catch (e) {
-    await cleanup();
-    throw e;
-  }
-  return {
-    gw,
-    url: `http://127.0.0.1:${gw.port}`,
-    stop: async () => {
-      try {
-        await gw.stop();
-      } finally {
-        await cleanup();
-      }
-    },
-  };
+/** Every role on a throw-away database and Redis prefix (startTestGateway's `standalone`), the test registry and the shipped suites. */
+function startConsoleGateway(options: { hosted?: boolean; config?: Partial<Config> }): Promise<TestGateway> {
+  return startTestGateway({
+    standalone: { name: 'console' },
+    ...(options.hosted ? { hosted: true } : {}),
+    config: { registryDirs: REGISTRY, evalsDir: path.join(REPO_ROOT, 'evals'), ...options.config },
+  });
 }
 
 /** A dev gateway (`npm start`'s: no keys, the dev mandates of examples/mandates) for the console's dev pages. */
-export function startConsoleDevGateway(config: Partial<Config> = {}): Promise<IsolatedGateway> {
-  return startIsolatedGateway({ mandatesDir: path.join(REPO_ROOT, 'examples/mandates'), ...config });
+export function startConsoleDevGateway(config: Partial<Config> = {}): Promise<TestGateway> {
+  return startConsoleGateway({ config: { mandatesDir: path.join(REPO_ROOT, 'examples/mandates'), ...config } });
 }
 
 /**
@@ -190,14 +142,9 @@ export async function seedConsoleGateway(): Promise<ConsoleGateway> {
     stops.push(() => agents.close());
     const port = await freePort();
     const url = `http://127.0.0.1:${port}`;
-    const g = await startIsolatedGateway({
+    const g = await startConsoleGateway({
       hosted: true,
-      adminKey: CONSOLE_ADMIN_KEY,
-      port,
-      publicUrl: url,
-      allowPrivateEndpoints: true,
-      fileSecret: FILE_SECRET,
-      ...github.config,
+      config: { port, publicUrl: url, allowPrivateEndpoints: true, fileSecret: FILE_SECRET, ...github.config },
     });
     stops.push(() => g.stop());
 
@@ -319,14 +266,13 @@ export async function seedConsoleGateway(): Promise<ConsoleGateway> {
     );
 
     // The evaluation of lena/shout runs in this process's evaluator: wait for its result.
-    await waitFor(
-      'the evaluation of lena/shout@1.0.0',
+    await poll(
       async () => {
         const me = await send(url, 'GET', '/v0/me/agents', { key: lena.human });
         const version = (me.body?.versions as any[] | undefined)?.find((v) => v.agent === 'lena/shout');
         return version && version.evaluation?.status !== 'pending' ? version : undefined;
       },
-      { timeoutMs: 60_000, intervalMs: 200 },
+      { what: 'the evaluation of lena/shout@1.0.0', timeoutMs: 60_000, intervalMs: 200 },
     );
 
     const created = String(delegated.receipt.created_at ?? new Date().toISOString());

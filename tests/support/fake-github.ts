@@ -17,22 +17,22 @@ import { createServer, type IncomingMessage } from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import type { Config } from '../../shared/platform/config.js';
 
-export interface FakeGitHubUser {
+interface FakeGitHubUser {
   id: number;
   login: string;
   emails: Array<{ email: string; primary: boolean; verified: boolean }>;
 }
 
-export interface FakeRepository {
+interface FakeRepository {
   owner: string;
   name: string;
   private?: boolean;
   ownerType?: 'User' | 'Organization';
 }
 
-export type Endpoint = 'authorize' | 'token' | 'user' | 'emails' | 'repos' | 'members';
+type Endpoint = 'authorize' | 'token' | 'user' | 'emails' | 'repos' | 'members';
 /** 500: an error page; hang: the request is never answered; oauth_error: the token endpoint's 200 `{error}`. */
-export type FailureMode = 500 | 'hang' | 'oauth_error';
+type FailureMode = 500 | 'hang' | 'oauth_error';
 
 export interface FakeGitHub {
   /** The web origin (HOLON_GITHUB_URL). */

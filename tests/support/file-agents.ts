@@ -15,7 +15,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { answerMcp } from './published-servers.js';
 
-export const FILE_AGENTS_DIR = path.resolve('tests/fixtures/file-agents');
+const FILE_AGENTS_DIR = path.resolve('tests/fixtures/file-agents');
 
 export interface AnnouncedFile {
   url: string;
@@ -25,7 +25,7 @@ export interface AnnouncedFile {
   expires: string;
 }
 
-export interface Downloaded {
+interface Downloaded {
   handle: string;
   status: number;
   size: number;

@@ -25,7 +25,7 @@ export interface Traits {
 
 const LONE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/;
 
-export function stringTraits(s: string): Traits {
+function stringTraits(s: string): Traits {
   return { nul: s.includes('\u0000'), surrogate: LONE.test(s), depth: 0 };
 }
 
@@ -57,7 +57,7 @@ export function traitsOf(v: unknown): Traits {
 }
 
 /** JSON text of a value; strings through JSON.stringify, so a lone surrogate is written `\ud800` and NUL `\u0000`. */
-export function toJson(v: unknown): string {
+function toJson(v: unknown): string {
   if (v instanceof Raw) return v.text;
   if (v === undefined) return 'null';
   if (Array.isArray(v)) return `[${v.map(toJson).join(',')}]`;
@@ -184,14 +184,14 @@ export const deepValue: fc.Arbitrary<Raw> = fc
   .map(([depth, style, [text, traits]]) => nested(depth, style, text, traits));
 
 /** A string of `n` characters (`x`, or a 2-byte `é` for odd byte counts). */
-export function bigString(n: number, char = 'x'): Raw {
+function bigString(n: number, char = 'x'): Raw {
   return new Raw(JSON.stringify(char.repeat(n)));
 }
 
 // ---- documents, mutated --------------------------------------------------------------------------------------
 
 export type Path = ReadonlyArray<string | number>;
-export const DELETE = Symbol('delete');
+const DELETE = Symbol('delete');
 
 /** Every path in a plain document (containers and leaves), for mutations. */
 export function pathsOf(doc: unknown, prefix: Path = []): Path[] {
@@ -202,7 +202,7 @@ export function pathsOf(doc: unknown, prefix: Path = []): Path[] {
 }
 
 /** A copy of `doc` with `value` at `path` (DELETE removes it); missing containers are created. */
-export function setPath(doc: unknown, path: Path, value: unknown): unknown {
+function setPath(doc: unknown, path: Path, value: unknown): unknown {
   if (path.length === 0) return value;
   const [head, ...rest] = path;
   const base: any = Array.isArray(doc) ? [...doc] : doc && typeof doc === 'object' && !(doc instanceof Raw) ? { ...doc } : {};
@@ -214,7 +214,7 @@ export function setPath(doc: unknown, path: Path, value: unknown): unknown {
   return base;
 }
 
-export interface Mutation {
+interface Mutation {
   path: Path;
   value: unknown;
 }
@@ -329,7 +329,7 @@ export function sizedBody(template: Record<string, unknown>, at: Path, bytes: nu
 
 // ---- headers -------------------------------------------------------------------------------------------------
 
-export const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'];
+const JSON_TYPES = ['application/json', 'application/json; charset=utf-8', 'Application/JSON', 'application/json;charset=UTF-8'];
 export const WRONG_TYPES = [
   'text/plain',
   'text/plain; charset=utf-8',

@@ -5,6 +5,7 @@
 import { Agent, request, type IncomingHttpHeaders } from 'node:http';
 import { expect } from 'vitest';
 import type { TestGateway } from './gateway.js';
+import { poll } from './poll.js';
 
 export interface RawRequest {
   method: 'GET' | 'POST';
@@ -69,7 +70,7 @@ function parseJson(text: string): unknown {
 }
 
 /** The JSON-RPC messages of a /mcp reply: a JSON body, or the `data:` lines of an event stream. */
-export function rpcMessages(reply: RawReply): unknown[] | undefined {
+function rpcMessages(reply: RawReply): unknown[] | undefined {
   if (String(reply.headers['content-type'] ?? '').startsWith('text/event-stream')) {
     const out: unknown[] = [];
     for (const event of reply.text.split(/\r?\n\r?\n/)) {
@@ -106,7 +107,7 @@ const INTERNAL = [
   /\bundefined is not\b|Cannot read propert/,
 ];
 
-export function internalText(text: string): string | undefined {
+function internalText(text: string): string | undefined {
   return INTERNAL.find((re) => re.test(text))?.source;
 }
 
@@ -119,7 +120,7 @@ export function excerpt(reply: RawReply, max = 400): string {
 const isObject = (v: unknown): v is Record<string, any> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The REST error shape: `{error: {code, message, problems?}}`. */
-export function hasErrorShape(body: unknown): boolean {
+function hasErrorShape(body: unknown): boolean {
   if (!isObject(body) || !isObject(body.error)) return false;
   const { code, message, problems } = body.error;
   if (typeof code !== 'string' || code === '' || typeof message !== 'string') return false;
@@ -147,7 +148,7 @@ export function checkRest(reply: RawReply, what: string): void {
 }
 
 /** A JSON-RPC 2.0 message: a response (result or error {code, message}), a request or a notification. */
-export function isRpcMessage(m: unknown): boolean {
+function isRpcMessage(m: unknown): boolean {
   if (!isObject(m) || m.jsonrpc !== '2.0') return false;
   if ('error' in m) return isObject(m.error) && Number.isInteger(m.error.code) && typeof m.error.message === 'string' && !('result' in m);
   return 'result' in m || typeof m.method === 'string';
@@ -173,12 +174,14 @@ export function checkRpc(reply: RawReply, what: string): unknown[] {
 
 /** Wait until no call is queued, running or settling; then no hold may be live. */
 export async function drainedWithoutLiveHolds(g: TestGateway, ms = 30_000): Promise<void> {
-  const until = Date.now() + ms;
-  for (;;) {
-    const live = await g.db.knex('calls').whereIn('status', ['queued', 'running', 'settling']).count<{ n: string }[]>({ n: '*' });
-    if (Number(live[0]!.n) === 0) break;
-    if (Date.now() > until) throw new Error(`${live[0]!.n} calls still live after ${ms} ms`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
+  let live = '0';
+  await poll(
+    async () => {
+      const open = await g.db.knex('calls').whereIn('status', ['queued', 'running', 'settling']).count<{ n: string }[]>({ n: '*' });
+      live = String(open[0]!.n);
+      return Number(live) === 0;
+    },
+    { what: 'no call to be queued, running or settling', timeoutMs: ms, intervalMs: 100, context: () => `${live} calls still live after ${ms} ms` },
+  );
   expect(await g.db.knex('holds').where({ status: 'held' }).select('id', 'amount', 'account')).toEqual([]);
 }

@@ -1,73 +1,176 @@
 /**
- * A whole gateway for integration tests: every service in this process, on the test's own Postgres
- * database and Redis key prefix, listening on a free port. `call()` posts to it.
+ * Starting a gateway for a test: the one way, in this process or as processes.
+ *
+ *   const g = await startTestGateway();                                      // every role, its own database and Redis prefix
+ *   const g = await startTestGateway({ hosted: true, config: { … } });       // hosted mode: accounts, keys, ADMIN_KEY
+ *   const g = await startTestGateway({ roles: ['api', 'settler'] });         // no runner: calls stay queued
+ *   const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true }); // a second API process on g's data
+ *   const c = await startTestCluster({ env: { … } });                        // services as OS processes (processes.ts)
+ *
+ * `startTestGateway` runs the roles in this process (services/compose.ts `startGateway`) with the test settings (any
+ * free port, the test registry, log level warn) under `config`, and answers a {@link TestGateway}: its URL, its
+ * database, typed requests checked against the OpenAPI document (http.ts `send`, response-check.ts), and `stop()`.
+ * Where its data lives (`TestDataOptions`): by default a new database cloned from the run's migrated template and a new
+ * Redis key prefix, both removed by `stop()`; `beside: g` is another process of g's deployment (g's database and
+ * prefix, kept); `databaseUrl` an existing database (a restored one) with a new prefix; `standalone` for scripts
+ * outside vitest. Hand a gateway to `useAudited` (here) or use `gatewayTest` (gateway-fixture.ts): the ledger audit must
+ * pass after the test.
+ *
+ * Nothing here imports vitest at load time (db.ts and redis.ts, which need vitest's provided context, are loaded when
+ * a test database is made), so scripts that seed a gateway outside vitest (console-seed.ts) start theirs here too.
  */
-import { checkAnswer } from './response-check.js';
-import { test as base } from 'vitest';
-import { startGateway, type RunningGateway, type Role, ALL_ROLES } from '../../services/compose.js';
+import { randomBytes } from 'node:crypto';
+import { ALL_ROLES, startGateway, type RunningGateway, type Role } from '../../services/compose.js';
 import { audit } from '../../shared/ledger/audit.js';
-import { createTestDatabase, type TestDatabase } from './db.js';
-import { createTestRedis } from './redis.js';
 import type { Config } from '../../shared/platform/config.js';
+import { Redis } from 'ioredis';
+import type { TestDatabase } from './db.js';
+import { ADMIN_KEY, send, type Reply, type Schema } from './http.js';
+import { createDatabase, databaseUrlFor, dropDatabase } from './postgres-admin.js';
+import { createCluster, type Cluster, type ClusterOptions } from './processes.js';
+import { deleteKeysUnder } from './redis-keys.js';
+import type { TestRedis } from './redis.js';
+
+/** The shipped examples and the test fixtures' agents: every test gateway's registry unless `config` says otherwise. */
+export const TEST_REGISTRY = ['examples', 'tests/fixtures/registry'];
+
+/** Where a test gateway's data lives: its Postgres database and Redis key prefix. At most one of these. */
+interface TestDataOptions {
+  /** Another process of `g`'s deployment: g's database and Redis prefix, left as they are when this one stops. */
+  beside?: TestGateway;
+  /** An existing Postgres database (e.g. a restored one), kept; a new Redis prefix, removed by `stop()`. */
+  databaseUrl?: string;
+  /**
+   * Outside vitest (scripts): a new empty database on DATABASE_URL's server (default postgres://postgres@127.0.0.1:5432/postgres),
+   * migrated by the gateway as it starts, and a Redis prefix on REDIS_URL (default redis://127.0.0.1:6379), named after
+   * `name` (`holon_<name>_<id>`, `holon-<name>.<id>`), both removed by `stop()`.
+   */
+  standalone?: { name: string };
+}
+
+export interface TestGatewayOptions extends TestDataOptions {
+  /** The roles this process runs (default all four). */
+  roles?: readonly Role[];
+  /** Hosted mode with the test admin key (`hosted: true, adminKey: ADMIN_KEY`, under `config`). */
+  hosted?: boolean;
+  /** Settings over the test ones (port 0, TEST_REGISTRY, log level warn, the data's URLs and prefix). */
+  config?: Partial<Config>;
+}
 
 export interface TestGateway {
   gw: RunningGateway;
+  /** Its database; the test's own pool (20 connections) for a new test database, the gateway's otherwise. */
   db: TestDatabase;
   redisUrl: string;
   redisPrefix: string;
+  /** http://127.0.0.1:<port> (meaningful when it runs the API). */
   url: string;
-  post(path: string, body: unknown, headers?: Record<string, string>): Promise<{ status: number; body: any }>;
-  get(path: string): Promise<{ status: number; body: any }>;
-  /** Create a mandate (POST /v0/mandates) with defaults that tests override. */
-  mandate(doc: Record<string, unknown>): Promise<any>;
+  /** POST a JSON body; the answer's body is what the test says it expects (`post<Receipt>(…)`), unchecked by the compiler otherwise. */
+  post<T = any>(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  get<T = any>(path: string): Promise<Reply<T>>;
+  /** Create a mandate (POST /v0/mandates) with defaults that tests override; its MandateView. */
+  mandate(doc: Record<string, unknown>): Promise<Schema<'MandateView'>>;
+  stop(): Promise<void>;
 }
 
-export const TEST_REGISTRY = ['examples', 'tests/fixtures/registry'];
+/** The settings hosted tests start with: hosted mode and the test admin key, then `extra`. */
+export function hostedConfig(extra: Partial<Config> = {}): Partial<Config> {
+  return { hosted: true, adminKey: ADMIN_KEY, ...extra };
+}
 
-export async function startTestGateway(options: { roles?: readonly Role[]; config?: Partial<Config> } = {}): Promise<TestGateway & { stop(): Promise<void> }> {
-  const db = await createTestDatabase('postgres', { poolMax: 20 });
-  const redis = await createTestRedis();
-  const prefix = redis.prefix;
-  const gw = await startGateway(options.roles ?? ALL_ROLES, {
-    port: 0,
+interface TestData {
+  databaseUrl: string;
+  redisUrl: string;
+  redisPrefix: string;
+  /** The test's own connections to a new test database; undefined when the gateway's are used. */
+  db?: TestDatabase;
+  /** A client of a new test Redis prefix (keys under it), when one was made. */
+  redis?: TestRedis;
+  release(): Promise<void>;
+}
+
+const STANDALONE_DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/postgres';
+const STANDALONE_REDIS_URL = 'redis://127.0.0.1:6379';
+
+/** The database and Redis prefix `options` ask for, made now when they are new. */
+async function provideData(options: TestDataOptions, poolMax?: number): Promise<TestData> {
+  if (options.beside) {
+    const g = options.beside;
+    return { databaseUrl: g.db.url!, redisUrl: g.redisUrl, redisPrefix: g.redisPrefix, db: g.db, release: async () => {} };
+  }
+  if (options.standalone) {
+    const server = process.env.DATABASE_URL ?? STANDALONE_DATABASE_URL;
+    const redisUrl = process.env.REDIS_URL ?? STANDALONE_REDIS_URL;
+    const id = randomBytes(5).toString('hex');
+    const database = `holon_${options.standalone.name}_${id}`;
+    const redisPrefix = `holon-${options.standalone.name}.${id}`;
+    await createDatabase(server, database);
+    return {
+      databaseUrl: databaseUrlFor(server, database),
+      redisUrl,
+      redisPrefix,
+      release: async () => {
+        await deleteKeysUnder(redisUrl, redisPrefix);
+        await dropDatabase(server, database);
+      },
+    };
+  }
+  const { createTestRedis } = await import('./redis.js');
+  if (options.databaseUrl) {
+    const redis = await createTestRedis();
+    return { databaseUrl: options.databaseUrl, redisUrl: redis.url, redisPrefix: redis.prefix, redis, release: () => redis.cleanup() };
+  }
+  const { createTestDatabase } = await import('./db.js');
+  const db = await createTestDatabase('postgres', poolMax ? { poolMax } : {});
+  const redis = await createTestRedis().catch(async (e) => {
+    await db.close();
+    throw e;
+  });
+  return {
     databaseUrl: db.url!,
     redisUrl: redis.url,
-    redisPrefix: prefix,
-    registryDirs: TEST_REGISTRY,
-    registryExplicit: true,
-    logLevel: 'warn',
-    ...options.config,
-  });
-  const url = `http://127.0.0.1:${gw.port}`;
-  const request = async (method: string, path: string, body?: unknown, headers: Record<string, string> = {}) => {
-    const res = await fetch(url + path, {
-      method,
-      headers: { 'content-type': 'application/json', ...headers },
-      ...(body === undefined ? {} : { body: typeof body === 'string' ? body : JSON.stringify(body) }),
-    });
-    const text = await res.text();
-    let parsed: unknown = text;
-    let isJson = false;
-    try {
-      parsed = JSON.parse(text);
-      isJson = (res.headers.get('content-type') ?? '').includes('json');
-    } catch {
-      /* not JSON */
-    }
-    // Every JSON answer matches what the OpenAPI document says of it (tests/support/response-check.ts).
-    await checkAnswer(url, method, path, res.status, parsed, isJson);
-    return { status: res.status, body: parsed as any };
-  };
-  const t: TestGateway = {
-    gw,
+    redisPrefix: redis.prefix,
     db,
-    redisUrl: redis.url,
-    redisPrefix: prefix,
+    redis,
+    release: async () => {
+      await redis.cleanup();
+      await db.close();
+    },
+  };
+}
+
+export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
+  const data = await provideData(options, 20);
+  let gw: RunningGateway;
+  try {
+    gw = await startGateway(options.roles ?? ALL_ROLES, {
+      port: 0,
+      databaseUrl: data.databaseUrl,
+      redisUrl: data.redisUrl,
+      redisPrefix: data.redisPrefix,
+      registryDirs: TEST_REGISTRY,
+      registryExplicit: true,
+      logLevel: 'warn',
+      ...(options.hosted ? hostedConfig(options.config) : options.config),
+    });
+  } catch (e) {
+    await data.release();
+    throw e;
+  }
+  const url = `http://127.0.0.1:${gw.port}`;
+  const json = { 'content-type': 'application/json' };
+  const post = <T = any>(path: string, body: unknown, headers: Record<string, string> = {}) =>
+    send<T>(url, 'POST', path, { body, headers: { ...json, ...headers } });
+  return {
+    gw,
+    db: data.db ?? { ...gw.db, backend: 'postgres', url: data.databaseUrl },
+    redisUrl: data.redisUrl,
+    redisPrefix: data.redisPrefix,
     url,
-    post: (path, body, headers) => request('POST', path, body, headers),
-    get: (path) => request('GET', path),
+    post,
+    get: (path) => send(url, 'GET', path, { headers: json }),
     mandate: async (doc) => {
-      const r = await request('POST', '/v0/mandates', {
+      const r = await post<Schema<'MandateView'>>('/v0/mandates', {
         id: 'alice/test',
         issuer: 'alice',
         grantee: 'alice/assistant',
@@ -78,33 +181,18 @@ export async function startTestGateway(options: { roles?: readonly Role[]; confi
       if (r.status >= 300) throw new Error(`mandate refused: ${JSON.stringify(r.body)}`);
       return r.body;
     },
-  };
-  return {
-    ...t,
     stop: async () => {
-      await gw.stop();
-      await redis.cleanup();
-      await db.close();
+      try {
+        await gw.stop();
+      } finally {
+        await data.release();
+      }
     },
   };
 }
 
 /** Hand the gateway to a test, then require a clean ledger audit, and stop the gateway whatever happened. */
-/** More roles, as another process would run them (own connections), on the same database and Redis prefix as `g`. */
-export function startBeside(g: TestGateway, roles: readonly Role[], extra: Partial<Config> = {}): Promise<RunningGateway> {
-  return startGateway(roles, {
-    port: 0,
-    databaseUrl: g.db.url!,
-    redisUrl: g.redisUrl,
-    redisPrefix: g.redisPrefix,
-    registryDirs: TEST_REGISTRY,
-    registryExplicit: true,
-    logLevel: 'warn',
-    ...extra,
-  });
-}
-
-export async function useAudited(g: TestGateway & { stop(): Promise<void> }, use: (g: TestGateway) => Promise<void>): Promise<void> {
+export async function useAudited(g: TestGateway, use: (g: TestGateway) => Promise<void>): Promise<void> {
   try {
     await use(g);
     const report = await audit(g.db.knex);
@@ -114,8 +202,50 @@ export async function useAudited(g: TestGateway & { stop(): Promise<void> }, use
   }
 }
 
-/** `test` with a running gateway; the ledger audit must pass after each test. */
-export const gatewayTest = base.extend<{ gateway: TestGateway }>({
-  // eslint-disable-next-line no-empty-pattern
-  gateway: async ({}, use) => useAudited(await startTestGateway(), use),
-});
+/** A cluster on a new test database and Redis prefix, or `beside` a gateway of this process (on its data). */
+export interface TestClusterOptions extends Pick<TestDataOptions, 'beside'>, Pick<ClusterOptions, 'registry' | 'env'> {}
+
+export interface TestCluster {
+  cluster: Cluster;
+  /** The database the processes share (the test's own connections, or `beside`'s). */
+  db: TestDatabase;
+  /** Their Redis, its prefix, and a client whose keys are under it. */
+  redis: TestRedis;
+  /** Stops every process, then removes the data made for it. */
+  stop(): Promise<void>;
+}
+
+/**
+ * Services as OS processes (`node bin/holon.mjs api|runner|settler|evaluator`, processes.ts), on the data the same
+ * options as startTestGateway's describe: for what only separate processes show (kill -9, SIGSTOP, one process's own
+ * environment and output). It cannot be folded into startTestGateway: a process takes its settings from its environment,
+ * so `env` (HOLON_… variables) stands where `config` stands there, and nothing is started until `cluster.start(role)`.
+ */
+export async function startTestCluster(options: TestClusterOptions = {}): Promise<TestCluster> {
+  const data = await provideData(options);
+  const redis = data.redis ?? {
+    url: data.redisUrl,
+    prefix: data.redisPrefix,
+    client: new Redis(data.redisUrl, { keyPrefix: `${data.redisPrefix}:`, maxRetriesPerRequest: 2, lazyConnect: true }),
+  };
+  const cluster = createCluster({
+    databaseUrl: data.databaseUrl,
+    redisUrl: data.redisUrl,
+    redisPrefix: data.redisPrefix,
+    ...(options.registry !== undefined ? { registry: options.registry } : {}),
+    ...(options.env ? { env: options.env } : {}),
+  });
+  return {
+    cluster,
+    db: data.db!,
+    redis,
+    stop: async () => {
+      try {
+        await cluster.stopAll();
+      } finally {
+        if (!data.redis) redis.client.disconnect();
+        await data.release();
+      }
+    },
+  };
+}

@@ -1,28 +1,12 @@
 /**
- * Hosted-mode test helpers: a hosted gateway (keys, principals), a second API process on the same database and
- * Redis, sign-ups, and requests made with a key.
+ * Hosted-mode test helpers: sign-ups, requests made with a key, and a mandate of an account's own with its agent key.
+ * A hosted gateway is `startTestGateway({ hosted: true })` (gateway.ts); a second API process on its data is
+ * `startTestGateway({ beside: g, roles: ['api'], hosted: true })`.
  */
-import type { RunningGateway } from '../../services/compose.js';
-import type { Config } from '../../shared/platform/config.js';
-import { startBeside, startTestGateway, type TestGateway } from './gateway.js';
+import { send, type Account, type Schema } from './http.js';
 
-import { ADMIN_KEY, send, type Account } from './http.js';
-
-export function hostedConfig(extra: Partial<Config> = {}): Partial<Config> {
-  return { hosted: true, adminKey: ADMIN_KEY, ...extra };
-}
-
-export function startHostedGateway(extra: Partial<Config> = {}) {
-  return startTestGateway({ config: hostedConfig(extra) });
-}
-
-/** Another API process (own connections, own port) on the same database and Redis prefix. */
-export async function secondApi(g: TestGateway, extra: Partial<Config> = {}): Promise<RunningGateway & { url: string }> {
-  const gw = await startBeside(g, ['api'], hostedConfig(extra));
-  return Object.assign(gw, { url: `http://127.0.0.1:${gw.port}` });
-}
-
-export { ADMIN_KEY, send, signUp, type Account, type Reply } from './http.js';
+export { hostedConfig } from './gateway.js';
+export { ADMIN_KEY, send, signUp, type Account, type Reply, type Schema } from './http.js';
 
 /** A root mandate of the account's own (examples and fixtures allowed) and an agent key for it. */
 export async function workMandate(
@@ -31,7 +15,7 @@ export async function workMandate(
   doc: Record<string, unknown> = {},
   headers: Record<string, string> = {},
 ): Promise<{ mandate: string; agent: string; prefix: string }> {
-  const m = await send(base, 'POST', '/v0/mandates', {
+  const m = await send<Schema<'MandateView'>>(base, 'POST', '/v0/mandates', {
     key: a.human,
     headers,
     body: {
@@ -45,7 +29,7 @@ export async function workMandate(
   if (m.status !== 201) throw new Error(`mandate refused: ${JSON.stringify(m.body)}`);
   // The key is for the mandate just made, whatever its id (`work` unless the doc says otherwise).
   const mandate = `${a.handle}/${typeof doc.id === 'string' ? doc.id : 'work'}`;
-  const k = await send(base, 'POST', '/v0/keys', { key: a.human, body: { mandate }, headers });
+  const k = await send<Schema<'MintedKey'>>(base, 'POST', '/v0/keys', { key: a.human, body: { mandate }, headers });
   if (k.status !== 201) throw new Error(`key refused: ${JSON.stringify(k.body)}`);
   return { mandate, agent: k.body.key, prefix: k.body.prefix };
 }

@@ -1,9 +1,28 @@
 /**
  * Requests to a gateway over HTTP, for tests and for the scripts that seed a gateway outside vitest (nothing here
  * imports vitest): a request with a key, JSON both ways; an email sign-up; the admin key the test gateways use.
+ *
+ * A request says what it expects the answer to be, with the OpenAPI document's own types (client/openapi.d.ts):
+ *
+ *   const r = await send<Schema<'CallSucceeded'>>(g.url, 'POST', '/v0/calls', { key, body });
+ *   r.body.receipt.cost.total; // typed
+ *   const me = await send<Answer<'signUp', 201>>(g.url, 'POST', '/v0/signup', { body }); // an operation's own answer
+ *
+ * Whatever the type says, every JSON answer is also checked against the document at run time (response-check.ts).
  */
 
+import type { components, operations } from '../../client/openapi.js';
 import { checkAnswer } from './response-check.js';
+
+/** An object of the gateway's OpenAPI document: `Schema<'Receipt'>`, `Schema<'MandateView'>`, `Schema<'Error'>`… */
+export type Schema<Name extends keyof components['schemas']> = components['schemas'][Name];
+
+/** The JSON body an operation of the document answers with a status: `Answer<'signUp', 201>`, `Answer<'getCall', 200>`. */
+export type Answer<Op extends keyof operations, Status extends keyof operations[Op]['responses']> = operations[Op]['responses'][Status] extends {
+  content: { 'application/json': infer B };
+}
+  ? B
+  : never;
 
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
 
@@ -18,18 +37,23 @@ export const query = (params: Record<string, string | undefined>) => {
   return s ? `?${s}` : '';
 };
 
-export interface Reply {
+/**
+ * An answer: its status, its body (parsed JSON, else the text) and headers. `T` is what the caller expects the body to
+ * be; a call site that does not say gets `any`, as the body was typed before `T` existed, so that tests not converted
+ * yet keep compiling (`send<unknown>` asks the compiler to make the test check it first).
+ */
+export interface Reply<T = any> {
   status: number;
-  body: any;
+  body: T;
   headers: Headers;
 }
 
-export async function send(
+export async function send<T = any>(
   base: string,
   method: string,
   path: string,
   options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Reply> {
+): Promise<Reply<T>> {
   const res = await fetch(base + path, {
     method,
     headers: {
@@ -49,7 +73,7 @@ export async function send(
     /* not JSON */
   }
   await checkAnswer(base, method, path, res.status, body, isJson);
-  return { status: res.status, body, headers: res.headers };
+  return { status: res.status, body: body as T, headers: res.headers };
 }
 
 export interface Account {
@@ -60,7 +84,7 @@ export interface Account {
 }
 
 export async function signUp(base: string, handle: string, headers: Record<string, string> = {}): Promise<Account> {
-  const r = await send(base, 'POST', '/v0/signup', { body: { handle, email: `${handle}@example.test` }, headers });
+  const r = await send<Answer<'signUp', 201>>(base, 'POST', '/v0/signup', { body: { handle, email: `${handle}@example.test` }, headers });
   if (r.status !== 201) throw new Error(`sign-up of ${handle} failed: ${r.status} ${JSON.stringify(r.body)}`);
   return { handle, human: r.body.keys.human.key, sandboxAgent: r.body.keys.agent.key };
 }

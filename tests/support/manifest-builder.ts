@@ -62,10 +62,10 @@ export function buildMandate(init: MandateInit = {}): Mandate {
 // ---------------------------------------------------------------- arbitraries (fast-check)
 // Small pools, so random parents and manifests overlap often enough to exercise coverage.
 
-export const NAMESPACES = ['acme', 'holon-labs', 'lena', 'sketchy'] as const;
-export const NAMES = ['pdf', 'tables-fr', 'ocr', 'summarize'] as const;
+const NAMESPACES = ['acme', 'holon-labs', 'lena', 'sketchy'] as const;
+const NAMES = ['pdf', 'tables-fr', 'ocr', 'summarize'] as const;
 export const CLASSES = ['extraction', 'extraction.table', 'extraction.table.fr', 'ocr.page', 'text', 'text.summarize', 'text.translate.fr'] as const;
-export const RANGES = [
+const RANGES = [
   '^1',
   '^1.2',
   '~1.2.3',
@@ -81,7 +81,7 @@ export const RANGES = [
   '<1.0.0 || >=3.0.0',
 ] as const;
 export const VERSIONS = ['0.1.3', '1.0.0', '1.0.0-beta.1', '1.2.3', '1.2.9', '1.5.0', '2.0.0', '2.6.1', '3.1.0'] as const;
-export const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'JPY'] as const;
+const CURRENCIES = ['EUR', 'USD', 'GBP', 'CHF', 'JPY'] as const;
 
 export const arbAgentId = fc.tuple(fc.constantFrom(...NAMESPACES), fc.constantFrom(...NAMES)).map(([ns, n]) => `${ns}/${n}`);
 export const arbCapabilityPattern = fc.oneof(
@@ -93,9 +93,9 @@ export const arbAgentPattern = fc.oneof(
   fc.constantFrom(...NAMESPACES).map((ns) => `${ns}/*`),
   fc.tuple(arbAgentId, fc.constantFrom(...RANGES)).map(([id, r]) => `${id}@${r}`),
 );
-export const arbAmount = fc.bigInt({ min: 0n, max: MAX_AMOUNT });
+const arbAmount = fc.bigInt({ min: 0n, max: MAX_AMOUNT });
 /** A normalized positive rate with up to `maxDecimals` decimals (and at most `max` when given). */
-export const arbRate = (maxDecimals: number, atMostOne = false): fc.Arbitrary<Rate> =>
+const arbRate = (maxDecimals: number, atMostOne = false): fc.Arbitrary<Rate> =>
   fc.integer({ min: 0, max: maxDecimals }).chain((k) => {
     const den = 10n ** BigInt(k);
     return fc.bigInt({ min: atMostOne ? 0n : 1n, max: atMostOne ? den : 10n ** 15n - 1n }).map((num) => normalizeRate({ num, den }));

@@ -21,14 +21,13 @@ export interface HoldInput {
  * in `balance − held` (Postgres enforces the same with CHECK balance_covers_holds).
  */
 export async function placeHold(trx: Tx, hold: HoldInput): Promise<void> {
-  if (hold.amount < 0n) throw new HolonError('invalid_hold', 400, 'a hold cannot be negative');
+  if (hold.amount < 0n) throw new HolonError('invalid_request', 'a hold cannot be negative');
   const rows = await lockBalances(trx, [{ account: hold.account, currency: hold.currency }]);
   const row = rows.values().next().value!;
   const available = row.balance - row.held;
   if (!row.overdraft && hold.amount > available) {
     throw new HolonError(
       'insufficient_funds',
-      402,
       `account ${hold.account} has ${formatAmount(available)} ${hold.currency} available; the call's worst case is ${formatAmount(hold.amount)} ${hold.currency}`,
     );
   }

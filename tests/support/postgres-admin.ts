@@ -7,7 +7,7 @@ export function databaseUrlFor(baseUrl: string, database: string): string {
   return u.toString();
 }
 
-export async function withAdmin<T>(baseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
+async function withAdmin<T>(baseUrl: string, work: (client: pg.Client) => Promise<T>): Promise<T> {
   const client = new pg.Client({ connectionString: baseUrl });
   await client.connect();
   try {
@@ -19,7 +19,7 @@ export async function withAdmin<T>(baseUrl: string, work: (client: pg.Client) =>
 
 const SAFE_NAME = /^[a-z_][a-z0-9_]{0,62}$/;
 
-export function quoteDatabaseName(name: string): string {
+function quoteDatabaseName(name: string): string {
   if (!SAFE_NAME.test(name)) throw new Error(`unsafe database name ${name}`);
   return `"${name}"`;
 }

@@ -1,8 +1,9 @@
 /**
  * Gateway services as separate OS processes (`node bin/holon.mjs api|runner|settler|evaluator`), sharing one test
- * database and one Redis key prefix: what `holon serve` splits into when it scales out.
+ * database and one Redis key prefix: what `holon serve` splits into when it scales out. Tests get a cluster from
+ * gateway.ts `startTestCluster` (which makes its database and prefix); this is the machinery underneath.
  *
- *   const cluster = createCluster({ databaseUrl, redisUrl, redisPrefix, env: { … } });
+ *   const { cluster, db, stop } = await startTestCluster({ env: { … } });
  *   const settler = await cluster.start('settler');   // waits until its settle worker is connected
  *   const api = await cluster.start('api');           // waits until GET /healthz answers
  *   api.kill('SIGKILL'); await api.exit;              // a crash
@@ -21,15 +22,16 @@ import { Redis } from 'ioredis';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
 import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/jobs.js';
 import { EVALUATE_QUEUE } from '../../shared/evaluation/jobs.js';
+import { poll } from './poll.js';
 
 export type ServiceRole = 'api' | 'runner' | 'settler' | 'evaluator';
 
 export const REPO_ROOT = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
-export const SCALE_REGISTRY = 'examples,tests/fixtures/registry,tests/fixtures/scale';
+const SCALE_REGISTRY = 'examples,tests/fixtures/registry,tests/fixtures/scale';
 
 const OUTPUT_TAIL = 64 * 1024;
 
-export interface ProcessExit {
+interface ProcessExit {
   code: number | null;
   signal: NodeJS.Signals | null;
 }
@@ -96,23 +98,6 @@ export async function freePort(): Promise<number> {
       server.close(() => resolve(port));
     });
   });
-}
-
-export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
-
-/** Polls `probe` every `intervalMs` until it returns a value other than undefined/false; throws after `timeoutMs`. */
-export async function waitFor<T>(
-  what: string,
-  probe: () => Promise<T | undefined | false> | T | undefined | false,
-  { timeoutMs = 30_000, intervalMs = 100, context }: { timeoutMs?: number; intervalMs?: number; context?: () => string } = {},
-): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe();
-    if (value !== undefined && value !== false) return value as T;
-    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}${context ? `\n${context()}` : ''}`);
-    await sleep(intervalMs);
-  }
 }
 
 const live = new Set<ChildProcess>();
@@ -236,8 +221,7 @@ export function createCluster(options: ClusterOptions): Cluster {
     };
     const timeoutMs = startOptions.readyTimeoutMs ?? 45_000;
     if (role === 'api') {
-      await waitFor(
-        `${name} to answer GET /healthz`,
+      await poll(
         async () => {
           failIfExited();
           try {
@@ -247,16 +231,15 @@ export function createCluster(options: ClusterOptions): Cluster {
             return false;
           }
         },
-        { timeoutMs, intervalMs: 100, context: describe },
+        { what: `${name} to answer GET /healthz`, timeoutMs, intervalMs: 100, context: describe },
       );
     } else {
-      await waitFor(
-        `${name}'s ${queue} worker to connect`,
+      await poll(
         async () => {
           failIfExited();
           return (await connectedWorkers(queue!)) >= peers + 1;
         },
-        { timeoutMs, intervalMs: 100, context: describe },
+        { what: `${name}'s ${queue} worker to connect`, timeoutMs, intervalMs: 100, context: describe },
       );
     }
     return proc;
@@ -278,8 +261,24 @@ export function createCluster(options: ClusterOptions): Cluster {
   };
 }
 
+/**
+ * The port a `holon serve` child prints on its start-up line (`"port":N`), read from what it wrote so far (`output`):
+ * undefined when it exits, or 30 s pass, first.
+ */
+export async function printedPort(child: ChildProcess, output: () => string, timeoutMs = 30_000): Promise<number | undefined> {
+  const port = await poll(
+    () => {
+      const m = /"port":(\d+)/.exec(output());
+      if (m) return Number(m[1]);
+      return child.exitCode !== null ? null : undefined;
+    },
+    { what: 'holon serve to print its port', timeoutMs, intervalMs: 100, orUndefined: true },
+  );
+  return port ?? undefined;
+}
+
 /** The queue whose workers show that a process of this role is up (none for the API). */
-export function workerQueueOf(role: ServiceRole): string | undefined {
+function workerQueueOf(role: ServiceRole): string | undefined {
   return role === 'runner' ? RUN_QUEUE : role === 'settler' ? SETTLE_QUEUE : role === 'evaluator' ? EVALUATE_QUEUE : undefined;
 }
 
@@ -303,7 +302,8 @@ export async function crashAndReplace(cluster: Cluster, victim: ServiceProcess, 
   const queue = workerQueueOf(victim.role);
   if (queue) {
     const peers = cluster.processes.filter((p) => p.role === victim.role && !p.exited()).length;
-    await waitFor(`${victim.name}'s ${queue} worker to leave Redis`, async () => (await cluster.connectedWorkers(queue)) <= peers, {
+    await poll(async () => (await cluster.connectedWorkers(queue)) <= peers, {
+      what: `${victim.name}'s ${queue} worker to leave Redis`,
       timeoutMs: 15_000,
       context: cluster.describe,
     });

@@ -27,7 +27,7 @@ interface Checker {
 const checkers = new Map<string, Promise<Checker | null>>();
 
 /** On unless HOLON_RESPONSE_CHECK=0 (to see a test's own failure first while the document is being fixed). */
-export const RESPONSE_CHECK = process.env.HOLON_RESPONSE_CHECK !== '0';
+const RESPONSE_CHECK = process.env.HOLON_RESPONSE_CHECK !== '0';
 
 function templatePattern(template: string): RegExp {
   const literal = template.split(/\{[^}]+\}/g).map((s) => s.replace(/[.*+?^$()|[\]\\{}]/g, '\\$&'));

@@ -19,6 +19,7 @@ import {
   type AddressClass,
   type LookupAll,
 } from '../../shared/platform/guarded-net.js';
+import { httpStatusOf } from '../../services/api/http-status.js';
 
 // [address, expected class (null = public)]
 const TABLE: ReadonlyArray<[string, AddressClass | null]> = [
@@ -422,7 +423,7 @@ async function rejection(p: Promise<void>): Promise<HolonError> {
     expect(err).toBeInstanceOf(HolonError);
     const e = err as HolonError;
     expect(e.code).toBe('invalid_request');
-    expect(e.status).toBe(400);
+    expect(httpStatusOf(e.code)).toBe(400);
     return e;
   }
   throw new Error('expected a rejection');

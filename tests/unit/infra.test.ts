@@ -13,6 +13,7 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ConfigError, loadConfig } from '../../shared/platform/config.js';
+import { poll } from '../support/poll.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const INFRA = path.join(ROOT, 'infra');
@@ -294,8 +295,8 @@ if (process.env.DIE === '${who}') setTimeout(() => { log('dies'); process.exit(3
     const child = spawn('bash', [path.join(dir, 'infra/entrypoint.sh'), ...args], { env: { PATH: process.env.PATH!, ...env }, stdio: 'ignore' });
     const done = new Promise<number | null>((resolve) => child.on('exit', (code) => resolve(code)));
     if (signalWhen) {
-      const deadline = Date.now() + 10_000;
-      while (!signalWhen(readFileSync(events, 'utf8')) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 25));
+      // Up to 10 s for the moment to signal; SIGTERM then in any case (the log says what happened).
+      await poll(() => signalWhen(readFileSync(events, 'utf8')), { what: 'the moment to signal', timeoutMs: 10_000, intervalMs: 25, orUndefined: true });
       child.kill('SIGTERM');
     }
     const code = await done;

@@ -12,13 +12,14 @@
  */
 import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { HolonError } from '../../../shared/core/errors.js';
+import { HolonError, type Problem } from '../../../shared/core/errors.js';
 import { requestCancel } from '../../../shared/calls/cancel.js';
 import { callStatus } from '../../../shared/calls/transitions.js';
 import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
 import { takeOutput } from '../../../shared/calls/outputs.js';
 import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
+import type { Held } from '../../../shared/admission/types.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';
@@ -28,8 +29,15 @@ export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 /** How long past its hard timeout a call may take to settle before the tool answers `running`. */
 const SETTLE_GRACE_MS = 15_000;
 
-type Refused = Extract<Submitted, { kind: 'refused' }>;
-type PendingApproval = NonNullable<Refused['approval']>;
+type PendingApproval = Held['approval'];
+
+/** A refusal as call_agent answers it: from admission (its code), or read back from a receipt (a task's). */
+interface RefusedCall {
+  code: string;
+  message: string;
+  problems?: readonly Problem[];
+  receipt: ReceiptView;
+}
 
 export interface CallAgentOptions {
   /** The client declared the elicitation capability. */
@@ -40,7 +48,7 @@ export interface CallAgentOptions {
 export async function submitFor(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<Submitted> {
   const agent = typeof args.agent === 'string' ? args.agent : undefined;
   const capability = typeof args.capability === 'string' ? args.capability : undefined;
-  if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 400, 'name exactly one of "agent" or "capability"');
+  if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 'name exactly one of "agent" or "capability"');
   const maxCost = typeof args.max_cost === 'string' ? parseAmount(args.max_cost) : undefined;
   const approval = typeof args.approval === 'string' ? args.approval : undefined;
   return submitCall(deps.ctx, {
@@ -56,16 +64,16 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: Record<s
 export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, extra: Extra, options: CallAgentOptions): Promise<ToolAnswer> {
   let submitted = await submitFor(deps, who, args);
 
-  if (submitted.kind === 'refused' && submitted.approval && submitted.approval.status === 'pending') {
+  if (submitted.kind === 'held') {
     const held = submitted;
     if (!who.askInClient || !options.canElicit) return pendingAnswer(held);
-    const action = await askInClient(deps, extra, held.approval!, args.input);
+    const action = await askInClient(deps, extra, held.approval, args.input);
     if (action === 'accept') {
-      const decided = await decideAndSubmit(deps.ctx, held.approval!.id, 'run');
-      if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 500, 'the approval did not submit the call');
+      const decided = await decideAndSubmit(deps.ctx, held.approval.id, 'run');
+      if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 'the approval did not submit the call');
       submitted = decided.submitted;
     } else if (action === 'decline') {
-      await decideAndSubmit(deps.ctx, held.approval!.id, 'reject');
+      await decideAndSubmit(deps.ctx, held.approval.id, 'reject');
       return {
         isError: true,
         structured: {
@@ -73,7 +81,7 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
           error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' },
           receipt: held.receipt,
         },
-        text: `declined: the call to ${held.approval!.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
+        text: `declined: the call to ${held.approval.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
       };
     } else {
       return pendingAnswer(held);
@@ -81,11 +89,13 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<s
   }
 
   if (submitted.kind === 'refused') return refusedAnswer(submitted);
+  // Approved in the client and run: a call cannot be held twice (its approval is used).
+  if (submitted.kind === 'held') return pendingAnswer(submitted);
   return follow(deps, submitted.callId, submitted.timeoutMs, extra);
 }
 
-export function pendingAnswer(held: Pick<Refused, 'approval' | 'receipt'>): ToolAnswer {
-  const a = held.approval!;
+export function pendingAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
+  const a = held.approval;
   return {
     structured: { status: 'pending_approval', approval: a, receipt: held.receipt },
     text:
@@ -94,7 +104,7 @@ export function pendingAnswer(held: Pick<Refused, 'approval' | 'receipt'>): Tool
   };
 }
 
-export function refusedAnswer(r: Pick<Refused, 'code' | 'message' | 'problems' | 'receipt'>): ToolAnswer {
+export function refusedAnswer(r: RefusedCall): ToolAnswer {
   return {
     isError: true,
     structured: {

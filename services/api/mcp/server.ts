@@ -14,6 +14,7 @@
  * Everything refused here (no key, no session, too many sessions) is a JSON-RPC error body with plain words; a
  * 401 also names the Bearer scheme in `WWW-Authenticate`.
  */
+import { httpStatusOf } from '../http-status.js';
 import { randomUUID } from 'node:crypto';
 import { Router, type Request, type Response } from 'express';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
@@ -29,7 +30,6 @@ import { compileTools, createSessionServer, interpose } from './session-server.j
 import { SESSION_LIMITS, SessionTable, type SessionEntry, type SessionLimits } from './sessions.js';
 import type { McpDeps, McpPrincipal } from './tools.js';
 
-export const DEFAULT_MCP_MANDATE = 'demo/sandbox';
 /** How often idle sessions are looked for. */
 const SWEEP_MS = 30_000;
 
@@ -67,82 +67,90 @@ function keyless(res: Response): boolean {
   return true;
 }
 
+/** What the endpoint's handlers share: its dependencies, the compiled tools, the session table. */
+interface Endpoint {
+  deps: McpServerDeps;
+  compiled: ReturnType<typeof compileTools>;
+  sessions: SessionTable<Session>;
+}
+
+/**
+ * Hosted: an agent key, under its one mandate, asking in the client only when the key says so.
+ * Dev mode: the local operator, ask_in_client, under the mandate the connection names.
+ */
+async function principalFor(deps: McpServerDeps, req: Request, p: Extract<Principal, { kind: 'agent' | 'operator' }>): Promise<McpPrincipal> {
+  if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient, owner: `key:${p.keyPrefix}` };
+  const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
+  const mandateId = named?.trim() || deps.defaultMandate;
+  if (mandateId.length > 300 || !(await loadMandate(deps.ctx.db, mandateId))) {
+    throw new HolonError('not_found', `there is no mandate ${mandateId.slice(0, 300)}: name one with the X-Holon-Mandate header or ?mandate=`);
+  }
+  return { mandateId, askInClient: true, owner: 'operator' };
+}
+
+/** Open a session; a HolonError thrown is the answer (a key that may not, an unknown mandate). */
+async function initialize(ep: Endpoint, req: Request, res: Response): Promise<void> {
+  const { deps, sessions, compiled } = ep;
+  const p = requireKind(res, ['agent', 'operator'], 'connect to /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
+  const principal = quotaOf(req, p);
+  // The slot is taken before anything awaits: the table never holds more than its limits.
+  const admitted = sessions.admit(principal);
+  if (!admitted.ok) {
+    const headers = { 'Retry-After': String(admitted.retryAfterS) };
+    return sendJsonRpcError(res, admitted.status, admitted.message, { id: (req.body as { id?: unknown }).id, headers });
+  }
+  const { slot } = admitted;
+  try {
+    const who = await principalFor(deps, req, p);
+    const server = createSessionServer(deps, who, compiled);
+    let session: Session | undefined;
+    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+      sessionIdGenerator: () => randomUUID(),
+      onsessioninitialized: (sessionId) => {
+        session = {
+          transport,
+          server,
+          owner: ownerOf(p),
+          principal,
+          lastUsed: 0,
+          seq: 0,
+          inFlight: 0,
+          close: () => void transport.close().catch(() => undefined),
+        };
+        slot.fill(sessionId, session);
+      },
+    });
+    // Set before connect: the server chains its own close handler after this one.
+    transport.onclose = () => {
+      if (transport.sessionId && session) sessions.remove(transport.sessionId, session);
+    };
+    await server.connect(transport);
+    interpose(transport, () => (session ? sessions.begin(session) : () => undefined));
+    await transport.handleRequest(req, res, req.body);
+  } finally {
+    slot.release();
+  }
+}
+
+/** The session a request names, if its principal opened it; else answered 404 (an unknown session or another's). */
+function sessionOf(ep: Endpoint, req: Request, res: Response): Session | undefined {
+  const session = ep.sessions.get(req.get('mcp-session-id') ?? '');
+  if (session && session.owner === ownerOf(principalOf(res))) return session;
+  sendJsonRpcError(res, 404, 'unknown or expired MCP session: initialize a new one', {
+    code: SESSION_NOT_FOUND,
+    id: (req.body as { id?: unknown } | undefined)?.id,
+  });
+  return undefined;
+}
+
 export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
-  const compiled = compileTools();
   const limits = { ...SESSION_LIMITS, ...deps.sessionLimits };
   const sessions = new SessionTable<Session>(limits);
+  const ep: Endpoint = { deps, compiled: compileTools(), sessions };
   const router = Router();
 
   const sweep = setInterval(() => sessions.sweep(), Math.min(SWEEP_MS, limits.idleMs));
   sweep.unref();
-
-  /**
-   * Hosted: an agent key, under its one mandate, asking in the client only when the key says so.
-   * Dev mode: the local operator, ask_in_client, under the mandate the connection names.
-   */
-  async function principalFor(req: Request, p: Extract<Principal, { kind: 'agent' | 'operator' }>): Promise<McpPrincipal> {
-    if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient, owner: `key:${p.keyPrefix}` };
-    const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
-    const mandateId = named?.trim() || deps.defaultMandate;
-    if (mandateId.length > 300 || !(await loadMandate(deps.ctx.db, mandateId))) {
-      throw new HolonError('not_found', 404, `there is no mandate ${mandateId.slice(0, 300)}: name one with the X-Holon-Mandate header or ?mandate=`);
-    }
-    return { mandateId, askInClient: true, owner: 'operator' };
-  }
-
-  /** Open a session; a HolonError thrown is the answer (a key that may not, an unknown mandate). */
-  async function initialize(req: Request, res: Response): Promise<void> {
-    const p = requireKind(res, ['agent', 'operator'], 'connect to /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
-    const principal = quotaOf(req, p);
-    // The slot is taken before anything awaits: the table never holds more than its limits.
-    const admitted = sessions.admit(principal);
-    if (!admitted.ok) {
-      const headers = { 'Retry-After': String(admitted.retryAfterS) };
-      return sendJsonRpcError(res, admitted.status, admitted.message, { id: (req.body as { id?: unknown }).id, headers });
-    }
-    const { slot } = admitted;
-    try {
-      const who = await principalFor(req, p);
-      const server = createSessionServer(deps, who, compiled);
-      let session: Session | undefined;
-      const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
-        sessionIdGenerator: () => randomUUID(),
-        onsessioninitialized: (sessionId) => {
-          session = {
-            transport,
-            server,
-            owner: ownerOf(p),
-            principal,
-            lastUsed: 0,
-            seq: 0,
-            inFlight: 0,
-            close: () => void transport.close().catch(() => undefined),
-          };
-          slot.fill(sessionId, session);
-        },
-      });
-      // Set before connect: the server chains its own close handler after this one.
-      transport.onclose = () => {
-        if (transport.sessionId && session) sessions.remove(transport.sessionId, session);
-      };
-      await server.connect(transport);
-      interpose(transport, () => (session ? sessions.begin(session) : () => undefined));
-      await transport.handleRequest(req, res, req.body);
-    } finally {
-      slot.release();
-    }
-  }
-
-  /** The session a request names, if its principal opened it; else answered 404 (an unknown session or another's). */
-  function sessionOf(req: Request, res: Response): Session | undefined {
-    const session = sessions.get(req.get('mcp-session-id') ?? '');
-    if (session && session.owner === ownerOf(principalOf(res))) return session;
-    sendJsonRpcError(res, 404, 'unknown or expired MCP session: initialize a new one', {
-      code: SESSION_NOT_FOUND,
-      id: (req.body as { id?: unknown } | undefined)?.id,
-    });
-    return undefined;
-  }
 
   router.post(
     '/mcp',
@@ -150,12 +158,12 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
       if (keyless(res)) return;
       if (!req.get('mcp-session-id')) {
         if (!isInitializeRequest(req.body)) return sendJsonRpcError(res, 400, 'no MCP session: the first request must be initialize');
-        return initialize(req, res).catch((e: unknown) => {
+        return initialize(ep, req, res).catch((e: unknown) => {
           if (!(e instanceof HolonError) || res.headersSent) throw e;
-          sendJsonRpcError(res, e.status, e.message, { id: req.body.id });
+          sendJsonRpcError(res, httpStatusOf(e.code), e.message, { id: req.body.id });
         });
       }
-      const session = sessionOf(req, res);
+      const session = sessionOf(ep, req, res);
       if (!session) return;
       sessions.touch(session);
       await session.transport.handleRequest(req, res, req.body);
@@ -165,7 +173,7 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
   // GET opens the session's stream for server-initiated messages (an open stream is not use); DELETE ends the session.
   const existing = asyncRoute(async (req, res) => {
     if (keyless(res)) return;
-    const session = sessionOf(req, res);
+    const session = sessionOf(ep, req, res);
     if (!session) return;
     sessions.touch(session);
     await session.transport.handleRequest(req, res);

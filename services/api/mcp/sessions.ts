@@ -36,7 +36,7 @@ export interface SessionEntry {
 export type Admission<E> = { ok: true; slot: Slot<E> } | { ok: false; status: 429 | 503; message: string; retryAfterS: number };
 
 /** A reserved place in the table: `fill` it once the session has its id, else `release` it. */
-export interface Slot<E> {
+interface Slot<E> {
   fill(id: string, entry: E): void;
   /** Give the place back if it was never filled (no-op after fill). */
   release(): void;

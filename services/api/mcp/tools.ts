@@ -89,8 +89,7 @@ export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<
   const receipt = await loadReceiptTree(deps.ctx.db, id);
   // Another mandate's receipt is indistinguishable from one that does not exist.
   // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
-  if (!receipt || !inMandateTree(who.mandateId, receipt.mandate))
-    throw new HolonError('not_found', 404, `there is no receipt ${id} under mandate ${who.mandateId}`);
+  if (!receipt || !inMandateTree(who.mandateId, receipt.mandate)) throw new HolonError('not_found', `there is no receipt ${id} under mandate ${who.mandateId}`);
   return { structured: receipt as unknown as Record<string, unknown>, text: describeReceipt(receipt) };
 }
 
@@ -108,14 +107,14 @@ export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<T
 export async function getApproval(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
   const id = String(args.id);
   const found = await loadApproval(deps.ctx.db, id, deps.ctx.now());
-  if (!found || found.approval.mandateId !== who.mandateId) throw new HolonError('not_found', 404, `there is no approval ${id} under mandate ${who.mandateId}`);
+  if (!found || found.approval.mandateId !== who.mandateId) throw new HolonError('not_found', `there is no approval ${id} under mandate ${who.mandateId}`);
   const view = approvalView(found.approval, found.input);
   return { structured: view, text: `approval ${view.id}: ${view.status} (${view.agent}, worst case ${view.worst_case} ${view.currency})` };
 }
 
 export async function getBudget(deps: McpDeps, who: McpPrincipal): Promise<ToolAnswer> {
   const stored = await loadMandate(deps.ctx.db, who.mandateId);
-  if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${who.mandateId}`);
+  if (!stored) throw new HolonError('not_found', `there is no mandate ${who.mandateId}`);
   const { budget } = mandateView(stored);
   const structured = { mandate: who.mandateId, ...budget };
   return {

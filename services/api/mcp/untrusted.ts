@@ -3,7 +3,7 @@
  * inside `<untrusted>…</untrusted>`, with every `<` inside escaped (and `&`, so the escaping is unambiguous), so
  * no text can close the wrapper or pose as the gateway's own words.
  */
-export function escapeUntrusted(text: string): string {
+function escapeUntrusted(text: string): string {
   return text.replace(/&/g, '&amp;').replace(/</g, '&lt;');
 }
 

@@ -17,7 +17,7 @@ const LOG_ID: JsonSchema = { type: 'string', pattern: '^[1-9][0-9]*$', descripti
 const WEBHOOK_SECRET: JsonSchema = { type: 'string', pattern: '^whsec_', description: 'Shown once: verifies the signatures of webhook deliveries' };
 
 /** Amounts by currency, `{"EUR": "0.05"}` (shared/catalogue/earnings.ts `view`): never converted or summed across currencies. */
-export const AMOUNTS_BY_CURRENCY: JsonSchema = {
+const AMOUNTS_BY_CURRENCY: JsonSchema = {
   type: 'object',
   additionalProperties: AMOUNT,
   description: 'Amounts by currency (the settlement currency), formatted; an empty object when there are none',

@@ -12,7 +12,7 @@ import type { JsonSchema } from './operations.js';
 import { APPROVAL, ERROR_BODY, RECEIPT, RECEIPT_STATUSES } from './schemas.js';
 
 /** A call's own status before its receipt exists (shared/calls/transitions.ts `CallStatus`). */
-export const CALL_STATUSES = ['queued', 'running', 'settling', 'succeeded', 'failed'] as const;
+const CALL_STATUSES = ['queued', 'running', 'settling', 'succeeded', 'failed'] as const;
 
 const OUTPUT: JsonSchema = {
   description:

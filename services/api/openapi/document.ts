@@ -4,6 +4,7 @@
  * wherever a route uses that very object the document says `$ref`.
  */
 import type { Auth, Operation, ResponseSpec } from './operations.js';
+import { httpStatusOf } from '../http-status.js';
 import { COMPONENTS } from './components.js';
 import { ERROR } from './schemas.js';
 
@@ -90,6 +91,11 @@ function operationObject(op: Operation, ref: (s: unknown) => unknown): Record<st
   ]
     .filter(Boolean)
     .join('\n\n');
+  for (const [status, spec] of Object.entries(op.responses)) {
+    for (const code of spec.codes ?? []) {
+      if (httpStatusOf(code) !== Number(status)) throw new Error(`${op.id}: \`${code}\` is answered with ${httpStatusOf(code)}, not ${status}`);
+    }
+  }
   const responses: Record<string, unknown> = Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec, ref)]));
   responses.default = response(
     { description: 'Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`)', schema: ERROR },

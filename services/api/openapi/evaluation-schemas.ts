@@ -29,7 +29,7 @@ const CASE_GOT: JsonSchema = {
   ],
 };
 
-export const EVALUATION_CASE: JsonSchema = {
+const EVALUATION_CASE: JsonSchema = {
   description: 'One judged case: a public suite’s in detail, a hidden suite’s as its number and pass/fail only',
   oneOf: [
     closed(
@@ -49,7 +49,7 @@ export const EVALUATION_CASE: JsonSchema = {
   ],
 };
 
-export const EVALUATION_STATUSES = ['queued', 'running', 'passed', 'failed', 'error'] as const;
+const EVALUATION_STATUSES = ['queued', 'running', 'passed', 'failed', 'error'] as const;
 export const STANDINGS = ['passed', 'failed', 'error', 'pending', 'none'] as const;
 
 /** One suite's latest run on a version (`EvaluationView`). */

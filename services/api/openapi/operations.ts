@@ -8,6 +8,7 @@
  * tests/integration/openapi.test.ts walks the app's router and fails on any /v0 route missing from the document.
  */
 import type { RequestHandler, Router } from 'express';
+import type { ErrorCode } from '../../../shared/core/errors.js';
 
 /** A JSON Schema (draft 2020-12, which OpenAPI 3.1 uses as is). */
 export type JsonSchema = Readonly<Record<string, unknown>>;
@@ -18,7 +19,7 @@ export type JsonSchema = Readonly<Record<string, unknown>>;
  */
 export type Auth = 'none' | 'human' | 'agent' | 'admin';
 
-export type Method = 'get' | 'post' | 'put' | 'delete';
+type Method = 'get' | 'post' | 'put' | 'delete';
 
 export interface ResponseSpec {
   description: string;
@@ -28,9 +29,11 @@ export interface ResponseSpec {
   contentType?: string;
   example?: unknown;
   headers?: Readonly<Record<string, string>>;
+  /** An error response: the codes it answers with (each one's status must be this response's). */
+  codes?: readonly ErrorCode[];
 }
 
-export interface ParameterSpec {
+interface ParameterSpec {
   description: string;
   schema?: JsonSchema;
   /** Also the value the route-enumeration test puts in the path. */

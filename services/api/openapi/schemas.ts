@@ -9,6 +9,7 @@
  *   x-url: true             an absolute http(s) URL without credentials
  *   x-messages: {keyword: message}   the problem's wording when that keyword fails
  */
+import type { ErrorCode } from '../../../shared/core/errors.js';
 import type { JsonSchema, ResponseSpec } from './operations.js';
 
 /** A non-empty string of at most `max` characters ("must be a non-empty string", "must be at most N characters"). */
@@ -301,7 +302,15 @@ export function closed(description: string, properties: Record<string, unknown>,
   );
 }
 
-/** A response whose body is the error shape. */
-export function failure(description: string, code?: string): ResponseSpec {
-  return { description: code ? `${description} (\`${code}\`)` : description, schema: ERROR };
+/**
+ * A response whose body is the error shape, answered with these codes: the document builder checks that each code's
+ * status (services/api/http-status.ts, the one map) is the status the response is listed under.
+ */
+export function failure(description: string, ...codes: ErrorCode[]): ResponseSpec {
+  const unnamed = codes.filter((c) => !description.includes(`\`${c}\``));
+  return {
+    description: unnamed.length ? `${description} (${unnamed.map((c) => `\`${c}\``).join(', ')})` : description,
+    schema: ERROR,
+    ...(codes.length ? { codes } : {}),
+  };
 }

@@ -55,9 +55,13 @@ export const accountOperations = defineOperations({
     body: { schema: SIGNUP_BODY, example: { handle: 'alice', email: 'alice@example.com' } },
     responses: {
       201: { description: 'The account and its keys, shown once', schema: SIGNED_UP },
-      400: failure('A bad body or email (`invalid_request`), or a handle that is malformed or reserved (`invalid_handle`)'),
+      400: failure(
+        'A bad body or email (`invalid_request`), or a handle that is malformed or reserved (`invalid_handle`)',
+        'invalid_request',
+        'invalid_handle',
+      ),
       403: failure('The email belonged to a disabled account', 'email_blocked'),
-      409: failure('The handle (`handle_taken`) or the email (`email_taken`) is taken'),
+      409: failure('The handle (`handle_taken`) or the email (`email_taken`) is taken', 'handle_taken', 'email_taken'),
       429: failure('Too many sign-ups from this address', 'rate_limited'),
     },
   },
@@ -139,85 +143,83 @@ export interface AccountDeps {
   webhooks?: WebhookSecrets;
 }
 
+function balancesHandler(deps: AccountDeps) {
+  return asyncRoute(async (_req, res) => {
+    // Balances: the admin sees all, a human their own account's.
+    const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
+    const balances = await readBalances(deps.ctx.db, p.kind === 'human' ? p.account : undefined);
+    res.json({
+      accounts: balances.map((b) => ({
+        account: b.account,
+        currency: b.currency,
+        balance: formatAmount(b.balance),
+        held: formatAmount(b.held),
+        available: formatAmount(b.available),
+      })),
+    });
+  });
+}
+
+function signupHandler(deps: AccountDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (req, res) => {
+    const r = readSignup(req.body);
+    r.done();
+    const made = await signup(
+      ctx.db,
+      { handle: r.body.handle as string, email: r.body.email as string },
+      {
+        credit: deps.signupCredit,
+        registry: ctx.registry,
+        ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
+      },
+    );
+    res.status(201).json({
+      ...made,
+      note: 'the keys and the webhook secret are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate; the webhook secret verifies callbacks (docs/webhooks.md).',
+    });
+  });
+}
+
+function meHandler(deps: AccountDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (_req, res) => {
+    const p = requireKind(res, ['human', 'agent'], 'read an account');
+    if (p.kind === 'agent') {
+      const stored = await loadMandate(ctx.db, p.mandateId);
+      res.json({ kind: 'agent', account: p.account, key: p.keyPrefix, ask_in_client: p.askInClient, ...(stored ? mandateView(stored) : { mandate: null }) });
+      return;
+    }
+    const account = (await readAccount(ctx.db, p.account))!;
+    const balances = await readBalances(ctx.db, p.account);
+    const views = (await listRootMandates(ctx.db, { issuer: p.account, limit: 500 })).map((stored) => ({
+      id: stored.mandate.id,
+      grantee: stored.mandate.grantee,
+      ...mandateView(stored).budget,
+    }));
+    res.json({
+      kind: 'human',
+      // `github`: the GitHub login the account is linked to, or null (an email account: it cannot publish yet).
+      account: { handle: account.handle, email: account.email, github: account.githubLogin, created_at: account.createdAt.toISOString() },
+      key: p.keyPrefix,
+      balances: balances.map((b) => ({
+        currency: b.currency,
+        balance: formatAmount(b.balance),
+        held: formatAmount(b.held),
+        available: formatAmount(b.available),
+      })),
+      mandates: views,
+      keys: (await listKeys(ctx.db, p.account)).map((k) => keyView(k, ctx.now())),
+    });
+  });
+}
+
 export function accountRoutes(deps: AccountDeps): Router {
   const router = Router();
-  mount(
-    router,
-    accountOperations.balances,
-    asyncRoute(async (_req, res) => {
-      // Balances: the admin sees all, a human their own account's.
-      const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
-      const balances = await readBalances(deps.ctx.db, p.kind === 'human' ? p.account : undefined);
-      res.json({
-        accounts: balances.map((b) => ({
-          account: b.account,
-          currency: b.currency,
-          balance: formatAmount(b.balance),
-          held: formatAmount(b.held),
-          available: formatAmount(b.available),
-        })),
-      });
-    }),
-  );
-
+  mount(router, accountOperations.balances, balancesHandler(deps));
+  // Sign-up and /v0/me are the hosted gateway's (a dev gateway has no accounts to sign up to).
   if (!deps.hosted) return router;
-  const { ctx } = deps;
-
-  mount(
-    router,
-    accountOperations.signup,
-    asyncRoute(async (req, res) => {
-      const r = readSignup(req.body);
-      r.done();
-      const made = await signup(
-        ctx.db,
-        { handle: r.body.handle as string, email: r.body.email as string },
-        {
-          credit: deps.signupCredit,
-          registry: ctx.registry,
-          ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
-        },
-      );
-      res.status(201).json({
-        ...made,
-        note: 'the keys and the webhook secret are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate; the webhook secret verifies callbacks (docs/webhooks.md).',
-      });
-    }),
-  );
-
-  mount(
-    router,
-    accountOperations.me,
-    asyncRoute(async (_req, res) => {
-      const p = requireKind(res, ['human', 'agent'], 'read an account');
-      if (p.kind === 'agent') {
-        const stored = await loadMandate(ctx.db, p.mandateId);
-        res.json({ kind: 'agent', account: p.account, key: p.keyPrefix, ask_in_client: p.askInClient, ...(stored ? mandateView(stored) : { mandate: null }) });
-        return;
-      }
-      const account = (await readAccount(ctx.db, p.account))!;
-      const balances = await readBalances(ctx.db, p.account);
-      const views = (await listRootMandates(ctx.db, { issuer: p.account, limit: 500 })).map((stored) => ({
-        id: stored.mandate.id,
-        grantee: stored.mandate.grantee,
-        ...mandateView(stored).budget,
-      }));
-      res.json({
-        kind: 'human',
-        // `github`: the GitHub login the account is linked to, or null (an email account: it cannot publish yet).
-        account: { handle: account.handle, email: account.email, github: account.githubLogin, created_at: account.createdAt.toISOString() },
-        key: p.keyPrefix,
-        balances: balances.map((b) => ({
-          currency: b.currency,
-          balance: formatAmount(b.balance),
-          held: formatAmount(b.held),
-          available: formatAmount(b.available),
-        })),
-        mandates: views,
-        keys: (await listKeys(ctx.db, p.account)).map((k) => keyView(k, ctx.now())),
-      });
-    }),
-  );
-
+  mount(router, accountOperations.signup, signupHandler(deps));
+  mount(router, accountOperations.me, meHandler(deps));
   return router;
 }

@@ -84,7 +84,7 @@ export const adminOperations = defineOperations({
       200: { description: 'Withdrawn', schema: YANKED },
       400: failure('A bad body', 'invalid_request'),
       404: failure('No such version is listed', 'not_found'),
-      409: failure('Yanked already (`already_yanked`), or an agent shipped with the gateway (`shipped_agent`)'),
+      409: failure('Yanked already (`already_yanked`), or an agent shipped with the gateway (`shipped_agent`)', 'already_yanked', 'shipped_agent'),
       ...ADMIN_ERRORS,
     },
   },
@@ -151,7 +151,7 @@ function queryString(req: Request, name: string, max: number): string | undefine
   const v = req.query[name];
   if (v === undefined) return undefined;
   if (typeof v !== 'string' || v.length > max) {
-    throw new HolonError('invalid_request', 400, `the query parameter ${name} must be given once, at most ${max} characters`, [
+    throw new HolonError('invalid_request', `the query parameter ${name} must be given once, at most ${max} characters`, [
       { path: `query.${name}`, message: `must be one string of at most ${max} characters` },
     ]);
   }
@@ -162,97 +162,95 @@ function limitOf(req: Request): number {
   const raw = queryString(req, 'limit', 10);
   if (raw === undefined || raw === '') return DEFAULT_LIMIT;
   if (!/^[0-9]+$/.test(raw) || Number(raw) < 1 || Number(raw) > MAX_LIMIT) {
-    throw new HolonError('invalid_request', 400, `limit must be a whole number from 1 to ${MAX_LIMIT}`, [
+    throw new HolonError('invalid_request', `limit must be a whole number from 1 to ${MAX_LIMIT}`, [
       { path: 'query.limit', message: `must be 1 to ${MAX_LIMIT}` },
     ]);
   }
   return Number(raw);
 }
 
+function disableHandler(deps: AdminDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
+    const r = readDisable(req.body);
+    r.done();
+    const reason = r.body.reason as string;
+    const yank = r.body.yank_agents;
+    const handle = String(req.params.handle);
+    if (handle.length > 100) throw new HolonError('not_found', 'there is no such account');
+    res.json(await disableAccount(ctx, handle, { reason, yankAgents: yank === true, by: p.kind }));
+  });
+}
+
+function yankHandler(deps: AdminDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
+    const r = readYank(req.body);
+    r.done();
+    const reason = r.body.reason as string;
+    // Express has decoded the captures already.
+    const params = req.params as unknown as Record<string, string>;
+    const id = `${params[0]}/${params[1]}`;
+    const version = String(params[2]);
+    if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 'no such version is listed');
+    res.json(await yankVersion(ctx, id, version, { reason, by: p.kind }));
+  });
+}
+
+function accountsHandler(deps: AdminDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (req, res) => {
+    requireKind(res, ['admin', 'operator'], 'list accounts');
+    const q = queryString(req, 'q', 100);
+    const limit = limitOf(req);
+    if (q?.includes('\u0000'))
+      throw new HolonError('invalid_request', 'q contains a NUL character', [{ path: 'query.q', message: 'contains a NUL character' }]);
+    res.json({ accounts: await listAccounts(ctx.db, q, limit) });
+  });
+}
+
+function logHandler(deps: AdminDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (req, res) => {
+    requireKind(res, ['admin', 'operator'], 'read the moderation log');
+    const limit = limitOf(req);
+    const before = queryString(req, 'before', 19);
+    if (before !== undefined && !/^[1-9][0-9]{0,17}$/.test(before)) {
+      throw new HolonError('invalid_request', 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
+    }
+    res.json(await readLog(ctx.db, { limit, ...(before !== undefined ? { before } : {}) }));
+  });
+}
+
+function creditHandler(deps: AdminDeps) {
+  const { ctx } = deps;
+  return asyncRoute(async (req, res) => {
+    requireKind(res, ['admin', 'operator'], 'give demo credit');
+    const r = readCredit(req.body);
+    r.done();
+    const account = r.body.account as string;
+    const amount = parseAmount(r.body.amount);
+    const currency = (r.body.currency as string | undefined) ?? 'EUR';
+    // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
+    const requestKey = req.get('idempotency-key') ?? randomUUID();
+    if (requestKey.length > 200) throw new HolonError('invalid_request', 'the Idempotency-Key is longer than 200 characters');
+    const posted = await giveDemoCredit(ctx.db, { account, amount, currency, requestKey });
+    const balances = await readBalances(ctx.db, account);
+    res.status(posted.created ? 201 : 200).json({
+      replayed: !posted.created,
+      accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
+    });
+  });
+}
+
 export function adminRoutes(deps: AdminDeps): Router {
   const router = Router();
-  const { ctx } = deps;
-
-  mount(
-    router,
-    adminOperations.disable,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
-      const r = readDisable(req.body);
-      r.done();
-      const reason = r.body.reason as string;
-      const yank = r.body.yank_agents;
-      const handle = String(req.params.handle);
-      if (handle.length > 100) throw new HolonError('not_found', 404, 'there is no such account');
-      res.json(await disableAccount(ctx, handle, { reason, yankAgents: yank === true, by: p.kind }));
-    }),
-  );
-
-  mount(
-    router,
-    adminOperations.yank,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
-      const r = readYank(req.body);
-      r.done();
-      const reason = r.body.reason as string;
-      // Express has decoded the captures already.
-      const params = req.params as unknown as Record<string, string>;
-      const id = `${params[0]}/${params[1]}`;
-      const version = String(params[2]);
-      if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 404, 'no such version is listed');
-      res.json(await yankVersion(ctx, id, version, { reason, by: p.kind }));
-    }),
-  );
-
-  mount(
-    router,
-    adminOperations.accounts,
-    asyncRoute(async (req, res) => {
-      requireKind(res, ['admin', 'operator'], 'list accounts');
-      const q = queryString(req, 'q', 100);
-      const limit = limitOf(req);
-      if (q?.includes('\u0000'))
-        throw new HolonError('invalid_request', 400, 'q contains a NUL character', [{ path: 'query.q', message: 'contains a NUL character' }]);
-      res.json({ accounts: await listAccounts(ctx.db, q, limit) });
-    }),
-  );
-
-  mount(
-    router,
-    adminOperations.log,
-    asyncRoute(async (req, res) => {
-      requireKind(res, ['admin', 'operator'], 'read the moderation log');
-      const limit = limitOf(req);
-      const before = queryString(req, 'before', 19);
-      if (before !== undefined && !/^[1-9][0-9]{0,17}$/.test(before)) {
-        throw new HolonError('invalid_request', 400, 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
-      }
-      res.json(await readLog(ctx.db, { limit, ...(before !== undefined ? { before } : {}) }));
-    }),
-  );
-
-  mount(
-    router,
-    adminOperations.credit,
-    asyncRoute(async (req, res) => {
-      requireKind(res, ['admin', 'operator'], 'give demo credit');
-      const r = readCredit(req.body);
-      r.done();
-      const account = r.body.account as string;
-      const amount = parseAmount(r.body.amount);
-      const currency = (r.body.currency as string | undefined) ?? 'EUR';
-      // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
-      const requestKey = req.get('idempotency-key') ?? randomUUID();
-      if (requestKey.length > 200) throw new HolonError('invalid_request', 400, 'the Idempotency-Key is longer than 200 characters');
-      const posted = await giveDemoCredit(ctx.db, { account, amount, currency, requestKey });
-      const balances = await readBalances(ctx.db, account);
-      res.status(posted.created ? 201 : 200).json({
-        replayed: !posted.created,
-        accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
-      });
-    }),
-  );
-
+  mount(router, adminOperations.disable, disableHandler(deps));
+  mount(router, adminOperations.yank, yankHandler(deps));
+  mount(router, adminOperations.accounts, accountsHandler(deps));
+  mount(router, adminOperations.log, logHandler(deps));
+  mount(router, adminOperations.credit, creditHandler(deps));
   return router;
 }

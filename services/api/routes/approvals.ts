@@ -105,7 +105,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       const id = String(req.params.id);
       const found = await loadApproval(ctx.db, id, ctx.now());
       // Another principal's approval answers exactly like one that does not exist.
-      if (!found || !seesMandate(p, found.approval.mandateId)) throw new HolonError('not_found', 404, `there is no approval ${id.slice(0, 100)}`);
+      if (!found || !seesMandate(p, found.approval.mandateId)) throw new HolonError('not_found', `there is no approval ${id.slice(0, 100)}`);
       res.json(approvalView(found.approval, found.input));
     }),
   );

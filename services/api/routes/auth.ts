@@ -129,7 +129,7 @@ export function authRoutes(deps: AuthDeps): Router {
 
   /** The OAuth app, or a 503: a setting that only turns a feature off never stops the gateway. */
   const configured = (): GitHubSettings => {
-    if (!client) throw new HolonError('github_sign_in_off', 503, 'signing in with GitHub is not configured on this gateway');
+    if (!client) throw new HolonError('github_sign_in_off', 'signing in with GitHub is not configured on this gateway');
     return client;
   };
   const noStore = (res: Response) => res.set({ 'Cache-Control': 'no-store', 'Referrer-Policy': 'no-referrer' });

@@ -2,19 +2,17 @@
  * Calls: POST /v0/calls, GET /v0/calls/{id} (with `?wait=<seconds>`: a long-poll, long-poll.ts) and
  * POST /v0/calls/{id}/cancel (gateway.md §5, docs/lifecycle.md). How a submission is answered: answers.ts.
  */
-import { Router, type Response } from 'express';
+import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import { outputFields, readOutput } from '../../../shared/calls/outputs.js';
 import { readCall } from '../../../shared/calls/transitions.js';
 import { cancelAndWait, cancelState } from '../../../shared/calls/cancel.js';
 import { approvalView, loadApproval } from '../../../shared/admission/approvals.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
-import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
-import { submitChild } from '../../../shared/admission/delegate.js';
-import { parentOfToken } from '../../../shared/admission/delegation-tokens.js';
-import { claimIdempotencyKey, isIdempotencyKey, recordIdempotentCall, releaseIdempotencyKey, requestHash } from '../../../shared/hosted/idempotency.js';
+import { submitCall } from '../../../shared/admission/submit.js';
 import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
-import { answerReplay, answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
+import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
+import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from '../call-submission.js';
 import { bodyReader, httpUrlOf } from '../requests.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { defineOperations, mount } from '../openapi/operations.js';
@@ -66,12 +64,29 @@ export const callOperations = defineOperations({
     responses: {
       200: { description: 'The call succeeded', schema: CALL_SUCCEEDED },
       202: { description: 'Pending approval, or on its way (async or past the synchronous wait)', schema: { oneOf: [CALL_HELD, CALL_QUEUED] } },
-      400: failure('A bad body', 'invalid_request'),
+      400: failure('A bad body, or an agent reference that is not `ns/name[@range]`', 'invalid_request', 'invalid_ref'),
       401: failure('No key', 'unauthorized'),
-      403: failure('Denied by the mandate, with a receipt'),
-      404: failure('No such mandate or agent'),
-      409: failure('The Idempotency-Key’s call is still running or was interrupted'),
-      422: failure('The input does not match the agent’s interface.input', 'rejected_input'),
+      403: failure('Denied by the mandate (with a receipt), or a delegation token that is not live', 'denied', 'invalid_delegation'),
+      404: failure(
+        'No such mandate, agent, version in range or capability (with a receipt)',
+        'unknown_mandate',
+        'unknown_agent',
+        'no_matching_version',
+        'unknown_capability',
+        'not_found',
+      ),
+      409: failure(
+        'The approval was used already, or the Idempotency-Key’s call is still running or was interrupted',
+        'approval_used',
+        'idempotency_key_in_use',
+        'idempotency_key_interrupted',
+      ),
+      422: failure(
+        'The input does not match the agent’s interface.input, names a file it may not use, or reuses an Idempotency-Key',
+        'rejected_input',
+        'file_not_found',
+        'idempotency_key_reused',
+      ),
       502: { description: 'The agent failed (never billed unless declared so)', schema: CALL_FAILED },
     },
   },
@@ -123,7 +138,7 @@ type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView 
 async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise<Found> {
   const call = await readCall(deps.ctx.db, id);
   const receipt = await loadReceiptTree(deps.ctx.db, id);
-  if (!call && !receipt) throw new HolonError('not_found', 404, `there is no call ${id.slice(0, 100)}`);
+  if (!call && !receipt) throw new HolonError('not_found', `there is no call ${id.slice(0, 100)}`);
   assertSeesMandate(p, receipt ? receipt.mandate : call!.mandateId, `there is no call ${id.slice(0, 100)}`);
   return { call, receipt };
 }
@@ -143,140 +158,97 @@ async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, option
   };
 }
 
-/** The call a request created or read, for its access log line (services/api/access-log.ts). */
-const noteCall = (res: Response, s: Submitted | string): void => {
-  res.locals.callId = typeof s === 'string' ? s : s.kind === 'queued' ? s.callId : s.receipt.id;
-};
+/** POST /v0/calls: read the body, the delegated or the caller's path, admission (idempotent when keyed), the answer. */
+function submitHandler(deps: CallRoutesDeps) {
+  return asyncRoute(async (req, res) => {
+    const r = readCallBody(req.body);
+    const token = req.get('x-holon-delegation');
+    // With a delegation token the mandate is implied: the run's sub-mandate.
+    if (r.body.mandate === undefined && token === undefined && principalOf(res).kind !== 'agent')
+      r.problems.push({ path: '$.mandate', message: 'is required' });
+    r.done();
+    const body = r.body as CallBody;
+    // Checked for every call, a delegated one too: the amount's and the URL's own words.
+    const maxCost = body.max_cost === undefined ? undefined : parseAmount(body.max_cost);
+    const callbackUrl = typeof body.callback_url === 'string' ? httpUrlOf(body.callback_url) : undefined;
+    if (token !== undefined) return submitDelegated(deps, req, res, { token, body });
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'call agents');
+    if (callbackUrl && deps.callbackGuard) await assertPublicUrl(callbackUrl, deps.callbackGuard.allowPrivate, { path: '$.callback_url' });
+    const mandateId = callerMandate(p, body.mandate);
+    const submit = () =>
+      submitCall(deps.ctx, {
+        mandateId,
+        ...(body.agent ? { agent: body.agent } : {}),
+        ...(body.capability ? { capability: body.capability } : {}),
+        input: body.input,
+        ...(maxCost !== undefined ? { maxCost } : {}),
+        ...(callbackUrl ? { callbackUrl, syncAnswer: !wantsAsync(req) } : {}),
+        ...(body.approval ? { approval: body.approval } : {}),
+      });
+    const idempotencyKey = req.get('idempotency-key');
+    const submitted =
+      idempotencyKey === undefined
+        ? await submit()
+        : await submitOnce(deps.ctx, res, { p, key: idempotencyKey, body: { ...body, mandate: mandateId } }, submit);
+    if (!submitted) return;
+    noteCall(res, submitted);
+    await answerSubmission(deps, res, submitted, wantsAsync(req));
+  });
+}
+
+/** GET /v0/calls/{id}: the call's state; `wait` long-polls until it is final. */
+function readHandler(deps: CallRoutesDeps, longPolls: LongPolls) {
+  return asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
+    const id = String(req.params.id);
+    const waitMs = waitParam(req.query.wait);
+    let found = await findCall(deps, p, id);
+    noteCall(res, id);
+    if (!found.receipt && waitMs > 0) {
+      // Long-poll: held until the call's receipt exists or the wait ends; the database says which, read again after.
+      await longPolls.hold(res, principalKey(p), (signal) => deps.waiter.wait(id, waitMs, { signal }));
+      if (res.writableEnded || res.destroyed) return;
+      found = await findCall(deps, p, id);
+    }
+    res.json(await callAnswer(deps, id, found, { withOutput: true }));
+  });
+}
+
+/**
+ * POST /v0/calls/{id}/cancel, by the caller: queued → closed at once; running → aborted by its runner; final →
+ * unchanged. Always 200 with the call's state (and `cancel`: cancelled | cancelling | too_late); 404 for anyone
+ * else's call.
+ */
+function cancelHandler(deps: CallRoutesDeps) {
+  return asyncRoute(async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'cancel calls');
+    const id = String(req.params.id);
+    const before = await findCall(deps, p, id);
+    noteCall(res, id);
+    const mandateId = before.receipt ? before.receipt.mandate : before.call!.mandateId;
+    if (mandateId?.includes('.')) {
+      throw new HolonError('invalid_request', `${id.slice(0, 100)} is a delegated call: it ends with its parent; cancel the top-level call`);
+    }
+    const gone = new AbortController();
+    res.on('close', () => gone.abort());
+    await cancelAndWait(deps.ctx, deps.waiter, id, { signal: gone.signal });
+    if (res.destroyed) return;
+    const after = await findCall(deps, p, id);
+    const approval =
+      after.receipt?.status === 'pending_approval' && after.receipt.approval ? await loadApproval(deps.ctx.db, after.receipt.approval, deps.ctx.now()) : null;
+    // The answer to a cancel never carries the output of a call that finished first: GET /v0/calls/{id} reads it.
+    res.json({
+      ...(await callAnswer(deps, id, after, { withOutput: false })),
+      ...(approval ? { approval: approvalView(approval.approval) } : {}),
+      cancel: cancelState(after.receipt, approval?.approval.status),
+    });
+  });
+}
 
 export function callRoutes(deps: CallRoutesDeps): Router {
   const router = Router();
-  const longPolls = new LongPolls();
-
-  mount(
-    router,
-    callOperations.submit,
-    asyncRoute(async (req, res) => {
-      const r = readCallBody(req.body);
-      const token = req.get('x-holon-delegation');
-      // With a delegation token the mandate is implied: the run's sub-mandate.
-      if (r.body.mandate === undefined && token === undefined && principalOf(res).kind !== 'agent')
-        r.problems.push({ path: '$.mandate', message: 'is required' });
-      r.done();
-      const { mandate, agent, capability, approval } = r.body as { mandate?: string; agent?: string; capability?: string; approval?: string };
-      const maxCost = r.body.max_cost === undefined ? undefined : parseAmount(r.body.max_cost);
-      const callbackUrl = typeof r.body.callback_url === 'string' ? httpUrlOf(r.body.callback_url) : undefined;
-
-      if (token !== undefined) {
-        // A remote agent calling during its run: the call is the run's child, under its sub-mandate.
-        const parent = await parentOfToken(deps.ctx, token);
-        if (!parent) throw new HolonError('invalid_delegation', 403, 'the delegation token is unknown, expired, or its run has ended');
-        if (mandate !== undefined && mandate !== parent.sub.id)
-          throw new HolonError('invalid_request', 400, `a delegated call runs under its sub-mandate ${parent.sub.id}`);
-        if (approval) throw new HolonError('invalid_request', 400, 'nobody can approve inside a delegated run');
-        const child = await submitChild(deps.ctx, parent, capability ? { capability } : { agent: agent! }, r.body.input, {
-          ...(typeof r.body.max_cost === 'string' ? { max_cost: r.body.max_cost } : {}),
-        });
-        noteCall(res, child);
-        await answerSubmission(deps, res, child, wantsAsync(req));
-        return;
-      }
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'call agents');
-      if (callbackUrl && deps.callbackGuard) await assertPublicUrl(callbackUrl, deps.callbackGuard.allowPrivate, { path: '$.callback_url' });
-      // With an agent key the mandate is the key's; a human calls under a root mandate they issued.
-      const mandateId = p.kind === 'agent' ? p.mandateId : mandate!;
-      if (p.kind !== 'operator') {
-        if (mandate !== undefined && p.kind === 'agent' && mandate !== p.mandateId) throw new HolonError('not_found', 404, `there is no mandate ${mandate}`);
-        assertSeesMandate(p, mandateId, `there is no mandate ${mandateId}`);
-        if (mandateId.includes('.')) throw new HolonError('invalid_request', 400, 'a sub-mandate is used only by the delegated run it was derived for');
-      }
-      const submit = () =>
-        submitCall(deps.ctx, {
-          mandateId,
-          ...(agent ? { agent } : {}),
-          ...(capability ? { capability } : {}),
-          input: r.body.input,
-          ...(maxCost !== undefined ? { maxCost } : {}),
-          ...(callbackUrl ? { callbackUrl, syncAnswer: !wantsAsync(req) } : {}),
-          ...(approval ? { approval } : {}),
-        });
-      const idempotencyKey = req.get('idempotency-key');
-      if (idempotencyKey === undefined) {
-        const submitted = await submit();
-        noteCall(res, submitted);
-        await answerSubmission(deps, res, submitted, wantsAsync(req));
-        return;
-      }
-      // Idempotent: claimed in Postgres before anything runs; per API key (dev mode: the operator's one scope).
-      if (!isIdempotencyKey(idempotencyKey)) throw new HolonError('invalid_request', 400, 'the Idempotency-Key must be 1 to 255 printable ASCII characters');
-      const scope = p.kind === 'operator' ? 'operator' : p.keyPrefix;
-      const hash = requestHash({ ...r.body, mandate: mandateId });
-      const claim = await claimIdempotencyKey(deps.ctx.db, scope, idempotencyKey, hash);
-      if (claim.kind === 'existing') {
-        await answerReplay(deps.ctx, res, claim.row, hash);
-        return;
-      }
-      let submitted: Submitted;
-      try {
-        submitted = await submit();
-      } catch (e) {
-        await releaseIdempotencyKey(deps.ctx.db, scope, idempotencyKey);
-        throw e;
-      }
-      if (submitted.kind === 'queued') await recordIdempotentCall(deps.ctx.db, scope, idempotencyKey, submitted.callId);
-      else await recordIdempotentCall(deps.ctx.db, scope, idempotencyKey, submitted.receipt.id, { status: submitted.httpStatus, code: submitted.code });
-      noteCall(res, submitted);
-      await answerSubmission(deps, res, submitted, wantsAsync(req));
-    }),
-  );
-
-  mount(
-    router,
-    callOperations.read,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
-      const id = String(req.params.id);
-      const waitMs = waitParam(req.query.wait);
-      let found = await findCall(deps, p, id);
-      noteCall(res, id);
-      if (!found.receipt && waitMs > 0) {
-        // Long-poll: held until the call's receipt exists or the wait ends; the database says which, read again after.
-        await longPolls.hold(res, principalKey(p), (signal) => deps.waiter.wait(id, waitMs, { signal }));
-        if (res.writableEnded || res.destroyed) return;
-        found = await findCall(deps, p, id);
-      }
-      res.json(await callAnswer(deps, id, found, { withOutput: true }));
-    }),
-  );
-
-  // Cancellation by the caller: queued → closed at once; running → aborted by its runner; final → unchanged.
-  // Always 200 with the call's state (and `cancel`: cancelled | cancelling | too_late); 404 for anyone else's call.
-  mount(
-    router,
-    callOperations.cancel,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'cancel calls');
-      const id = String(req.params.id);
-      const before = await findCall(deps, p, id);
-      noteCall(res, id);
-      const mandateId = before.receipt ? before.receipt.mandate : before.call!.mandateId;
-      if (mandateId?.includes('.')) {
-        throw new HolonError('invalid_request', 400, `${id.slice(0, 100)} is a delegated call: it ends with its parent; cancel the top-level call`);
-      }
-      const gone = new AbortController();
-      res.on('close', () => gone.abort());
-      await cancelAndWait(deps.ctx, deps.waiter, id, { signal: gone.signal });
-      if (res.destroyed) return;
-      const after = await findCall(deps, p, id);
-      const approval =
-        after.receipt?.status === 'pending_approval' && after.receipt.approval ? await loadApproval(deps.ctx.db, after.receipt.approval, deps.ctx.now()) : null;
-      // The answer to a cancel never carries the output of a call that finished first: GET /v0/calls/{id} reads it.
-      res.json({
-        ...(await callAnswer(deps, id, after, { withOutput: false })),
-        ...(approval ? { approval: approvalView(approval.approval) } : {}),
-        cancel: cancelState(after.receipt, approval?.approval.status),
-      });
-    }),
-  );
-
+  mount(router, callOperations.submit, submitHandler(deps));
+  mount(router, callOperations.read, readHandler(deps, new LongPolls()));
+  mount(router, callOperations.cancel, cancelHandler(deps));
   return router;
 }

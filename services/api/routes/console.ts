@@ -49,7 +49,7 @@ function secure(res: Response): Response {
 const escapeHtml = (s: string) => s.replace(/[&<>"']/g, (c) => `&#${c.charCodeAt(0)};`);
 
 /** The footer's links: the methodology page always, the site's terms and privacy pages when there is a site. */
-export function footerLinks(siteUrl: string | undefined): string {
+function footerLinks(siteUrl: string | undefined): string {
   const links = ['<a href="/console/methodology">How Holon measures and bills</a>'];
   if (siteUrl) {
     const site = siteUrl.replace(/\/+$/, '');

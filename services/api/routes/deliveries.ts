@@ -61,7 +61,7 @@ async function visibleCall(ctx: ServiceContext, res: Response, id: string) {
   const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
   const call = await readCall(ctx.db, id);
   const notFound = `there is no call ${id.slice(0, 100)}`;
-  if (!call) throw new HolonError('not_found', 404, notFound);
+  if (!call) throw new HolonError('not_found', notFound);
   assertSeesMandate(p, call.mandateId, notFound);
   return call;
 }
@@ -85,7 +85,7 @@ export function deliveryRoutes(ctx: ServiceContext): Router {
     asyncRoute(async (req, res) => {
       const call = await visibleCall(ctx, res, String(req.params.id));
       const d = await deliveryOfCall(ctx.db, call.id);
-      if (!d) throw new HolonError('no_delivery', 409, 'this call has no delivery: it named no callback_url, or it has not finished yet');
+      if (!d) throw new HolonError('no_delivery', 'this call has no delivery: it named no callback_url, or it has not finished yet');
       const resend = await askResend(ctx.db, d.id);
       await enqueueAttempt(ctx.messaging.queues, { callId: call.id, deliveryId: d.id, resend });
       res.status(202).json({ delivery: await deliveryView(ctx.db, d), resend });

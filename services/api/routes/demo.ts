@@ -148,7 +148,7 @@ export function demoRoutes(deps: DemoDeps): Router {
       if (!all.ok) return { message: `the demo's ${total.limit} runs of this hour are used up`, retryAfterS: all.retryAfterS };
       return undefined;
     } catch {
-      throw new HolonError('demo_unavailable', 503, 'the demo is unavailable for a moment; try again later');
+      throw new HolonError('demo_unavailable', 'the demo is unavailable for a moment; try again later');
     }
   };
 
@@ -158,26 +158,26 @@ export function demoRoutes(deps: DemoDeps): Router {
     asyncRoute(async (req, res) => {
       res.set('Cache-Control', 'no-store');
       if (Buffer.byteLength(JSON.stringify(req.body ?? null)) > DEMO_MAX_BODY_BYTES) {
-        throw new HolonError('body_too_large', 413, `a demo request is at most ${DEMO_MAX_BODY_BYTES} bytes`);
+        throw new HolonError('body_too_large', `a demo request is at most ${DEMO_MAX_BODY_BYTES} bytes`);
       }
       const r = readDemo(req.body);
       r.done();
       const id = `${String(req.params.ns)}/${String(req.params.name)}`.slice(0, 200);
       const resolved = ctx.registry.resolve(id);
       const refusal = resolved.ok ? demoRefusal(resolved.agent) : 'no such agent is listed';
-      if (!resolved.ok || refusal) throw new HolonError('demo_not_available', 404, `there is no demo of ${id}: ${refusal}`);
+      if (!resolved.ok || refusal) throw new HolonError('demo_not_available', `there is no demo of ${id}: ${refusal}`);
       const agent = resolved.agent;
       const narrowed = demoInputProblems(r.body.input);
-      if (narrowed.length) throw new HolonError('invalid_request', 400, 'the demo takes short text only', narrowed);
+      if (narrowed.length) throw new HolonError('invalid_request', 'the demo takes short text only', narrowed);
       const problems = compileInterface(agent.manifest)
         .input(r.body.input)
         .map((p) => ({ ...p, path: `$.input${p.path.slice(1)}` }));
-      if (problems.length) throw new HolonError('rejected_input', 422, `the input does not match ${agent.manifest.id}'s interface.input`, problems);
+      if (problems.length) throw new HolonError('rejected_input', `the input does not match ${agent.manifest.id}'s interface.input`, problems);
       const refused = await admit(clientAddress(req, deps.trustProxy));
       if (refused) {
         const seconds = Math.max(1, refused.retryAfterS);
         res.set('Retry-After', String(seconds));
-        throw new HolonError('rate_limited', 429, `${refused.message}; retry in ${seconds} s`);
+        throw new HolonError('rate_limited', `${refused.message}; retry in ${seconds} s`);
       }
 
       // The hard timeout of the agent's manifest; a visitor who leaves cancels the run.

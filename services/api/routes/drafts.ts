@@ -67,7 +67,7 @@ export interface DraftDeps {
 }
 
 /** The body, every problem listed with its path (400 `invalid_request`). */
-export function readDraftRequest(body: unknown): DraftRequest {
+function readDraftRequest(body: unknown): DraftRequest {
   const r = readDraft(body);
   r.done();
   const { name, endpoint, summary, price } = r.body as { name: string; endpoint: string; summary?: string; price?: string };

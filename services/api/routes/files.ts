@@ -93,7 +93,7 @@ function contentTypeOf(req: Request): string {
   const declared = req.get('content-type')?.trim();
   if (declared === undefined || declared === '') return 'application/octet-stream';
   if (!/^[\x20-\x7e]{1,127}$/.test(declared) || !/^[!#$%&'*+.^_`|~0-9A-Za-z-]+\/[!#$%&'*+.^_`|~0-9A-Za-z-]+/.test(declared)) {
-    throw new HolonError('invalid_request', 400, 'the content-type must be a media type such as application/pdf, in at most 127 printable characters');
+    throw new HolonError('invalid_request', 'the content-type must be a media type such as application/pdf, in at most 127 printable characters');
   }
   return declared;
 }
@@ -101,7 +101,7 @@ function contentTypeOf(req: Request): string {
 function declaredLength(req: Request): number | undefined {
   const raw = req.get('content-length');
   if (raw === undefined) return undefined;
-  if (!/^[0-9]{1,15}$/.test(raw)) throw new HolonError('invalid_request', 400, 'the content-length is not a number of bytes');
+  if (!/^[0-9]{1,15}$/.test(raw)) throw new HolonError('invalid_request', 'the content-length is not a number of bytes');
   return Number(raw);
 }
 
@@ -169,7 +169,7 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       const contentType = contentTypeOf(req);
       const length = declaredLength(req);
       const carries = length !== undefined ? length > 0 : req.get('transfer-encoding') !== undefined;
-      if (!carries) throw new HolonError('invalid_request', 400, 'the request body is the file: send its bytes (any content-type, at most 20 MB)');
+      if (!carries) throw new HolonError('invalid_request', 'the request body is the file: send its bytes (any content-type, at most 20 MB)');
       let file: Awaited<ReturnType<typeof storeUpload>>;
       try {
         file = await storeUpload(
@@ -200,10 +200,10 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       const { exp, sig } = req.query as Record<string, unknown>;
       // The signature first: without a valid one nothing is looked up, so a link says nothing about other files.
       const verdict = FILE_ID.test(id) ? verifyFileLink(linkSecret, { kind: 'upload', id }, exp, sig, ctx.now()) : 'invalid';
-      if (verdict === 'expired') throw new HolonError('link_expired', 403, 'this file link has expired: links are valid 15 minutes');
-      if (verdict !== 'ok') throw new HolonError('invalid_link', 403, 'this file link is not valid: it is not signed for this file');
+      if (verdict === 'expired') throw new HolonError('link_expired', 'this file link has expired: links are valid 15 minutes');
+      if (verdict !== 'ok') throw new HolonError('invalid_link', 'this file link is not valid: it is not signed for this file');
       const opened = await openFile(ctx.db, id, ctx.now());
-      if (!opened) throw new HolonError('not_found', 404, 'there is no such file: it may have been deleted (24 hours after upload)');
+      if (!opened) throw new HolonError('not_found', 'there is no such file: it may have been deleted (24 hours after upload)');
       await sendAttachment(req, res, ctx, { name: opened.file.id, contentType: opened.file.contentType, size: opened.file.size }, opened.content);
     }),
   );
@@ -218,11 +218,11 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       const name = String(req.params.name);
       const { exp, sig } = req.query as Record<string, unknown>;
       const verdict = verifyFileLink(linkSecret, { kind: 'eval', id: `${capability}/${name}` }, exp, sig, ctx.now());
-      if (verdict === 'expired') throw new HolonError('link_expired', 403, 'this fixture link has expired: it was valid while its case ran');
-      if (verdict !== 'ok') throw new HolonError('invalid_link', 403, 'this fixture link is not valid: it is not signed for this fixture');
+      if (verdict === 'expired') throw new HolonError('link_expired', 'this fixture link has expired: it was valid while its case ran');
+      if (verdict !== 'ok') throw new HolonError('invalid_link', 'this fixture link is not valid: it is not signed for this fixture');
       const loaded = deps.suites?.get(capability);
       const opened = loaded ? await openFixture(loaded, name) : null;
-      if (!opened) throw new HolonError('not_found', 404, 'there is no such fixture on this gateway');
+      if (!opened) throw new HolonError('not_found', 'there is no such fixture on this gateway');
       const { fixture, stream } = opened;
       res.once('close', () => stream.destroy());
       await sendAttachment(req, res, ctx, { name, contentType: fixture.contentType, size: fixture.size }, stream);

@@ -77,7 +77,7 @@ export function keyRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Route
       const ask = r.body.ask_in_client;
       // An agent key acts under one of the caller's own root mandates.
       const stored = await loadMandate(ctx.db, mandate);
-      if (stored?.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', 404, `you have no mandate ${mandate}`);
+      if (stored?.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', `you have no mandate ${mandate}`);
       const minted = await createKey(ctx.db, { kind: 'agent', account: p.account, mandateId: mandate, askInClient: ask === true });
       res.status(201).json({ ...minted, note: 'the key is shown once: keep it now' });
     }),
@@ -89,7 +89,7 @@ export function keyRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Route
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 'revoke keys');
       const prefix = String(req.params.prefix);
-      if (!(await revokeKey(ctx.db, p.account, prefix))) throw new HolonError('not_found', 404, `you have no live key ${prefix.slice(0, 40)}`);
+      if (!(await revokeKey(ctx.db, p.account, prefix))) throw new HolonError('not_found', `you have no live key ${prefix.slice(0, 40)}`);
       res.json({ prefix, state: 'revoked' });
     }),
   );

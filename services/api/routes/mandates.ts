@@ -75,7 +75,7 @@ export interface MandateDeps {
 }
 
 /** The platform's exchange rates for hosted mandates (EUR per unit): demo rates, since all money is demo credit. */
-export const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92', GBP: '1.17' });
+const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92', GBP: '1.17' });
 
 /**
  * A human's mandate document, put in their namespace with the platform's rules, and the problems of what they may
@@ -97,7 +97,7 @@ function ownMandateDoc(body: Record<string, unknown>, handle: string): { doc: Re
 }
 
 const invalid = (problems: readonly Problem[]) =>
-  new HolonError('invalid_mandate', 400, `the mandate has ${problems.length} problem${problems.length === 1 ? '' : 's'}`, problems);
+  new HolonError('invalid_mandate', `the mandate has ${problems.length} problem${problems.length === 1 ? '' : 's'}`, problems);
 
 export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
@@ -127,7 +127,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
       if (problems.length || !v.ok) throw invalid(problems);
       const { created } = await saveMandate(ctx.db, v.mandate);
       if (!created && p.kind === 'human')
-        throw new HolonError('mandate_exists', 409, `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
+        throw new HolonError('mandate_exists', `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
       if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit, 'EUR');
       const stored = (await loadMandate(ctx.db, v.mandate.id))!;
       res.status(created ? 201 : 200).json(mandateView(stored));
@@ -142,7 +142,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
       const id = String((req.params as Record<string, string>)[0]);
       assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
       const stored = await loadMandate(ctx.db, id);
-      if (!stored) throw new HolonError('not_found', 404, `there is no mandate ${id.slice(0, 300)}`);
+      if (!stored) throw new HolonError('not_found', `there is no mandate ${id.slice(0, 300)}`);
       res.json(mandateView(stored));
     }),
   );

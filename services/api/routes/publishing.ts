@@ -44,12 +44,20 @@ export const publishingOperations = defineOperations({
     responses: {
       201: { description: 'The listed version', schema: PUBLISHED },
       401: failure('No key', 'unauthorized'),
-      403: failure('Not a human key, not your namespace (`foreign_namespace`), or an account not linked to GitHub (`github_not_linked`)'),
+      403: failure(
+        'Not a human key, not your namespace (`foreign_namespace`), or an account not linked to GitHub (`github_not_linked`)',
+        'foreign_namespace',
+        'github_not_linked',
+      ),
       409: failure('The version was published before', 'version_taken'),
       422: failure('The version cannot be listed: the manifest, its runtime, endpoint or repository; every problem listed', 'invalid_manifest'),
       429: failure('Too many publishes', 'rate_limited'),
       502: failure('GitHub failed while checking the repository; nothing was listed', 'github_error'),
-      503: failure('Publishing needs the GitHub app on this gateway (`publishing_off`), or GitHub did not answer (`github_unavailable`)'),
+      503: failure(
+        'Publishing needs the GitHub app on this gateway (`publishing_off`), or GitHub did not answer (`github_unavailable`)',
+        'publishing_off',
+        'github_unavailable',
+      ),
     },
   },
   yank: {
@@ -81,7 +89,12 @@ export const publishingOperations = defineOperations({
     responses: {
       202: { description: 'Queued', schema: RERUN },
       ...AUTHOR_ERRORS,
-      409: failure('An evaluation is still running (`evaluation_running`), the version is yanked (`yanked`), or no suite applies (`no_suite`)'),
+      409: failure(
+        'An evaluation is still running (`evaluation_running`), the version is yanked (`yanked`), or no suite applies (`no_suite`)',
+        'evaluation_running',
+        'yanked',
+        'no_suite',
+      ),
       429: failure('Too many re-runs', 'rate_limited'),
     },
   },

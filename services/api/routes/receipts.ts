@@ -205,7 +205,7 @@ export function receiptRoutes(ctx: ServiceContext): Router {
       const limitRaw = queryString(req, 'limit', 10) ?? '50';
       const limit = Number(limitRaw);
       if (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 200) {
-        throw new HolonError('invalid_request', 400, 'limit must be an integer from 1 to 200', [{ path: 'query.limit', message: 'must be 1 to 200' }]);
+        throw new HolonError('invalid_request', 'limit must be an integer from 1 to 200', [{ path: 'query.limit', message: 'must be 1 to 200' }]);
       }
       const before = queryString(req, 'before', 200);
       res.json(await listReceipts(ctx.db, { scope, filter, limit, ...(before !== undefined ? { before } : {}) }));
@@ -256,7 +256,7 @@ export function receiptRoutes(ctx: ServiceContext): Router {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
       const id = String(req.params.id);
       const receipt = await loadReceiptTree(ctx.db, id);
-      if (!receipt) throw new HolonError('not_found', 404, `there is no receipt ${id.slice(0, 100)}`);
+      if (!receipt) throw new HolonError('not_found', `there is no receipt ${id.slice(0, 100)}`);
       assertSeesMandate(p, receipt.mandate, `there is no receipt ${id.slice(0, 100)}`);
       res.json(receipt);
     }),

@@ -106,11 +106,11 @@ export function statementRoutes(ctx: ServiceContext): Router {
       let account: string;
       if (p.kind === 'human') {
         // Another account is not there for a human key, exactly like one that does not exist.
-        if (named !== undefined && named !== p.account) throw new HolonError('not_found', 404, `there is no account ${named}`);
+        if (named !== undefined && named !== p.account) throw new HolonError('not_found', `there is no account ${named}`);
         account = p.account;
       } else {
         if (named === undefined || named === '') throw badQuery('account', 'is required: the handle of the account whose statement to read', 'is required');
-        if (!(await accountExists(ctx.db, named))) throw new HolonError('not_found', 404, `there is no account ${named}`);
+        if (!(await accountExists(ctx.db, named))) throw new HolonError('not_found', `there is no account ${named}`);
         account = named;
       }
       const statement = await readStatement(ctx.db, account, {

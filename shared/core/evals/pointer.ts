@@ -5,7 +5,7 @@
  */
 
 /** The longest pointer a suite may write. */
-export const MAX_POINTER_LENGTH = 1024;
+const MAX_POINTER_LENGTH = 1024;
 
 export type PointerParse = { ok: true; segments: string[] } | { ok: false; message: string };
 
@@ -29,7 +29,7 @@ export function parsePointer(pointer: string): PointerParse {
 }
 
 /** One segment written back as a pointer segment (`~` → `~0`, `/` → `~1`). */
-export function escapeSegment(segment: string | number): string {
+function escapeSegment(segment: string | number): string {
   return String(segment).replace(/~/g, '~0').replace(/\//g, '~1');
 }
 

@@ -27,27 +27,27 @@ import { parsePointer } from './pointer.js';
 // The format
 // ---------------------------------------------------------------------------------------------
 
-export const MAX_CASES = 200;
+const MAX_CASES = 200;
 /** The largest `input` of one case, and separately the largest `expect`, as UTF-8 JSON. */
-export const MAX_CASE_INPUT_BYTES = 64 * 1024;
-export const MAX_CASE_EXPECT_BYTES = 64 * 1024;
+const MAX_CASE_INPUT_BYTES = 64 * 1024;
+const MAX_CASE_EXPECT_BYTES = 64 * 1024;
 /** JSON Pointers one case's `expect.paths` may check. */
-export const MAX_PATHS_PER_CASE = 100;
+const MAX_PATHS_PER_CASE = 100;
 /** Distinct fixtures one case's input may name (the most file handles one call may carry, shared/files/handles.ts). */
-export const MAX_FIXTURES_PER_CASE = 20;
-export const MAX_DESCRIPTION_LENGTH = 4000;
+const MAX_FIXTURES_PER_CASE = 20;
+const MAX_DESCRIPTION_LENGTH = 4000;
 /** Suite versions are stored as Postgres integers. */
-export const MAX_SUITE_VERSION = 2_147_483_647;
-export const MIN_CASE_TIMEOUT_S = 1;
-export const MAX_CASE_TIMEOUT_S = 300;
-export const PASS_THRESHOLD_DECIMALS = 6;
+const MAX_SUITE_VERSION = 2_147_483_647;
+const MIN_CASE_TIMEOUT_S = 1;
+const MAX_CASE_TIMEOUT_S = 300;
+const PASS_THRESHOLD_DECIMALS = 6;
 
-export const CASE_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
+const CASE_ID_PATTERN = '^[a-z0-9][a-z0-9_-]{0,63}$';
 const CASE_ID = new RegExp(CASE_ID_PATTERN);
 
-export const FIXTURE_HANDLE_PREFIX = 'holon://evals/';
+const FIXTURE_HANDLE_PREFIX = 'holon://evals/';
 /** A fixture's file name: letters, digits, `.`, `_`, `-`; not starting with `.`; no `..`; at most 128 characters. */
-export const FIXTURE_NAME_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$';
+const FIXTURE_NAME_PATTERN = '^[A-Za-z0-9_-][A-Za-z0-9._-]{0,127}$';
 const FIXTURE_NAME = new RegExp(FIXTURE_NAME_PATTERN);
 /** Same characters as shared/files/handles.ts: scheme and kind in any case, then what an id or a path may hold. */
 const HANDLE = /holon:\/\/(files|evals)\/([A-Za-z0-9._/-]*)/gi;

@@ -20,100 +20,134 @@ import type { Admission, CallRequest, Mandate } from './types.js';
 import { matchesAgent, matchesCapability } from './patterns.js';
 
 /** Runs counted before `require.min_success_rate` applies. */
-export const MIN_RUNS_FOR_SUCCESS_RATE = 20;
+const MIN_RUNS_FOR_SUCCESS_RATE = 20;
+
+/** One admission check: the call asked for, and how its messages name the agent and amounts. */
+interface Check {
+  mandate: Mandate;
+  manifest: Manifest;
+  request: CallRequest;
+  /** `id@version`. */
+  agent: string;
+  /** An amount in the mandate's currency. */
+  money(m: Micros): string;
+}
 
 export function checkCall(mandate: Mandate, manifest: Manifest, request: CallRequest): Admission {
-  const agent = `${manifest.id}@${manifest.version}`;
-  const money = (m: Micros) => `${formatAmount(m)} ${mandate.budget.currency}`;
-  const deny: string[] = [];
+  const c: Check = { mandate, manifest, request, agent: `${manifest.id}@${manifest.version}`, money: (m) => `${formatAmount(m)} ${mandate.budget.currency}` };
+  const free = costsNothing(manifest);
+  const fx = fxRateFor(manifest.pricing.currency, mandate.budget);
+  const noRate = fx === null && !free;
+  const worst = request.worstCase ?? (free ? 0n : null);
+  const overPrice = priceReasons(c, fx);
+  const deny = [
+    ...lifetimeReasons(c),
+    ...allowReasons(c),
+    ...denyPatternReasons(c),
+    ...requireReasons(c),
+    ...(noRate ? [noRateReason(c)] : []),
+    ...overPrice,
+    ...budgetReasons(c, worst, !noRate && overPrice.length === 0),
+    ...depthReasons(c),
+  ];
+  if (deny.length) return { decision: 'deny', reasons: deny };
+  return approval(c, worst!);
+}
 
-  // 1. expired or revoked
-  if (mandate.revoked) deny.push(`mandate ${mandate.id} has been revoked`);
+/** 1. expired or revoked */
+function lifetimeReasons({ mandate, request }: Check): string[] {
+  const out: string[] = [];
+  if (mandate.revoked) out.push(`mandate ${mandate.id} has been revoked`);
   if (mandate.expiresAt !== undefined && request.now >= mandate.expiresAt) {
-    deny.push(`mandate ${mandate.id} expired at ${new Date(mandate.expiresAt).toISOString()}`);
+    out.push(`mandate ${mandate.id} expired at ${new Date(mandate.expiresAt).toISOString()}`);
   }
+  return out;
+}
 
-  // 2. allowed
+/** 2. allowed: by id, an allow.agents pattern; by capability, the agent implements it, allow.capabilities and allow.published. */
+function allowReasons({ mandate, manifest, request, agent }: Check): string[] {
+  const out: string[] = [];
   if (request.via.kind === 'id') {
     if (!mandate.allow.agents.some((p) => matchesAgent(p, manifest.id, manifest.version))) {
-      deny.push(`agent ${agent} is not allowed: no allow.agents pattern matches it`);
+      out.push(`agent ${agent} is not allowed: no allow.agents pattern matches it`);
     }
-  } else {
-    const cls = request.via.capability;
-    if (!manifest.capabilities.includes(cls)) deny.push(`agent ${agent} does not implement capability ${cls}`);
-    if (!mandate.allow.capabilities.some((p) => matchesCapability(p, cls))) {
-      deny.push(`capability ${cls} is not allowed: no allow.capabilities pattern matches it`);
-    }
-    if (request.facts.origin === 'published' && !mandate.allow.published) {
-      deny.push(`agent ${agent} is published by a third party and the mandate does not set allow.published`);
-    }
+    return out;
   }
+  const cls = request.via.capability;
+  if (!manifest.capabilities.includes(cls)) out.push(`agent ${agent} does not implement capability ${cls}`);
+  if (!mandate.allow.capabilities.some((p) => matchesCapability(p, cls))) {
+    out.push(`capability ${cls} is not allowed: no allow.capabilities pattern matches it`);
+  }
+  if (request.facts.origin === 'published' && !mandate.allow.published) {
+    out.push(`agent ${agent} is published by a third party and the mandate does not set allow.published`);
+  }
+  return out;
+}
 
-  // 3. deny patterns
+/** 3. deny patterns: deny.agents, and deny.capabilities against the requested class and every class the agent declares. */
+function denyPatternReasons({ mandate, manifest, request, agent }: Check): string[] {
+  const out: string[] = [];
   for (const p of mandate.deny.agents) {
-    if (matchesAgent(p, manifest.id, manifest.version)) deny.push(`agent ${agent} is denied by deny.agents pattern ${p}`);
+    if (matchesAgent(p, manifest.id, manifest.version)) out.push(`agent ${agent} is denied by deny.agents pattern ${p}`);
   }
   const classes = new Set(manifest.capabilities);
   if (request.via.kind === 'capability') classes.add(request.via.capability);
   for (const p of mandate.deny.capabilities) {
     const hit = [...classes].filter((c) => matchesCapability(p, c));
-    if (hit.length) deny.push(`capability ${hit.join(', ')} of agent ${agent} is denied by deny.capabilities pattern ${p}`);
+    if (hit.length) out.push(`capability ${hit.join(', ')} of agent ${agent} is denied by deny.capabilities pattern ${p}`);
   }
+  return out;
+}
 
-  // 4. require
-  deny.push(...requireReasons(mandate, manifest, request, agent));
+/** 5. currency: an agent that costs something needs an fx rate into the mandate's currency. */
+function noRateReason({ mandate, manifest, agent }: Check): string {
+  const from = manifest.pricing.currency;
+  return `agent ${agent} is priced in ${from} and the mandate has no fx rate from ${from} into ${mandate.budget.currency}`;
+}
 
-  // 5. currency
-  const free = costsNothing(manifest);
-  const fx = fxRateFor(manifest.pricing.currency, mandate.budget);
-  const noRate = fx === null && !free;
-  if (noRate) {
-    deny.push(
-      `agent ${agent} is priced in ${manifest.pricing.currency} and the mandate has no fx rate from ${manifest.pricing.currency} into ${mandate.budget.currency}`,
-    );
-  }
-
-  // 6. per_run price above max_cost
-  let belowPrice = false;
+/** 6. per_run price above max_cost (a per_run price is never lowered). */
+function priceReasons({ manifest, request, agent, money }: Check, fx: Rate | null): string[] {
   const { pricing } = manifest;
-  if (pricing.model === 'per_run' && pricing.amount !== undefined && request.maxCost !== undefined && fx !== null) {
-    const price = convert(pricing.amount, fx);
-    if (price > request.maxCost) {
-      belowPrice = true;
-      deny.push(`agent ${agent} costs ${money(price)} per run, above the max_cost ${money(request.maxCost)}; a per_run price is never lowered`);
-    }
-  }
+  if (pricing.model !== 'per_run' || pricing.amount === undefined || request.maxCost === undefined || fx === null) return [];
+  const price = convert(pricing.amount, fx);
+  if (price <= request.maxCost) return [];
+  return [`agent ${agent} costs ${money(price)} per run, above the max_cost ${money(request.maxCost)}; a per_run price is never lowered`];
+}
 
-  // 7. worst case within per_call, total and the delegation slot's max_cost
-  const worst = request.worstCase ?? (free ? 0n : null);
-  if (worst === null) {
-    if (!noRate && !belowPrice) deny.push(`the worst case of a call to ${agent} could not be determined in ${mandate.budget.currency}`);
-  } else {
-    const { perCall, total } = mandate.budget;
-    if (perCall !== undefined && worst > perCall) deny.push(`the worst case ${money(worst)} is above budget.per_call ${money(perCall)}`);
-    if (worst > total) deny.push(`the worst case ${money(worst)} is above budget.total ${money(total)}`);
-    // A child call must fit the slot its orchestrator declared, however it was named.
-    if (request.slotMaxCost !== undefined && worst > request.slotMaxCost) {
-      deny.push(`the worst case ${money(worst)} is above the slot's max_cost ${money(request.slotMaxCost)} (the declared call's cap)`);
-    }
+/**
+ * 7. worst case within per_call, total and the delegation slot's max_cost. An unknown worst case is a deny of its own
+ * (fail closed) unless rules 5 or 6 already said why (`unexplained`).
+ */
+function budgetReasons({ mandate, request, agent, money }: Check, worst: Micros | null, unexplained: boolean): string[] {
+  if (worst === null) return unexplained ? [`the worst case of a call to ${agent} could not be determined in ${mandate.budget.currency}`] : [];
+  const out: string[] = [];
+  const { perCall, total } = mandate.budget;
+  if (perCall !== undefined && worst > perCall) out.push(`the worst case ${money(worst)} is above budget.per_call ${money(perCall)}`);
+  if (worst > total) out.push(`the worst case ${money(worst)} is above budget.total ${money(total)}`);
+  // A child call must fit the slot its orchestrator declared, however it was named.
+  if (request.slotMaxCost !== undefined && worst > request.slotMaxCost) {
+    out.push(`the worst case ${money(worst)} is above the slot's max_cost ${money(request.slotMaxCost)} (the declared call's cap)`);
   }
+  return out;
+}
 
-  // 8. depth
+/** 8. depth: within the mandate's depth and delegation.max_depth. */
+function depthReasons({ mandate, request }: Check): string[] {
   const deepest = mandate.depth + mandate.delegation.maxDepth;
   if (request.depth > deepest) {
-    deny.push(
+    return [
       `call depth ${request.depth} is deeper than the mandate allows (at most ${deepest}: depth ${mandate.depth}, delegation.max_depth ${mandate.delegation.maxDepth})`,
-    );
-  } else if (request.depth < mandate.depth) {
-    deny.push(`call depth ${request.depth} is shallower than this sub-mandate's own depth ${mandate.depth}`);
+    ];
   }
+  if (request.depth < mandate.depth) return [`call depth ${request.depth} is shallower than this sub-mandate's own depth ${mandate.depth}`];
+  return [];
+}
 
-  if (deny.length) return { decision: 'deny', reasons: deny };
-
-  // approve
+/** Nothing denies: allowed, unless an approval rule applies (then approve; inside a delegated run, deny). */
+function approval({ mandate, manifest, request, agent, money }: Check, worst: Micros): Admission {
   const approve: string[] = [];
   const { above, agents, firstUse } = mandate.approval;
-  if (above !== undefined && worst! > above) approve.push(`the worst case ${money(worst!)} is above approval.above ${money(above)}`);
+  if (above !== undefined && worst > above) approve.push(`the worst case ${money(worst)} is above approval.above ${money(above)}`);
   for (const p of agents) {
     if (matchesAgent(p, manifest.id, manifest.version)) approve.push(`calls to agent ${agent} need approval (approval.agents pattern ${p})`);
   }
@@ -126,7 +160,8 @@ export function checkCall(mandate: Mandate, manifest: Manifest, request: CallReq
   return { decision: 'approve', reasons: approve };
 }
 
-function requireReasons(mandate: Mandate, manifest: Manifest, request: CallRequest, agent: string): string[] {
+/** 4. require: license, data policy, evaluation, measured success rate. */
+function requireReasons({ mandate, manifest, request, agent }: Check): string[] {
   const out: string[] = [];
   const { license, data, evaluated, minSuccessRate } = mandate.require;
 
@@ -136,22 +171,7 @@ function requireReasons(mandate: Mandate, manifest: Manifest, request: CallReque
     out.push(`agent ${agent} is licensed ${manifest.license}, not one of ${license.join(', ')}`);
   }
 
-  if (data) {
-    const declared = manifest.data ?? {};
-    if (data.retention && !retentionFits(declared.retention, data.retention)) {
-      out.push(`agent ${agent} declares ${describeRetention(declared.retention)}; the mandate requires ${describeRetention(data.retention)}`);
-    }
-    if (data.region) {
-      const allowed = new Set(data.region.map((r) => r.toLowerCase()));
-      const regions = declared.region ?? [];
-      if (regions.length === 0 || !regions.every((r) => allowed.has(r.toLowerCase()))) {
-        out.push(`agent ${agent} declares regions ${regions.length ? regions.join(', ') : 'none'}; the mandate requires only ${data.region.join(', ')}`);
-      }
-    }
-    if (data.training === false && declared.training !== false) {
-      out.push(`agent ${agent} does not declare training: false; the mandate requires that inputs are not used for training`);
-    }
-  }
+  if (data) out.push(...dataReasons(data, manifest.data ?? {}, agent));
 
   if (evaluated && request.facts.evaluation !== 'passed' && request.facts.evaluation !== 'none') {
     out.push(`agent ${agent} has not passed its evaluation (${request.facts.evaluation}) and the mandate requires evaluated versions`);
@@ -162,6 +182,27 @@ function requireReasons(mandate: Mandate, manifest: Manifest, request: CallReque
     out.push(`agent ${agent} has an unusable measured record (${record.successes} of ${record.runs} runs)`); // fail closed
   } else if (minSuccessRate && record && record.runs >= MIN_RUNS_FOR_SUCCESS_RATE && !rateAtLeast(record, minSuccessRate)) {
     out.push(`agent ${agent} succeeded in ${record.successes} of ${record.runs} runs, below the required success rate ${describeRate(minSuccessRate)}`);
+  }
+  return out;
+}
+
+type DataPolicy = NonNullable<Manifest['data']>;
+
+/** require.data against the data policy the agent declares: retention, region, training. */
+function dataReasons(data: NonNullable<Mandate['require']['data']>, declared: DataPolicy, agent: string): string[] {
+  const out: string[] = [];
+  if (data.retention && !retentionFits(declared.retention, data.retention)) {
+    out.push(`agent ${agent} declares ${describeRetention(declared.retention)}; the mandate requires ${describeRetention(data.retention)}`);
+  }
+  if (data.region) {
+    const allowed = new Set(data.region.map((r) => r.toLowerCase()));
+    const regions = declared.region ?? [];
+    if (regions.length === 0 || !regions.every((r) => allowed.has(r.toLowerCase()))) {
+      out.push(`agent ${agent} declares regions ${regions.length ? regions.join(', ') : 'none'}; the mandate requires only ${data.region.join(', ')}`);
+    }
+  }
+  if (data.training === false && declared.training !== false) {
+    out.push(`agent ${agent} does not declare training: false; the mandate requires that inputs are not used for training`);
   }
   return out;
 }

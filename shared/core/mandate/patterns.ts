@@ -12,19 +12,19 @@
  */
 import semver from 'semver';
 
-import { CAPABILITY_CLASS, HANDLE, isAgentId, isHandle } from '../identifiers.js';
+import { CAPABILITY_CLASS, isAgentId, isHandle } from '../identifiers.js';
 
-export { CAPABILITY_CLASS, HANDLE, isAgentId, isHandle };
+export { isAgentId, isHandle };
 /** The longest pattern accepted (a semver range is never longer than this in practice). */
-export const MAX_PATTERN_LENGTH = 200;
+const MAX_PATTERN_LENGTH = 200;
 
 const SEMVER_OPTIONS = { includePrerelease: false } as const;
 
 // ---------------------------------------------------------------- capabilities
 
-export type CapabilityPattern = { kind: 'exact'; cls: string } | { kind: 'prefix'; prefix: string };
+type CapabilityPattern = { kind: 'exact'; cls: string } | { kind: 'prefix'; prefix: string };
 
-export function parseCapabilityPattern(pattern: string): CapabilityPattern | null {
+function parseCapabilityPattern(pattern: string): CapabilityPattern | null {
   if (pattern.length > MAX_PATTERN_LENGTH) return null;
   if (pattern.endsWith('.*')) {
     const prefix = pattern.slice(0, -2);
@@ -55,14 +55,14 @@ function capabilityCovers(parent: CapabilityPattern, child: CapabilityPattern): 
 
 // ---------------------------------------------------------------- agents
 
-export interface AgentPattern {
+interface AgentPattern {
   ns: string;
   /** `*` for every agent of the namespace. */
   name: string;
   range?: string;
 }
 
-export function parseAgentPattern(pattern: string): AgentPattern | null {
+function parseAgentPattern(pattern: string): AgentPattern | null {
   if (pattern.length > MAX_PATTERN_LENGTH) return null;
   const at = pattern.indexOf('@');
   const idPart = at < 0 ? pattern : pattern.slice(0, at);

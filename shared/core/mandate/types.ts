@@ -67,7 +67,7 @@ export interface CallRequest {
   slotMaxCost?: Micros;
 }
 
-export type Decision = 'allow' | 'approve' | 'deny';
+type Decision = 'allow' | 'approve' | 'deny';
 
 export interface Admission {
   decision: Decision;

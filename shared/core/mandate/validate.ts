@@ -26,8 +26,8 @@ import type { Retention } from '../manifest/types.js';
 import type { DataRequirement, LicenseRequirement, Mandate } from './types.js';
 import { agentPatternProblem, capabilityPatternProblem, isAgentId, isHandle } from './patterns.js';
 
-export const MAX_DELEGATION_DEPTH = 8;
-export const MAX_PATTERNS = 100;
+const MAX_DELEGATION_DEPTH = 8;
+const MAX_PATTERNS = 100;
 export const RECEIPT_ID = /^[A-Za-z0-9_-]{1,64}$/;
 const SPDX_ID = /^[A-Za-z0-9][A-Za-z0-9.+-]{0,63}$/;
 const REGION = /^[A-Za-z0-9][A-Za-z0-9-]{1,15}$/;
@@ -140,7 +140,7 @@ export function normalizeRate(r: Rate): Rate {
 }
 
 /** Depth of a mandate id: 0 for `<handle>/<name>`, +1 per `.<receipt id>`; null when malformed. */
-export function mandateIdDepth(id: string): number | null {
+function mandateIdDepth(id: string): number | null {
   const [root = '', ...receipts] = id.split('.');
   if (!isAgentId(root) || !receipts.every((r) => RECEIPT_ID.test(r))) return null;
   return receipts.length;
@@ -321,7 +321,7 @@ function readData(r: Reader, value: unknown): DataRequirement | undefined {
   return r.problems.length > before ? undefined : out;
 }
 
-export function parseRetention(s: string): Retention | undefined {
+function parseRetention(s: string): Retention | undefined {
   if (s === 'none') return { kind: 'none' };
   const m = RETENTION_DAYS.exec(s);
   return m ? { kind: 'days', days: Number(m[1]) } : undefined;

@@ -48,7 +48,7 @@ function compile(manifest: Manifest, side: 'input' | 'output'): ValidateFunction
     return compileAuthorSchema(manifest.interface[side]);
   } catch (e) {
     // A validated manifest always compiles; reaching this is a gateway bug, never billed.
-    throw new HolonError('gateway_error', 500, `the ${side} schema of ${manifest.id}@${manifest.version} could not be compiled: ${(e as Error).message}`);
+    throw new HolonError('gateway_error', `the ${side} schema of ${manifest.id}@${manifest.version} could not be compiled: ${(e as Error).message}`);
   }
 }
 

@@ -9,7 +9,7 @@ import { DEFAULT_TIMEOUT_S } from './rules/runtime.js';
 import type { CallSlot, ChargeOn, DataPolicy, DeclaredError, DownstreamMode, Manifest, PricingModel, Retention, RuntimeKind } from './types.js';
 
 /** Currency given to a `free` agent that declares none (all its amounts are 0). */
-export const FREE_DEFAULT_CURRENCY = 'EUR';
+const FREE_DEFAULT_CURRENCY = 'EUR';
 
 type Obj = Record<string, unknown>;
 const obj = (v: unknown): Obj => v as Obj;

@@ -11,7 +11,7 @@
 import { AGENT_ID_PATTERN, CAPABILITY_PATTERN } from '../identifiers.js';
 
 /** `<namespace>/<name>`: each part 2–39 characters of a-z, 0-9, '-', not starting or ending with '-'. */
-export const ID_PATTERN = AGENT_ID_PATTERN;
+const ID_PATTERN = AGENT_ID_PATTERN;
 export { CAPABILITY_PATTERN };
 /** Semantic Versioning 2.0 (semver.org's regular expression, numbered groups; no leading "v"). */
 export const VERSION_PATTERN =
@@ -19,25 +19,25 @@ export const VERSION_PATTERN =
   '(?:-((?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*)(?:\\.(?:0|[1-9]\\d*|\\d*[a-zA-Z-][0-9a-zA-Z-]*))*))?' +
   '(?:\\+([0-9a-zA-Z-]+(?:\\.[0-9a-zA-Z-]+)*))?$';
 /** `proprietary`, or an SPDX license id ("MIT", "Apache-2.0", "LicenseRef-x"). Expressions are not accepted. */
-export const LICENSE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9.+-]*$';
+const LICENSE_PATTERN = '^[A-Za-z0-9][A-Za-z0-9.+-]*$';
 /** ISO 4217 style currency code. */
-export const CURRENCY_PATTERN = '^[A-Z]{3}$';
+const CURRENCY_PATTERN = '^[A-Z]{3}$';
 /** `https://github.com/<owner>/<repo>` */
-export const REPOSITORY_PATTERN = '^https://github\\.com/[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$';
+const REPOSITORY_PATTERN = '^https://github\\.com/[A-Za-z0-9](?:[A-Za-z0-9-]{0,38})/[A-Za-z0-9._-]{1,100}$';
 /** snake_case error codes. */
 export const ERROR_CODE_PATTERN = '^[a-z][a-z0-9]*(?:_[a-z0-9]+)*$';
 export const ERROR_CODE_RE = new RegExp(ERROR_CODE_PATTERN);
 /** The longest error code an agent may report at run time (it lands in receipts). */
-export const MAX_ERROR_CODE_LENGTH = 64;
+const MAX_ERROR_CODE_LENGTH = 64;
 
 /** An error code an agent may report (manifest.md §3: snake_case, at most 64 characters). */
 export function isErrorCode(code: string): boolean {
   return code.length <= MAX_ERROR_CODE_LENGTH && ERROR_CODE_RE.test(code);
 }
 /** `none` or `"<n>d"`, n a positive integer of at most 6 digits. */
-export const RETENTION_PATTERN = '^(?:none|[1-9][0-9]{0,5}d)$';
+const RETENTION_PATTERN = '^(?:none|[1-9][0-9]{0,5}d)$';
 /** A region code (`eu`, `us`) or an ISO 3166 alpha-2 country code, any case (normalized to lower case). */
-export const REGION_PATTERN = '^[A-Za-z]{2}$';
+const REGION_PATTERN = '^[A-Za-z]{2}$';
 
 /** Plain-words messages for the patterns above, used instead of ajv's "must match pattern …". */
 export const PATTERN_MESSAGES: Readonly<Record<string, string>> = {

@@ -49,7 +49,7 @@ export interface CallSlot {
   maxCost: Micros;
 }
 
-export interface Downstream {
+interface Downstream {
   mode: DownstreamMode;
   /** Required with passthrough when calls is not empty. In the agent's pricing currency. */
   cap?: Micros;

@@ -16,7 +16,7 @@ import { childPath, isRecord, type Report } from './rules/util.js';
 import { manifestSchema, PATTERN_MESSAGES } from './schema.js';
 import type { Manifest } from './types.js';
 
-export type { ResolveUpstream, UpstreamInfo } from './rules/lineage.js';
+export type { UpstreamInfo } from './rules/lineage.js';
 
 export interface ValidateManifestOptions {
   /**

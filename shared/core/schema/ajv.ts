@@ -16,8 +16,7 @@ const addFormats: AddFormats = (addFormatsModule as unknown as { default?: AddFo
 type RegExpEngine = NonNullable<NonNullable<ConstructorParameters<typeof Ajv2020>[0]>['code']>['regExp'];
 
 /** RE2 presented as ajv's `code.regExp` engine. */
-const re2Engine = ((pattern: string, flags?: string) => new RE2(pattern, flags ?? 'u')) as unknown as RegExpEngine;
-(re2Engine as unknown as { code: string }).code = 'new (require("re2"))';
+const re2Engine: RegExpEngine = Object.assign((pattern: string, flags?: string) => new RE2(pattern, flags ?? 'u'), { code: 'new (require("re2"))' });
 
 export function createAjv(options: { allErrors?: boolean } = {}): Ajv2020 {
   const ajv = new Ajv2020({

@@ -15,14 +15,14 @@ export function sentence(message) {
 }
 
 /** `$.text` → `text`, `$.items[0].name` → `items[0].name`, `$` → `the whole value`. */
-export function fieldName(path) {
+function fieldName(path) {
   const p = String(path ?? '$');
   if (p === '$') return 'the whole value';
   return p.replace(/^\$\.?/, '');
 }
 
 /** A success rate (0..1, 4 decimals) as a percentage; floats are fine here: it is not money. */
-export function percent(rate) {
+function percent(rate) {
   if (rate === null || rate === undefined) return '—';
   return `${Math.round(Number(rate) * 10000) / 100} %`;
 }
@@ -219,7 +219,7 @@ const EVALUATION_WORDS = {
 };
 
 /** An evaluation standing or a suite's status as a word with a shape (never colour alone). */
-export function evaluationStatus(s) {
+function evaluationStatus(s) {
   const [word, cls] = EVALUATION_WORDS[s] ?? [String(s), ''];
   return h('span', { class: `status ${cls}`.trim() }, word);
 }

@@ -65,6 +65,3 @@ export function qs(params) {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
-
-/** A mandate id in a path: its slash stays a slash, the rest is encoded. */
-export const mandatePath = (id) => id.split('/').map(encodeURIComponent).join('/');

@@ -21,7 +21,7 @@ export function h(tag, props = {}, ...children) {
   return el;
 }
 
-export function append(el, children) {
+function append(el, children) {
   for (const child of children.flat(Infinity)) {
     if (child === null || child === undefined || child === false) continue;
     el.append(child instanceof Node ? child : document.createTextNode(String(child)));

@@ -67,6 +67,3 @@ export function table(caption, columns, rows, { empty = 'Nothing yet.' } = {}) {
 export const page = (title, lead, ...children) => h('div', { class: 'page' }, h('h1', {}, title), lead ? h('p', { class: 'lead' }, lead) : null, ...children);
 
 export const section = (title, ...children) => h('section', { 'aria-label': title }, h('h2', {}, title), ...children);
-
-/** The agent part of `ns/name@version`, for links to the catalogue. */
-export const agentName = (agent) => String(agent ?? '').split('@')[0];

@@ -8,7 +8,7 @@ import type { Problem } from '../../errors.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../schema/ajv.js';
 import { childPath, isRecord } from './util.js';
 
-export const MAX_SCHEMA_BYTES = 64 * 1024;
+const MAX_SCHEMA_BYTES = 64 * 1024;
 
 /** Keywords whose value is a map of subschemas, one subschema, or a list of subschemas (draft 2020-12, plus draft-7 leftovers ajv still reads). */
 const SCHEMA_MAPS = ['properties', 'patternProperties', '$defs', 'definitions', 'dependentSchemas'];

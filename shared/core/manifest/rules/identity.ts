@@ -6,7 +6,7 @@ import { jsonPath } from '../../errors.js';
 import { PATTERN_MESSAGES, VERSION_PATTERN } from '../schema.js';
 import { isExactVersion, section, type Doc, type Report } from './util.js';
 
-export const MAX_DESCRIPTION_BYTES = 8 * 1024;
+const MAX_DESCRIPTION_BYTES = 8 * 1024;
 
 export function checkIdentity(doc: Doc, report: Report): void {
   const { version, summary, description, capabilities } = doc;

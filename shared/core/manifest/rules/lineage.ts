@@ -5,8 +5,8 @@ import { compareRates, formatRate, ONE_RATE, tryParseRate, type Rate } from '../
 import { isAgentId, isExactVersion, section, type Doc, type Report } from './util.js';
 
 /** A chain is at most this many levels long, counting every agent in it (level 0 is the agent called). */
-export const MAX_LINEAGE_LEVELS = 8;
-export const ROYALTY_DECIMALS = 4;
+const MAX_LINEAGE_LEVELS = 8;
+const ROYALTY_DECIMALS = 4;
 
 /** What the registry knows about a listed upstream version. */
 export interface UpstreamInfo {

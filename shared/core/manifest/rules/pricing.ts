@@ -9,7 +9,7 @@ import type { Micros } from '../../money.js';
 import type { PricingModel } from '../types.js';
 import { amountField, has, section, type Doc, type Report } from './util.js';
 
-export const PRICING_MODELS: readonly PricingModel[] = ['free', 'per_run', 'per_unit', 'quote'];
+const PRICING_MODELS: readonly PricingModel[] = ['free', 'per_run', 'per_unit', 'quote'];
 
 /** The fields each model needs; the others among amount/unit/max do not belong to it. */
 const NEEDS: Record<PricingModel, ReadonlyArray<'amount' | 'unit' | 'max'>> = {
