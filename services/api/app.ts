@@ -11,7 +11,7 @@ import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { checkBody, requireJson } from './bodies.js';
-import { jsonRpcErrorBody, SERVER_ERROR } from './mcp/errors.js';
+import { jsonRpcErrorBody, SERVER_ERROR, type JsonRpcErrorBody } from './mcp/errors.js';
 import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
 import { actionLimit, rateLimitMiddleware, type ActionLimit } from './rate-limit.js';
@@ -120,7 +120,7 @@ function useRateLimits(app: Express, deps: ApiDeps, limits: NonNullable<ApiDeps[
     const p = principalOf(res);
     return p.kind === 'human' || p.kind === 'agent' ? p.account : undefined;
   };
-  const action = (a: ActionLimit) => actionLimit(limits.limiter, limits.trustProxy, a, log, refused);
+  const action = (a: ActionLimit) => actionLimit(limits.limiter, a, { trustProxy: limits.trustProxy, log, refused });
   app.post('/v0/signup', action({ name: 'signup', rule: limits.signups, what: 'sign-ups' }));
   app.use(
     rateLimitMiddleware(limits.limiter, {
@@ -233,7 +233,7 @@ function jsonRpcCode(e: HolonError, body: unknown): number {
   return SERVER_ERROR; // unauthorised, forbidden, rate limited
 }
 
-function jsonRpcError(e: HolonError, body: unknown): Record<string, unknown> {
+function jsonRpcError(e: HolonError, body: unknown): JsonRpcErrorBody {
   const id = body && typeof body === 'object' && !Array.isArray(body) ? (body as { id?: unknown }).id : undefined;
   return jsonRpcErrorBody(jsonRpcCode(e, body), e.message, id, e.toJSON().error);
 }

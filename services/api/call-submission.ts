@@ -41,7 +41,11 @@ export async function submitDelegated(deps: AnswerDeps, req: Request, res: Respo
     throw new HolonError('invalid_request', `a delegated call runs under its sub-mandate ${parent.sub.id}`);
   if (body.approval) throw new HolonError('invalid_request', 'nobody can approve inside a delegated run');
   const target = body.capability ? { capability: body.capability } : { agent: body.agent! };
-  const child = await submitChild(deps.ctx, parent, target, body.input, typeof body.max_cost === 'string' ? { max_cost: body.max_cost } : {});
+  const child = await submitChild(deps.ctx, parent, {
+    target,
+    input: body.input,
+    options: typeof body.max_cost === 'string' ? { max_cost: body.max_cost } : {},
+  });
   noteCall(res, child);
   await answerSubmission(deps, res, child, wantsAsync(req));
 }
@@ -83,8 +87,10 @@ export async function submitOnce(
     await releaseIdempotencyKey(ctx.db, scope, key);
     throw e;
   }
-  if (submitted.kind === 'queued') await recordIdempotentCall(ctx.db, scope, key, submitted.callId);
-  else if (submitted.kind === 'held') await recordIdempotentCall(ctx.db, scope, key, submitted.receipt.id, { status: 202, code: 'pending_approval' });
-  else await recordIdempotentCall(ctx.db, scope, key, submitted.receipt.id, { status: httpStatusOf(submitted.code), code: submitted.code });
+  if (submitted.kind === 'queued') await recordIdempotentCall(ctx.db, scope, key, { callId: submitted.callId });
+  else {
+    const refused = submitted.kind === 'held' ? { status: 202, code: 'pending_approval' } : { status: httpStatusOf(submitted.code), code: submitted.code };
+    await recordIdempotentCall(ctx.db, scope, key, { callId: submitted.receipt.id, refused });
+  }
   return submitted;
 }

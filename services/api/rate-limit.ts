@@ -26,7 +26,7 @@ import { clientAddress } from './client-address.js';
 type WarnLogger = Pick<Logger, 'warn'>;
 
 /** Told the rule of each refusal (`address`, `account`, or an action's name): the holon_rate_limit_refusals_total counter. */
-export type RefusalCounter = (rule: string) => void;
+type RefusalCounter = (rule: string) => void;
 
 export interface RateLimitOptions {
   /** HOLON_TRUST_PROXY: take the address from the last `X-Forwarded-For` entry. */
@@ -70,12 +70,16 @@ export interface ActionLimit {
   account?: (req: Request, res: Response) => string | undefined;
 }
 
+/** How an action's bucket finds the address and reports: the same as the general limits'. */
+type ActionLimitOptions = Pick<RateLimitOptions, 'trustProxy' | 'log' | 'refused'>;
+
 /**
  * `POST /v0/signup` (per address), `POST /v0/agents` and `POST /v0/agents/draft` (per account): every attempt
  * counts, refused ones included, since each costs the same work (a GitHub lookup, a DNS resolution, a request to an
  * author's server).
  */
-export function actionLimit(limiter: RateLimiter, trustProxy: boolean, action: ActionLimit, log?: WarnLogger, refused?: RefusalCounter): RequestHandler {
+export function actionLimit(limiter: RateLimiter, action: ActionLimit, options: ActionLimitOptions): RequestHandler {
+  const { trustProxy, log, refused } = options;
   const warn = failureReporter(log);
   return async (req, res, next) => {
     const handle = action.account?.(req, res);

@@ -7,7 +7,7 @@
  * field", "must be a non-empty string", "must be at most N characters", "must be true or false", an amount's problem
  * in the words of shared/core/money.ts, and any keyword's own message from the schema's `x-messages`.
  */
-import type { ErrorObject } from 'ajv';
+import type { ErrorObject, SchemaValidateFunction } from 'ajv';
 import { HolonError, type Problem } from '../../shared/core/errors.js';
 import { tryParseAmount } from '../../shared/core/money.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../shared/core/schema/ajv.js';
@@ -22,10 +22,13 @@ export function requireObject(body: unknown): Body {
   return body as Body;
 }
 
-/** A body and its problems: the schema's (bodyReader), then what only the route can check; `done()` refuses with all. */
-export class BodyReader {
+/**
+ * A body and its problems: the schema's (bodyReader), then what only the route can check; `done()` refuses with all.
+ * `B` is the body as its schema admits it: what `body` is once `done()` has returned.
+ */
+export class BodyReader<B extends object = Body> {
   readonly problems: Problem[] = [];
-  constructor(readonly body: Body) {}
+  constructor(readonly body: B) {}
 
   /** Throw a 400 listing every problem, if any. */
   done(): void {
@@ -47,6 +50,14 @@ export function httpUrlOf(v: string): string | undefined {
   }
 }
 
+/** `x-amount`: the amount rule and words of shared/core/money.ts; its problem is the keyword's one error. */
+const amountKeyword: SchemaValidateFunction = (schema: { allowZero?: boolean }, data: unknown): boolean => {
+  const r = tryParseAmount(data, { allowZero: schema.allowZero ?? true });
+  if (r.ok) return true;
+  amountKeyword.errors = [{ keyword: 'x-amount', message: r.message, params: {} }];
+  return false;
+};
+
 let bodyAjv: ReturnType<typeof createAjv> | undefined;
 function ajv(): ReturnType<typeof createAjv> {
   if (bodyAjv) return bodyAjv;
@@ -54,12 +65,7 @@ function ajv(): ReturnType<typeof createAjv> {
   bodyAjv.addKeyword({
     keyword: 'x-amount',
     errors: true,
-    validate: function amountKeyword(schema: { allowZero?: boolean }, data: unknown): boolean {
-      const r = tryParseAmount(data, { allowZero: schema.allowZero ?? true });
-      if (r.ok) return true;
-      (amountKeyword as unknown as { errors: Partial<ErrorObject>[] }).errors = [{ keyword: 'x-amount', message: r.message, params: {} }];
-      return false;
-    },
+    validate: amountKeyword,
   });
   bodyAjv.addKeyword({ keyword: 'x-url', type: 'string', validate: (_schema: unknown, data: string) => httpUrlOf(data) !== undefined });
   for (const keyword of ['x-messages', 'x-holon-validated-by']) bodyAjv.addKeyword({ keyword });
@@ -120,12 +126,13 @@ function wording(root: JsonSchema, body: unknown, e: ErrorObject): string {
  * A body reader for one schema, compiled once: `bodyReader(SCHEMA)(req.body)` has every problem the schema finds,
  * one per path, in the gateway's words; the route adds what only it can check, then calls `done()`.
  */
-export function bodyReader(schema: JsonSchema): (body: unknown) => BodyReader {
+export function bodyReader<B extends object = Body>(schema: JsonSchema): (body: unknown) => BodyReader<B> {
   let validate: ValidateFunction | undefined;
   return (raw) => {
     const body = requireObject(raw);
     validate ??= ajv().compile(schema);
-    const reader = new BodyReader(body);
+    // The schema's promise: once no problem is listed (`done()`), the body is a `B`.
+    const reader = new BodyReader(body as B);
     if (!validate(body)) {
       const seen = new Set<string>();
       for (const e of validate.errors ?? []) {

@@ -54,8 +54,17 @@ function readHidden(io: CredentialIo): Promise<string | undefined> {
   });
 }
 
+/** What one request to the credential route does, and where. */
+interface CredentialRequest {
+  url: string;
+  key: string;
+  agent: string;
+  action: 'set' | 'delete';
+  token?: string;
+}
+
 /** One request to the credential route; the answer's message, never the token. */
-async function request(url: string, key: string, agent: string, action: 'set' | 'delete', token?: string): Promise<{ ok: boolean; line: string }> {
+async function request({ url, key, agent, action, token }: CredentialRequest): Promise<{ ok: boolean; line: string }> {
   const holon = createHolonClient({ baseUrl: new URL(url).origin, key });
   try {
     if (action === 'delete') {
@@ -99,7 +108,7 @@ export async function credentialCommand(argv: string[], env: NodeJS.ProcessEnv =
       return 1;
     }
   }
-  const r = await request(url, key, agent, action, token);
+  const r = await request({ url, key, agent, action, token });
   (r.ok ? io.stdout : io.stderr).write(`${r.ok ? '✓' : '✗'} ${r.line}\n`);
   return r.ok ? 0 : 1;
 }

@@ -26,20 +26,29 @@ export interface CaseRun {
 
 const RETRIED: ReadonlySet<string> = new Set(['runtime_unavailable', 'agent_error']);
 
-export async function runCase(
-  runtimes: Runtime,
-  signer: FileLinkSigner,
-  agent: AgentVersion,
-  loaded: LoadedSuite,
-  c: SuiteCase,
-  callId: string,
-  now: () => number,
-): Promise<CaseRun> {
+/** Where a case runs: the evaluator's runtimes, its file-link signer and its clock. */
+interface CaseEnv {
+  runtimes: Runtime;
+  signer: FileLinkSigner;
+  now: () => number;
+}
+
+/** One case to run: the agent, its loaded suite, the case, and the id its run goes under. */
+interface CaseJob {
+  agent: AgentVersion;
+  suite: LoadedSuite;
+  case: SuiteCase;
+  callId: string;
+}
+
+export async function runCase(env: CaseEnv, job: CaseJob): Promise<CaseRun> {
+  const { runtimes, signer, now } = env;
+  const { agent, case: c, callId } = job;
   const timeoutMs = (c.timeout_s ?? agent.manifest.runtime.timeoutS) * 1000;
   const started = Date.now();
   const attempt = async (): Promise<RunResult> => {
     const deadline = runDeadline(timeoutMs);
-    const files = fixtureLinks(signer, loaded, c, now(), timeoutMs);
+    const files = fixtureLinks(signer, job, now(), timeoutMs);
     try {
       return await runtimes.run(agent, c.input, { callId, signal: deadline.signal, timeoutMs, ...(files ? { files } : {}) });
     } catch {
@@ -56,7 +65,8 @@ export async function runCase(
 }
 
 /** The links of the fixtures a case names, valid for the case's time and a minute (never longer than 15 minutes). */
-function fixtureLinks(signer: FileLinkSigner, loaded: LoadedSuite, c: SuiteCase, nowMs: number, timeoutMs: number): Record<string, FileLink> | undefined {
+function fixtureLinks(signer: FileLinkSigner, job: Pick<CaseJob, 'suite' | 'case'>, nowMs: number, timeoutMs: number): Record<string, FileLink> | undefined {
+  const { suite: loaded, case: c } = job;
   const names = caseFixtures(c);
   if (names.length === 0) return undefined;
   const exp = Math.floor(nowMs / 1000) + Math.min(15 * 60, Math.ceil(timeoutMs / 1000) + 60);
@@ -65,7 +75,7 @@ function fixtureLinks(signer: FileLinkSigner, loaded: LoadedSuite, c: SuiteCase,
     const f = loaded.fixtures.get(name);
     if (!f) continue; // the loader refused a suite naming a missing fixture: unreachable
     out[f.handle] = {
-      url: evalLinkUrl(signer.secret, signer.origin(), loaded.capability, name, exp),
+      url: evalLinkUrl(signer.secret, signer.origin(), { capability: loaded.capability, name }, exp),
       content_type: f.contentType,
       size: f.size,
       sha256: f.sha256,

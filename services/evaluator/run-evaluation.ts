@@ -43,13 +43,13 @@ export type EvaluationEnd = 'ended' | 'held-elsewhere' | 'lost-lease';
 
 export async function runEvaluation(ctx: EvaluatorContext, id: string): Promise<EvaluationEnd> {
   const holder = `h_${randomBytes(8).toString('hex')}`;
-  const row = await claimEvaluation(ctx.db, id, holder, ctx.now(), ctx.leaseMs);
+  const row = await claimEvaluation(ctx.db, { id, holder, now: ctx.now(), leaseMs: ctx.leaseMs });
   if (!row) return 'held-elsewhere';
   const log = ctx.log.child({ evaluation: id, agent: `${row.agent_id}@${row.version}`, capability: row.capability });
   let lost = false;
   const renew = setInterval(
     () => {
-      renewLease(ctx.db, id, holder, ctx.now(), ctx.leaseMs).then(
+      renewLease(ctx.db, { id, holder, now: ctx.now(), leaseMs: ctx.leaseMs }).then(
         (held) => {
           if (!held) lost = true;
         },
@@ -59,7 +59,7 @@ export async function runEvaluation(ctx: EvaluatorContext, id: string): Promise<
     Math.max(50, Math.floor(ctx.leaseMs / 3)),
   );
   try {
-    const ended = await evaluate(ctx, row, holder, () => lost, log);
+    const ended = await evaluate(ctx, { row, holder, lost: () => lost, log });
     return ended;
   } catch (err) {
     // Let another delivery (a retry here, or another evaluator) claim it at once instead of waiting for the lease.
@@ -70,9 +70,18 @@ export async function runEvaluation(ctx: EvaluatorContext, id: string): Promise<
   }
 }
 
-async function evaluate(ctx: EvaluatorContext, row: EvaluationRow, holder: string, lost: () => boolean, log: ServiceContext['log']): Promise<EvaluationEnd> {
+/** The evaluation this evaluator holds: its row, the holder's name, whether the lease was lost, its log. */
+interface HeldEvaluation {
+  row: EvaluationRow;
+  holder: string;
+  lost: () => boolean;
+  log: ServiceContext['log'];
+}
+
+async function evaluate(ctx: EvaluatorContext, held: HeldEvaluation): Promise<EvaluationEnd> {
+  const { row, holder, lost, log } = held;
   const end = async (status: 'passed' | 'failed' | 'error', passed: number, reason?: string): Promise<EvaluationEnd> => {
-    const done = await finishEvaluation(ctx.db, row.id, holder, { status, passed, ...(reason ? { reason } : {}) }, ctx.now());
+    const done = await finishEvaluation(ctx.db, { id: row.id, holder, now: ctx.now() }, { status, passed, ...(reason ? { reason } : {}) });
     if (!done) return 'lost-lease';
     log.info({ status, passed, total: done.total, suite_version: done.suite_version, duration_ms: done.duration_ms }, 'evaluation ended');
     return 'ended';
@@ -96,7 +105,10 @@ async function evaluate(ctx: EvaluatorContext, row: EvaluationRow, holder: strin
     cases.map(({ c, ordinal }) =>
       ctx.endpoints.run(endpoint, async () => {
         if (lost()) return;
-        const run = await runCase(ctx.runtimes, ctx.fileLinks, agent, loaded, c, `${row.id}.${ordinal + 1}`, ctx.now);
+        const run = await runCase(
+          { runtimes: ctx.runtimes, signer: ctx.fileLinks, now: ctx.now },
+          { agent, suite: loaded, case: c, callId: `${row.id}.${ordinal + 1}` },
+        );
         if (run.failure) failures.push(run.failure);
         if (lost()) return;
         await recordCase(ctx.db, {

@@ -65,6 +65,6 @@ export async function startEvaluator(ctx: ServiceContext, options: EvaluatorOpti
 
 async function giveUp(ec: EvaluatorContext, id: string): Promise<void> {
   const holder = 'h_give_up';
-  if (!(await claimEvaluation(ec.db, id, holder, ec.now(), ec.leaseMs))) return;
-  await finishEvaluation(ec.db, id, holder, { status: 'error', passed: 0, reason: 'the evaluator failed (its log says why)' }, ec.now());
+  if (!(await claimEvaluation(ec.db, { id, holder, now: ec.now(), leaseMs: ec.leaseMs }))) return;
+  await finishEvaluation(ec.db, { id, holder, now: ec.now() }, { status: 'error', passed: 0, reason: 'the evaluator failed (its log says why)' });
 }

@@ -56,7 +56,7 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
   let cancelWatch: Awaited<ReturnType<CancelWatcher['watch']>> | undefined;
   try {
     cancelWatch = await ctx.cancels?.watch(callId);
-    await runClaimed(ctx, callId, call, log, cancelWatch?.signal);
+    await runClaimed(ctx, { callId, call, log }, cancelWatch?.signal);
   } catch (e) {
     // A gateway-side failure after the claim (the store, the database, a bug): the call ends failed / gateway_error,
     // unbilled, and the settler releases its hold. If even that fails, the sweeper closes it past its deadline.
@@ -69,7 +69,15 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
 
 type Finish = (o: Omit<CallOutcome, 'duration_ms'>) => Promise<boolean>;
 
-async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall, log: RunnerContext['log'], cancelled?: AbortSignal): Promise<void> {
+/** A call this runner claimed: its id, its row, and the log that names it. */
+interface Claimed {
+  callId: string;
+  call: ClaimedCall;
+  log: RunnerContext['log'];
+}
+
+async function runClaimed(ctx: RunnerContext, claimed: Claimed, cancelled?: AbortSignal): Promise<void> {
+  const { callId, call, log } = claimed;
   const started = Date.now();
   const finish: Finish = (o) => closeCall(ctx, callId, 'running', { ...o, duration_ms: Date.now() - started });
 
@@ -90,7 +98,7 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
   const deadline = runDeadline(call.timeoutMs, cancelled);
   const { signal } = deadline;
   try {
-    const delegation = await delegationFor(ctx, callId, call, mandate, manifest, signal, log);
+    const delegation = await delegationFor(ctx, claimed, { mandate, manifest, signal });
     if (!delegation) {
       await finish(unbilled('gateway_error'));
       return;
@@ -115,7 +123,7 @@ async function runClaimed(ctx: RunnerContext, callId: string, call: ClaimedCall,
     }
 
     if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
-    await closeRun(ctx, callId, { manifest, result, budget, maxCost, ranAt }, finish, log);
+    await closeRun(ctx, claimed, { manifest, result, budget, maxCost, ranAt }, finish);
   } finally {
     deadline.dispose();
   }
@@ -162,13 +170,11 @@ async function loadRun(ctx: RunnerContext, callId: string, call: ClaimedCall, lo
  */
 async function delegationFor(
   ctx: RunnerContext,
-  callId: string,
-  call: ClaimedCall,
-  mandate: Mandate,
-  manifest: Manifest,
-  signal: AbortSignal,
-  log: RunnerContext['log'],
+  claimed: Claimed,
+  run: { mandate: Mandate; manifest: Manifest; signal: AbortSignal },
 ): Promise<{ extendContext?: AgentContextExtension; delegationToken?: string } | null> {
+  const { callId, call, log } = claimed;
+  const { mandate, manifest, signal } = run;
   let extendContext: AgentContextExtension | undefined;
   const running = { id: callId, rootId: call.rootId, payer: call.payer, ...(call.maxCost !== undefined ? { maxCost: call.maxCost } : {}) };
   const prepared = await prepareDelegation(ctx, mandate, manifest, running).catch((e: Error) => ({ ok: false as const, reason: e.message }));
@@ -180,7 +186,7 @@ async function delegationFor(
     const delegating = { ...ctx, waiter: ctx.waiter };
     const parent = { call: running, manifest, sub: prepared.sub, signal };
     extendContext = (agentCtx) => {
-      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, target, input, options);
+      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, { target, input, options });
     };
   }
 
@@ -192,11 +198,11 @@ async function delegationFor(
 /** The run's end: its outcome decided from the result, measured, the output kept for its pickup, the call closed. */
 async function closeRun(
   ctx: RunnerContext,
-  callId: string,
+  claimed: Pick<Claimed, 'callId' | 'log'>,
   run: { manifest: Manifest; result: RunResult; budget: Mandate['budget']; maxCost: bigint | undefined; ranAt: number },
   finish: Finish,
-  log: RunnerContext['log'],
 ): Promise<void> {
+  const { callId, log } = claimed;
   const { manifest, result } = run;
   // Which endpoint, and how it failed (remote.ts: origin and path only, never a credential or a query string).
   if (result.kind === 'failure' && result.code === 'runtime_unavailable') {

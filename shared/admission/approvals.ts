@@ -37,7 +37,28 @@ export function newApprovalId(): string {
   return `a_${randomBytes(9).toString('hex')}`;
 }
 
-function fromRow(r: Record<string, unknown>): ApprovalRow {
+/** An `approvals` row as the driver answers it (shared/db/migrations/004_approvals.ts): bigints and jsonb as it reads them. */
+interface ApprovalRecord {
+  id: string;
+  mandate_id: string;
+  agent_id: string;
+  agent_version: string;
+  input_sha256: string;
+  input: unknown;
+  max_cost: string | number | bigint | null;
+  worst_case: string | number | bigint;
+  currency: string;
+  /** jsonb: parsed by the driver, or its text. */
+  reasons: string | string[];
+  receipt_id: string;
+  status: ApprovalStatus;
+  call_id: string | null;
+  created_at: Date | string;
+  expires_at: Date | string;
+  decided_at: Date | string | null;
+}
+
+function fromRow(r: ApprovalRecord): ApprovalRow {
   return {
     id: String(r.id),
     mandateId: String(r.mandate_id),
@@ -47,12 +68,12 @@ function fromRow(r: Record<string, unknown>): ApprovalRow {
     maxCost: r.max_cost === null || r.max_cost === undefined ? null : toBigInt(r.max_cost),
     worstCase: toBigInt(r.worst_case),
     currency: String(r.currency),
-    reasons: (typeof r.reasons === 'string' ? JSON.parse(r.reasons) : r.reasons) as string[],
+    reasons: typeof r.reasons === 'string' ? (JSON.parse(r.reasons) as string[]) : r.reasons,
     receiptId: String(r.receipt_id),
-    status: r.status as ApprovalStatus,
-    callId: (r.call_id as string | null) ?? null,
-    createdAt: new Date(r.created_at as string),
-    expiresAt: new Date(r.expires_at as string),
+    status: r.status,
+    callId: r.call_id ?? null,
+    createdAt: new Date(r.created_at),
+    expiresAt: new Date(r.expires_at),
   };
 }
 
@@ -156,7 +177,7 @@ export async function decideApproval(
 ): Promise<{ approval: ApprovalRow; input?: unknown } | null> {
   const status = decision === 'run' ? 'used' : decision === 'grant' ? 'approved' : 'rejected';
   // The input is read and erased by the one statement that ends `pending` (the old value comes back via the CTE).
-  const r = await db.raw<{ rows: Array<Record<string, unknown>> }>(
+  const r = await db.raw<{ rows: Array<ApprovalRecord & { stored_input: unknown }> }>(
     `WITH before AS (SELECT id, input FROM approvals WHERE id = ? AND status = 'pending' AND expires_at > ? FOR UPDATE)
      UPDATE approvals a SET status = ?, input = NULL, decided_at = ?
        FROM before WHERE a.id = before.id

@@ -21,7 +21,7 @@ import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
 import { submitCall, type Delegation, type Submitted } from './submit.js';
 import { refuseDelegated } from './refuse.js';
 
-export type CallTarget = string | { agent: string } | { capability: string };
+type CallTarget = string | { agent: string } | { capability: string };
 
 export interface ChildResult {
   ok: boolean;
@@ -73,17 +73,19 @@ export interface ParentRun {
   sub: Mandate;
 }
 
+/** What a running orchestrator asks for: the agent or capability to call, its input, and options (a `max_cost`). */
+interface ChildRequest {
+  target: CallTarget;
+  input: unknown;
+  options?: { max_cost?: string };
+}
+
 /**
  * Admit one child call of a running orchestrator (ctx.call, or POST /v0/calls with the run's delegation
  * token): match a declared slot, then the same admission as any call, under the sub-mandate.
  */
-export async function submitChild(
-  ctx: ServiceContext,
-  parent: ParentRun,
-  rawTarget: CallTarget,
-  input: unknown,
-  options: { max_cost?: string } = {},
-): Promise<Submitted> {
+export async function submitChild(ctx: ServiceContext, parent: ParentRun, child: ChildRequest): Promise<Submitted> {
+  const { target: rawTarget, input, options = {} } = child;
   const target = typeof rawTarget === 'string' ? { agent: rawTarget } : rawTarget;
   const { manifest, sub, call } = parent;
   const mode = manifest.downstream?.mode ?? 'passthrough';
@@ -124,11 +126,9 @@ export async function submitChild(
 export async function callChild(
   ctx: ServiceContext & { waiter: CallWaiter },
   parent: ParentRun & { signal: AbortSignal },
-  rawTarget: CallTarget,
-  input: unknown,
-  options: { max_cost?: string } = {},
+  child: ChildRequest,
 ): Promise<ChildResult> {
-  const submitted = await submitChild(ctx, parent, rawTarget, input, options);
+  const submitted = await submitChild(ctx, parent, child);
   if (submitted.kind === 'refused') return refused(submitted.receipt, submitted.code, submitted.message);
   // Nobody can approve inside a delegated run: admission denies such a call, it is never held.
   if (submitted.kind === 'held') return refused(submitted.receipt, 'denied', 'nobody can approve inside a delegated run');

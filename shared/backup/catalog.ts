@@ -20,9 +20,8 @@ export interface TableInfo {
   selfReference?: { column: string; references: string };
 }
 
-type Row = Record<string, unknown>;
-
-async function rows(db: Queryable, sql: string, bindings: readonly unknown[] = []): Promise<Row[]> {
+/** The rows of one catalog query, each with the columns that query selects (as the driver returns them). */
+async function rows<Row extends object>(db: Queryable, sql: string, bindings: readonly unknown[] = []): Promise<Row[]> {
   const r = await db.raw<{ rows: Row[] }>(sql, bindings as never);
   return r.rows;
 }
@@ -30,7 +29,7 @@ async function rows(db: Queryable, sql: string, bindings: readonly unknown[] = [
 const EXCLUDED = `(${MIGRATION_TABLES.map((t) => `'${t}'`).join(', ')})`;
 
 async function tableNames(db: Queryable): Promise<string[]> {
-  const r = await rows(
+  const r = await rows<{ name: string }>(
     db,
     `SELECT c.relname AS name FROM pg_class c
       WHERE c.relnamespace = current_schema()::regnamespace AND c.relkind = 'r' AND c.relname NOT IN ${EXCLUDED}
@@ -41,7 +40,7 @@ async function tableNames(db: Queryable): Promise<string[]> {
 
 async function columnsOf(db: Queryable, table: string): Promise<ColumnSpec[]> {
   // Generated columns are computed again on insert: they are neither written nor read.
-  const r = await rows(
+  const r = await rows<{ name: string; type: string }>(
     db,
     `SELECT a.attname AS name, format_type(a.atttypid, a.atttypmod) AS type
        FROM pg_attribute a
@@ -61,7 +60,7 @@ interface Constraint {
 }
 
 async function constraints(db: Queryable): Promise<Constraint[]> {
-  const r = await rows(
+  const r = await rows<{ kind: string; table: string; references: string; columns: string[]; referenced: string[] }>(
     db,
     `SELECT c.contype AS kind, t.relname AS "table", coalesce(f.relname, '') AS "references",
             array(SELECT a.attname::text FROM unnest(c.conkey) WITH ORDINALITY k(n, i)
@@ -77,8 +76,8 @@ async function constraints(db: Queryable): Promise<Constraint[]> {
     kind: String(x.kind),
     table: String(x.table),
     references: String(x.references),
-    columns: x.columns as string[],
-    referenced: x.referenced as string[],
+    columns: x.columns,
+    referenced: x.referenced,
   }));
 }
 
@@ -106,7 +105,7 @@ export async function readTables(db: Queryable): Promise<TableInfo[]> {
 
 /** The sequences of the current schema (bigserial counters), the migrations' own excepted. */
 export async function readSequences(db: Queryable): Promise<string[]> {
-  const r = await rows(
+  const r = await rows<{ name: string }>(
     db,
     `SELECT s.relname AS name FROM pg_class s
        LEFT JOIN pg_depend d ON d.classid = 'pg_class'::regclass AND d.objid = s.oid AND d.deptype IN ('a', 'i')
@@ -119,21 +118,21 @@ export async function readSequences(db: Queryable): Promise<string[]> {
 }
 
 export async function readSequence(db: Queryable, name: string): Promise<{ last_value: string; is_called: boolean }> {
-  const [r] = await rows(db, `SELECT last_value::text AS last_value, is_called FROM ${ident(name)}`);
+  const [r] = await rows<{ last_value: string; is_called: boolean }>(db, `SELECT last_value::text AS last_value, is_called FROM ${ident(name)}`);
   return { last_value: String(r!.last_value), is_called: r!.is_called === true };
 }
 
 /** The applied migrations, in the order they ran (none when the database was never migrated). */
 export async function appliedMigrations(db: Queryable): Promise<string[]> {
-  const [exists] = await rows(db, `SELECT to_regclass('knex_migrations') IS NOT NULL AS present`);
+  const [exists] = await rows<{ present: boolean }>(db, `SELECT to_regclass('knex_migrations') IS NOT NULL AS present`);
   if (!exists?.present) return [];
-  return (await rows(db, `SELECT name FROM knex_migrations ORDER BY id`)).map((x) => String(x.name));
+  return (await rows<{ name: string }>(db, `SELECT name FROM knex_migrations ORDER BY id`)).map((x) => String(x.name));
 }
 
 /** Tables that hold at least one row. */
 export async function nonEmptyTables(db: Queryable, tables: readonly string[]): Promise<string[]> {
   const found: string[] = [];
-  for (const t of tables) if ((await rows(db, `SELECT EXISTS (SELECT 1 FROM ${ident(t)}) AS any`))[0]?.any) found.push(t);
+  for (const t of tables) if ((await rows<{ any: boolean }>(db, `SELECT EXISTS (SELECT 1 FROM ${ident(t)}) AS any`))[0]?.any) found.push(t);
   return found;
 }
 
@@ -150,7 +149,7 @@ export interface InsertTrigger {
  */
 export async function insertTriggers(db: Queryable, tables: readonly string[]): Promise<InsertTrigger[]> {
   if (!tables.length) return [];
-  const r = await rows(
+  const r = await rows<{ table: string; name: string }>(
     db,
     `SELECT c.relname AS "table", t.tgname AS name
        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid
@@ -164,7 +163,7 @@ export async function insertTriggers(db: Queryable, tables: readonly string[]): 
 
 /** Every user trigger on the tables and whether it is enabled: restore's proof that it turned back on what it turned off. */
 export async function triggerStates(db: Queryable): Promise<Array<{ table: string; name: string; enabled: boolean }>> {
-  const r = await rows(
+  const r = await rows<{ table: string; name: string; enabled: boolean }>(
     db,
     `SELECT c.relname AS "table", t.tgname AS name, t.tgenabled <> 'D' AS enabled
        FROM pg_trigger t JOIN pg_class c ON c.oid = t.tgrelid

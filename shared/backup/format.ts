@@ -90,6 +90,49 @@ function isTableSpec(v: unknown): v is TableSpec {
   );
 }
 
+/** The header's fields, each of its type (the first line's `type` and `format` are checked first, for their own refusals). */
+function isHeaderLine(v: unknown): v is HeaderLine {
+  return (
+    isObject(v) &&
+    v.type === 'header' &&
+    v.format === FORMAT_VERSION &&
+    isStringArray(v.schema) &&
+    typeof v.created_at === 'string' &&
+    (v.database === 'postgres' || v.database === 'pglite') &&
+    typeof v.server_version === 'string' &&
+    Array.isArray(v.tables) &&
+    v.tables.every(isTableSpec) &&
+    isStringArray(v.sequences)
+  );
+}
+
+function isRowLine(v: unknown): v is RowLine {
+  return isObject(v) && v.type === 'row' && typeof v.table === 'string' && isObject(v.row) && Object.values(v.row).every(isCell);
+}
+
+function isSequenceLine(v: unknown): v is SequenceLine {
+  return (
+    isObject(v) &&
+    v.type === 'sequence' &&
+    typeof v.name === 'string' &&
+    typeof v.last_value === 'string' &&
+    /^-?[0-9]+$/.test(v.last_value) &&
+    typeof v.is_called === 'boolean'
+  );
+}
+
+function isEndLine(v: unknown): v is EndLine {
+  return (
+    isObject(v) &&
+    v.type === 'end' &&
+    isObject(v.counts) &&
+    Object.values(v.counts).every(isCount) &&
+    isCount(v.sequences) &&
+    isCount(v.lines) &&
+    typeof v.sha256 === 'string'
+  );
+}
+
 /** The first line: the header, or a refusal saying why this is not a backup this binary reads. */
 export function parseHeader(text: string | undefined): HeaderLine {
   if (text === undefined || text === '') throw new BackupError('the file is empty: not a Holon backup');
@@ -101,18 +144,8 @@ export function parseHeader(text: string | undefined): HeaderLine {
   }
   if (!isObject(v) || v.type !== 'header') throw new BackupError('the first line is not a backup header: not a Holon backup');
   if (v.format !== FORMAT_VERSION) throw new BackupError(`backup format ${String(v.format)} is not the format this holon reads (${FORMAT_VERSION})`);
-  if (
-    !isStringArray(v.schema) ||
-    typeof v.created_at !== 'string' ||
-    (v.database !== 'postgres' && v.database !== 'pglite') ||
-    typeof v.server_version !== 'string' ||
-    !Array.isArray(v.tables) ||
-    !v.tables.every(isTableSpec) ||
-    !isStringArray(v.sequences)
-  ) {
-    throw new BackupError('the backup header is malformed');
-  }
-  return v as unknown as HeaderLine;
+  if (!isHeaderLine(v)) throw new BackupError('the backup header is malformed');
+  return v;
 }
 
 /** A line after the header: a row, a sequence or the trailer; `lineNo` (1-based) names the line in refusals. */
@@ -123,28 +156,7 @@ export function parseBodyLine(text: string, lineNo: number): RowLine | SequenceL
   } catch {
     throw new BackupError(`line ${lineNo} is not valid JSON: the file is damaged`);
   }
-  if (isObject(v)) {
-    if (v.type === 'row' && typeof v.table === 'string' && isObject(v.row) && Object.values(v.row).every(isCell)) return v as unknown as RowLine;
-    if (
-      v.type === 'sequence' &&
-      typeof v.name === 'string' &&
-      typeof v.last_value === 'string' &&
-      /^-?[0-9]+$/.test(v.last_value) &&
-      typeof v.is_called === 'boolean'
-    ) {
-      return v as unknown as SequenceLine;
-    }
-    if (
-      v.type === 'end' &&
-      isObject(v.counts) &&
-      Object.values(v.counts).every(isCount) &&
-      isCount(v.sequences) &&
-      isCount(v.lines) &&
-      typeof v.sha256 === 'string'
-    ) {
-      return v as unknown as EndLine;
-    }
-  }
+  if (isRowLine(v) || isSequenceLine(v) || isEndLine(v)) return v;
   throw new BackupError(`line ${lineNo} is not a row, a sequence or the trailer: the file is damaged`);
 }
 

@@ -61,19 +61,20 @@ export function split(amount: Micros, chain: readonly ChainLink[], platformAccou
   return [...totals].filter(([, v]) => v !== 0n).map(([account, value]) => ({ account, amount: value }));
 }
 
+/** The platform's account and fee rate, when not the defaults (PLATFORM_ACCOUNT, PLATFORM_FEE). */
+interface PlatformCut {
+  platformAccount?: string;
+  feeRate?: Rate;
+}
+
 /**
  * The journal lines of one settlement: the payer's debit (−amount) first, then the split credits.
  * The journal entry merges lines per (account, currency) (docs/ledger.md, "Posting an entry"): a payer who also
  * earns from the same call (as author or upstream) has one netted line there; the receipt's splits show both legs.
  * Lines sum to exactly zero; a zero amount gives no lines.
  */
-export function journalLinesForSettlement(
-  payer: string,
-  amount: Micros,
-  chain: readonly ChainLink[],
-  platformAccount: string = PLATFORM_ACCOUNT,
-  feeRate: Rate = PLATFORM_FEE,
-): Line[] {
+export function journalLinesForSettlement(payer: string, amount: Micros, chain: readonly ChainLink[], platform: PlatformCut = {}): Line[] {
+  const { platformAccount = PLATFORM_ACCOUNT, feeRate = PLATFORM_FEE } = platform;
   const credits = split(amount, chain, platformAccount, feeRate);
   return amount === 0n ? [] : [{ account: payer, amount: -amount }, ...credits];
 }

@@ -10,13 +10,19 @@ import { wakeEvaluators } from './jobs.js';
 import { evaluationView } from './standing.js';
 import { latestEvaluations, queueEvaluations, type SuiteSummary } from './store.js';
 
+/** The version to evaluate again, and who asks (its author, or the answer is a 404). */
+interface RerunRequest {
+  author: string;
+  agentId: string;
+  version: string;
+}
+
 export async function rerunEvaluation(
   ctx: Pick<ServiceContext, 'db' | 'messaging' | 'log'>,
   suitesFor: (capabilities: readonly string[]) => SuiteSummary[],
-  author: string,
-  agentId: string,
-  version: string,
+  request: RerunRequest,
 ) {
+  const { author, agentId, version } = request;
   const label = `${agentId.slice(0, 200)}@${version.slice(0, 100)}`;
   const row = (await ctx
     .db('published_versions as p')

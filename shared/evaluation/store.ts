@@ -110,11 +110,20 @@ export async function queueEvaluations(
   return inserted;
 }
 
+/** An evaluator's hold on an evaluation: which one, the holder's name, the time now, and for how long it holds it. */
+interface EvaluationLease {
+  id: string;
+  holder: string;
+  now: number;
+  leaseMs: number;
+}
+
 /**
  * Hold an evaluation for a run, under a lease of `leaseMs`: a queued one, or a running one whose holder let its lease
  * run out (it died). Null when it ended, does not exist, or another evaluator holds it.
  */
-export async function claimEvaluation(db: Db, id: string, holder: string, now: number, leaseMs: number): Promise<EvaluationRow | null> {
+export async function claimEvaluation(db: Db, lease: EvaluationLease): Promise<EvaluationRow | null> {
+  const { id, holder, now, leaseMs } = lease;
   const at = new Date(now);
   const rows: EvaluationRow[] = await db('evaluations')
     .where({ id })
@@ -133,7 +142,8 @@ export async function claimEvaluation(db: Db, id: string, holder: string, now: n
 }
 
 /** Extend the holder's lease; false when it lost the evaluation (ended, or claimed by another after a lapse). */
-export async function renewLease(db: Db, id: string, holder: string, now: number, leaseMs: number): Promise<boolean> {
+export async function renewLease(db: Db, lease: EvaluationLease): Promise<boolean> {
+  const { id, holder, now, leaseMs } = lease;
   const n = await db('evaluations')
     .where({ id, holder, status: 'running' })
     .update({ lease_until: new Date(now + leaseMs) });
@@ -176,11 +186,10 @@ export async function recordCase(db: Db, row: CaseRow): Promise<void> {
  */
 export async function finishEvaluation(
   db: Db,
-  id: string,
-  holder: string,
+  held: Omit<EvaluationLease, 'leaseMs'>,
   end: { status: 'passed' | 'failed' | 'error'; passed: number; reason?: string },
-  now: number,
 ): Promise<EvaluationRow | null> {
+  const { id, holder, now } = held;
   const rows: EvaluationRow[] = await db('evaluations')
     .where({ id, holder, status: 'running' })
     .update({

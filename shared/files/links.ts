@@ -48,11 +48,18 @@ export function signFileLink(secret: string, target: LinkTarget, exp: number): s
 
 export type LinkVerdict = 'ok' | 'expired' | 'invalid';
 
+/** A link's `exp` and `sig` query parameters, as given (anything: they come from the URL). */
+interface SignedLink {
+  exp: unknown;
+  sig: unknown;
+}
+
 /**
  * Is (`exp`, `sig`) a link to `target`, still valid at `nowMs`? The signature is compared in constant time, and
  * before the expiry is looked at: an expired link says `expired` only when it was a real one.
  */
-export function verifyFileLink(secret: string, target: LinkTarget, exp: unknown, sig: unknown, nowMs: number): LinkVerdict {
+export function verifyFileLink(secret: string, target: LinkTarget, link: SignedLink, nowMs: number): LinkVerdict {
+  const { exp, sig } = link;
   if (typeof exp !== 'string' || typeof sig !== 'string' || !EXP.test(exp) || !SIG.test(sig)) return 'invalid';
   // Compared as text: base64url has several spellings of the last character for the same bytes, and only ours counts.
   const expected = Buffer.from(mac(secret, target, Number(exp)).toString('base64url'), 'ascii');
@@ -67,7 +74,8 @@ export function uploadLinkUrl(secret: string, origin: string, id: string, exp: n
 }
 
 /** The download URL of an evaluation fixture: `<origin>/v0/files/evals/<capability>/<name>?exp=…&sig=…`. */
-export function evalLinkUrl(secret: string, origin: string, capability: string, name: string, exp: number): string {
+export function evalLinkUrl(secret: string, origin: string, fixture: { capability: string; name: string }, exp: number): string {
+  const { capability, name } = fixture;
   const id = `${capability}/${name}`;
   return `${origin.replace(/\/+$/, '')}/v0/files/evals/${encodeURIComponent(capability)}/${encodeURIComponent(name)}?exp=${exp}&sig=${signFileLink(secret, { kind: 'eval', id }, exp)}`;
 }

@@ -113,8 +113,16 @@ function keyOrUnavailable(secret: string | undefined): CredentialKey {
   return credentialKey(secret);
 }
 
+/** Who sets which agent's credential, and the token as sent (checked here). */
+interface CredentialChange {
+  handle: string;
+  agentId: string;
+  token: unknown;
+}
+
 /** Set (or replace) the credential of an agent of `handle`'s; the agent need not be published yet. */
-export async function setCredential(ctx: Ctx, secret: string | undefined, handle: string, agentId: string, token: unknown): Promise<CredentialView> {
+export async function setCredential(ctx: Ctx, secret: string | undefined, change: CredentialChange): Promise<CredentialView> {
+  const { handle, agentId, token } = change;
   const { db } = ctx;
   const key = keyOrUnavailable(secret);
   const problem = tokenProblem(token);

@@ -92,15 +92,19 @@ function tooLarge(limit: number): HolonError {
   return new HolonError('endpoint_too_large', `the endpoint's answer is larger than ${limit / (1024 * 1024)} MB`);
 }
 
+/** A draft's request to its endpoint: where, with which headers and input, how long it may take, how large its answer may be. */
+interface EndpointPost {
+  url: URL;
+  headers: Record<string, string>;
+  input: unknown;
+  timeoutMs: number;
+  /** The largest answer read, in bytes. */
+  limit: number;
+}
+
 /** POST the input to the endpoint through `dispatcher`: the parsed JSON answer, or the 422 saying why not. */
-async function callEndpoint(
-  dispatcher: Dispatcher,
-  url: URL,
-  headers: Record<string, string>,
-  input: unknown,
-  timeoutMs: number,
-  limit: number,
-): Promise<unknown> {
+async function callEndpoint(dispatcher: Dispatcher, post: EndpointPost): Promise<unknown> {
+  const { url, headers, input, timeoutMs, limit } = post;
   const signal = AbortSignal.timeout(timeoutMs);
   let response: Dispatcher.ResponseData;
   try {
@@ -193,7 +197,13 @@ export async function draftListing(db: Db, settings: DraftSettings, handle: stri
   const dispatcher = createGuardedDispatcher({ connectTimeoutMs: timeoutMs, ...settings.guard, allowPrivate: settings.allowPrivate });
   let answer: unknown;
   try {
-    answer = await callEndpoint(dispatcher, req.endpoint, headers, req.input, timeoutMs, settings.maxResponseBytes ?? DRAFT_MAX_RESPONSE_BYTES);
+    answer = await callEndpoint(dispatcher, {
+      url: req.endpoint,
+      headers,
+      input: req.input,
+      timeoutMs,
+      limit: settings.maxResponseBytes ?? DRAFT_MAX_RESPONSE_BYTES,
+    });
   } finally {
     void dispatcher.destroy().catch(() => undefined);
   }

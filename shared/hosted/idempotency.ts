@@ -74,13 +74,14 @@ export async function claimIdempotencyKey(db: Queryable, scope: string, key: str
   return { kind: 'existing', row: idempotencyFromRow(r) };
 }
 
-export async function recordIdempotentCall(
-  db: Queryable,
-  scope: string,
-  key: string,
-  callId: string,
-  refused?: { status: number; code: string },
-): Promise<void> {
+/** What a key answers from now on: the call it made, and the refusal when the call was not run (held or refused). */
+interface IdempotentAnswer {
+  callId: string;
+  refused?: { status: number; code: string };
+}
+
+export async function recordIdempotentCall(db: Queryable, scope: string, key: string, answer: IdempotentAnswer): Promise<void> {
+  const { callId, refused } = answer;
   await db('call_idempotency')
     .where({ scope, key })
     .update({

@@ -45,7 +45,8 @@ async function appendLog(db: Queryable, entry: { action: string; target: string;
 }
 
 /** Record a yank; false when the version was yanked already. */
-async function insertYank(db: Queryable, id: string, version: string, reason: string, by: string): Promise<boolean> {
+async function insertYank(db: Queryable, yank: { id: string; version: string; reason: string; by: string }): Promise<boolean> {
+  const { id, version, reason, by } = yank;
   const r = await db.raw<{ rows: unknown[] }>(
     `INSERT INTO yanked_versions (agent_id, version, reason, yanked_by) VALUES (?, ?, ?, ?)
      ON CONFLICT (agent_id, version) DO NOTHING RETURNING agent_id`,
@@ -109,7 +110,8 @@ export async function disableAccount(ctx: ModerationContext, handle: string, opt
     }
     const yanked: Array<{ id: string; version: string }> = [];
     for (const a of candidates) {
-      if (await insertYank(trx, a.manifest.id, a.manifest.version, reason, by)) yanked.push({ id: a.manifest.id, version: a.manifest.version });
+      if (await insertYank(trx, { id: a.manifest.id, version: a.manifest.version, reason, by }))
+        yanked.push({ id: a.manifest.id, version: a.manifest.version });
     }
     const logId = await appendLog(trx, {
       action: 'disable_account',
@@ -155,7 +157,7 @@ export async function yankVersion(ctx: ModerationContext, agentId: string, versi
     throw new HolonError('shipped_agent', 'agents shipped with the gateway are not moderated this way: they change with the code');
   }
   const done = await ctx.db.transaction(async (trx) => {
-    if (!(await insertYank(trx, agentId, version, reason, by))) throw new HolonError('already_yanked', `${ref} is yanked already`);
+    if (!(await insertYank(trx, { id: agentId, version, reason, by }))) throw new HolonError('already_yanked', `${ref} is yanked already`);
     const logId = await appendLog(trx, { action: 'yank_version', target: yankMessage(agentId, version), reason, detail: { by } });
     const row = (await trx('yanked_versions').where({ agent_id: agentId, version }).first('created_at')) as { created_at: Date };
     return { logId, at: iso(row.created_at)! };

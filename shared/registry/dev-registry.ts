@@ -115,7 +115,8 @@ export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOp
 
 function isExcluded(doc: unknown, exclude: ReadonlySet<string>): boolean {
   if (exclude.size === 0 || !doc || typeof doc !== 'object') return false;
-  const { id, version } = doc as Record<string, unknown>;
+  // Any parsed document: only the two fields that name it are read, each checked.
+  const { id, version } = doc as { id?: unknown; version?: unknown };
   if (typeof id !== 'string') return false;
   return exclude.has(id) || (typeof version === 'string' && exclude.has(`${id}@${version}`));
 }

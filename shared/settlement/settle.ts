@@ -14,7 +14,7 @@ import { receiptRow } from '../receipts/store.js';
 import type { ServiceContext } from '../context.js';
 import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob } from '../calls/jobs.js';
 import { enqueueSettle } from '../calls/transitions.js';
-import type { Tx } from '../db/connect.js';
+import { type DbBigInt, fromJsonb, toBigInt, type Tx } from '../db/connect.js';
 import type { CallOutcome } from '../calls/outcome.js';
 import { runErrorLabel } from '../platform/metrics.js';
 
@@ -81,9 +81,89 @@ interface Written {
   settled: Settled;
 }
 
+/** A call's row as settlement reads it, locked (`SELECT * FROM calls … FOR UPDATE`; connect.ts: how the drivers return each column). */
+interface SettlingCallRow {
+  id: string;
+  status: string;
+  mandate_id: string;
+  sub_mandate_id: string | null;
+  parent_id: string | null;
+  caller: string;
+  agent_id: string;
+  agent_version: string;
+  payer: string;
+  currency: string;
+  worst_case: DbBigInt;
+  approval_id: string | null;
+  delegated: boolean;
+  callback_url: string | null;
+  settle_enqueued_at: Date | null;
+  outcome: unknown;
+}
+
+interface SettlingCall {
+  id: string;
+  status: string;
+  mandateId: string;
+  subMandateId: string | null;
+  parentId: string | null;
+  caller: string;
+  agentId: string;
+  agentVersion: string;
+  payer: string;
+  currency: string;
+  worstCase: bigint;
+  approvalId: string | null;
+  delegated: boolean;
+  callbackUrl: string | null;
+  settleEnqueuedAt: Date | null;
+  /** Written by `closeCall`: null only while the call is not yet `settling`. */
+  outcome: CallOutcome | null;
+}
+
+function settlingCallFromRow(row: SettlingCallRow): SettlingCall {
+  return {
+    id: String(row.id),
+    status: row.status,
+    mandateId: String(row.mandate_id),
+    subMandateId: row.sub_mandate_id ?? null,
+    parentId: row.parent_id ?? null,
+    caller: String(row.caller),
+    agentId: String(row.agent_id),
+    agentVersion: String(row.agent_version),
+    payer: String(row.payer),
+    currency: String(row.currency),
+    worstCase: toBigInt(row.worst_case),
+    approvalId: row.approval_id ?? null,
+    delegated: Boolean(row.delegated),
+    callbackUrl: row.callback_url ?? null,
+    settleEnqueuedAt: row.settle_enqueued_at ?? null,
+    outcome: (fromJsonb(row.outcome) as CallOutcome | null) ?? null,
+  };
+}
+
+/** The locked rows of these calls, in the given order of the query. */
+async function lockCalls(trx: Tx, sql: string, bindings: Array<string | string[]>): Promise<SettlingCall[]> {
+  const r = await trx.raw<{ rows: SettlingCallRow[] }>(sql, bindings);
+  return r.rows.map(settlingCallFromRow);
+}
+
+/** A `call_events` row: what the Agent Record counts (shared/catalogue/agent-record.ts). */
+interface CallEventRow {
+  call_id: string;
+  agent_id: string;
+  agent_version: string;
+  status: 'succeeded' | 'failed';
+  error_code: string | null;
+  latency_ms: number;
+  cost: string;
+  currency: string;
+  delegated: boolean;
+}
+
 /** A locked `settling` call with no open children: its outcome, what it charges, its royalty chain's journal lines. */
 interface LiveCall {
-  call: Record<string, unknown>;
+  call: SettlingCall;
   callId: string;
   outcome: CallOutcome;
   own: bigint;
@@ -105,25 +185,25 @@ interface OwnRowsPlan {
   /** Each call's shared rows and what follows its commit; `deferred` for a call whose children are still open. */
   written: Map<string, Written | 'deferred'>;
   receipts: Array<ReturnType<typeof receiptRow>>;
-  events: Array<Record<string, unknown>>;
+  events: CallEventRow[];
   finals: Array<{ id: string; status: 'succeeded' | 'failed' }>;
 }
 
 /** The calls that settle now (the others are `deferred`: children still open), with what each charges. */
 async function liveCalls(
   trx: Tx,
-  calls: ReadonlyArray<Record<string, unknown>>,
+  calls: readonly SettlingCall[],
   preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>,
 ): Promise<{ live: LiveCall[]; deferred: string[] }> {
   const live: LiveCall[] = [];
   const deferred: string[] = [];
   for (const call of calls) {
-    const callId = String(call.id);
-    if (call.sub_mandate_id && (await openChildren(trx, callId)) > 0) {
+    const callId = call.id;
+    if (call.subMandateId && (await openChildren(trx, callId)) > 0) {
       deferred.push(callId);
       continue;
     }
-    const outcome = (typeof call.outcome === 'string' ? JSON.parse(call.outcome) : call.outcome) as CallOutcome;
+    const outcome = call.outcome as CallOutcome;
     const own = outcome.billed ? BigInt(outcome.own) : 0n;
     const prepared = preparedOf(callId);
     live.push({
@@ -132,52 +212,52 @@ async function liveCalls(
       outcome,
       own,
       prepared,
-      currency: String(call.currency),
-      lines: journalLinesForSettlement(String(call.payer), own, prepared.chain),
+      currency: call.currency,
+      lines: journalLinesForSettlement(call.payer, own, prepared.chain),
     });
   }
   return { live, deferred };
 }
 
 /** The rows of one call, from its facts (no I/O): its receipt, its call event, its shared rows and what follows. */
-function rowsOfCall(c: LiveCall, f: CallFacts): { receipt: ReturnType<typeof receiptRow>; event: Record<string, unknown>; written: Written } {
+function rowsOfCall(c: LiveCall, f: CallFacts): { receipt: ReturnType<typeof receiptRow>; event: CallEventRow; written: Written } {
   const { call, callId, outcome, own, prepared, currency, lines } = c;
   const { hold, entry } = f;
-  const mandateId = String(call.mandate_id);
+  const { mandateId } = call;
   const parentHold = hold.changed ? hold.parentHoldId : null;
   const succeeded = outcome.kind === 'success';
   const status = succeeded ? ('succeeded' as const) : ('failed' as const);
   const receipt = receiptRow({
     id: callId,
-    parentId: (call.parent_id as string | null) ?? null,
+    parentId: call.parentId,
     mandateId,
-    subMandateId: (call.sub_mandate_id as string | null) ?? null,
-    caller: String(call.caller),
-    agent: `${String(call.agent_id)}@${String(call.agent_version)}`,
+    subMandateId: call.subMandateId,
+    caller: call.caller,
+    agent: `${call.agentId}@${call.agentVersion}`,
     status,
     errorCode: outcome.code ?? null,
     reasons: [],
-    worstCase: BigInt(String(call.worst_case)),
+    worstCase: call.worstCase,
     currency,
-    payer: String(call.payer),
+    payer: call.payer,
     billed: own > 0n,
     costOwn: own,
     costDownstream: f.downstream,
     splits: own > 0n ? split(own, prepared.chain) : [],
-    approvalId: (call.approval_id as string | null) ?? null,
+    approvalId: call.approvalId,
     durationMs: outcome.duration_ms,
     entryId: entry?.id ?? null,
   });
-  const event = {
+  const event: CallEventRow = {
     call_id: callId,
-    agent_id: call.agent_id,
-    agent_version: call.agent_version,
+    agent_id: call.agentId,
+    agent_version: call.agentVersion,
     status,
     error_code: outcome.code ?? null,
     latency_ms: Math.max(0, Math.round(outcome.duration_ms)),
     cost: own.toString(),
     currency,
-    delegated: Boolean(call.delegated),
+    delegated: call.delegated,
   };
   // The rows every call shares, for the caller to change last: mandates root first (shallower before deeper, this
   // call's own mandate last), the parent hold, the balance rows. Ancestors release what was charged; the own mandate
@@ -192,9 +272,9 @@ function rowsOfCall(c: LiveCall, f: CallFacts): { receipt: ReturnType<typeof rec
       lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
     },
     settled: {
-      callbackUrl: (call.callback_url as string | null) ?? null,
-      parentId: (call.parent_id as string | null) ?? null,
-      counted: { status, errorCode: runErrorLabel(outcome.code), agent: String(call.agent_id), handedOffAt: call.settle_enqueued_at },
+      callbackUrl: call.callbackUrl,
+      parentId: call.parentId,
+      counted: { status, errorCode: runErrorLabel(outcome.code), agent: call.agentId, handedOffAt: call.settleEnqueuedAt },
     },
   };
   return { receipt, event, written };
@@ -205,7 +285,7 @@ async function factsOf(trx: Tx, c: LiveCall, hold: CallFacts['hold'], entry: Cal
   const parentHold = hold.changed ? hold.parentHoldId : null;
   const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
   const downstream =
-    c.call.sub_mandate_id && c.prepared.agent?.manifest.downstream?.mode === 'passthrough'
+    c.call.subMandateId && c.prepared.agent?.manifest.downstream?.mode === 'passthrough'
       ? BigInt(String((await trx('receipts').where({ parent_id: c.callId }).sum({ s: 'cost_total' }).first())?.s ?? 0))
       : 0n;
   return { hold, entry, ancestors, downstream };
@@ -217,11 +297,7 @@ async function factsOf(trx: Tx, c: LiveCall, hold: CallFacts['hold'], entry: Cal
  * then the plan of the rest — receipts, call events, final statuses, and each call's shared rows (mandates, parent
  * hold, balances) for the caller to sum. A call with children still open is `deferred`.
  */
-async function planOwnRows(
-  trx: Tx,
-  calls: ReadonlyArray<Record<string, unknown>>,
-  preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>,
-): Promise<OwnRowsPlan> {
+async function planOwnRows(trx: Tx, calls: readonly SettlingCall[], preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>): Promise<OwnRowsPlan> {
   const { live, deferred } = await liveCalls(trx, calls, preparedOf);
   const plan: OwnRowsPlan = { written: new Map(deferred.map((id) => [id, 'deferred'])), receipts: [], events: [], finals: [] };
   if (live.length === 0) return plan;
@@ -248,11 +324,12 @@ async function planOwnRows(
 /**
  * Write a plan: the receipts, the call events and the calls' final statuses (the calls' own rows), then the shared
  * rows (`shared`, the money function built from the plan's `written`: last, in the lock order) — one statement; the
- * parts touch disjoint tables. Answers the money function's row.
+ * parts touch disjoint tables.
  */
-async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null): Promise<Record<string, unknown> | undefined> {
+async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null): Promise<void> {
   if (plan.finals.length === 0) {
-    return shared ? (await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT ${shared.sql}`, [...shared.bindings])).rows[0] : undefined;
+    if (shared) await trx.raw(`SELECT ${shared.sql}`, [...shared.bindings]);
+    return;
   }
   const statuses = trx('calls')
     .whereIn(
@@ -266,8 +343,7 @@ async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null
       ),
     });
   const q = trx.with('receipt', trx('receipts').insert(plan.receipts)).with('event', trx('call_events').insert(plan.events)).with('final', statuses);
-  const rows = shared ? await q.select(trx.raw(shared.sql, [...shared.bindings])) : await q.select(trx.raw('1 AS done'));
-  return rows[0] as Record<string, unknown> | undefined;
+  await (shared ? q.select(trx.raw(shared.sql, [...shared.bindings])) : q.select(trx.raw('1 AS done')));
 }
 
 /** After the commit: the metrics, the parent's turn (its last child settled), the waiters, the callback. */
@@ -299,8 +375,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
   const prepared = await prepare(ctx, pre);
   const done = await ctx.db.transaction(async (trx) => {
-    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
-    const call = r.rows[0];
+    const [call] = await lockCalls(trx, `SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     if (call?.status !== 'settling') return null;
     const plan = await planOwnRows(trx, [call], () => prepared);
     const written = plan.written.get(callId)!;
@@ -348,8 +423,8 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
   // Own rows first, in the order of the call ids (no other transaction locks two calls' rows).
   batch.sort();
   const settled = await ctx.db.transaction(async (trx) => {
-    const r = await trx.raw<{ rows: Array<Record<string, unknown>> }>(`SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
-    const plain = r.rows.filter((call) => call.status === 'settling' && !call.sub_mandate_id && !call.parent_id);
+    const locked = await lockCalls(trx, `SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
+    const plain = locked.filter((call) => call.status === 'settling' && !call.subMandateId && !call.parentId);
     const plan = await planOwnRows(trx, plain, (id) => prepared.get(id)!);
     const shared: SharedSettlement[] = [];
     const done = new Map<string, Settled>();

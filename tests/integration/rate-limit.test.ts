@@ -161,9 +161,13 @@ interface App {
 async function startApp(limiter: RateLimiter, options: Omit<RateLimitOptions, 'log'>, signupRule: RateRule = { limit: 100, windowMs: 60_000 }): Promise<App> {
   const warn = vi.fn();
   const app = express();
-  app.post('/v0/signup', actionLimit(limiter, options.trustProxy, { name: 'signup', rule: signupRule, what: 'sign-ups' }, { warn }), (_req, res) => {
-    res.status(201).json({ ok: true });
-  });
+  app.post(
+    '/v0/signup',
+    actionLimit(limiter, { name: 'signup', rule: signupRule, what: 'sign-ups' }, { trustProxy: options.trustProxy, log: { warn } }),
+    (_req, res) => {
+      res.status(201).json({ ok: true });
+    },
+  );
   app.use(rateLimitMiddleware(limiter, { ...options, log: { warn } }));
   app.get('/v0/me', (_req, res) => {
     res.json({ ok: true });

@@ -66,7 +66,7 @@ describe('runCase', () => {
         { kind: 'failure', code, message: 'connection reset' },
         { kind: 'output', output: { rows: 1 } },
       ]);
-      const run = await runCase(runtime, signer, agent, loaded, withFixture, 'ev_1.1', now);
+      const run = await runCase({ runtimes: runtime, signer, now }, { agent, suite: loaded, case: withFixture, callId: 'ev_1.1' });
       expect(run.judgement.passed).toBe(true);
       expect(run.failure).toBeUndefined();
       expect(runtime.seen).toHaveLength(2);
@@ -79,11 +79,11 @@ describe('runCase', () => {
       { kind: 'failure', code: 'runtime_unavailable', message: 'still down' },
       { kind: 'output', output: { rows: 1 } },
     ]);
-    const failed = await runCase(twice, signer, agent, loaded, plain, 'ev_1.2', now);
+    const failed = await runCase({ runtimes: twice, signer, now }, { agent, suite: loaded, case: plain, callId: 'ev_1.2' });
     expect(failed).toMatchObject({ failure: 'runtime_unavailable', judgement: { passed: false } });
     expect(twice.seen).toHaveLength(2);
     const slow = scripted([{ kind: 'failure', code: 'timeout', message: 'too slow' }]);
-    expect((await runCase(slow, signer, agent, loaded, plain, 'ev_1.3', now)).failure).toBe('timeout');
+    expect((await runCase({ runtimes: slow, signer, now }, { agent, suite: loaded, case: plain, callId: 'ev_1.3' })).failure).toBe('timeout');
     expect(slow.seen).toHaveLength(1);
   });
 
@@ -92,8 +92,8 @@ describe('runCase', () => {
       { kind: 'output', output: { rows: 1 } },
       { kind: 'output', output: { rows: 1 } },
     ]);
-    await runCase(runtime, signer, agent, loaded, withFixture, 'ev_1.1', now);
-    await runCase(runtime, signer, agent, loaded, plain, 'ev_1.2', now);
+    await runCase({ runtimes: runtime, signer, now }, { agent, suite: loaded, case: withFixture, callId: 'ev_1.1' });
+    await runCase({ runtimes: runtime, signer, now }, { agent, suite: loaded, case: plain, callId: 'ev_1.2' });
     const [first, second] = runtime.seen as [RunContext, RunContext];
     expect(first.timeoutMs).toBe(3_000);
     expect(second.timeoutMs).toBe(7_000);

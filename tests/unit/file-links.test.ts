@@ -21,21 +21,21 @@ describe('signFileLink / verifyFileLink', () => {
   it('a link verifies for its file until its expiry, and says expired after', () => {
     const sig = signFileLink(SECRET, upload(ID), EXP);
     expect(sig).toMatch(/^[A-Za-z0-9_-]{43}$/);
-    expect(verifyFileLink(SECRET, upload(ID), String(EXP), sig, NOW)).toBe('ok');
-    expect(verifyFileLink(SECRET, upload(ID), String(EXP), sig, EXP * 1000 - 1)).toBe('ok');
-    expect(verifyFileLink(SECRET, upload(ID), String(EXP), sig, EXP * 1000)).toBe('expired');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: String(EXP), sig }, NOW)).toBe('ok');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: String(EXP), sig }, EXP * 1000 - 1)).toBe('ok');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: String(EXP), sig }, EXP * 1000)).toBe('expired');
   });
 
   it('is bound to the file, the kind, the expiry and the secret', () => {
     const sig = signFileLink(SECRET, upload(ID), EXP);
-    expect(verifyFileLink(SECRET, upload(OTHER), String(EXP), sig, NOW)).toBe('invalid');
-    expect(verifyFileLink(SECRET, { kind: 'eval', id: ID }, String(EXP), sig, NOW)).toBe('invalid');
-    expect(verifyFileLink(SECRET, upload(ID), String(EXP + 1), sig, NOW)).toBe('invalid');
-    expect(verifyFileLink(`${SECRET}x`, upload(ID), String(EXP), sig, NOW)).toBe('invalid');
+    expect(verifyFileLink(SECRET, upload(OTHER), { exp: String(EXP), sig }, NOW)).toBe('invalid');
+    expect(verifyFileLink(SECRET, { kind: 'eval', id: ID }, { exp: String(EXP), sig }, NOW)).toBe('invalid');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: String(EXP + 1), sig }, NOW)).toBe('invalid');
+    expect(verifyFileLink(`${SECRET}x`, upload(ID), { exp: String(EXP), sig }, NOW)).toBe('invalid');
     // An expired link whose expiry was moved forward is not a link at all.
     const old = signFileLink(SECRET, upload(ID), NOW / 1000 - 1);
-    expect(verifyFileLink(SECRET, upload(ID), String(NOW / 1000 - 1), old, NOW)).toBe('expired');
-    expect(verifyFileLink(SECRET, upload(ID), String(EXP), old, NOW)).toBe('invalid');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: String(NOW / 1000 - 1), sig: old }, NOW)).toBe('expired');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: String(EXP), sig: old }, NOW)).toBe('invalid');
   });
 
   it('a signature changed in any one character is refused, the last one included (base64url spellings)', () => {
@@ -44,7 +44,7 @@ describe('signFileLink / verifyFileLink', () => {
     for (let i = 0; i < sig.length; i++) {
       for (const c of [alphabet[(alphabet.indexOf(sig[i]!) + 1) % 64]!, alphabet[(alphabet.indexOf(sig[i]!) + 63) % 64]!]) {
         const tampered = sig.slice(0, i) + c + sig.slice(i + 1);
-        expect(verifyFileLink(SECRET, upload(ID), String(EXP), tampered, NOW), `position ${i}`).toBe('invalid');
+        expect(verifyFileLink(SECRET, upload(ID), { exp: String(EXP), sig: tampered }, NOW), `position ${i}`).toBe('invalid');
       }
     }
   });
@@ -65,7 +65,7 @@ describe('signFileLink / verifyFileLink', () => {
       [String(EXP), Buffer.from(createHmac('sha256', 'x').digest()).toString('hex')],
       ['9'.repeat(13), sig],
     ] as Array<[unknown, unknown]>) {
-      expect(verifyFileLink(SECRET, upload(ID), exp, s, NOW)).toBe('invalid');
+      expect(verifyFileLink(SECRET, upload(ID), { exp, sig: s }, NOW)).toBe('invalid');
     }
     expect(() => signFileLink(SECRET, upload(ID), 1.5)).toThrow(TypeError);
   });
@@ -83,7 +83,7 @@ describe('signFileLink / verifyFileLink', () => {
     const url = new URL(uploadLinkUrl(SECRET, 'https://gw.example.com/', ID, EXP));
     expect(`${url.origin}${url.pathname}`).toBe(`https://gw.example.com/v0/files/${ID}`);
     expect(url.searchParams.get('exp')).toBe(String(EXP));
-    expect(verifyFileLink(SECRET, upload(ID), url.searchParams.get('exp')!, url.searchParams.get('sig')!, NOW)).toBe('ok');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: url.searchParams.get('exp')!, sig: url.searchParams.get('sig')! }, NOW)).toBe('ok');
   });
 });
 
@@ -143,6 +143,6 @@ describe('rootIssuerOf and fileLinks', () => {
     });
     expect(links[fileHandle(OTHER)]!.expires).toBe(new Date(NOW + 60_000).toISOString());
     const url = new URL(links[fileHandle(ID)]!.url);
-    expect(verifyFileLink(SECRET, upload(ID), url.searchParams.get('exp')!, url.searchParams.get('sig')!, NOW)).toBe('ok');
+    expect(verifyFileLink(SECRET, upload(ID), { exp: url.searchParams.get('exp')!, sig: url.searchParams.get('sig')! }, NOW)).toBe('ok');
   });
 });

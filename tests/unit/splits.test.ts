@@ -78,7 +78,7 @@ describe('split', () => {
 
 describe('journalLinesForSettlement', () => {
   it('debits the payer and sums to zero', () => {
-    const lines = journalLinesForSettlement('alice', 35_000n, [{ account: 'lena', royalty: r('0.15') }, { account: 'acme' }], 'holon');
+    const lines = journalLinesForSettlement('alice', 35_000n, [{ account: 'lena', royalty: r('0.15') }, { account: 'acme' }], { platformAccount: 'holon' });
     expect(lines).toEqual([
       { account: 'alice', amount: -35_000n },
       { account: 'holon', amount: 3_500n },

@@ -24,7 +24,7 @@ import { parseAmount } from '../../../shared/core/money.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 
-export type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
+type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
 /** How long past its hard timeout a call may take to settle before the tool answers `running`. */
 const SETTLE_GRACE_MS = 15_000;
@@ -40,6 +40,8 @@ interface RefusedCall {
 }
 
 export interface CallAgentOptions {
+  /** The MCP request's context (its signal, progress token, notifications). */
+  extra: Extra;
   /** The client declared the elicitation capability. */
   canElicit: boolean;
 }
@@ -61,7 +63,8 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: Record<s
   });
 }
 
-export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, extra: Extra, options: CallAgentOptions): Promise<ToolAnswer> {
+export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, options: CallAgentOptions): Promise<ToolAnswer> {
+  const { extra } = options;
   let submitted = await submitFor(deps, who, args);
 
   if (submitted.kind === 'held') {

@@ -11,8 +11,11 @@ export const SERVER_ERROR = -32000;
 /** What the SDK's transport answers for a session it does not know; clients take it as "initialize again". */
 export const SESSION_NOT_FOUND = -32001;
 
+/** A JSON-RPC 2.0 error response. */
+export type JsonRpcErrorBody = { jsonrpc: '2.0'; error: { code: number; message: string; data?: unknown }; id: string | number | null };
+
 /** A JSON-RPC error object (`id`: the request's when it has a usable one, else null). */
-export function jsonRpcErrorBody(code: number, message: string, id?: unknown, data?: unknown): Record<string, unknown> {
+export function jsonRpcErrorBody(code: number, message: string, id?: unknown, data?: unknown): JsonRpcErrorBody {
   const usable = typeof id === 'string' || typeof id === 'number' ? id : null;
   return { jsonrpc: '2.0', error: { code, message, ...(data === undefined ? {} : { data }) }, id: usable };
 }

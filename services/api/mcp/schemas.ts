@@ -39,12 +39,12 @@ const STILL_RUNNING = {
 } as const;
 
 /** The budget of the connection's mandate: REST's MandateView budget, and the mandate it is of. */
-const MANDATE_BUDGET = MANDATE_VIEW.properties as { budget: { properties: Schema; required: string[] } };
+const MANDATE_BUDGET = MANDATE_VIEW.properties.budget;
 const BUDGET = {
   type: 'object',
   additionalProperties: false,
-  required: ['mandate', ...MANDATE_BUDGET.budget.required],
-  properties: { mandate: { type: 'string' }, ...MANDATE_BUDGET.budget.properties },
+  required: ['mandate', ...MANDATE_BUDGET.required],
+  properties: { mandate: { type: 'string' }, ...MANDATE_BUDGET.properties },
 } as const;
 
 export interface ToolDefinition {

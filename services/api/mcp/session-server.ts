@@ -27,7 +27,7 @@ import { HolonError, type Problem } from '../../../shared/core/errors.js';
 import { tryParseAmount } from '../../../shared/core/money.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../../shared/core/schema/ajv.js';
 import { jsonProblem } from '../../../shared/core/json-limits.js';
-import { callAgent, type Extra } from './call-agent.js';
+import { callAgent, type CallAgentOptions } from './call-agent.js';
 import { registerTaskHandlers, startCallTask } from './tasks.js';
 import { protocolError } from './errors.js';
 import { TOOLS, type ToolDefinition } from './schemas.js';
@@ -35,12 +35,12 @@ import { getAgent, getApproval, getBudget, getReceipt, listApprovals, searchAgen
 
 const SERVER_INFO = { name: 'holon-gateway', version: '0.1.0' };
 
-type Handler = (deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, extra: Extra, canElicit: boolean) => Promise<ToolAnswer>;
+type Handler = (deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, call: CallAgentOptions) => Promise<ToolAnswer>;
 
 const HANDLERS: Record<string, Handler> = {
   search_agents: (d, w, a) => searchAgents(d, w, a),
   get_agent: (d, w, a) => getAgent(d, w, a),
-  call_agent: (d, w, a, extra, canElicit) => callAgent(d, w, a, extra, { canElicit }),
+  call_agent: (d, w, a, call) => callAgent(d, w, a, call),
   get_receipt: (d, w, a) => getReceipt(d, w, a),
   list_approvals: (d, w) => listApprovals(d, w),
   get_approval: (d, w, a) => getApproval(d, w, a),
@@ -133,7 +133,7 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
     if (problems.length) return errorResult('invalid_request', `the arguments of ${name} are not what it takes`, problems);
     let answer: ToolAnswer;
     try {
-      answer = await tool.handler(deps, who, args, extra, Boolean(server.getClientCapabilities()?.elicitation));
+      answer = await tool.handler(deps, who, args, { extra, canElicit: Boolean(server.getClientCapabilities()?.elicitation) });
     } catch (e) {
       if (e instanceof HolonError) return errorResult(e.code, e.message, e.problems);
       if (extra.signal.aborted) throw e;

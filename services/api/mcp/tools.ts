@@ -42,19 +42,19 @@ export function describeReceipt(r: ReceiptView): string {
   return `receipt ${r.id}: ${r.agent ?? 'no agent'} ${r.status}${r.error ? ` (${r.error})` : ''}, charged ${cost}${r.children.length ? `, ${r.children.length} delegated call(s)` : ''}`;
 }
 
+/** What searchCatalogue answers under a mandate (it always has one here). */
+type MandateSearch = Extract<Awaited<ReturnType<typeof searchCatalogue>>, { denied: unknown }>;
+
 const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
 
 export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
   const q = text(args.q);
   const capability = text(args.capability);
-  const found = (await searchCatalogue(deps.ctx, { mandateId: who.mandateId, ...(q ? { q } : {}), ...(capability ? { capability } : {}) })) as {
-    currency: string;
-    agents: Array<Record<string, unknown>>;
-    denied: Array<{ id: string; version: string; reasons: string[] }>;
-  };
+  // With a mandate, the search answers in the mandate's currency and lists what the mandate denies.
+  const found = (await searchCatalogue(deps.ctx, { mandateId: who.mandateId, ...(q ? { q } : {}), ...(capability ? { capability } : {}) })) as MandateSearch;
   const lines = found.agents.map(
     (a) =>
-      `- ${String(a.id)}@${String(a.version)}: worst case ${String(a.worst_case ?? 'unknown')} ${found.currency}, evaluation ${String((a.evaluation as { status?: string } | undefined)?.status ?? 'none')} — ${untrusted(String(a.summary))}`,
+      `- ${String(a.id)}@${String(a.version)}: worst case ${String(a.worst_case ?? 'unknown')} ${found.currency}, evaluation ${String(a.evaluation?.status ?? 'none')} — ${untrusted(String(a.summary))}`,
   );
   const denied = found.denied.map((d) => `- ${d.id}@${d.version}: ${d.reasons.join('; ')}`);
   return {
@@ -90,7 +90,7 @@ export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<
   // Another mandate's receipt is indistinguishable from one that does not exist.
   // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
   if (!receipt || !inMandateTree(who.mandateId, receipt.mandate)) throw new HolonError('not_found', `there is no receipt ${id} under mandate ${who.mandateId}`);
-  return { structured: receipt as unknown as Record<string, unknown>, text: describeReceipt(receipt) };
+  return { structured: { ...receipt }, text: describeReceipt(receipt) };
 }
 
 export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<ToolAnswer> {

@@ -15,6 +15,38 @@ export interface DocumentOptions {
   hosted: boolean;
 }
 
+/** The pieces of the OpenAPI 3.1 document this file writes (type aliases: each is a plain JSON object too). */
+type MediaTypeObject = { schema?: unknown; example?: unknown };
+type ResponseObject = {
+  description: string;
+  headers?: Record<string, { description: string; schema: { type: 'string' } }>;
+  content?: Record<string, MediaTypeObject>;
+};
+type ParameterObject = { name: string; in: 'path' | 'query' | 'header'; required: boolean; description: string; schema: unknown; example?: string };
+type OperationObject = {
+  operationId: string;
+  summary: string;
+  description: string;
+  tags: string[];
+  parameters?: ParameterObject[];
+  requestBody?: { required: boolean; description?: string; content: Record<string, MediaTypeObject> };
+  responses: Record<string, ResponseObject>;
+  security: Array<Record<string, string[]>>;
+  'x-holon-hosted-only'?: true;
+};
+type PathItemObject = Partial<Record<Operation['method'], OperationObject>>;
+type OpenApiDocument = {
+  openapi: '3.1.0';
+  info: { title: string; version: string; description: string };
+  servers?: Array<{ url: string }>;
+  tags: Array<{ name: string }>;
+  paths: Record<string, PathItemObject>;
+  components: {
+    schemas: Record<string, unknown>;
+    securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>;
+  };
+};
+
 const SCHEMES: Record<Exclude<Auth, 'none'>, { name: string; description: string }> = {
   human: {
     name: 'humanKey',
@@ -39,7 +71,7 @@ function security(auth: readonly Auth[]): Array<Record<string, string[]>> {
   return auth.includes('none') ? (keys.length ? [{}, ...keys] : []) : keys;
 }
 
-function response(spec: ResponseSpec, ref: (s: unknown) => unknown): Record<string, unknown> {
+function response(spec: ResponseSpec, ref: (s: unknown) => unknown): ResponseObject {
   const content =
     spec.schema || spec.contentType
       ? {
@@ -56,13 +88,13 @@ function response(spec: ResponseSpec, ref: (s: unknown) => unknown): Record<stri
   };
 }
 
-function operationObject(op: Operation, ref: (s: unknown) => unknown): Record<string, unknown> {
+function operationObject(op: Operation, ref: (s: unknown) => unknown): OperationObject {
   const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
   for (const n of names) if (!op.params?.[n]) throw new Error(`${op.id}: the path parameter {${n}} is not described`);
-  const parameters = [
+  const parameters: ParameterObject[] = [
     ...names.map((n) => ({
       name: n,
-      in: 'path',
+      in: 'path' as const,
       required: true,
       description: op.params![n]!.description,
       schema: ref(op.params![n]!.schema ?? { type: 'string' }),
@@ -70,14 +102,14 @@ function operationObject(op: Operation, ref: (s: unknown) => unknown): Record<st
     })),
     ...Object.entries(op.query ?? {}).map(([n, q]) => ({
       name: n,
-      in: 'query',
+      in: 'query' as const,
       required: q.required ?? false,
       description: q.description,
       schema: ref(q.schema ?? { type: 'string' }),
     })),
     ...Object.entries(op.headers ?? {}).map(([n, h]) => ({
       name: n,
-      in: 'header',
+      in: 'header' as const,
       required: h.required ?? false,
       description: h.description,
       schema: ref(h.schema ?? { type: 'string' }),
@@ -96,7 +128,7 @@ function operationObject(op: Operation, ref: (s: unknown) => unknown): Record<st
       if (httpStatusOf(code) !== Number(status)) throw new Error(`${op.id}: \`${code}\` is answered with ${httpStatusOf(code)}, not ${status}`);
     }
   }
-  const responses: Record<string, unknown> = Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec, ref)]));
+  const responses: Record<string, ResponseObject> = Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec, ref)]));
   responses.default = response(
     { description: 'Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`)', schema: ERROR },
     ref,
@@ -127,10 +159,10 @@ function operationObject(op: Operation, ref: (s: unknown) => unknown): Record<st
   };
 }
 
-export function buildOpenApiDocument(operations: readonly Operation[], options: DocumentOptions): Record<string, unknown> {
+export function buildOpenApiDocument(operations: readonly Operation[], options: DocumentOptions): OpenApiDocument {
   const names = new Map<object, string>(Object.entries(COMPONENTS).map(([n, s]) => [s, n]));
   const ref = (s: unknown) => withRefs(s, names);
-  const paths: Record<string, Record<string, unknown>> = {};
+  const paths: Record<string, PathItemObject> = {};
   const ids = new Set<string>();
   for (const op of operations) {
     if (op.hostedOnly && !options.hosted) continue;

@@ -13,7 +13,7 @@ import type { ErrorCode } from '../../../shared/core/errors.js';
 import type { JsonSchema, ResponseSpec } from './operations.js';
 
 /** A non-empty string of at most `max` characters ("must be a non-empty string", "must be at most N characters"). */
-export function text(max: number, description?: string, extra: Record<string, unknown> = {}): JsonSchema {
+export function text(max: number, description?: string, extra: JsonSchema = {}): JsonSchema {
   return { type: 'string', minLength: 1, maxLength: max, ...(description ? { description } : {}), ...extra };
 }
 
@@ -162,7 +162,7 @@ export function receiptSchema(child: JsonSchema): JsonSchema {
 export const RECEIPT: JsonSchema = receiptSchema({ $ref: '#/components/schemas/Receipt' });
 
 /** A stored mandate and its budget (shared/mandates/store.ts `mandateView`). */
-export const MANDATE_VIEW: JsonSchema = {
+export const MANDATE_VIEW = {
   type: 'object',
   required: ['mandate', 'budget'],
   properties: {
@@ -175,7 +175,7 @@ export const MANDATE_VIEW: JsonSchema = {
     },
   },
   additionalProperties: false,
-};
+} satisfies JsonSchema;
 
 /** A mandate document as POSTed (spec mandate.md); validated by shared/core/mandate/validate.ts, described here. */
 export const MANDATE_DOCUMENT: JsonSchema = {
@@ -283,17 +283,17 @@ export const KEY_VIEW: JsonSchema = {
 };
 
 /** Any JSON object the route documents in words (a shape owned by shared/, with fields listed in its description). */
-export function object(description: string, properties: Record<string, unknown> = {}, required: readonly string[] = []): JsonSchema {
+export function object(description: string, properties: Readonly<Record<string, JsonSchema>> = {}, required: readonly string[] = []): JsonSchema {
   return { type: 'object', description, properties, ...(required.length ? { required } : {}) };
 }
 
 /** An object whose every field is listed here (`additionalProperties: false`): a field added without documenting it fails the tests. */
-export function exact(description: string, properties: Record<string, unknown>, required: readonly string[] = []): JsonSchema {
+export function exact(description: string, properties: Readonly<Record<string, JsonSchema>>, required: readonly string[] = []): JsonSchema {
   return { ...object(description, properties, required), additionalProperties: false };
 }
 
 /** `exact` with every field required but the `optional` ones. */
-export function closed(description: string, properties: Record<string, unknown>, optional: readonly string[] = []): JsonSchema {
+export function closed(description: string, properties: Readonly<Record<string, JsonSchema>>, optional: readonly string[] = []): JsonSchema {
   for (const name of optional) if (!(name in properties)) throw new Error(`${description}: the optional field ${name} is not listed`);
   return exact(
     description,

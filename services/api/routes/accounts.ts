@@ -104,7 +104,7 @@ export const accountOperations = defineOperations({
                     {
                       id: { type: 'string' },
                       grantee: { type: 'string' },
-                      ...(MANDATE_VIEW.properties as { budget: { properties: Record<string, unknown> } }).budget.properties,
+                      ...MANDATE_VIEW.properties.budget.properties,
                     },
                     ['id', 'grantee', 'currency', 'total', 'spent', 'reserved', 'remaining'],
                   ),
@@ -121,7 +121,7 @@ export const accountOperations = defineOperations({
                 key: { type: 'string' },
                 ask_in_client: { type: 'boolean' },
                 mandate: { type: ['object', 'null'], description: 'The mandate document (spec mandate.md)' },
-                budget: (MANDATE_VIEW.properties as Record<string, unknown>).budget,
+                budget: MANDATE_VIEW.properties.budget,
               },
               ['kind', 'account', 'key', 'ask_in_client', 'mandate'],
             ),
@@ -133,7 +133,7 @@ export const accountOperations = defineOperations({
   },
 });
 
-const readSignup = bodyReader(SIGNUP_BODY);
+const readSignup = bodyReader<{ handle: string; email: string }>(SIGNUP_BODY);
 
 export interface AccountDeps {
   ctx: ServiceContext;
@@ -167,7 +167,7 @@ function signupHandler(deps: AccountDeps) {
     r.done();
     const made = await signup(
       ctx.db,
-      { handle: r.body.handle as string, email: r.body.email as string },
+      { handle: r.body.handle, email: r.body.email },
       {
         credit: deps.signupCredit,
         registry: ctx.registry,

@@ -17,6 +17,7 @@ import { giveDemoCredit } from '../../../shared/ledger/demo-credit.js';
 import { formatAmount, parseAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
+import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
 import { ACCOUNTS_PAGE, creditAnswer, DISABLED, LOG_PAGE, YANKED } from '../openapi/author-schemas.js';
@@ -135,9 +136,9 @@ export const adminOperations = defineOperations({
   },
 });
 
-const readDisable = bodyReader(DISABLE_BODY);
-const readYank = bodyReader(YANK_BODY);
-const readCredit = bodyReader(CREDIT_BODY);
+const readDisable = bodyReader<{ reason: string; yank_agents?: boolean }>(DISABLE_BODY);
+const readYank = bodyReader<{ reason: string }>(YANK_BODY);
+const readCredit = bodyReader<{ account: string; amount: string; currency?: string }>(CREDIT_BODY);
 
 export interface AdminDeps {
   ctx: ServiceContext;
@@ -175,7 +176,7 @@ function disableHandler(deps: AdminDeps) {
     const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
     const r = readDisable(req.body);
     r.done();
-    const reason = r.body.reason as string;
+    const reason = r.body.reason;
     const yank = r.body.yank_agents;
     const handle = String(req.params.handle);
     if (handle.length > 100) throw new HolonError('not_found', 'there is no such account');
@@ -189,11 +190,10 @@ function yankHandler(deps: AdminDeps) {
     const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
     const r = readYank(req.body);
     r.done();
-    const reason = r.body.reason as string;
+    const reason = r.body.reason;
     // Express has decoded the captures already.
-    const params = req.params as unknown as Record<string, string>;
-    const id = `${params[0]}/${params[1]}`;
-    const version = String(params[2]);
+    const id = `${captured(req, 0)}/${captured(req, 1)}`;
+    const version = captured(req, 2);
     if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 'no such version is listed');
     res.json(await yankVersion(ctx, id, version, { reason, by: p.kind }));
   });
@@ -230,9 +230,9 @@ function creditHandler(deps: AdminDeps) {
     requireKind(res, ['admin', 'operator'], 'give demo credit');
     const r = readCredit(req.body);
     r.done();
-    const account = r.body.account as string;
+    const account = r.body.account;
     const amount = parseAmount(r.body.amount);
-    const currency = (r.body.currency as string | undefined) ?? 'EUR';
+    const currency = r.body.currency ?? 'EUR';
     // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
     const requestKey = req.get('idempotency-key') ?? randomUUID();
     if (requestKey.length > 200) throw new HolonError('invalid_request', 'the Idempotency-Key is longer than 200 characters');

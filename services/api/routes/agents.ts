@@ -9,6 +9,7 @@ import { MAX_QUERY_LENGTH } from '../../../shared/catalogue/text-search.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { assertSeesMandate, principalOf } from '../principal.js';
 import { queryString } from '../query.js';
+import { capture } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { AGENT_VIEW, SEARCH_RESULT } from '../openapi/catalogue-schemas.js';
@@ -82,8 +83,8 @@ export function agentRoutes(ctx: ServiceContext): Router {
     router,
     agentOperations.describe,
     asyncRoute(async (req, res) => {
-      const p = req.params as Record<string, string | undefined>;
-      res.json(await describeAgent(ctx, `${p[0]}/${p[1]}${p[2] ? `@${decodeURIComponent(p[2])}` : ''}`));
+      const [ns, name, version] = [capture(req, 0), capture(req, 1), capture(req, 2)];
+      res.json(await describeAgent(ctx, `${ns}/${name}${version ? `@${decodeURIComponent(version)}` : ''}`));
     }),
   );
 

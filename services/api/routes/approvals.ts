@@ -78,7 +78,7 @@ export const approvalOperations = defineOperations({
   },
 });
 
-const readDecision = bodyReader(DECIDE_BODY);
+const readDecision = bodyReader<{ run?: boolean; decision?: 'approve' | 'reject' }>(DECIDE_BODY);
 
 export function approvalRoutes(deps: AnswerDeps): Router {
   const router = Router();

@@ -73,7 +73,7 @@ export const authOperations = defineOperations({
   },
 });
 
-const readExchange = bodyReader(EXCHANGE_BODY);
+const readExchange = bodyReader<{ code: string }>(EXCHANGE_BODY);
 
 export interface GitHubSignInOptions {
   /** The OAuth app (HOLON_GITHUB_*); undefined = sign-in is off (503). */
@@ -184,7 +184,7 @@ export function authRoutes(deps: AuthDeps): Router {
       configured();
       const r = readExchange(req.body);
       r.done();
-      const exchanged = await exchangeLoginCode(ctx.db, r.body.code as string, ctx.now(), deps.webhooks);
+      const exchanged = await exchangeLoginCode(ctx.db, r.body.code, ctx.now(), deps.webhooks);
       noStore(res);
       res.json({
         ...exchanged,

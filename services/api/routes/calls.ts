@@ -130,7 +130,7 @@ export const callOperations = defineOperations({
   },
 });
 
-const readCallBody = bodyReader(CALL_BODY);
+const readCallBody = bodyReader<CallBody>(CALL_BODY);
 
 type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView | null };
 
@@ -148,7 +148,7 @@ async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise
  * read, never taken (the synchronous answer and the webhook are its consumers, shared/calls/outputs.ts): null with
  * `output_gone` (`collected` | `expired`) once it is no longer kept.
  */
-async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { withOutput: boolean }): Promise<Record<string, unknown>> {
+async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { withOutput: boolean }) {
   const { call, receipt } = found;
   if (!receipt) return { call: { id, status: call!.status } };
   return {
@@ -167,7 +167,7 @@ function submitHandler(deps: CallRoutesDeps) {
     if (r.body.mandate === undefined && token === undefined && principalOf(res).kind !== 'agent')
       r.problems.push({ path: '$.mandate', message: 'is required' });
     r.done();
-    const body = r.body as CallBody;
+    const body = r.body;
     // Checked for every call, a delegated one too: the amount's and the URL's own words.
     const maxCost = body.max_cost === undefined ? undefined : parseAmount(body.max_cost);
     const callbackUrl = typeof body.callback_url === 'string' ? httpUrlOf(body.callback_url) : undefined;

@@ -2,7 +2,7 @@
  * GET /v0/catalog?limit=&cursor= — the public catalogue (no key): declared and measured, per agent, paginated
  * (shared/catalogue/catalog-page.ts says what each field means).
  */
-import { Router } from 'express';
+import { type Request, Router } from 'express';
 import { catalogPage } from '../../../shared/catalogue/catalog-page.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { asyncRoute } from '../route.js';
@@ -33,7 +33,7 @@ export const catalogOperations = defineOperations({
 });
 
 /** Query parameters given once, as strings (the app's 'simple' parser); anything else is ignored. */
-function pageQuery(query: Record<string, unknown>) {
+function pageQuery(query: Request['query']) {
   const { limit, cursor } = query;
   return { ...(typeof limit === 'string' ? { limit } : {}), ...(typeof cursor === 'string' ? { cursor } : {}) };
 }

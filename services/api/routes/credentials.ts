@@ -10,6 +10,7 @@ import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/hosted/credentials.js';
 import { requireKind } from '../principal.js';
+import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type Operation } from '../openapi/operations.js';
 import { CREDENTIAL_SET, CREDENTIAL_STATE, CREDENTIAL_UNSET, credentialAnswer } from '../openapi/author-schemas.js';
@@ -92,8 +93,7 @@ export function credentialRoutes(deps: CredentialDeps): Router {
   const { ctx, fileSecret } = deps;
   const own = (req: Request, res: Response, what: string): { handle: string; agentId: string } => {
     const p = requireKind(res, ['human'], what);
-    const m = req.params as unknown as Record<string, string>;
-    return { handle: p.account, agentId: ownAgentId(p.account, String(m[0]), String(m[1])) };
+    return { handle: p.account, agentId: ownAgentId(p.account, captured(req, 0), captured(req, 1)) };
   };
 
   mount(
@@ -102,7 +102,7 @@ export function credentialRoutes(deps: CredentialDeps): Router {
     asyncRoute(async (req, res) => {
       const { handle, agentId } = own(req, res, 'set endpoint credentials');
       const token = req.body && typeof req.body === 'object' ? (req.body as { token?: unknown }).token : undefined;
-      res.json({ agent: agentId, credential: await setCredential(ctx, fileSecret, handle, agentId, token) });
+      res.json({ agent: agentId, credential: await setCredential(ctx, fileSecret, { handle, agentId, token }) });
     }),
   );
 

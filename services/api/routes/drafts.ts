@@ -55,7 +55,7 @@ export const draftOperations = defineOperations({
   },
 });
 
-const readDraft = bodyReader(DRAFT_BODY);
+const readDraft = bodyReader<{ name: string; endpoint: string; input: unknown; summary?: string; price?: string }>(DRAFT_BODY);
 
 export interface DraftDeps {
   ctx: ServiceContext;
@@ -70,7 +70,7 @@ export interface DraftDeps {
 function readDraftRequest(body: unknown): DraftRequest {
   const r = readDraft(body);
   r.done();
-  const { name, endpoint, summary, price } = r.body as { name: string; endpoint: string; summary?: string; price?: string };
+  const { name, endpoint, summary, price } = r.body;
   return { name, endpoint: new URL(endpoint), input: r.body.input, summary, price: price === undefined ? undefined : parseAmount(price) };
 }
 

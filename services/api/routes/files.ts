@@ -111,14 +111,17 @@ function closeAfterAnswer(req: Request, res: Response): void {
   res.once('finish', () => req.destroy());
 }
 
+/** A file to send: what the headers say of it, and its bytes. */
+interface Attachment {
+  name: string;
+  contentType: string;
+  size: number;
+  content: AsyncIterable<Buffer | string>;
+}
+
 /** A file as an attachment no browser renders or sniffs, streamed; a stream that breaks cuts the response short. */
-async function sendAttachment(
-  req: Request,
-  res: Response,
-  ctx: ServiceContext,
-  file: { name: string; contentType: string; size: number },
-  content: AsyncIterable<Buffer | string>,
-): Promise<void> {
+async function sendAttachment(req: Request, res: Response, ctx: ServiceContext, file: Attachment): Promise<void> {
+  const { content } = file;
   res.status(200);
   // setHeader, not res.type: the stored type exactly, nothing added (no charset guessed).
   res.setHeader('Content-Type', file.contentType);
@@ -199,12 +202,17 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       const id = String(req.params.id);
       const { exp, sig } = req.query as Record<string, unknown>;
       // The signature first: without a valid one nothing is looked up, so a link says nothing about other files.
-      const verdict = FILE_ID.test(id) ? verifyFileLink(linkSecret, { kind: 'upload', id }, exp, sig, ctx.now()) : 'invalid';
+      const verdict = FILE_ID.test(id) ? verifyFileLink(linkSecret, { kind: 'upload', id }, { exp, sig }, ctx.now()) : 'invalid';
       if (verdict === 'expired') throw new HolonError('link_expired', 'this file link has expired: links are valid 15 minutes');
       if (verdict !== 'ok') throw new HolonError('invalid_link', 'this file link is not valid: it is not signed for this file');
       const opened = await openFile(ctx.db, id, ctx.now());
       if (!opened) throw new HolonError('not_found', 'there is no such file: it may have been deleted (24 hours after upload)');
-      await sendAttachment(req, res, ctx, { name: opened.file.id, contentType: opened.file.contentType, size: opened.file.size }, opened.content);
+      await sendAttachment(req, res, ctx, {
+        name: opened.file.id,
+        contentType: opened.file.contentType,
+        size: opened.file.size,
+        content: opened.content,
+      });
     }),
   );
 
@@ -217,7 +225,7 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       const capability = String(req.params.capability);
       const name = String(req.params.name);
       const { exp, sig } = req.query as Record<string, unknown>;
-      const verdict = verifyFileLink(linkSecret, { kind: 'eval', id: `${capability}/${name}` }, exp, sig, ctx.now());
+      const verdict = verifyFileLink(linkSecret, { kind: 'eval', id: `${capability}/${name}` }, { exp, sig }, ctx.now());
       if (verdict === 'expired') throw new HolonError('link_expired', 'this fixture link has expired: it was valid while its case ran');
       if (verdict !== 'ok') throw new HolonError('invalid_link', 'this fixture link is not valid: it is not signed for this fixture');
       const loaded = deps.suites?.get(capability);
@@ -225,7 +233,7 @@ export function fileRoutes(deps: FileRouteDeps): Router {
       if (!opened) throw new HolonError('not_found', 'there is no such fixture on this gateway');
       const { fixture, stream } = opened;
       res.once('close', () => stream.destroy());
-      await sendAttachment(req, res, ctx, { name, contentType: fixture.contentType, size: fixture.size }, stream);
+      await sendAttachment(req, res, ctx, { name, contentType: fixture.contentType, size: fixture.size, content: stream });
     }),
   );
 

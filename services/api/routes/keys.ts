@@ -59,7 +59,7 @@ export const keyOperations = defineOperations({
   },
 });
 
-const readCreate = bodyReader(CREATE_KEY_BODY);
+const readCreate = bodyReader<{ mandate: string; ask_in_client?: boolean }>(CREATE_KEY_BODY);
 
 export function keyRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Router {
   const router = Router();
@@ -73,7 +73,7 @@ export function keyRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Route
       const p = requireKind(res, ['human'], 'create keys');
       const r = readCreate(req.body);
       r.done();
-      const mandate = r.body.mandate as string;
+      const mandate = r.body.mandate;
       const ask = r.body.ask_in_client;
       // An agent key acts under one of the caller's own root mandates.
       const stored = await loadMandate(ctx.db, mandate);

@@ -13,6 +13,7 @@ import { creditSignup } from '../../../shared/ledger/demo-credit.js';
 import { validateMandate } from '../../../shared/core/mandate/validate.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { requireObject } from '../requests.js';
+import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { exact, failure, MANDATE_DOCUMENT, MANDATE_VIEW } from '../openapi/schemas.js';
@@ -139,7 +140,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
     mandateOperations.read,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
-      const id = String((req.params as Record<string, string>)[0]);
+      const id = captured(req, 0);
       assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
       const stored = await loadMandate(ctx.db, id);
       if (!stored) throw new HolonError('not_found', `there is no mandate ${id.slice(0, 300)}`);

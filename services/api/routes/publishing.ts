@@ -12,6 +12,7 @@ import { publishVersion, yankOwnVersion } from '../../../shared/hosted/publish.j
 import { rerunEvaluation } from '../../../shared/evaluation/rerun.js';
 import type { SuiteSummary } from '../../../shared/evaluation/store.js';
 import { requireKind } from '../principal.js';
+import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { manifestSchema } from '../../../shared/core/manifest/index.js';
 import { defineOperations, mount } from '../openapi/operations.js';
@@ -132,8 +133,7 @@ export function publishingRoutes(deps: PublishingDeps): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 'yank agent versions');
       // Express has decoded the captures already.
-      const m = req.params as unknown as Record<string, string>;
-      res.json(await yankOwnVersion(ctx, p.account, `${m[0]}/${m[1]}`, String(m[2])));
+      res.json(await yankOwnVersion(ctx, p.account, `${captured(req, 0)}/${captured(req, 1)}`, captured(req, 2)));
     }),
   );
 
@@ -142,8 +142,9 @@ export function publishingRoutes(deps: PublishingDeps): Router {
     publishingOperations.evaluate,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['human'], 're-run evaluations');
-      const m = req.params as unknown as Record<string, string>;
-      res.status(202).json(await rerunEvaluation(ctx, suites, p.account, `${m[0]}/${m[1]}`, String(m[2])));
+      res
+        .status(202)
+        .json(await rerunEvaluation(ctx, suites, { author: p.account, agentId: `${captured(req, 0)}/${captured(req, 1)}`, version: captured(req, 2) }));
     }),
   );
 

@@ -73,7 +73,7 @@ export function judgeCase(c: Pick<SuiteCase, 'expect'>, result: CaseRunResult, c
     problems = [{ path: '$', message: `could not be validated: ${(e as Error).message}` }];
   }
   for (const p of problems) reasons.push(`the output does not match the version's interface.output: ${p.path} ${p.message}`);
-  if (Object.hasOwn(expected, 'output')) subsetReasons(expected.output, result.output, [], reasons);
+  if (Object.hasOwn(expected, 'output')) subsetReasons(expected.output, result.output, [], { reasons, limit: MAX_REASONS + 1 });
   if (expected.paths) {
     for (const [pointer, want] of Object.entries(expected.paths)) {
       const parsed = parsePointer(pointer);
@@ -120,11 +120,18 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 export function isDeepSubset(expected: unknown, actual: unknown): boolean {
   const reasons: string[] = [];
-  subsetReasons(expected, actual, [], reasons, 1);
+  subsetReasons(expected, actual, [], { reasons, limit: 1 });
   return reasons.length === 0;
 }
 
-function subsetReasons(expected: unknown, actual: unknown, at: Array<string | number>, reasons: string[], limit = MAX_REASONS + 1): void {
+/** Where the differences go, and how many are enough to stop looking. */
+interface ReasonSink {
+  reasons: string[];
+  limit: number;
+}
+
+function subsetReasons(expected: unknown, actual: unknown, at: Array<string | number>, sink: ReasonSink): void {
+  const { reasons, limit } = sink;
   if (reasons.length >= limit) return;
   const where = at.length ? formatPointer(at) : 'the output';
   if (Array.isArray(expected)) {
@@ -136,7 +143,7 @@ function subsetReasons(expected: unknown, actual: unknown, at: Array<string | nu
       reasons.push(`${where}: expected ${expected.length} item${expected.length === 1 ? '' : 's'}, got ${actual.length}`);
       return;
     }
-    for (let i = 0; i < expected.length; i++) subsetReasons(expected[i], actual[i], [...at, i], reasons, limit);
+    for (let i = 0; i < expected.length; i++) subsetReasons(expected[i], actual[i], [...at, i], sink);
     return;
   }
   if (isRecord(expected)) {
@@ -147,7 +154,7 @@ function subsetReasons(expected: unknown, actual: unknown, at: Array<string | nu
     for (const [key, want] of Object.entries(expected)) {
       const here = [...at, key];
       if (!Object.hasOwn(actual, key)) reasons.push(`${formatPointer(here)}: missing, expected ${show(want)}`);
-      else subsetReasons(want, actual[key], here, reasons, limit);
+      else subsetReasons(want, actual[key], here, sink);
       if (reasons.length >= limit) return;
     }
     return;

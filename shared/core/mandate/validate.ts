@@ -407,7 +407,7 @@ export function parseMandate(text: string, format?: 'json' | 'yaml', options: Va
 }
 
 /** The wire form of a mandate (decimal strings, snake_case): `validateMandate(mandateToDoc(m))` gives `m` back. */
-export function mandateToDoc(m: Mandate): Record<string, unknown> {
+export function mandateToDoc(m: Mandate) {
   const { require: req, approval, budget } = m;
   const data = req.data && {
     ...(req.data.retention ? { retention: req.data.retention.kind === 'none' ? 'none' : `${req.data.retention.days}d` } : {}),

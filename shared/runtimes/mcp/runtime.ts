@@ -134,10 +134,18 @@ interface Caller {
   baseFetch: FetchLike;
 }
 
+/** Holon's entries in tools/call's `_meta` (spec/mcp.md), each only when set. */
+type HolonMeta = {
+  'holon/max_cost'?: { amount: string; currency: string };
+  'holon/delegation'?: string;
+  'holon/files'?: NonNullable<RunContext['files']>;
+};
+
 interface ToolParams {
   name: string;
+  /** The input: any JSON object the agent's schema admits. */
   arguments: Record<string, unknown>;
-  _meta?: Record<string, unknown>;
+  _meta?: HolonMeta;
 }
 
 /** A call ready to send: where to (and through what), and the tools/call params. */
@@ -185,7 +193,7 @@ function toolParams(agent: AgentVersion, input: unknown, run: RunContext): ToolP
   if (typeof input !== 'object' || input === null || Array.isArray(input)) {
     return { failure: agentError(`an MCP tool takes a JSON object as arguments, and the input is ${describeValue(input)}`) };
   }
-  const meta: Record<string, unknown> = {};
+  const meta: HolonMeta = {};
   if (run.maxCost) meta['holon/max_cost'] = { amount: run.maxCost.amount, currency: run.maxCost.currency };
   if (run.delegationToken) meta['holon/delegation'] = run.delegationToken;
   if (run.files && Object.keys(run.files).length > 0) meta['holon/files'] = run.files;

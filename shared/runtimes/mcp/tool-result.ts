@@ -26,16 +26,19 @@ function readUnits(value: unknown): Parsed<bigint> {
   };
 }
 
+/** Holon's billing entries in a tool result's `_meta`, as the agent sent them (each checked before use). */
+type HolonResultMeta = { 'holon/units'?: unknown; 'holon/quote'?: unknown };
+
 function readBilling(meta: unknown): Parsed<{ units?: bigint; quote?: bigint }> {
   if (typeof meta !== 'object' || meta === null) return { ok: true, value: {} };
   const value: { units?: bigint; quote?: bigint } = {};
   if (Object.hasOwn(meta, 'holon/units')) {
-    const units = readUnits((meta as Record<string, unknown>)['holon/units']);
+    const units = readUnits((meta as HolonResultMeta)['holon/units']);
     if (!units.ok) return units;
     value.units = units.value;
   }
   if (Object.hasOwn(meta, 'holon/quote')) {
-    const quote = tryParseAmount((meta as Record<string, unknown>)['holon/quote']);
+    const quote = tryParseAmount((meta as HolonResultMeta)['holon/quote']);
     if (!quote.ok) return { ok: false, message: `_meta["holon/quote"] ${quote.message}` };
     value.quote = quote.value;
   }

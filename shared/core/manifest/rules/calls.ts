@@ -21,7 +21,7 @@ export function checkCalls(doc: Doc, report: Report): void {
     if (typeof entry.agent === 'string' && parseAgentRef(entry.agent) === null) {
       report(`${path}.agent`, `"${entry.agent}" must be "<namespace>/<name>" or "<namespace>/<name>@<semver range>"`);
     }
-    const cost = amountField(entry, 'max_cost', `${path}.max_cost`, report);
+    const cost = amountField(entry, { key: 'max_cost', path: `${path}.max_cost` }, report);
     if (cost !== undefined) costs.push({ index: i, cost });
   });
 
@@ -32,7 +32,7 @@ export function checkCalls(doc: Doc, report: Report): void {
     report('$.downstream.mode', 'is required when calls are declared: "passthrough" or "included"');
   }
   if (!downstream) return;
-  const cap = amountField(downstream, 'cap', '$.downstream.cap', report);
+  const cap = amountField(downstream, { key: 'cap', path: '$.downstream.cap' }, report);
 
   if (downstream.mode === 'passthrough') {
     if (calls.length > 0 && !has(downstream, 'cap')) {

@@ -42,8 +42,8 @@ export function checkPricing(doc: Doc, report: Report): void {
       report(path, `does not belong to the ${model} pricing model${needs.length ? ` (it takes ${needs.join(', ')})` : ''}`);
     }
   }
-  if (needs.includes('amount')) amountField(pricing, 'amount', '$.pricing.amount', report);
-  if (needs.includes('max')) amountField(pricing, 'max', '$.pricing.max', report, { allowZero: false });
+  if (needs.includes('amount')) amountField(pricing, { key: 'amount', path: '$.pricing.amount' }, report);
+  if (needs.includes('max')) amountField(pricing, { key: 'max', path: '$.pricing.max', allowZero: false }, report);
 }
 
 /**
@@ -56,7 +56,7 @@ export function ownWorstCase(doc: Doc): Micros | undefined {
   if (!pricing || !model) return undefined;
   if (model === 'free') return 0n;
   const ignore: Report = () => {};
-  return amountField(pricing, model === 'per_run' ? 'amount' : 'max', '', ignore, { allowZero: model === 'per_run' });
+  return amountField(pricing, { key: model === 'per_run' ? 'amount' : 'max', path: '', allowZero: model === 'per_run' }, ignore);
 }
 
 function declaresAmounts(doc: Doc): boolean {

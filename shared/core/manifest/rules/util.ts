@@ -31,16 +31,18 @@ export function isExactVersion(value: string): boolean {
   return /^[0-9]/.test(value) && value === value.trim() && semver.valid(value) !== null;
 }
 
+/** An amount field: its key in the object, its JSON path in the document, whether 0 is an amount there (default yes). */
+interface AmountField {
+  key: string;
+  path: string;
+  allowZero?: boolean;
+}
+
 /** Parse an amount field when present; report the money module's message when it is not an amount. */
-export function amountField(
-  obj: Record<string, unknown>,
-  key: string,
-  path: string,
-  report: Report,
-  options: { allowZero?: boolean } = {},
-): Micros | undefined {
+export function amountField(obj: Record<string, unknown>, field: AmountField, report: Report): Micros | undefined {
+  const { key, path } = field;
   if (!has(obj, key)) return undefined;
-  const parsed = tryParseAmount(obj[key], { allowZero: options.allowZero ?? true });
+  const parsed = tryParseAmount(obj[key], { allowZero: field.allowZero ?? true });
   if (!parsed.ok) {
     report(path, parsed.message);
     return undefined;
