@@ -36,7 +36,10 @@ export function checkReason(reason: unknown): string {
   return reason as string;
 }
 
-async function appendLog(db: Queryable, entry: { action: string; target: string; reason: string; detail: Record<string, unknown> }): Promise<string> {
+/** What a log entry says was done (GET /v0/admin/log `detail`): who did it, and a disabling's consequences. */
+type ModerationDetail = { by: string } | { keys_revoked: number; email_blocked: boolean; yanked: string[] };
+
+async function appendLog(db: Queryable, entry: { action: string; target: string; reason: string; detail: ModerationDetail }): Promise<string> {
   const r = await db.raw<{ rows: Array<{ id: DbBigInt }> }>(
     `INSERT INTO moderation_log (action, target, reason, detail) VALUES (?, ?, ?, ?::jsonb) RETURNING id`,
     [entry.action, entry.target, entry.reason, JSON.stringify(entry.detail)],

@@ -116,7 +116,7 @@ export function describeBudget(m: StoredMandate): string {
 }
 
 /** The wire view of a stored mandate: its document and its budget (spent, reserved, remaining). */
-export function mandateView(m: StoredMandate): { mandate: Record<string, unknown>; budget: Record<string, string> } {
+export function mandateView(m: StoredMandate): { mandate: ReturnType<typeof mandateToDoc>; budget: Record<string, string> } {
   return {
     mandate: mandateToDoc(m.mandate),
     budget: {

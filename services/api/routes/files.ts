@@ -200,7 +200,7 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     fileOperations.download,
     asyncRoute(async (req, res) => {
       const id = String(req.params.id);
-      const { exp, sig } = req.query as Record<string, unknown>;
+      const { exp, sig } = req.query;
       // The signature first: without a valid one nothing is looked up, so a link says nothing about other files.
       const verdict = FILE_ID.test(id) ? verifyFileLink(linkSecret, { kind: 'upload', id }, { exp, sig }, ctx.now()) : 'invalid';
       if (verdict === 'expired') throw new HolonError('link_expired', 'this file link has expired: links are valid 15 minutes');
@@ -224,7 +224,7 @@ export function fileRoutes(deps: FileRouteDeps): Router {
     asyncRoute(async (req, res) => {
       const capability = String(req.params.capability);
       const name = String(req.params.name);
-      const { exp, sig } = req.query as Record<string, unknown>;
+      const { exp, sig } = req.query;
       const verdict = verifyFileLink(linkSecret, { kind: 'eval', id: `${capability}/${name}` }, { exp, sig }, ctx.now());
       if (verdict === 'expired') throw new HolonError('link_expired', 'this fixture link has expired: it was valid while its case ran');
       if (verdict !== 'ok') throw new HolonError('invalid_link', 'this fixture link is not valid: it is not signed for this fixture');
