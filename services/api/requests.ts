@@ -12,14 +12,14 @@ import { HolonError, type Problem } from '../../shared/core/errors.js';
 import { tryParseAmount } from '../../shared/core/money.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../shared/core/schema/ajv.js';
 import type { JsonSchema } from './openapi/operations.js';
+import { isJsonObject, type JsonObject } from '../../shared/core/json.js';
+import { parsePointer, resolvePointer } from '../../shared/core/evals/pointer.js';
 
-export type Body = Record<string, unknown>;
+export type Body = JsonObject;
 
 export function requireObject(body: unknown): Body {
-  if (!body || typeof body !== 'object' || Array.isArray(body)) {
-    throw new HolonError('invalid_request', 'the request body must be a JSON object');
-  }
-  return body as Body;
+  if (!isJsonObject(body)) throw new HolonError('invalid_request', 'the request body must be a JSON object');
+  return body;
 }
 
 /**
@@ -72,24 +72,19 @@ function ajv(): ReturnType<typeof createAjv> {
   return bodyAjv;
 }
 
-/** The subschema a `#/properties/a/maxLength`-style schema path points into (its parent: where the keyword sits). */
-function schemaAt(root: JsonSchema, schemaPath: string): Record<string, unknown> | undefined {
-  let at: unknown = root;
-  const segments = schemaPath.replace(/^#\/?/, '').split('/').filter(Boolean).slice(0, -1);
-  for (const raw of segments) {
-    if (at === null || typeof at !== 'object') return undefined;
-    at = (at as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
-  }
-  return at !== null && typeof at === 'object' ? (at as Record<string, unknown>) : undefined;
+/** The value a JSON Pointer names in `root`, if any. */
+function pointed(root: unknown, pointer: string): unknown {
+  const parsed = parsePointer(pointer);
+  if (!parsed.ok) return undefined;
+  const found = resolvePointer(root, parsed.segments);
+  return found.found ? found.value : undefined;
 }
 
-function valueAt(body: unknown, pointer: string): unknown {
-  let at = body;
-  for (const raw of pointer.split('/').slice(1)) {
-    if (at === null || typeof at !== 'object') return undefined;
-    at = (at as Record<string, unknown>)[raw.replace(/~1/g, '/').replace(/~0/g, '~')];
-  }
-  return at;
+/** The subschema a `#/properties/a/maxLength`-style schema path points into (its parent: where the keyword sits). */
+function schemaAt(root: JsonSchema, schemaPath: string): JsonSchema | undefined {
+  const pointer = schemaPath.replace(/^#/, '');
+  const at = pointed(root, pointer.slice(0, Math.max(0, pointer.lastIndexOf('/'))));
+  return isJsonObject(at) ? at : undefined;
 }
 
 /** One problem in the gateway's words for one ajv error. */
@@ -97,13 +92,13 @@ function wording(root: JsonSchema, body: unknown, e: ErrorObject): string {
   const where = schemaAt(root, e.schemaPath) ?? {};
   if (e.keyword === 'required') {
     const missing = (e.params as { missingProperty: string }).missingProperty;
-    const property = (where.properties as Record<string, Record<string, unknown>> | undefined)?.[missing];
-    return (property?.['x-messages'] as Record<string, string> | undefined)?.required ?? 'is required';
+    const property = isJsonObject(where.properties) ? where.properties[missing] : undefined;
+    return (isJsonObject(property) ? (property['x-messages'] as Record<string, string> | undefined) : undefined)?.required ?? 'is required';
   }
   const custom = (where['x-messages'] as Record<string, string> | undefined)?.[e.keyword];
   if (custom) return custom;
   if (where['x-amount'] !== undefined) {
-    const r = tryParseAmount(valueAt(body, e.instancePath), where['x-amount'] as { allowZero?: boolean });
+    const r = tryParseAmount(pointed(body, e.instancePath), where['x-amount'] as { allowZero?: boolean });
     return r.ok ? (e.message ?? 'is not a valid amount') : r.message;
   }
   switch (e.keyword) {

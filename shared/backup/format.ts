@@ -11,6 +11,7 @@
  */
 import { createHash, type Hash } from 'node:crypto';
 import { BackupError } from './errors.js';
+import { isJsonObject } from '../core/json.js';
 
 export const FORMAT_VERSION = 1;
 
@@ -72,7 +73,6 @@ export function encodeLine(line: BackupLine): string {
   return `${JSON.stringify(line)}\n`;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isStringArray = (v: unknown): v is string[] => Array.isArray(v) && v.every((s) => typeof s === 'string');
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
@@ -82,18 +82,18 @@ function isCell(v: unknown): v is CellValue {
 
 function isTableSpec(v: unknown): v is TableSpec {
   return (
-    isObject(v) &&
+    isJsonObject(v) &&
     typeof v.name === 'string' &&
     isCount(v.rows) &&
     Array.isArray(v.columns) &&
-    v.columns.every((c) => isObject(c) && typeof c.name === 'string' && typeof c.type === 'string')
+    v.columns.every((c) => isJsonObject(c) && typeof c.name === 'string' && typeof c.type === 'string')
   );
 }
 
 /** The header's fields, each of its type (the first line's `type` and `format` are checked first, for their own refusals). */
 function isHeaderLine(v: unknown): v is HeaderLine {
   return (
-    isObject(v) &&
+    isJsonObject(v) &&
     v.type === 'header' &&
     v.format === FORMAT_VERSION &&
     isStringArray(v.schema) &&
@@ -107,12 +107,12 @@ function isHeaderLine(v: unknown): v is HeaderLine {
 }
 
 function isRowLine(v: unknown): v is RowLine {
-  return isObject(v) && v.type === 'row' && typeof v.table === 'string' && isObject(v.row) && Object.values(v.row).every(isCell);
+  return isJsonObject(v) && v.type === 'row' && typeof v.table === 'string' && isJsonObject(v.row) && Object.values(v.row).every(isCell);
 }
 
 function isSequenceLine(v: unknown): v is SequenceLine {
   return (
-    isObject(v) &&
+    isJsonObject(v) &&
     v.type === 'sequence' &&
     typeof v.name === 'string' &&
     typeof v.last_value === 'string' &&
@@ -123,9 +123,9 @@ function isSequenceLine(v: unknown): v is SequenceLine {
 
 function isEndLine(v: unknown): v is EndLine {
   return (
-    isObject(v) &&
+    isJsonObject(v) &&
     v.type === 'end' &&
-    isObject(v.counts) &&
+    isJsonObject(v.counts) &&
     Object.values(v.counts).every(isCount) &&
     isCount(v.sequences) &&
     isCount(v.lines) &&
@@ -142,7 +142,7 @@ export function parseHeader(text: string | undefined): HeaderLine {
   } catch {
     throw new BackupError('the first line is not JSON: not a Holon backup');
   }
-  if (!isObject(v) || v.type !== 'header') throw new BackupError('the first line is not a backup header: not a Holon backup');
+  if (!isJsonObject(v) || v.type !== 'header') throw new BackupError('the first line is not a backup header: not a Holon backup');
   if (v.format !== FORMAT_VERSION) throw new BackupError(`backup format ${String(v.format)} is not the format this holon reads (${FORMAT_VERSION})`);
   if (!isHeaderLine(v)) throw new BackupError('the backup header is malformed');
   return v;

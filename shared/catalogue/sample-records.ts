@@ -28,6 +28,7 @@ import { jsonPath, type Problem } from '../core/errors.js';
 import { isAgentId } from '../core/identifiers.js';
 import { formatAmount, isCurrency, ONE_RATE, tryParseAmount, tryParseRate } from '../core/money.js';
 import { ConfigError } from '../platform/config.js';
+import { isJsonObject } from '../core/json.js';
 
 /** What labels every sample, wherever it is shown. */
 const SAMPLE_SOURCE = 'sample' as const;
@@ -71,7 +72,6 @@ function describe(value: unknown): string {
   return `a ${typeof value}`;
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isCount = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 
 /** 0..1 with at most 4 decimals, as a number (the measured record's success_rate is a number); or a message. */
@@ -91,7 +91,7 @@ function parseOne(id: string, raw: unknown, problems: Problem[]): SampleRecord |
   const before = problems.length;
   const problem = (path: string, message: string) => void problems.push({ path, message });
   if (!isAgentId(id)) problem(at(), 'is not an agent id (<namespace>/<name>: lowercase letters, digits and inner "-")');
-  if (!isObject(raw)) {
+  if (!isJsonObject(raw)) {
     problem(at(), `must be an object {runs, success_rate, latency_ms, cost_per_successful_run?, currency?}, not ${describe(raw)}`);
     return undefined;
   }
@@ -117,7 +117,7 @@ function parseOne(id: string, raw: unknown, problems: Problem[]): SampleRecord |
   let latency: SampleRecord['latency_ms'] = { p50: null, p95: null };
   if (given('latency_ms')) {
     const l = raw.latency_ms;
-    if (!isObject(l)) problem(at('latency_ms'), `must be an object {p50, p95} of whole milliseconds, not ${describe(l)}`);
+    if (!isJsonObject(l)) problem(at('latency_ms'), `must be an object {p50, p95} of whole milliseconds, not ${describe(l)}`);
     else {
       for (const key of Object.keys(l)) if (key !== 'p50' && key !== 'p95') problem(at('latency_ms', key), 'unknown field (latency_ms has p50 and p95)');
       for (const key of ['p50', 'p95'] as const) {
@@ -168,7 +168,7 @@ export function parseSampleRecords(text: string): { ok: true; records: SampleRec
   } catch (e) {
     return { ok: false, problems: [{ path: '$', message: `is not JSON: ${(e as Error).message}` }] };
   }
-  if (!isObject(doc)) {
+  if (!isJsonObject(doc)) {
     return { ok: false, problems: [{ path: '$', message: `must be an object keyed by agent id ({"<namespace>/<name>": {runs, …}}), not ${describe(doc)}` }] };
   }
   const problems: Problem[] = [];

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import type { JsonObject } from './json.js';
 
 /**
  * Canonical JSON: object keys sorted by code unit, no whitespace, numbers and strings as JSON.stringify writes
@@ -13,8 +14,8 @@ export function canonicalJson(value: unknown): string {
   if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
   const keys = Object.keys(value).sort();
   return `{${keys
-    .filter((k) => (value as Record<string, unknown>)[k] !== undefined)
-    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`)
+    .filter((k) => (value as JsonObject)[k] !== undefined)
+    .map((k) => `${JSON.stringify(k)}:${canonicalJson((value as JsonObject)[k])}`)
     .join(',')}}`;
 }
 

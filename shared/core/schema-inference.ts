@@ -11,8 +11,7 @@
  * - Deeper than `maxDepth` levels, a value is described by `{}` (anything).
  * The schema always accepts the values it was inferred from.
  */
-
-export type JsonSchema = Record<string, unknown>;
+import type { JsonObject, JsonSchema } from './json.js';
 
 export interface InferOptions {
   /** Nesting levels described; below them `{}`. Default 32. */
@@ -60,7 +59,7 @@ function add(shape: Shape, value: unknown, depth: number): void {
   } else if (type === 'object') {
     shape.objects += 1;
     shape.props ??= new Map();
-    for (const [key, v] of Object.entries(value as Record<string, unknown>)) {
+    for (const [key, v] of Object.entries(value as JsonObject)) {
       let prop = shape.props.get(key);
       if (!prop) {
         prop = { shape: emptyShape(), count: 0 };

@@ -17,6 +17,7 @@ import { formatAmount } from '../core/money.js';
 import { inferSchemaWithin } from '../core/schema-inference.js';
 import { createGuardedDispatcher, guardRefusal, RedirectRefusedError, type GuardedDispatcherOptions } from '../platform/guarded-net.js';
 import { credentialLookup, CredentialUnreadableError } from './credentials.js';
+import type { JsonObject } from '../core/json.js';
 
 export interface DraftSettings {
   /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: private addresses and `http:` endpoints are allowed. */
@@ -32,7 +33,7 @@ export interface DraftSettings {
 }
 
 export interface Draft {
-  manifest: Record<string, unknown>;
+  manifest: JsonObject;
   yaml: string;
 }
 
@@ -162,7 +163,7 @@ async function callEndpoint(dispatcher: Dispatcher, post: EndpointPost): Promise
 }
 
 /** The draft manifest for what the endpoint answered. */
-function draftManifest(handle: string, req: DraftRequest, answer: unknown): Record<string, unknown> {
+function draftManifest(handle: string, req: DraftRequest, answer: unknown): JsonObject {
   const id = `${handle}/${req.name}`;
   return {
     id,

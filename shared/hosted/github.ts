@@ -10,6 +10,7 @@
  */
 import { request } from 'undici';
 import type { Config } from '../platform/config.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 
 export interface GitHubSettings {
   /** GitHub's web origin: `<it>/login/oauth/authorize`, `<it>/login/oauth/access_token`. */
@@ -141,8 +142,6 @@ function unexpected(what: string, a: Answer): GitHubUnavailable {
   return new GitHubUnavailable(`GitHub answered ${what} with HTTP ${a.status}`);
 }
 
-const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * Trade the code of GitHub's redirect for an access token (`POST <web>/login/oauth/access_token`). GitHub answers
  * 200 `{access_token, token_type, scope}`, or 200 `{error, error_description}` (a used or expired code, wrong client
@@ -159,7 +158,7 @@ export async function exchangeCode(s: GitHubSettings, code: string, redirectUri:
     },
     'the code exchange',
   );
-  if (a.status !== 200 || !isObject(a.body)) throw unexpected('the code exchange', a);
+  if (a.status !== 200 || !isJsonObject(a.body)) throw unexpected('the code exchange', a);
   if (typeof a.body.error === 'string') throw new GitHubUnavailable(`GitHub refused the code: ${a.body.error.slice(0, 100)}`);
   const token = a.body.access_token;
   if (typeof token !== 'string' || token === '') throw new GitHubUnavailable('GitHub answered the code exchange without an access token');
@@ -169,7 +168,7 @@ export async function exchangeCode(s: GitHubSettings, code: string, redirectUri:
 /** `GET /user`: the signed-in user's stable id and login. */
 export async function readUser(s: GitHubSettings, token: string): Promise<GitHubUser> {
   const a = await api(s, '/user', token, 'GET /user');
-  if (a.status !== 200 || !isObject(a.body)) throw unexpected('GET /user', a);
+  if (a.status !== 200 || !isJsonObject(a.body)) throw unexpected('GET /user', a);
   const { id, login } = a.body;
   if (typeof id !== 'number' || !Number.isSafeInteger(id) || id <= 0 || typeof login !== 'string' || login === '' || login.length > 100) {
     throw new GitHubUnavailable('GitHub answered GET /user without a usable id and login');
@@ -182,7 +181,7 @@ export async function readEmails(s: GitHubSettings, token: string): Promise<GitH
   const a = await api(s, '/user/emails', token, 'GET /user/emails');
   if (a.status !== 200 || !Array.isArray(a.body)) throw unexpected('GET /user/emails', a);
   return a.body
-    .filter(isObject)
+    .filter(isJsonObject)
     .filter((e) => typeof e.email === 'string')
     .map((e) => ({ email: e.email as string, primary: e.primary === true, verified: e.verified === true }));
 }
@@ -207,8 +206,8 @@ export async function readRepository(s: GitHubSettings, owner: string, repo: str
   const what = 'GET /repos/{owner}/{repo}';
   const a = await api(s, `/repos/${segment('owner', owner)}/${segment('repo', repo)}`, token, what);
   if (a.status === 404) return null;
-  if (a.status !== 200 || !isObject(a.body) || !isObject(a.body.owner)) throw unexpected(what, a);
-  const { full_name: fullName, private: isPrivate, owner: o } = a.body as { full_name: unknown; private: unknown; owner: Record<string, unknown> };
+  if (a.status !== 200 || !isJsonObject(a.body) || !isJsonObject(a.body.owner)) throw unexpected(what, a);
+  const { full_name: fullName, private: isPrivate, owner: o } = a.body as { full_name: unknown; private: unknown; owner: JsonObject };
   if (typeof fullName !== 'string' || typeof isPrivate !== 'boolean' || typeof o.login !== 'string' || typeof o.id !== 'number') {
     throw new GitHubUnavailable(`GitHub answered ${what} without full_name, private and owner`);
   }

@@ -21,6 +21,7 @@ import { wakeEvaluators } from '../evaluation/jobs.js';
 import { queueEvaluations, type EvaluationRow, type SuiteSummary } from '../evaluation/store.js';
 import { GitHubUnavailable, isPublicMember, readRepository, type GitHubSettings } from './github.js';
 import { yankVersion, type Yanked } from './moderation.js';
+import { isJsonObject, type JsonObject } from '../core/json.js';
 
 type Ctx = Pick<ServiceContext, 'db' | 'registry' | 'messaging' | 'log'>;
 
@@ -91,15 +92,13 @@ async function readAuthor(ctx: Ctx, handle: string): Promise<Author> {
   return { handle, githubId: id, githubLogin: row?.github_login ?? null };
 }
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /** A fork may only name a version listed now (a yanked one is found by get() but not listed). */
 function listedUpstream(ctx: Ctx) {
   return (id: string, version: string): Manifest | null =>
     ctx.registry.versions(id).some((a) => a.manifest.version === version) ? (ctx.registry.get(id, version)?.manifest ?? null) : null;
 }
 
-function checkNamespace(f: Findings, doc: Record<string, unknown>, author: string): void {
+function checkNamespace(f: Findings, doc: JsonObject, author: string): void {
   if (typeof doc.id === 'string' && !doc.id.startsWith(`${author}/`)) {
     f.add('namespace', '$.id', `must be in your namespace: ${author}/<name>, not ${doc.id.slice(0, 100)}`);
   }
@@ -111,8 +110,8 @@ function checkLinked(f: Findings, author: Author): void {
   }
 }
 
-async function checkEndpoint(f: Findings, doc: Record<string, unknown>, s: PublishSettings): Promise<void> {
-  const runtime = isRecord(doc.runtime) ? doc.runtime : undefined;
+async function checkEndpoint(f: Findings, doc: JsonObject, s: PublishSettings): Promise<void> {
+  const runtime = isJsonObject(doc.runtime) ? doc.runtime : undefined;
   if (!runtime) return;
   if (runtime.kind !== undefined && runtime.kind !== 'mcp' && runtime.kind !== 'webhook') {
     f.add('invalid', '$.runtime.kind', 'must be mcp or webhook: a published agent runs on its author’s server');
@@ -143,8 +142,8 @@ async function checkEndpoint(f: Findings, doc: Record<string, unknown>, s: Publi
 }
 
 /** `https://github.com/<owner>/<repo>` → its two names (the validator checked the pattern), or null. */
-function repositoryNames(doc: Record<string, unknown>): { owner: string; repo: string } | null {
-  const repository = isRecord(doc.source) ? doc.source.repository : undefined;
+function repositoryNames(doc: JsonObject): { owner: string; repo: string } | null {
+  const repository = isJsonObject(doc.source) ? doc.source.repository : undefined;
   if (typeof repository !== 'string') return null;
   const m = /^https:\/\/github\.com\/([A-Za-z0-9][A-Za-z0-9-]{0,38})\/([A-Za-z0-9._-]{1,100})$/.exec(repository);
   if (!m || m[2] === '.' || m[2] === '..') return null;
@@ -155,10 +154,10 @@ function repositoryNames(doc: Record<string, unknown>): { owner: string; repo: s
  * An open-source version's repository: public, owned by the author's GitHub account (by id: logins can be renamed)
  * or by an organisation that lists the author as a public member. The repository as GitHub names it, or null.
  */
-async function checkRepository(f: Findings, doc: Record<string, unknown>, author: Author, github: GitHubSettings): Promise<string | null> {
+async function checkRepository(f: Findings, doc: JsonObject, author: Author, github: GitHubSettings): Promise<string | null> {
   if (doc.license === undefined || doc.license === 'proprietary') return null;
   const path = '$.source.repository';
-  if (!isRecord(doc.source) || doc.source.repository === undefined) {
+  if (!isJsonObject(doc.source) || doc.source.repository === undefined) {
     f.add('invalid', path, 'is required to publish an open-source version: the public GitHub repository of its code');
     return null;
   }
@@ -196,7 +195,7 @@ async function checkRepository(f: Findings, doc: Record<string, unknown>, author
   }
 }
 
-async function checkVersionFree(f: Findings, ctx: Ctx, doc: Record<string, unknown>): Promise<void> {
+async function checkVersionFree(f: Findings, ctx: Ctx, doc: JsonObject): Promise<void> {
   if (typeof doc.id !== 'string' || typeof doc.version !== 'string') return;
   const used =
     ctx.registry.get(doc.id, doc.version) !== undefined ||
@@ -212,7 +211,7 @@ export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: strin
   }
   const f = new Findings();
   const author = await readAuthor(ctx, handle);
-  const record = isRecord(doc) ? doc : {};
+  const record = isJsonObject(doc) ? doc : {};
   checkNamespace(f, record, handle);
   checkLinked(f, author);
   const v = validateManifest(doc, { resolveUpstream: listedUpstream(ctx) });

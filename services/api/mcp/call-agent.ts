@@ -23,6 +23,7 @@ import type { Held } from '../../../shared/admission/types.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';
+import type { CallAgentArgs } from './tool-args.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
 
@@ -47,12 +48,10 @@ export interface CallAgentOptions {
 }
 
 /** The call `call_agent` asks for, through the same admission as POST /v0/calls, under the connection's mandate. */
-export async function submitFor(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<Submitted> {
-  const agent = typeof args.agent === 'string' ? args.agent : undefined;
-  const capability = typeof args.capability === 'string' ? args.capability : undefined;
+export async function submitFor(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs): Promise<Submitted> {
+  const { agent, capability, approval } = args;
   if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 'name exactly one of "agent" or "capability"');
-  const maxCost = typeof args.max_cost === 'string' ? parseAmount(args.max_cost) : undefined;
-  const approval = typeof args.approval === 'string' ? args.approval : undefined;
+  const maxCost = args.max_cost !== undefined ? parseAmount(args.max_cost) : undefined;
   return submitCall(deps.ctx, {
     mandateId: who.mandateId,
     ...(agent ? { agent } : {}),
@@ -63,7 +62,7 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: Record<s
   });
 }
 
-export async function callAgent(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, options: CallAgentOptions): Promise<ToolAnswer> {
+export async function callAgent(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs, options: CallAgentOptions): Promise<ToolAnswer> {
   const { extra } = options;
   let submitted = await submitFor(deps, who, args);
 

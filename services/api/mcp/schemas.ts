@@ -8,8 +8,7 @@ import { MAX_QUERY_LENGTH } from '../../../shared/catalogue/text-search.js';
 import { CALL_REF, callOutcomeSchemas } from '../openapi/call-schemas.js';
 import { AGENT_VIEW, MANDATE_SEARCH } from '../openapi/catalogue-schemas.js';
 import { APPROVAL, ERROR_BODY, MANDATE_VIEW, receiptSchema } from '../openapi/schemas.js';
-
-type Schema = Record<string, unknown>;
+import type { JsonSchema as Schema } from '../../../shared/core/json.js';
 
 /** A tool that failed: `{error: {code, message, problems?}}`, the REST error body. */
 const ERROR_RESULT = { type: 'object', additionalProperties: false, required: ['error'], properties: { error: ERROR_BODY } } as const;

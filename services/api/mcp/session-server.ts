@@ -31,13 +31,16 @@ import { callAgent, type CallAgentOptions } from './call-agent.js';
 import { registerTaskHandlers, startCallTask } from './tasks.js';
 import { protocolError } from './errors.js';
 import { TOOLS, type ToolDefinition } from './schemas.js';
+import type { ToolArgs, ToolName } from './tool-args.js';
 import { getAgent, getApproval, getBudget, getReceipt, listApprovals, searchAgents, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
+import { isJsonObject, type JsonObject } from '../../../shared/core/json.js';
 
 const SERVER_INFO = { name: 'holon-gateway', version: '0.1.0' };
 
-type Handler = (deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>, call: CallAgentOptions) => Promise<ToolAnswer>;
+/** A tool's handler, given arguments its input schema accepted. */
+type Handler<A> = (deps: McpDeps, who: McpPrincipal, args: A, call: CallAgentOptions) => Promise<ToolAnswer>;
 
-const HANDLERS: Record<string, Handler> = {
+const HANDLERS: { [N in ToolName]: Handler<ToolArgs[N]> } = {
   search_agents: (d, w, a) => searchAgents(d, w, a),
   get_agent: (d, w, a) => getAgent(d, w, a),
   call_agent: (d, w, a, call) => callAgent(d, w, a, call),
@@ -47,9 +50,21 @@ const HANDLERS: Record<string, Handler> = {
   get_budget: (d, w) => getBudget(d, w),
 };
 
+const isToolName = (name: string): name is ToolName => Object.hasOwn(HANDLERS, name);
+
+/** The tool's handler, for arguments its input schema has accepted (which makes them the tool's ToolArgs). */
+function handlerOf<N extends ToolName>(name: N): Handler<JsonObject> {
+  const handler: Handler<ToolArgs[N]> = HANDLERS[name];
+  return (deps, who, args, call) => handler(deps, who, accepted(name, args), call);
+}
+
+/** Arguments the tool's input schema accepted, as the tool's ToolArgs: the one place they are taken as typed. */
+const accepted = <N extends ToolName>(_name: N, args: JsonObject): ToolArgs[N] => args as ToolArgs[N];
+
 export interface CompiledTool {
   definition: ToolDefinition;
-  handler: Handler;
+  /** Called only with arguments `argumentProblems` found nothing wrong with (they are then the tool's ToolArgs). */
+  handler: Handler<JsonObject>;
   /** The input schema with its amounts left to `tryParseAmount`. */
   input: ValidateFunction;
   output: ValidateFunction;
@@ -59,17 +74,18 @@ export function compileTools(): Map<string, CompiledTool> {
   const ajv = createAjv({ allErrors: true });
   return new Map(
     TOOLS.map((t) => {
-      const properties = { ...(t.inputSchema.properties as Record<string, unknown>) };
+      const properties = { ...(t.inputSchema.properties as JsonObject) };
       for (const field of t.amounts ?? []) properties[field] = true;
-      const handler = HANDLERS[t.name];
-      if (!handler) throw new Error(`the MCP tool ${t.name} has no handler`);
+      const { name } = t;
+      if (!isToolName(name)) throw new Error(`the MCP tool ${name} has no handler`);
+      const handler = handlerOf(name);
       return [t.name, { definition: t, handler, input: ajv.compile({ ...t.inputSchema, properties }), output: ajv.compile(t.outputSchema) }];
     }),
   );
 }
 
 /** Every problem with a tool's arguments; none when they may be handed to its handler. */
-function argumentProblems(tool: CompiledTool, args: Record<string, unknown>): Problem[] {
+function argumentProblems(tool: CompiledTool, args: JsonObject): Problem[] {
   const problems = tool.input(args) ? [] : ajvProblems(tool.input.errors);
   for (const field of tool.definition.amounts ?? []) {
     if (args[field] === undefined) continue;
@@ -124,7 +140,7 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
         throw protocolError(ErrorCode.InvalidParams, `${name} does not run as a task: call it without "task"`);
       if (problems.length) throw protocolError(ErrorCode.InvalidParams, `the arguments of ${name} are not what it takes: ${listed(problems)}`);
       try {
-        return (await startCallTask(deps, who, args)) as never;
+        return (await startCallTask(deps, who, accepted('call_agent', args))) as never;
       } catch (e) {
         if (e instanceof HolonError) throw protocolError(ErrorCode.InvalidParams, e.message);
         throw e;
@@ -200,8 +216,6 @@ const CHECKED: Record<string, { safeParse(v: unknown): { success: boolean; error
   'tools/list': ListToolsRequestSchema,
 };
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 function paramsProblem(request: JSONRPCRequest): string | undefined {
   const schema = Object.hasOwn(CHECKED, request.method) ? CHECKED[request.method] : undefined;
   const parsed = schema?.safeParse(request);
@@ -209,9 +223,9 @@ function paramsProblem(request: JSONRPCRequest): string | undefined {
   const params: unknown = request.params;
   if (request.method === 'tools/call') {
     const example = '{"name": "<a tool from tools/list>", "arguments": {…}}';
-    if (!isRecord(params)) return `tools/call needs params: ${example}`;
+    if (!isJsonObject(params)) return `tools/call needs params: ${example}`;
     if (typeof params.name !== 'string') return `tools/call needs params.name, the name of a tool from tools/list: ${example}`;
-    if (params.arguments !== undefined && !isRecord(params.arguments)) return "params.arguments must be an object: the tool's arguments by name";
+    if (params.arguments !== undefined && !isJsonObject(params.arguments)) return "params.arguments must be an object: the tool's arguments by name";
   }
   const issue = parsed.error?.issues[0];
   const where = issue?.path.length ? ` at ${issue.path.map(String).join('.')}` : '';

@@ -28,6 +28,7 @@ import { isTerminal, listTasks, readTask, recordTask, type CallTask, type TaskOw
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { finishedAnswer, pendingAnswer, refusedAnswer, submitFor } from './call-agent.js';
 import { protocolError } from './errors.js';
+import type { CallAgentArgs } from './tool-args.js';
 import type { McpDeps, McpPrincipal, ToolAnswer } from './tools.js';
 
 /** How long one wait of tasks/result lasts before it reads the database again (a lost notification costs this). */
@@ -41,7 +42,7 @@ function ownerOf(who: McpPrincipal): TaskOwner {
 const ttlMs = (deps: McpDeps): number => deps.ctx.settings.resultTtlS * 1000;
 
 /** `call_agent` as a task: admitted now, answered with the task; the call runs on as any other. */
-export async function startCallTask(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<{ task: CallTask }> {
+export async function startCallTask(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs): Promise<{ task: CallTask }> {
   const submitted = await submitFor(deps, who, args);
   const id = submitted.kind === 'queued' ? submitted.callId : submitted.receipt.id;
   try {

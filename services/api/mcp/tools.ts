@@ -11,7 +11,9 @@ import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import { inMandateTree } from '../principal.js';
+import type { IdArgs, SearchArgs } from './tool-args.js';
 import { untrusted, untrustedJson } from './untrusted.js';
+import type { JsonObject } from '../../../shared/core/json.js';
 
 /** Who is connected: the one mandate everything runs under, and whether a human sits at the client. */
 export interface McpPrincipal {
@@ -32,7 +34,8 @@ export interface McpDeps {
 }
 
 export interface ToolAnswer {
-  structured: Record<string, unknown>;
+  /** The tool's answer, checked against its output schema before it is sent. */
+  structured: JsonObject;
   text: string;
   isError?: boolean;
 }
@@ -45,11 +48,8 @@ export function describeReceipt(r: ReceiptView): string {
 /** What searchCatalogue answers under a mandate (it always has one here). */
 type MandateSearch = Extract<Awaited<ReturnType<typeof searchCatalogue>>, { denied: unknown }>;
 
-const text = (v: unknown): string | undefined => (typeof v === 'string' ? v : undefined);
-
-export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
-  const q = text(args.q);
-  const capability = text(args.capability);
+export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: SearchArgs): Promise<ToolAnswer> {
+  const { q, capability } = args;
   // With a mandate, the search answers in the mandate's currency and lists what the mandate denies.
   const found = (await searchCatalogue(deps.ctx, { mandateId: who.mandateId, ...(q ? { q } : {}), ...(capability ? { capability } : {}) })) as MandateSearch;
   const lines = found.agents.map(
@@ -68,8 +68,8 @@ export async function searchAgents(deps: McpDeps, who: McpPrincipal, args: Recor
 }
 
 /** One agent; its text says what call_agent's `input` must be: the input schema and an example input. */
-export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
-  const agent = await describeAgent(deps.ctx, String(args.id));
+export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: IdArgs): Promise<ToolAnswer> {
+  const agent = await describeAgent(deps.ctx, args.id);
   return {
     structured: agent,
     text:
@@ -84,8 +84,8 @@ export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: Record<s
   };
 }
 
-export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
-  const id = String(args.id);
+export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: IdArgs): Promise<ToolAnswer> {
+  const { id } = args;
   const receipt = await loadReceiptTree(deps.ctx.db, id);
   // Another mandate's receipt is indistinguishable from one that does not exist.
   // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
@@ -104,8 +104,8 @@ export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<T
   };
 }
 
-export async function getApproval(deps: McpDeps, who: McpPrincipal, args: Record<string, unknown>): Promise<ToolAnswer> {
-  const id = String(args.id);
+export async function getApproval(deps: McpDeps, who: McpPrincipal, args: IdArgs): Promise<ToolAnswer> {
+  const { id } = args;
   const found = await loadApproval(deps.ctx.db, id, deps.ctx.now());
   if (!found || found.approval.mandateId !== who.mandateId) throw new HolonError('not_found', `there is no approval ${id} under mandate ${who.mandateId}`);
   const view = approvalView(found.approval, found.input);

@@ -7,6 +7,7 @@ import type { Auth, Operation, ResponseSpec } from './operations.js';
 import { httpStatusOf } from '../http-status.js';
 import { COMPONENTS } from './components.js';
 import { ERROR } from './schemas.js';
+import type { JsonSchema } from '../../../shared/core/json.js';
 
 export interface DocumentOptions {
   /** HOLON_PUBLIC_URL, when set: the one server. */
@@ -42,7 +43,7 @@ type OpenApiDocument = {
   tags: Array<{ name: string }>;
   paths: Record<string, PathItemObject>;
   components: {
-    schemas: Record<string, unknown>;
+    schemas: Record<string, JsonSchema>;
     securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>;
   };
 };
@@ -186,7 +187,8 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
     tags,
     paths,
     components: {
-      schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([n, s]) => [n, withRefs(s, names, s)])),
+      // A component is an object, never replaced by a $ref to itself: withRefs answers an object for it.
+      schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([n, s]) => [n, withRefs(s, names, s) as JsonSchema])),
       securitySchemes: Object.fromEntries(Object.values(SCHEMES).map((s) => [s.name, { type: 'http', scheme: 'bearer', description: s.description }])),
     },
   };

@@ -9,9 +9,11 @@
  */
 import type { RequestHandler, Router } from 'express';
 import type { ErrorCode } from '../../../shared/core/errors.js';
+import type { JsonSchema as AnySchema } from '../../../shared/core/json.js';
 
 /** A JSON Schema (draft 2020-12, which OpenAPI 3.1 uses as is). */
-export type JsonSchema = Readonly<Record<string, unknown>>;
+/** The document's schemas are read-only values. */
+export type JsonSchema = Readonly<AnySchema>;
 
 /**
  * Who may call: `none` (no key), `human` (hlk_h_), `agent` (hlk_a_), `admin` (HOLON_ADMIN_KEY). In dev mode the

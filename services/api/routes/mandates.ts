@@ -17,6 +17,7 @@ import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { exact, failure, MANDATE_DOCUMENT, MANDATE_VIEW } from '../openapi/schemas.js';
+import { isJsonObject, type JsonObject } from '../../../shared/core/json.js';
 
 export const mandateOperations = defineOperations({
   list: {
@@ -82,7 +83,7 @@ const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92
  * A human's mandate document, put in their namespace with the platform's rules, and the problems of what they may
  * not set (reported together with the document's own problems, so a form shows every one at its field at once).
  */
-function ownMandateDoc(body: Record<string, unknown>, handle: string): { doc: Record<string, unknown>; problems: Problem[] } {
+function ownMandateDoc(body: JsonObject, handle: string): { doc: JsonObject; problems: Problem[] } {
   const problems: Problem[] = [];
   const id = typeof body.id === 'string' && !body.id.includes('/') ? `${handle}/${body.id}` : body.id;
   if (typeof id === 'string' && !id.startsWith(`${handle}/`))
@@ -90,7 +91,7 @@ function ownMandateDoc(body: Record<string, unknown>, handle: string): { doc: Re
   if (body.issuer !== undefined && body.issuer !== handle) problems.push({ path: '$.issuer', message: `is you: "${handle}" (or leave it out)` });
   if (typeof body.grantee === 'string' && !body.grantee.startsWith(`${handle}/`))
     problems.push({ path: '$.grantee', message: `must be one of your agents: "${handle}/<name>"` });
-  const budget = body.budget && typeof body.budget === 'object' && !Array.isArray(body.budget) ? (body.budget as Record<string, unknown>) : undefined;
+  const budget = isJsonObject(body.budget) ? body.budget : undefined;
   if (budget && budget.currency !== undefined && budget.currency !== 'EUR') problems.push({ path: '$.budget.currency', message: 'hosted mandates are in EUR' });
   if (budget && budget.fx !== undefined) problems.push({ path: '$.budget.fx', message: 'exchange rates are set by the platform' });
   const doc = { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };

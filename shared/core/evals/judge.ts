@@ -14,6 +14,7 @@ import type { Problem } from '../errors.js';
 import { compareRates, type Rate } from '../money.js';
 import { formatPointer, parsePointer, resolvePointer } from './pointer.js';
 import { tryParseThreshold, type SuiteCase } from './suite.js';
+import { isJsonObject } from '../json.js';
 
 /** What a run gave, structurally the runner's RunResult (shared/runtimes/types.ts) without billing. */
 export type CaseRunResult =
@@ -112,8 +113,6 @@ export function suiteStatus(passed: number, total: number, threshold: Rate | str
 // Comparisons
 // ---------------------------------------------------------------------------------------------
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-
 /**
  * `expected` is a deep subset of `actual`. Recursion follows `expected`, whose depth validateSuite bounded, so an
  * agent's deep output cannot make it recurse further.
@@ -146,8 +145,8 @@ function subsetReasons(expected: unknown, actual: unknown, at: Array<string | nu
     for (let i = 0; i < expected.length; i++) subsetReasons(expected[i], actual[i], [...at, i], sink);
     return;
   }
-  if (isRecord(expected)) {
-    if (!isRecord(actual)) {
+  if (isJsonObject(expected)) {
+    if (!isJsonObject(actual)) {
       reasons.push(`${where}: expected a mapping, got ${show(actual)}`);
       return;
     }
@@ -169,8 +168,8 @@ export function deepEqual(a: unknown, b: unknown): boolean {
     for (let i = 0; i < a.length; i++) if (!deepEqual(a[i], b[i])) return false;
     return true;
   }
-  if (isRecord(a)) {
-    if (!isRecord(b)) return false;
+  if (isJsonObject(a)) {
+    if (!isJsonObject(b)) return false;
     const keys = Object.keys(a);
     if (keys.length !== Object.keys(b).length) return false;
     for (const key of keys) if (!Object.hasOwn(b, key) || !deepEqual(a[key], b[key])) return false;

@@ -3,6 +3,7 @@
  * starts with `/`; inside a segment `~0` is `~` and `~1` is `/`, and `~` followed by anything else is invalid.
  * Pure.
  */
+import type { JsonObject } from '../json.js';
 
 /** The longest pointer a suite may write. */
 const MAX_POINTER_LENGTH = 1024;
@@ -57,7 +58,7 @@ export function resolvePointer(doc: unknown, segments: readonly string[]): Point
       at = at[index];
     } else if (at !== null && typeof at === 'object') {
       if (!Object.hasOwn(at, segment)) return { found: false };
-      at = (at as Record<string, unknown>)[segment];
+      at = (at as JsonObject)[segment];
     } else {
       return { found: false };
     }

@@ -22,6 +22,7 @@ import { RESERVED_ERROR_CODES } from '../manifest/types.js';
 import { sortProblems } from '../manifest/validate.js';
 import { ONE_RATE, tryParseRate, type Rate } from '../money.js';
 import { parsePointer } from './pointer.js';
+import { isJsonObject, type JsonObject, hasField } from '../json.js';
 
 // ---------------------------------------------------------------------------------------------
 // The format
@@ -59,7 +60,7 @@ export interface CaseExpectation {
   /** The error code the agent must report (never together with `output` or `paths`). */
   error?: string;
   /** JSON Pointer (RFC 6901) → the exact value at that place in the output. */
-  paths?: Readonly<Record<string, unknown>>;
+  paths?: Readonly<JsonObject>;
 }
 
 export interface SuiteCase {
@@ -97,8 +98,6 @@ const MAX_VALUES = 2_000_000;
 
 type Report = (path: string, message: string) => void;
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const has = (o: Record<string, unknown>, key: string): boolean => Object.hasOwn(o, key) && o[key] !== undefined;
 const at = (base: string, ...segments: Array<string | number>): string => base + jsonPath(...segments).slice(1);
 
 /** A suite document (parsed YAML or JSON) → the suite, or every problem with its JSON path. */
@@ -112,7 +111,7 @@ export function validateSuite(doc: unknown): SuiteResult {
 
   const problems: Problem[] = [...valueProblems.problems];
   const report: Report = (path, message) => problems.push({ path, message });
-  if (!isRecord(copy)) {
+  if (!isJsonObject(copy)) {
     report('$', 'must be a mapping with capability, version, pass_threshold and cases');
     return { ok: false, problems };
   }
@@ -121,7 +120,7 @@ export function validateSuite(doc: unknown): SuiteResult {
   const capability = checkCapability(copy, report);
   const version = checkVersion(copy, report);
   const threshold = checkThreshold(copy, report);
-  if (has(copy, 'description')) {
+  if (hasField(copy, 'description')) {
     if (typeof copy.description !== 'string') report('$.description', 'must be a string');
     else if (copy.description.length > MAX_DESCRIPTION_LENGTH) report('$.description', `must be at most ${MAX_DESCRIPTION_LENGTH} characters long`);
   }
@@ -133,7 +132,7 @@ export function validateSuite(doc: unknown): SuiteResult {
     version: version!,
     pass_threshold: copy.pass_threshold as string,
     threshold: threshold!,
-    ...(has(copy, 'description') ? { description: copy.description as string } : {}),
+    ...(hasField(copy, 'description') ? { description: copy.description as string } : {}),
     cases: cases!,
   };
   return { ok: true, suite };
@@ -146,8 +145,8 @@ export function parseSuite(text: string, format?: 'json' | 'yaml'): SuiteResult 
   return validateSuite(parsed.value);
 }
 
-function checkCapability(doc: Record<string, unknown>, report: Report): string | undefined {
-  if (!has(doc, 'capability')) return void report('$.capability', 'is required');
+function checkCapability(doc: JsonObject, report: Report): string | undefined {
+  if (!hasField(doc, 'capability')) return void report('$.capability', 'is required');
   const v = doc.capability;
   if (typeof v !== 'string') return void report('$.capability', 'must be a string');
   if (v.length > 128) return void report('$.capability', 'must be at most 128 characters long');
@@ -155,8 +154,8 @@ function checkCapability(doc: Record<string, unknown>, report: Report): string |
   return v;
 }
 
-function checkVersion(doc: Record<string, unknown>, report: Report): number | undefined {
-  if (!has(doc, 'version')) return void report('$.version', 'is required');
+function checkVersion(doc: JsonObject, report: Report): number | undefined {
+  if (!hasField(doc, 'version')) return void report('$.version', 'is required');
   const v = doc.version;
   if (typeof v !== 'number' || !Number.isInteger(v)) {
     return void report('$.version', `must be a whole number such as 1 (bump it when the cases change), not ${describe(v)}`);
@@ -166,8 +165,8 @@ function checkVersion(doc: Record<string, unknown>, report: Report): number | un
   return v;
 }
 
-function checkThreshold(doc: Record<string, unknown>, report: Report): Rate | undefined {
-  if (!has(doc, 'pass_threshold')) return void report('$.pass_threshold', 'is required');
+function checkThreshold(doc: JsonObject, report: Report): Rate | undefined {
+  if (!hasField(doc, 'pass_threshold')) return void report('$.pass_threshold', 'is required');
   const v = doc.pass_threshold;
   if (typeof v === 'number') {
     return void report('$.pass_threshold', `must be a quoted decimal string such as "0.8" (kept exact), not the number ${String(v)}`);
@@ -189,8 +188,8 @@ export function tryParseThreshold(value: unknown): { ok: true; value: Rate } | {
   return parsed;
 }
 
-function checkCases(doc: Record<string, unknown>, capability: string | undefined, report: Report): SuiteCase[] | undefined {
-  if (!has(doc, 'cases')) return void report('$.cases', 'is required');
+function checkCases(doc: JsonObject, capability: string | undefined, report: Report): SuiteCase[] | undefined {
+  if (!hasField(doc, 'cases')) return void report('$.cases', 'is required');
   const cases = doc.cases;
   if (!Array.isArray(cases)) return void report('$.cases', 'must be a list of cases');
   if (cases.length === 0) return void report('$.cases', 'must have at least 1 case');
@@ -203,7 +202,7 @@ function checkCases(doc: Record<string, unknown>, capability: string | undefined
     const path = at('$', 'cases', i);
     const checked = checkCase(c, path, capability, report);
     // Duplicates are looked for among every well-formed id, whatever else is wrong with its case.
-    const id = isRecord(c) && typeof c.id === 'string' && CASE_ID.test(c.id) ? c.id : undefined;
+    const id = isJsonObject(c) && typeof c.id === 'string' && CASE_ID.test(c.id) ? c.id : undefined;
     if (id !== undefined) {
       const first = seen.get(id);
       if (first !== undefined) report(`${path}.id`, `"${id}" is already the id of $.cases[${first}]: ids are unique within a suite`);
@@ -215,7 +214,7 @@ function checkCases(doc: Record<string, unknown>, capability: string | undefined
 }
 
 function checkCase(c: unknown, path: string, capability: string | undefined, report: Report): SuiteCase | undefined {
-  if (!isRecord(c)) return void report(path, 'must be a mapping with id, input and expect');
+  if (!isJsonObject(c)) return void report(path, 'must be a mapping with id, input and expect');
   let ok = true;
   const fail = (p: string, message: string) => {
     ok = false;
@@ -224,7 +223,7 @@ function checkCase(c: unknown, path: string, capability: string | undefined, rep
   for (const key of Object.keys(c)) if (!CASE_FIELDS.has(key)) fail(at(path, key), 'is not a known field');
 
   const id = c.id;
-  if (!has(c, 'id')) fail(`${path}.id`, 'is required');
+  if (!hasField(c, 'id')) fail(`${path}.id`, 'is required');
   else if (typeof id !== 'string') fail(`${path}.id`, 'must be a string');
   else if (!CASE_ID.test(id)) fail(`${path}.id`, 'must be 1 to 64 characters of a-z, 0-9, "_" and "-", starting with a letter or a digit');
 
@@ -239,7 +238,7 @@ function checkCase(c: unknown, path: string, capability: string | undefined, rep
 
   const expect = checkExpect(c, `${path}.expect`, fail);
 
-  if (has(c, 'timeout_s')) {
+  if (hasField(c, 'timeout_s')) {
     const t = c.timeout_s;
     if (typeof t !== 'number' || !Number.isInteger(t)) fail(`${path}.timeout_s`, `must be a whole number of seconds, not ${describe(t)}`);
     else if (t < MIN_CASE_TIMEOUT_S) fail(`${path}.timeout_s`, `must be at least ${MIN_CASE_TIMEOUT_S}`);
@@ -247,13 +246,13 @@ function checkCase(c: unknown, path: string, capability: string | undefined, rep
   }
 
   if (!ok || !expect) return undefined;
-  return { id: id as string, input: c.input, expect, ...(has(c, 'timeout_s') ? { timeout_s: c.timeout_s as number } : {}) };
+  return { id: id as string, input: c.input, expect, ...(hasField(c, 'timeout_s') ? { timeout_s: c.timeout_s as number } : {}) };
 }
 
-function checkExpect(c: Record<string, unknown>, path: string, fail: Report): CaseExpectation | undefined {
-  if (!has(c, 'expect')) return void fail(path, 'is required');
+function checkExpect(c: JsonObject, path: string, fail: Report): CaseExpectation | undefined {
+  if (!hasField(c, 'expect')) return void fail(path, 'is required');
   const e = c.expect;
-  if (!isRecord(e)) return void fail(path, 'must be a mapping with output, error or paths');
+  if (!isJsonObject(e)) return void fail(path, 'must be a mapping with output, error or paths');
   let ok = true;
   const bad = (p: string, message: string) => {
     ok = false;
@@ -262,8 +261,8 @@ function checkExpect(c: Record<string, unknown>, path: string, fail: Report): Ca
   for (const key of Object.keys(e)) if (!EXPECT_FIELDS.has(key)) bad(at(path, key), 'is not a known field');
 
   const hasOutput = Object.hasOwn(e, 'output') && e.output !== undefined;
-  const hasError = has(e, 'error');
-  const hasPaths = has(e, 'paths');
+  const hasError = hasField(e, 'error');
+  const hasPaths = hasField(e, 'paths');
   if (hasError && (hasOutput || hasPaths)) bad(path, 'must not combine error with output or paths: an error has no output');
   if (byteSize(e) > MAX_CASE_EXPECT_BYTES) bad(path, `is larger than ${MAX_CASE_EXPECT_BYTES / 1024} KB as JSON`);
 
@@ -276,7 +275,7 @@ function checkExpect(c: Record<string, unknown>, path: string, fail: Report): Ca
 
   if (hasPaths) {
     const paths = e.paths;
-    if (!isRecord(paths)) bad(`${path}.paths`, 'must be a mapping of JSON Pointers (such as "/rows") to values');
+    if (!isJsonObject(paths)) bad(`${path}.paths`, 'must be a mapping of JSON Pointers (such as "/rows") to values');
     else {
       const pointers = Object.keys(paths);
       if (pointers.length === 0) bad(`${path}.paths`, 'must check at least one JSON Pointer');
@@ -293,7 +292,7 @@ function checkExpect(c: Record<string, unknown>, path: string, fail: Report): Ca
   return {
     ...(hasOutput ? { output: e.output } : {}),
     ...(hasError ? { error: e.error as string } : {}),
-    ...(hasPaths ? { paths: e.paths as Record<string, unknown> } : {}),
+    ...(hasPaths ? { paths: e.paths as JsonObject } : {}),
   };
 }
 

@@ -25,6 +25,7 @@ import { formatAmount, formatRate, isCurrency, ONE_RATE, tryParseAmount, tryPars
 import type { Retention } from '../manifest/types.js';
 import type { DataRequirement, LicenseRequirement, Mandate } from './types.js';
 import { agentPatternProblem, capabilityPatternProblem, isAgentId, isHandle } from './patterns.js';
+import type { JsonObject } from '../json.js';
 
 const MAX_DELEGATION_DEPTH = 8;
 const MAX_PATTERNS = 100;
@@ -41,7 +42,7 @@ export interface ValidateOptions {
 }
 
 type Path = ReadonlyArray<string | number>;
-type Doc = Record<string, unknown>;
+type Doc = JsonObject;
 
 const FIELDS = {
   top: ['id', 'issuer', 'grantee', 'parent', 'depth', 'allow', 'deny', 'require', 'approval', 'budget', 'delegation', 'expires_at', 'revoked'],

@@ -7,11 +7,12 @@ import { parseAmount, type Micros } from '../money.js';
 import { parseForkedFrom, parseRoyalty } from './rules/lineage.js';
 import { DEFAULT_TIMEOUT_S } from './rules/runtime.js';
 import type { CallSlot, ChargeOn, DataPolicy, DeclaredError, DownstreamMode, Manifest, PricingModel, Retention, RuntimeKind } from './types.js';
+import type { JsonObject } from '../json.js';
 
 /** Currency given to a `free` agent that declares none (all its amounts are 0). */
 const FREE_DEFAULT_CURRENCY = 'EUR';
 
-type Obj = Record<string, unknown>;
+type Obj = JsonObject;
 const obj = (v: unknown): Obj => v as Obj;
 const str = (v: unknown): string => v as string;
 const optAmount = (v: unknown): Micros | undefined => (v === undefined ? undefined : parseAmount(v));

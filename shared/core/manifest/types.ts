@@ -3,6 +3,7 @@
  * `doc` keeps the document as written (JSON), for display and for hashing.
  */
 import type { Micros, Rate } from '../money.js';
+import type { JsonObject, JsonSchema } from '../json.js';
 
 export type PricingModel = 'free' | 'per_run' | 'per_unit' | 'quote';
 export type ChargeOn = 'success' | 'attempt';
@@ -79,8 +80,8 @@ export interface Manifest {
   lineage?: { forkedFrom: { id: string; version: string }; royalty: Rate };
   forks: { minRoyalty: Rate; allowed: boolean };
   interface: {
-    input: Record<string, unknown>;
-    output: Record<string, unknown>;
+    input: JsonSchema;
+    output: JsonSchema;
     errors: Record<string, DeclaredError>;
     examples: Array<{ input: unknown; output?: unknown; error?: string }>;
   };
@@ -90,7 +91,7 @@ export interface Manifest {
   runtime: { kind: RuntimeKind; endpoint?: string; tool?: string; timeoutS: number };
   data?: DataPolicy;
   /** The document as written (parsed JSON). */
-  doc: Record<string, unknown>;
+  doc: JsonObject;
 }
 
 export function isOpenSource(manifest: Pick<Manifest, 'license'>): boolean {

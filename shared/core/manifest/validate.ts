@@ -12,7 +12,8 @@ import { checkInterface } from './rules/interface.js';
 import { checkLineage, type ResolveUpstream } from './rules/lineage.js';
 import { checkPricing } from './rules/pricing.js';
 import { checkRuntime } from './rules/runtime.js';
-import { childPath, isRecord, type Report } from './rules/util.js';
+import { childPath, type Report } from './rules/util.js';
+import { isJsonObject, type JsonObject } from '../json.js';
 import { manifestSchema, PATTERN_MESSAGES } from './schema.js';
 import type { Manifest } from './types.js';
 
@@ -41,7 +42,7 @@ export function validateManifest(doc: unknown, options: ValidateManifestOptions 
 
   const schemaProblems = schemaStage(copy);
   const ruleProblems: Problem[] = [];
-  if (isRecord(copy)) {
+  if (isJsonObject(copy)) {
     const report: Report = (path, message) => ruleProblems.push({ path, message });
     checkNul(copy, report);
     checkIdentity(copy, report);
@@ -61,7 +62,7 @@ export function validateManifest(doc: unknown, options: ValidateManifestOptions 
       .map(({ path, message }) => ({ path, message })),
   ];
   if (problems.length) return { ok: false, problems: sortProblems(problems) };
-  return { ok: true, manifest: normalizeManifest(copy as Record<string, unknown>), problems: [] };
+  return { ok: true, manifest: normalizeManifest(copy as JsonObject), problems: [] };
 }
 
 function schemaStage(doc: unknown): SchemaProblem[] {
@@ -101,7 +102,7 @@ function schemaMessage(e: AjvError, fallback: string): string {
 }
 
 /** Postgres JSONB cannot store NUL: refuse it in every string and field name. Iterative, so depth cannot overflow. */
-function checkNul(doc: Record<string, unknown>, report: Report): void {
+function checkNul(doc: JsonObject, report: Report): void {
   const stack: Array<{ value: unknown; path: string }> = [{ value: doc, path: '$' }];
   while (stack.length) {
     const { value, path } = stack.pop()!;
@@ -109,7 +110,7 @@ function checkNul(doc: Record<string, unknown>, report: Report): void {
       if (value.includes('\u0000')) report(path, 'contains a NUL character');
     } else if (Array.isArray(value)) {
       for (const [i, v] of value.entries()) stack.push({ value: v, path: childPath(path, i) });
-    } else if (isRecord(value)) {
+    } else if (isJsonObject(value)) {
       for (const [key, v] of Object.entries(value)) {
         const at = childPath(path, key);
         if (key.includes('\u0000')) report(at, 'the field name contains a NUL character');

@@ -57,6 +57,7 @@ import { ResponseTooLargeError } from './body-watch.js';
 import { Exchange, ExchangeFailed, follow, within } from './exchange.js';
 import { ConnectionPool, HandshakeTimeout, MAX_TIMER_MS, type Lease, type PoolSettings, type Target } from './pool.js';
 import { describeValue, readResult } from './tool-result.js';
+import type { JsonObject } from '../../core/json.js';
 
 export interface McpRuntimeOptions {
   /** The largest HTTP answer read, in bytes. Default 10 MB. */
@@ -144,7 +145,7 @@ type HolonMeta = {
 interface ToolParams {
   name: string;
   /** The input: any JSON object the agent's schema admits. */
-  arguments: Record<string, unknown>;
+  arguments: JsonObject;
   _meta?: HolonMeta;
 }
 
@@ -197,7 +198,7 @@ function toolParams(agent: AgentVersion, input: unknown, run: RunContext): ToolP
   if (run.maxCost) meta['holon/max_cost'] = { amount: run.maxCost.amount, currency: run.maxCost.currency };
   if (run.delegationToken) meta['holon/delegation'] = run.delegationToken;
   if (run.files && Object.keys(run.files).length > 0) meta['holon/files'] = run.files;
-  return { name: tool, arguments: input as Record<string, unknown>, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
+  return { name: tool, arguments: input as JsonObject, ...(Object.keys(meta).length > 0 ? { _meta: meta } : {}) };
 }
 
 /** Sessions through the guard and sessions without it never share a pool entry; nor do different extra headers. */

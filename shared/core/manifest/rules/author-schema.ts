@@ -6,7 +6,8 @@ import RE2 from 're2';
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
 import type { Problem } from '../../errors.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../schema/ajv.js';
-import { childPath, isRecord } from './util.js';
+import { childPath } from './util.js';
+import { isJsonObject, type JsonSchema } from '../../json.js';
 
 const MAX_SCHEMA_BYTES = 64 * 1024;
 
@@ -28,7 +29,7 @@ const SCHEMA_ONE = [
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 
-export function compileAuthorSchema(schema: Record<string, unknown>): ValidateFunction {
+export function compileAuthorSchema(schema: JsonSchema): ValidateFunction {
   // One ajv per schema: two schemas may carry the same $id.
   return createAjv().compile(schema);
 }
@@ -39,7 +40,7 @@ export function compileAuthorSchema(schema: Record<string, unknown>): ValidateFu
  * metaschema refuses, or a `$ref` that does not resolve, at the keyword's own path
  * (`$.interface.input.properties.name.type`), in plain words.
  */
-export function checkAuthorSchema(schema: Record<string, unknown>, path: string): { problems: Problem[]; validate?: ValidateFunction } {
+export function checkAuthorSchema(schema: JsonSchema, path: string): { problems: Problem[]; validate?: ValidateFunction } {
   const at = (messages: string[]) => messages.map((message) => ({ path, message }));
   let text: string;
   try {
@@ -57,7 +58,7 @@ export function checkAuthorSchema(schema: Record<string, unknown>, path: string)
   for (const node of subschemas(schema, path)) {
     const s = node.schema;
     if (typeof s.pattern === 'string') checkRegex(s.pattern, `at ${childPath(node.path, 'pattern')}`, messages);
-    if (isRecord(s.patternProperties)) {
+    if (isJsonObject(s.patternProperties)) {
       for (const key of Object.keys(s.patternProperties)) {
         checkRegex(key, `(a patternProperties key at ${childPath(node.path, 'patternProperties', key)})`, messages);
       }
@@ -85,7 +86,7 @@ const SCHEMA_TYPES = 'array, boolean, integer, null, number, object or string';
  * What the draft 2020-12 metaschema says is wrong, one problem per keyword path (ajv reports the alternatives of an
  * `anyOf` separately, and the same error once per vocabulary), each at that keyword's JSON path.
  */
-function metaschemaProblems(ajv: Ajv2020, schema: Record<string, unknown>, path: string): Problem[] {
+function metaschemaProblems(ajv: Ajv2020, schema: JsonSchema, path: string): Problem[] {
   if (ajv.validateSchema(schema)) return [];
   const byPointer = new Map<string, ErrorObject[]>();
   for (const e of ajv.errors ?? []) {
@@ -112,7 +113,7 @@ function metaschemaProblems(ajv: Ajv2020, schema: Record<string, unknown>, path:
 }
 
 /** A `$ref` that points nowhere: reported at each `$ref` naming it (or at the schema when none does, as written). */
-function unresolvedRef(schema: Record<string, unknown>, path: string, ref: string): Problem[] {
+function unresolvedRef(schema: JsonSchema, path: string, ref: string): Problem[] {
   const local = ref.startsWith('#');
   const message = local
     ? `"${ref}" points at nothing in this schema (no such definition under $defs)`
@@ -131,7 +132,7 @@ function valueAt(root: unknown, pointer: string): unknown {
   for (const raw of pointer.split('/').slice(1)) {
     const key = raw.replace(/~1/g, '/').replace(/~0/g, '~');
     if (Array.isArray(at)) at = at[Number(key)];
-    else if (isRecord(at)) at = at[key];
+    else if (isJsonObject(at)) at = at[key];
     else return undefined;
   }
   return at;
@@ -147,14 +148,15 @@ function checkRegex(pattern: string, where: string, messages: string[]): void {
     new RE2(pattern, 'u');
   } catch (e) {
     messages.push(
-      `the regular expression "${pattern}" ${where} cannot be compiled by RE2 (${(e as Error).message}); ` + 'RE2 has no back-references and no look-around',
+      `the regular expression "${pattern}" ${where} cannot be compiled by RE2 (${(e as Error).message}); ` +
+        'RE2 hasField no back-references and no look-around',
     );
   }
 }
 
 /** Every subschema object of `root` (itself included), with its JSON path. Iterative: deep schemas cannot overflow the stack. */
-function* subschemas(root: Record<string, unknown>, rootPath: string): Generator<{ schema: Record<string, unknown>; path: string }> {
-  const stack: Array<{ schema: Record<string, unknown>; path: string }> = [{ schema: root, path: rootPath }];
+function* subschemas(root: JsonSchema, rootPath: string): Generator<{ schema: JsonSchema; path: string }> {
+  const stack: Array<{ schema: JsonSchema; path: string }> = [{ schema: root, path: rootPath }];
   const seen = new Set<object>();
   while (stack.length) {
     const node = stack.pop()!;
@@ -163,11 +165,11 @@ function* subschemas(root: Record<string, unknown>, rootPath: string): Generator
     yield node;
     const at = (...segments: Array<string | number>) => childPath(node.path, ...segments);
     const push = (value: unknown, path: string) => {
-      if (isRecord(value)) stack.push({ schema: value, path });
+      if (isJsonObject(value)) stack.push({ schema: value, path });
     };
     for (const key of SCHEMA_MAPS) {
       const map = node.schema[key];
-      if (isRecord(map)) for (const [name, sub] of Object.entries(map)) push(sub, at(key, name));
+      if (isJsonObject(map)) for (const [name, sub] of Object.entries(map)) push(sub, at(key, name));
     }
     for (const key of SCHEMA_ONE) push(node.schema[key], at(key));
     for (const key of SCHEMA_LISTS) {

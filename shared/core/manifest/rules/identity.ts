@@ -4,11 +4,12 @@
  */
 import { jsonPath } from '../../errors.js';
 import { PATTERN_MESSAGES, VERSION_PATTERN } from '../schema.js';
-import { isExactVersion, section, type Doc, type Report } from './util.js';
+import { isExactVersion, section, type Report } from './util.js';
+import type { JsonObject } from '../../json.js';
 
 const MAX_DESCRIPTION_BYTES = 8 * 1024;
 
-export function checkIdentity(doc: Doc, report: Report): void {
+export function checkIdentity(doc: JsonObject, report: Report): void {
   const { version, summary, description, capabilities } = doc;
 
   if (typeof version === 'string' && !isExactVersion(version)) {

@@ -2,7 +2,8 @@
  * Lineage and fork rules (spec/manifest.md §8).
  */
 import { compareRates, formatRate, ONE_RATE, tryParseRate, type Rate } from '../../money.js';
-import { isAgentId, isExactVersion, section, type Doc, type Report } from './util.js';
+import { isAgentId, isExactVersion, section, type Report } from './util.js';
+import type { JsonObject } from '../../json.js';
 
 /** A chain is at most this many levels long, counting every agent in it (level 0 is the agent called). */
 const MAX_LINEAGE_LEVELS = 8;
@@ -35,7 +36,7 @@ export function parseForkedFrom(value: string): { id: string; version: string } 
   return isAgentId(id) && isExactVersion(version) ? { id, version } : null;
 }
 
-export function checkLineage(doc: Doc, report: Report, resolveUpstream?: ResolveUpstream): void {
+export function checkLineage(doc: JsonObject, report: Report, resolveUpstream?: ResolveUpstream): void {
   const forks = section(doc, 'forks');
   if (forks && forks.min_royalty !== undefined) {
     const r = parseRoyalty(forks.min_royalty);

@@ -3,17 +3,18 @@
  * Publishing rules (https only, no user-info, public addresses) are checked when publishing, not here.
  */
 import { pricingModel } from './pricing.js';
-import { has, section, type Doc, type Report } from './util.js';
+import { section, type Report } from './util.js';
+import { hasField, type JsonObject } from '../../json.js';
 
 export const DEFAULT_TIMEOUT_S = 60;
 
-export function checkRuntime(doc: Doc, report: Report): void {
+export function checkRuntime(doc: JsonObject, report: Report): void {
   const runtime = section(doc, 'runtime');
   if (!runtime) return;
   const kind = runtime.kind;
   const remote = kind === 'mcp' || kind === 'webhook';
 
-  if (has(runtime, 'endpoint')) {
+  if (hasField(runtime, 'endpoint')) {
     if (kind === 'node') {
       report('$.runtime.endpoint', 'does not belong to a node runtime (it runs agent.mjs next to holon.yaml)');
     } else if (typeof runtime.endpoint === 'string' && !isHttpUrl(runtime.endpoint)) {
@@ -23,14 +24,14 @@ export function checkRuntime(doc: Doc, report: Report): void {
     report('$.runtime.endpoint', `is required for a ${kind} runtime`);
   }
 
-  if (kind === 'mcp' && !has(runtime, 'tool')) report('$.runtime.tool', 'is required for an mcp runtime: the tool to call');
-  if ((kind === 'webhook' || kind === 'node') && has(runtime, 'tool')) {
+  if (kind === 'mcp' && !hasField(runtime, 'tool')) report('$.runtime.tool', 'is required for an mcp runtime: the tool to call');
+  if ((kind === 'webhook' || kind === 'node') && hasField(runtime, 'tool')) {
     report('$.runtime.tool', `does not belong to a ${kind} runtime (only mcp agents name a tool)`);
   }
 
   const model = pricingModel(doc);
   if (kind === 'webhook' && (model === 'per_unit' || model === 'quote')) {
-    report('$.pricing.model', 'a webhook agent can only be priced per_run or free: its answer has no channel for units or a quote');
+    report('$.pricing.model', 'a webhook agent can only be priced per_run or free: its answer hasField no channel for units or a quote');
   }
 }
 

@@ -4,26 +4,17 @@
  * schema stage reports wrong types and the rules must still run (and not crash) on the rest.
  */
 import semver from 'semver';
+import { hasField, isJsonObject, type JsonObject } from '../../json.js';
 import { jsonPath } from '../../errors.js';
 import { tryParseAmount, type Micros } from '../../money.js';
 export { isAgentId } from '../../identifiers.js';
 
-export type Doc = Record<string, unknown>;
 export type Report = (path: string, message: string) => void;
 
-export function isRecord(value: unknown): value is Record<string, unknown> {
-  return typeof value === 'object' && value !== null && !Array.isArray(value);
-}
-
-/** The field is present (own property, not undefined). */
-export function has(obj: Record<string, unknown>, key: string): boolean {
-  return Object.hasOwn(obj, key) && obj[key] !== undefined;
-}
-
 /** The object at `doc[key]`, or undefined when absent or not an object. */
-export function section(doc: Doc, key: string): Record<string, unknown> | undefined {
+export function section(doc: JsonObject, key: string): JsonObject | undefined {
   const v = Object.hasOwn(doc, key) ? doc[key] : undefined;
-  return isRecord(v) ? v : undefined;
+  return isJsonObject(v) ? v : undefined;
 }
 
 /** An exact SemVer 2.0 version as written: no leading "v" or "=", no spaces, no loose forms. */
@@ -39,9 +30,9 @@ interface AmountField {
 }
 
 /** Parse an amount field when present; report the money module's message when it is not an amount. */
-export function amountField(obj: Record<string, unknown>, field: AmountField, report: Report): Micros | undefined {
+export function amountField(obj: JsonObject, field: AmountField, report: Report): Micros | undefined {
   const { key, path } = field;
-  if (!has(obj, key)) return undefined;
+  if (!hasField(obj, key)) return undefined;
   const parsed = tryParseAmount(obj[key], { allowZero: field.allowZero ?? true });
   if (!parsed.ok) {
     report(path, parsed.message);
