@@ -420,6 +420,12 @@ function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: P
   if (!config.siteUrl && missing('HOLON_SITE_URL'))
     out.push('production needs HOLON_SITE_URL (the public https site: the console links to its terms and privacy pages)');
   if (config.allowPrivateEndpoints) out.push('HOLON_ALLOW_PRIVATE_ENDPOINTS=1 is refused in production (published agents must not reach private addresses)');
+  if (!config.hosted) {
+    out.push('production needs HOLON_HOSTED=1 (accounts and API keys): without it the gateway would run in dev mode, where nothing asks for a key');
+  }
+  if (!config.privateEvalsDir) {
+    out.push('production needs HOLON_PRIVATE_EVALS (the directory of private holdout cases, laid out like evals/): without it agents are judged on public cases only');
+  }
   return out;
 }
 

@@ -613,6 +613,8 @@ describe('settings', () => {
       HOLON_ADMIN_KEY: 'a'.repeat(40),
       HOLON_TRUST_PROXY: '1',
       HOLON_SITE_URL: 'https://holon.example',
+      HOLON_HOSTED: '1',
+      HOLON_PRIVATE_EVALS: '/srv/holon/private-evals',
     };
     expect(loadConfig(production).githubClientId).toBeUndefined();
     // Malformed URLs are named; the secret is never repeated in a problem.

@@ -16,9 +16,20 @@ const PRODUCTION: NodeJS.ProcessEnv = {
   HOLON_ADMIN_KEY: ADMIN,
   HOLON_TRUST_PROXY: '1',
   HOLON_SITE_URL: 'https://holon.example/',
+  HOLON_HOSTED: '1',
+  HOLON_PRIVATE_EVALS: '/srv/holon/private-evals',
 };
 
-const SIX = ['DATABASE_URL', 'HOLON_PUBLIC_URL', 'HOLON_FILE_SECRET', 'HOLON_ADMIN_KEY', 'HOLON_TRUST_PROXY', 'HOLON_SITE_URL'];
+const REQUIRED = [
+  'DATABASE_URL',
+  'HOLON_PUBLIC_URL',
+  'HOLON_FILE_SECRET',
+  'HOLON_ADMIN_KEY',
+  'HOLON_TRUST_PROXY',
+  'HOLON_SITE_URL',
+  'HOLON_HOSTED',
+  'HOLON_PRIVATE_EVALS',
+];
 
 /** The problems a ConfigError lists, one per line. */
 function problemsOf(env: NodeJS.ProcessEnv): string[] {
@@ -47,23 +58,36 @@ describe('production configuration', () => {
     expect(loadConfig({ ...PRODUCTION, HOLON_TRUST_PROXY: '0' }).trustProxy).toBe(false);
   });
 
-  it('with nothing set, lists all six problems in one error, each naming its variable', () => {
+  it('with nothing set, lists all eight problems in one error, each naming its variable', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });
-    expect(problems).toHaveLength(6);
-    for (const name of SIX)
+    expect(problems).toHaveLength(REQUIRED.length);
+    for (const name of REQUIRED)
       expect(
         problems.filter((p) => p.includes(name)),
         name,
       ).toHaveLength(1);
   });
 
-  it.each(SIX)('names %s when it alone is missing', (name) => {
+  it.each(REQUIRED)('names %s when it alone is missing', (name) => {
     const env = { ...PRODUCTION, [name]: undefined };
     const problems = problemsOf(env);
     expect(problems).toHaveLength(1);
     expect(problems[0]).toContain(name);
     // blank counts as missing
     expect(problemsOf({ ...PRODUCTION, [name]: '  ' })).toEqual(problems);
+  });
+
+  it('production without hosted mode refuses to start, saying what to set; --hosted (the override) is hosted mode too', () => {
+    const problems = problemsOf({ ...PRODUCTION, HOLON_HOSTED: undefined });
+    expect(problems).toEqual([expect.stringMatching(/^- production needs HOLON_HOSTED=1 .*dev mode, where nothing asks for a key/)]);
+    expect(problemsOf({ ...PRODUCTION, HOLON_HOSTED: '0' })).toEqual(problems);
+    expect(loadConfig({ ...PRODUCTION, HOLON_HOSTED: undefined }, { hosted: true })).toMatchObject({ production: true, hosted: true });
+  });
+
+  it('production needs the private holdout cases (HOLON_PRIVATE_EVALS), as the spec lists them', () => {
+    const problems = problemsOf({ ...PRODUCTION, HOLON_PRIVATE_EVALS: undefined });
+    expect(problems).toEqual([expect.stringMatching(/^- production needs HOLON_PRIVATE_EVALS /)]);
+    expect(loadConfig(PRODUCTION).privateEvalsDir).toBe('/srv/holon/private-evals');
   });
 
   it('refuses short secrets without printing them', () => {
@@ -162,7 +186,7 @@ describe('holon serve in production', () => {
     );
     expect(result.code).not.toBe(0);
     expect(typeof result.code).toBe('number');
-    for (const name of SIX) expect(result.stderr).toContain(name);
+    for (const name of REQUIRED) expect(result.stderr).toContain(name);
   });
 });
 
