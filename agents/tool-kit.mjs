@@ -39,3 +39,59 @@ export function formatMicros(micros) {
   const frac = (micros % 1_000_000n).toString().padStart(6, '0').replace(/0+$/, '');
   return `${micros / 1_000_000n}${frac ? `.${frac}` : ''}`;
 }
+
+/**
+ * Fetch `url` and read the answer's body as text, bounded: `{status, ok, headers, text}`. Redirects are not followed.
+ * Every failure is what `fail(why)` returns (a toolError, e.g. `(why) => toolError('upstream_error', \`the API ${why}\`)`),
+ * `why` being "could not be reached (ECONNREFUSED)", "did not answer within 5000 ms", "answered with more than
+ * 1048576 bytes" or "sent an answer that could not be read"; the caller's cancellation (`signal`) is rethrown as it is.
+ * `timeoutMs` (optional) bounds the whole exchange, body included; `maxBytes` bounds the body (a longer one is a
+ * failure, never cut).
+ */
+export async function fetchText(url, init, { signal, timeoutMs, maxBytes, fail }) {
+  const timeout = timeoutMs === undefined ? undefined : AbortSignal.timeout(timeoutMs);
+  const signals = [signal, timeout].filter((s) => s !== undefined);
+  const failure = (error, why) => {
+    if (signal?.aborted) return signal.reason ?? error;
+    return fail(timeout?.aborted ? `did not answer within ${timeoutMs} ms` : why);
+  };
+  let response;
+  try {
+    response = await fetch(url, { ...init, signal: signals.length > 1 ? AbortSignal.any(signals) : signals[0], redirect: 'error' });
+  } catch (e) {
+    throw failure(e, `could not be reached (${e?.cause?.code ?? e?.name ?? 'error'})`);
+  }
+  let text;
+  try {
+    text = await readAtMost(response, maxBytes);
+  } catch (e) {
+    throw failure(e, 'sent an answer that could not be read');
+  }
+  if (text === undefined) throw fail(`answered with more than ${maxBytes} bytes`);
+  return { status: response.status, ok: response.ok, headers: response.headers, text };
+}
+
+/** The body as UTF-8 text, or undefined (the rest left unread) once it is longer than `maxBytes`. */
+async function readAtMost(response, maxBytes) {
+  if (Number(response.headers.get('content-length')) > maxBytes) {
+    await response.body?.cancel().catch(() => {});
+    return undefined;
+  }
+  const chunks = [];
+  let size = 0;
+  for await (const chunk of response.body ?? []) {
+    size += chunk.byteLength;
+    if (size > maxBytes) return undefined; // leaving the loop cancels the stream
+    chunks.push(chunk);
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
+/** `JSON.parse(text)`, or undefined when the text is not JSON. */
+export function parseJson(text) {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1350,6 +1350,8 @@ export interface components {
         WindowRecord: {
             runs: number;
             successes: number;
+            /** @description Distinct accounts that paid for the runs (who paid for each delegation tree); the author’s own calls are never counted */
+            payers: number;
             /** @description successes ÷ runs, 4 decimals; null without runs */
             success_rate: number | null;
             /** @description Nearest-rank percentiles of observed latencies, whole ms */
@@ -1380,6 +1382,8 @@ export interface components {
         RecordSummary: {
             runs: number;
             successes: number;
+            /** @description Distinct accounts that paid for the runs (who paid for each delegation tree); the author’s own calls are never counted */
+            payers: number;
             /** @description successes ÷ runs, 4 decimals; null without runs */
             success_rate: number | null;
             latency_p50_ms: number | null;

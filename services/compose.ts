@@ -29,7 +29,6 @@ import { credentialLookup } from '../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
 import { type SettleHandOff, settleHandOff, startSettler } from './settler/worker.js';
 import { recoverOrphanedCalls } from './settler/recovery.js';
-import { recoverDeliveries } from './settler/callbacks.js';
 import { generateWebhookSecret } from '../shared/webhooks/secrets.js';
 import { startEvaluator } from './evaluator/worker.js';
 import { loadSuites, type SuiteCatalog } from '../shared/evaluation/suites.js';
@@ -104,6 +103,7 @@ async function startWorkerRoles(
         concurrency: config.settlerConcurrency,
         guardCallbacks: config.hosted && !config.allowPrivateEndpoints,
         webhooks: { hosted: config.hosted, devSecret, settings: config.webhooks, ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}) },
+        retentionDays: config.deliveryRetentionDays,
       })
     : undefined;
   const runner = roles.includes('runner')
@@ -151,7 +151,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     registry,
     messaging,
     log,
-    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, ...(sampleRecords ? { sampleRecords } : {}) },
+    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, rankingMinPayers: config.rankingMinPayers, ...(sampleRecords ? { sampleRecords } : {}) },
     now: () => Date.now(),
     metrics,
   };
@@ -177,23 +177,17 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const { devSecret, settler, runner, evaluator } = await startWorkerRoles(context, config, roles, { waiter, handOff, fileLinks, suites });
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
-  if (messaging.kind === 'memory' && settler) await recoverDeliveries(context);
   const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
   // The metrics port answers /healthz until the very end: a draining process is alive.
   let metricsServer: MetricsServer | undefined;
-  const stopStarted = async (api?: StartedRole): Promise<void> => {
-    const stops = [...(api?.stop ?? []), yanks, published, ...started.flatMap((r) => r.stop)];
-    const release = [...(runner?.release ?? []), ...(host ? [() => host.close()] : []), ...(settler?.release ?? []), ...(api?.release ?? [])];
-    for (const stop of stops) await stop();
-    // Workers finish what they run (BullMQ hands back what it cannot finish), then connections close.
-    await Promise.all([...(api?.workers ?? []), ...started.flatMap((r) => r.workers)].map((w) => w.close()));
-    for (const close of release) await close();
-    await waiter.close();
-    await messaging.close();
-    await db.close();
-    await metricsServer?.close();
-    await tracing.shutdown();
-  };
+  const stopStarted = (api?: StartedRole): Promise<void> =>
+    stopInOrder({ api, started, runner, evaluator, settler, followers: [yanks, published], host, log, graceS: config.stopGraceS }, [
+      () => waiter.close(),
+      () => messaging.close(),
+      () => db.close(),
+      async () => metricsServer?.close(),
+      () => tracing.shutdown(),
+    ]);
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
     api = roles.includes('api') ? await startApi(context, config, waiter, { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}) }) : undefined;
@@ -219,6 +213,53 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     ...(settler && !config.hosted ? { webhookSecret: { secret: devSecret, generated: config.webhooks.devSecret === undefined } } : {}),
     stop: () => stopStarted(api),
   };
+}
+
+/** What a gateway stops: its roles (the API apart), its registry followers, the dev agent host. */
+interface Stoppable {
+  api: StartedRole | undefined;
+  /** The worker roles, runner, settler, evaluator (each also named, for the order of release). */
+  started: readonly StartedRole[];
+  runner: StartedRole | undefined;
+  evaluator: StartedRole | undefined;
+  settler: StartedRole | undefined;
+  followers: Array<() => Promise<void>>;
+  host: { close(): Promise<void> } | undefined;
+  log: Logger;
+  graceS: number;
+}
+
+/**
+ * The stop, in order (docs/operating.md, "Stopping and draining"): the API stops taking requests and answers those it
+ * holds; followers, watchers and sweeps stop; the workers take no new job and finish what they run; once the grace
+ * (HOLON_STOP_GRACE_S, counted from the stop) has passed, what still runs is handed back; then what the work needed
+ * closes — the runners' cancel watcher and runtimes, the evaluators' runtimes, the agent host, the settler's client,
+ * the API's limiter —, and `last`: the waiter, Redis, the pool, the metrics port, tracing.
+ */
+async function stopInOrder(g: Stoppable, last: Array<() => Promise<unknown>>): Promise<void> {
+  const { api, started } = g;
+  const roles = [...(api ? [api] : []), ...started];
+  const stops = [...(api?.stop ?? []), ...g.followers, ...started.flatMap((r) => r.stop)];
+  const release = [
+    ...(g.runner?.release ?? []),
+    ...(g.evaluator?.release ?? []),
+    ...(g.host ? [() => g.host!.close()] : []),
+    ...(g.settler?.release ?? []),
+    ...(api?.release ?? []),
+  ];
+  const grace = setTimeout(() => {
+    g.log.warn({ grace_s: g.graceS }, 'the stop grace has passed: handing back what still runs');
+    for (const handBack of roles.flatMap((r) => r.handBack ?? [])) handBack();
+  }, g.graceS * 1000);
+  try {
+    for (const stop of stops) await stop();
+    // Workers finish what they run, or hand it back at the grace; then what they needed closes.
+    await Promise.all([...(api?.workers ?? []), ...started.flatMap((r) => r.workers)].map((w) => w.close()));
+  } finally {
+    clearTimeout(grace);
+  }
+  for (const close of release) await close();
+  for (const close of last) await close();
 }
 
 /**

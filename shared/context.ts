@@ -14,6 +14,8 @@ export interface ServiceSettings {
   resultTtlS: number;
   /** How long a queued call may wait for a runner before the sweeper closes it. */
   queueGraceS: number;
+  /** HOLON_RANKING_MIN_PAYERS: distinct payers an agent version's runs need before its measured record moves its ranking. */
+  rankingMinPayers: number;
   /** HOLON_RECORDS: sample Agent Records by agent id, shown only beside agents without measured runs; absent = off. */
   sampleRecords?: SampleRecords;
 }
@@ -35,7 +37,7 @@ export interface ServiceContext {
   settleHere?: (callId: string) => Promise<unknown>;
 }
 
-export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300 };
+export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300, rankingMinPayers: 3 };
 
 /** What a started role hands its composition root, in the order the root stops things (services/compose.ts). */
 export interface StartedRole {
@@ -45,4 +47,9 @@ export interface StartedRole {
   workers: Array<{ close(): Promise<void> }>;
   /** Last, once no worker runs: what the running work needed (pooled sessions, HTTP clients, limiters). */
   release: Array<() => Promise<void>>;
+  /**
+   * Called once the stop grace (HOLON_STOP_GRACE_S) has passed with work still running: end it now and hand it back
+   * (a run ends `gateway_restarted`, an evaluation goes to another evaluator, a synchronous answer becomes a 202).
+   */
+  handBack?: Array<() => void>;
 }

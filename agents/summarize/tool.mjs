@@ -1,5 +1,5 @@
 // holon-labs/summarize: summarizes a text with Claude (Anthropic Messages API), billed per 1k tokens.
-import { formatMicros, isToolError, toMicros, toolError } from '../tool-kit.mjs';
+import { fetchText, formatMicros, parseJson, toMicros, toolError } from '../tool-kit.mjs';
 
 export const DEFAULT_MODEL = 'claude-haiku-4-5';
 export const DEFAULT_MAX_WORDS = 100;
@@ -54,32 +54,20 @@ export default async function run(input, { signal, maxCost, env = process.env } 
   }
 
   const base = (env.ANTHROPIC_BASE_URL || 'https://api.anthropic.com').replace(/\/+$/, '');
-  let response;
-  try {
-    response = await fetch(`${base}/v1/messages`, {
-      method: 'POST',
-      headers: {
-        'content-type': 'application/json',
-        'x-api-key': apiKey,
-        'anthropic-version': '2023-06-01',
-      },
-      body: JSON.stringify({
-        model: env.HOLON_SUMMARIZE_MODEL || DEFAULT_MODEL,
-        max_tokens: maxTokensFor(maxWords),
-        messages: [{ role: 'user', content: `${instructionFor(maxWords)}\n\n<text>\n${input.text}\n</text>` }],
-      }),
-      signal,
-      redirect: 'error',
-    });
-  } catch (e) {
-    if (signal?.aborted) throw signal.reason ?? e;
-    throw toolError('upstream_error', `the Anthropic API could not be reached (${e?.cause?.code ?? e?.name ?? 'error'})`);
-  }
-
-  const body = await readBody(response, signal);
-  if (!response.ok) {
+  const request = {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', 'x-api-key': apiKey, 'anthropic-version': '2023-06-01' },
+    body: JSON.stringify({
+      model: env.HOLON_SUMMARIZE_MODEL || DEFAULT_MODEL,
+      max_tokens: maxTokensFor(maxWords),
+      messages: [{ role: 'user', content: `${instructionFor(maxWords)}\n\n<text>\n${input.text}\n</text>` }],
+    }),
+  };
+  const fail = (why) => toolError('upstream_error', `the Anthropic API ${why}`);
+  const { status, ok, text: body } = await fetchText(`${base}/v1/messages`, request, { signal, maxBytes: MAX_RESPONSE_BYTES, fail });
+  if (!ok) {
     const detail = apiErrorMessage(body);
-    throw toolError('upstream_error', `the Anthropic API answered ${response.status}${detail ? `: ${detail}` : ''}`);
+    throw toolError('upstream_error', `the Anthropic API answered ${status}${detail ? `: ${detail}` : ''}`);
   }
   const message = parseJson(body);
   const text = Array.isArray(message?.content)
@@ -97,31 +85,6 @@ export default async function run(input, { signal, maxCost, env = process.env } 
     output: { summary: text.trim(), input_tokens: inputTokens, output_tokens: outputTokens },
     units: unitsFor(inputTokens + outputTokens),
   };
-}
-
-async function readBody(response, signal) {
-  const declared = Number(response.headers.get('content-length'));
-  if (declared > MAX_RESPONSE_BYTES) {
-    await response.body?.cancel().catch(() => {});
-    throw toolError('upstream_error', `the Anthropic API answered with ${declared} bytes, more than expected`);
-  }
-  try {
-    const text = await response.text();
-    if (text.length > MAX_RESPONSE_BYTES) throw toolError('upstream_error', 'the Anthropic API answered with more than expected');
-    return text;
-  } catch (e) {
-    if (signal?.aborted) throw signal.reason ?? e;
-    if (isToolError(e)) throw e;
-    throw toolError('upstream_error', 'the answer of the Anthropic API could not be read');
-  }
-}
-
-function parseJson(text) {
-  try {
-    return JSON.parse(text);
-  } catch {
-    return undefined;
-  }
 }
 
 /** `error.type: error.message` of an Anthropic error body, shortened; never the request. */

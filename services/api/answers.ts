@@ -40,7 +40,10 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
   }
   const { callId, timeoutMs } = submitted;
   if (async) {
-    res.status(202).json({ status: 'queued', call: { id: callId, status: 'queued' } });
+    res
+      .status(202)
+      .location(`/v0/calls/${callId}`)
+      .json({ status: 'queued', call: { id: callId, status: 'queued' } });
     return;
   }
   await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
@@ -52,7 +55,11 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
     return;
   }
   const status = (await callStatus(deps.ctx.db, callId)) ?? 'queued';
-  res.status(202).json({ status, call: { id: callId, status } });
+  // `Location`: the call's state URL (GET it, with ?wait= to long-poll), whichever API process answers it.
+  res
+    .status(202)
+    .location(`/v0/calls/${callId}`)
+    .json({ status, call: { id: callId, status } });
 }
 
 /**

@@ -10,7 +10,10 @@
  * Every 401 carries `WWW-Authenticate: Bearer realm="holon", …` (RFC 6750 §3), so that a client (an MCP client
  * in particular) reads that it needs a key rather than going looking for an OAuth server.
  *
- * Scoping: another principal's mandate, receipt, approval, call or balance answers 404, as if it did not exist.
+ * Scoping (DESIGN §3.7, docs/hosted.md "Principals and scoping"): another principal's mandate, receipt, approval,
+ * call, task or balance answers exactly as one that does not exist — the same 404, the same words, and nothing read
+ * from it first. What a principal sees is its `Scope` (below): every lookup by id goes through `ownOrNotFound`, and
+ * admission, which answers with a receipt rather than a 404, is handed the scope (`approval.inScope`).
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
@@ -114,7 +117,7 @@ function rootMandateOf(mandateId: string): string {
 }
 
 /** Is `mandateId` the mandate `root` or one of the sub-mandates derived from it? */
-export function inMandateTree(root: string, mandateId: string | null): boolean {
+function inMandateTree(root: string, mandateId: string | null): boolean {
   return mandateId !== null && (mandateId === root || mandateId.startsWith(`${root}.`));
 }
 
@@ -122,7 +125,7 @@ export function inMandateTree(root: string, mandateId: string | null): boolean {
  * May this principal see (and act under) the mandate? Humans: every mandate whose root they issued (a root
  * mandate's id starts with its issuer). Agents: their key's mandate and the sub-mandates derived from it.
  */
-export function seesMandate(p: Principal, mandateId: string): boolean {
+function seesMandate(p: Principal, mandateId: string): boolean {
   switch (p.kind) {
     case 'operator':
       return true;
@@ -135,7 +138,30 @@ export function seesMandate(p: Principal, mandateId: string): boolean {
   }
 }
 
+/** The mandates whose things (calls, receipts, approvals…) a principal sees: the one rule every lookup by id uses. */
+export type Scope = (mandateId: string | null) => boolean;
+
+/** A principal's scope: `seesMandate`. */
+export function scopeOf(p: Principal): Scope {
+  return (mandateId) => mandateId !== null && seesMandate(p, mandateId);
+}
+
+/** An MCP connection's scope: its one mandate and the sub-mandates derived from it (an agent key's, as `seesMandate`). */
+export function mandateTreeScope(root: string): Scope {
+  return (mandateId) => inMandateTree(root, mandateId);
+}
+
+/**
+ * What an id names, if it is in the scope; else the 404 of an id that names nothing. Both answers are one: the same
+ * code and the same words (`notFound` may echo the id asked for, never anything of what was found), decided before
+ * anything of the thing is looked at, so that no answer tells another tenant's thing from none.
+ */
+export function ownOrNotFound<T>(scope: Scope, found: T | null | undefined, mandateOf: (thing: T) => string | null, notFound: string): T {
+  if (found === null || found === undefined || !scope(mandateOf(found))) throw new HolonError('not_found', notFound);
+  return found;
+}
+
 /** 404 unless the principal sees the mandate (another principal's mandate does not exist for it). */
 export function assertSeesMandate(p: Principal, mandateId: string | null, notFound: string): void {
-  if (mandateId === null || !seesMandate(p, mandateId)) throw new HolonError('not_found', notFound);
+  if (!scopeOf(p)(mandateId)) throw new HolonError('not_found', notFound);
 }

@@ -1,7 +1,7 @@
 /**
  * The API service (`holon api`): REST /v0 and the MCP server at /mcp on one HTTP listener (app.ts).
  */
-import { createServer, type RequestListener, type Server } from 'node:http';
+import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
@@ -61,9 +61,67 @@ function hostedRateLimits(config: Config, limiter: RateLimiter): NonNullable<Api
   };
 }
 
-/** Listen on HOLON_HOST:HOLON_PORT; `stop` stops taking requests and waits for those in flight. */
-async function listen(app: RequestListener, config: Config, mcp: { close(): Promise<void> }) {
-  const server = createServer(app);
+/**
+ * The HTTP server's limits on slow clients (HOLON_HEADERS_TIMEOUT_S, HOLON_REQUEST_TIMEOUT_S,
+ * HOLON_KEEPALIVE_TIMEOUT_S): headers, then the whole request, must arrive in time, or the connection gets a 408 and
+ * is closed, so a client sending a byte at a time cannot hold sockets; an idle keep-alive connection closes after its
+ * timeout. Node checks the first two every `connectionsCheckingInterval` (30 s by default): here every second at most.
+ */
+function serverLimits(config: Config) {
+  const headersTimeout = config.headersTimeoutS * 1000;
+  return {
+    headersTimeout,
+    requestTimeout: config.requestTimeoutS * 1000,
+    keepAliveTimeout: config.keepAliveTimeoutS * 1000,
+    connectionsCheckingInterval: Math.max(100, Math.min(1000, Math.floor(headersTimeout / 4))),
+  };
+}
+
+/** Where the API is in its life: serving, or stopping (`draining`): readiness fails and new requests are turned away. */
+interface Drain {
+  draining: boolean;
+  /** Responses not yet sent: once draining, each is sent with `Connection: close`. */
+  open: Set<ServerResponse>;
+}
+
+const STOPPING = JSON.stringify({
+  error: { code: 'busy', message: 'this API process is stopping: send the request again (another process answers it)' },
+});
+
+/**
+ * In front of the app: `GET /readyz` (200 while serving, 503 once stopping: what a load balancer's readiness check
+ * asks), and while stopping every new request answered `503` with `Retry-After` on a connection that then closes.
+ * The requests the app already holds go on (services/api/start.ts `listen`).
+ */
+function drainGuard(app: RequestListener, drain: Drain): RequestListener {
+  return (req, res) => {
+    const path = req.url?.split('?')[0];
+    if (drain.draining) {
+      res.shouldKeepAlive = false;
+      res
+        .writeHead(503, { 'content-type': 'application/json', 'retry-after': '1', connection: 'close' })
+        .end(path === '/readyz' ? JSON.stringify({ ok: false, stopping: true }) : STOPPING);
+      return;
+    }
+    if (path === '/readyz' && req.method === 'GET') {
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{"ok":true}');
+      return;
+    }
+    drain.open.add(res);
+    res.once('close', () => drain.open.delete(res));
+    app(req, res);
+  };
+}
+
+/**
+ * Listen on HOLON_HOST:HOLON_PORT. `stop` (SIGTERM): readiness fails and no connection is accepted any more; a request
+ * arriving on a kept-alive connection is answered 503 with Retry-After, and every connection closes as its last
+ * answer ends; the requests in flight are answered — a synchronous call as it finishes, or 202 with its state URL
+ * when the stop grace passes first (`handBack`, which aborts `drained`'s waits); MCP sessions close at once.
+ */
+async function listen(app: RequestListener, config: Config, parts: { mcp: { close(): Promise<void> }; handedBack: AbortSignal }) {
+  const drain: Drain = { draining: false, open: new Set() };
+  const server = createServer(serverLimits(config), drainGuard(app, drain));
   await new Promise<void>((resolve, reject) => {
     server.once('error', (e: NodeJS.ErrnoException) => reject(new ListenError(config.host, config.port, e)));
     server.listen(config.port, config.host, () => resolve());
@@ -71,19 +129,38 @@ async function listen(app: RequestListener, config: Config, mcp: { close(): Prom
   const address = server.address();
   const port = typeof address === 'object' && address ? address.port : config.port;
   const stop = async () => {
-    // Stop taking requests first; in-flight requests finish. MCP sessions hold their streams open: close them.
+    drain.draining = true;
+    // The answers still to come close their connection behind them.
+    for (const res of drain.open) if (!res.headersSent) res.shouldKeepAlive = false;
+    // No new connection; the idle kept-alive ones close now, the busy ones once their answer is out.
     const closed = new Promise<void>((resolve) => server.close(() => resolve()));
-    await mcp.close();
-    // Keep-alive connections become idle as their last response ends: close them as they do.
+    server.closeIdleConnections();
+    await parts.mcp.close();
     const idle = setInterval(() => server.closeIdleConnections(), 50);
+    // Past the grace the waits end (202s); what still holds a connection a few seconds later (a slow upload, a stream)
+    // is cut, so the stop is bounded.
+    const cut = () => setTimeout(() => server.closeAllConnections(), 5_000).unref();
+    if (parts.handedBack.aborted) cut();
+    else parts.handedBack.addEventListener('abort', cut, { once: true });
     await closed;
     clearInterval(idle);
   };
   return { server, port, stop };
 }
 
-export async function startApi(ctx: ServiceContext, config: Config, waiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
+/** The waiter the API's requests wait with: the process's one, whose waits all end (false) at the hand-back. */
+function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter {
+  return {
+    wait: (callId, timeoutMs, options = {}) =>
+      waiter.wait(callId, timeoutMs, { ...options, signal: options.signal ? AbortSignal.any([options.signal, handedBack]) : handedBack }),
+    close: () => waiter.close(),
+  };
+}
+
+export async function startApi(ctx: ServiceContext, config: Config, processWaiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
   const release: StartedRole['release'] = [];
+  const handBack = new AbortController();
+  const waiter = drainedWaiter(processWaiter, handBack.signal);
   const mcp = createMcpEndpoint({
     ctx,
     waiter,
@@ -132,6 +209,6 @@ export async function startApi(ctx: ServiceContext, config: Config, waiter: Call
       : {}),
     ...(options.suites ? { suites: options.suites } : {}),
   });
-  const { server, port, stop } = await listen(app, config, mcp);
-  return { server, port, stop: [stop], workers: [], release };
+  const { server, port, stop } = await listen(app, config, { mcp, handedBack: handBack.signal });
+  return { server, port, stop: [stop], workers: [], release, handBack: [() => handBack.abort()] };
 }

@@ -48,6 +48,8 @@ export async function openTarget(target: DatabaseTarget, mustExist: boolean): Pr
 
 /** One plain connection first, so an unreachable or refusing server is one clear line (the pool would log a stack). */
 async function reachable(target: DatabaseTarget): Promise<void> {
+  if (!/^postgres(ql)?:\/\/./i.test(target.url ?? ''))
+    throw new BackupError('DATABASE_URL is not a Postgres URL: it must start with postgres:// (postgres://USER:PASSWORD@HOST:PORT/DATABASE)');
   const client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
   try {

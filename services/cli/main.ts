@@ -5,6 +5,7 @@ import { auditCommand } from './audit.js';
 import { backupCommand } from './backup.js';
 import { credentialCommand } from './credential.js';
 import { earningsCommand } from './earnings.js';
+import { migrateCommand } from './migrate.js';
 import { publishCommand } from './publish.js';
 import { restoreCommand } from './restore.js';
 import { validateCommand } from './validate.js';
@@ -32,6 +33,10 @@ Usage:
                                         endpoint credential on a hosted gateway
   holon earnings [--url URL] [--key KEY] [--json]
                                         your published versions and what each earned (from the journal)
+  holon migrate [--db DIR] [--json]     apply this release's migrations to DATABASE_URL (else the PGlite
+                                        directory --db) and exit: for a Job, an init container or a deploy
+                                        step; prints what it applied. Safe beside starting roles (they
+                                        migrate too, under the same lock); exit 1 when it fails, saying why
   holon backup --out FILE [--db DIR] [--json]
                                         copy every row, the sequences and the schema version of DATABASE_URL
                                         (else the PGlite directory --db) into a JSON Lines file
@@ -56,6 +61,8 @@ export async function main(argv: string[]): Promise<number> {
       return credentialCommand(rest);
     case 'earnings':
       return earningsCommand(rest);
+    case 'migrate':
+      return migrateCommand(rest);
     case 'backup':
       return backupCommand(rest);
     case 'restore':

@@ -2,13 +2,18 @@
  * The evaluator's recovery sweep, at start-up and then every `everyMs`: an evaluation queued for longer than
  * `graceMs` (its job was lost: an API died after the commit, or Redis lost it) or running with a lapsed lease (its
  * evaluator died) is handed to an evaluator again — unless its job is still waiting or running. The claim decides
- * who runs it (shared/evaluation/store.ts), so a sweep that hands one over twice costs a no-op delivery.
+ * who runs it (shared/evaluation/store.ts), so a sweep that hands one over twice costs a no-op delivery. Each one
+ * handed over counts in `holon_sweeper_actions_total{action="evaluations_requeued"}`.
  */
 import type { ServiceContext } from '../../shared/context.js';
 import { EVALUATE_QUEUE, EVALUATION_ATTEMPTS, type EvaluationJob } from '../../shared/evaluation/jobs.js';
 import { strandedEvaluations } from '../../shared/evaluation/store.js';
+import { countSweep } from '../../shared/platform/metrics.js';
+import { startPeriodic } from '../../shared/platform/periodic.js';
 
-async function sweepEvaluations(ctx: Pick<ServiceContext, 'db' | 'messaging' | 'log' | 'now'>, graceMs: number): Promise<number> {
+type SweepContext = Pick<ServiceContext, 'db' | 'messaging' | 'log' | 'now' | 'metrics'>;
+
+async function sweepEvaluations(ctx: SweepContext, graceMs: number): Promise<number> {
   const now = ctx.now();
   const stranded = await strandedEvaluations(ctx.db, now, now - graceMs);
   const queue = ctx.messaging.queues.queue<EvaluationJob>(EVALUATE_QUEUE);
@@ -20,20 +25,12 @@ async function sweepEvaluations(ctx: Pick<ServiceContext, 'db' | 'messaging' | '
     handed++;
   }
   if (handed) ctx.log.info({ handed }, 'unfinished evaluations handed to an evaluator again');
+  countSweep(ctx.metrics, 'evaluations_requeued', handed);
   return handed;
 }
 
 /** Sweep now, then every `everyMs` (unref'd); returns the stop function. A failed sweep is logged and tried again. */
-export function startEvaluationSweeper(ctx: Pick<ServiceContext, 'db' | 'messaging' | 'log' | 'now'>, everyMs: number, graceMs: number): () => Promise<void> {
-  let running: Promise<unknown> = Promise.resolve();
-  const tick = () => {
-    running = sweepEvaluations(ctx, graceMs).catch((err) => ctx.log.warn({ err: { message: (err as Error)?.message } }, 'the evaluation sweep failed'));
-  };
-  tick();
-  const timer = setInterval(tick, everyMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+export function startEvaluationSweeper(ctx: SweepContext, everyMs: number, graceMs: number): () => Promise<void> {
+  const sweeps = startPeriodic(ctx.log, () => sweepEvaluations(ctx, graceMs), { everyMs, atStart: true, failure: 'the evaluation sweep failed' });
+  return () => sweeps.stop();
 }

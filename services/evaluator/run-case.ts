@@ -31,6 +31,8 @@ interface CaseEnv {
   runtimes: Runtime;
   signer: FileLinkSigner;
   now: () => number;
+  /** Fires when the evaluator hands its evaluations back (its stop grace passed): the case ends at once, unrecorded. */
+  handBack?: AbortSignal;
 }
 
 /** One case to run: the agent, its loaded suite, the case, and the id its run goes under. */
@@ -47,7 +49,7 @@ export async function runCase(env: CaseEnv, job: CaseJob): Promise<CaseRun> {
   const timeoutMs = (c.timeout_s ?? agent.manifest.runtime.timeoutS) * 1000;
   const started = Date.now();
   const attempt = async (): Promise<RunResult> => {
-    const deadline = runDeadline(timeoutMs);
+    const deadline = runDeadline(timeoutMs, env.handBack);
     const files = fixtureLinks(signer, job, now(), timeoutMs);
     try {
       return await runtimes.run(agent, c.input, { callId, signal: deadline.signal, timeoutMs, ...(files ? { files } : {}) });
@@ -62,6 +64,12 @@ export async function runCase(env: CaseEnv, job: CaseJob): Promise<CaseRun> {
   const { manifest } = agent;
   const judgement = judgeCase(c, result, (output) => compileInterface(manifest).output(output), Object.keys(manifest.interface.errors));
   return { judgement, durationMs: Date.now() - started, ...(result.kind === 'failure' ? { failure: result.code } : {}) };
+}
+
+/** A judged case in the metrics: passed, failed, or `unreachable` (failed because the agent's endpoint could not be reached). */
+export function caseOutcome(run: CaseRun): 'passed' | 'failed' | 'unreachable' {
+  if (run.judgement.passed) return 'passed';
+  return run.failure === 'runtime_unavailable' ? 'unreachable' : 'failed';
 }
 
 /** The links of the fixtures a case names, valid for the case's time and a minute (never longer than 15 minutes). */

@@ -8,7 +8,8 @@
  *      is judged — public ones with their detail, hidden ones as pass/fail only;
  *   4. end it: `passed` when passed/total reaches the threshold, else `failed`; `error` when the agent's endpoint
  *      could not be reached in any case. Counts come from the case rows, so nothing is counted twice.
- * Nothing of a hidden case (input, expectation, output, reasons) is logged or stored.
+ * Nothing of a hidden case (input, expectation, output, reasons) is logged or stored. Measured: each case recorded in
+ * `holon_evaluation_cases_total` by outcome, each evaluation that ends in `holon_evaluation_duration_seconds` by status.
  */
 import { randomBytes } from 'node:crypto';
 import { suiteStatus } from '../../shared/core/evals/index.js';
@@ -28,7 +29,7 @@ import {
 import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Runtime } from '../../shared/runtimes/types.js';
 import type { EndpointLimit } from './endpoint-limit.js';
-import { caseDetail, runCase } from './run-case.js';
+import { caseDetail, caseOutcome, runCase } from './run-case.js';
 
 export interface EvaluatorContext extends ServiceContext {
   suites: SuiteCatalog;
@@ -37,9 +38,14 @@ export interface EvaluatorContext extends ServiceContext {
   endpoints: EndpointLimit;
   /** How long a claim holds without renewal; renewed every third of it. */
   leaseMs: number;
+  /**
+   * Fires when the evaluator stops and its grace has passed: no case starts any more, the one running ends unrecorded,
+   * and the evaluation is handed back (its lease released) for another evaluator to resume.
+   */
+  handBack?: AbortSignal;
 }
 
-export type EvaluationEnd = 'ended' | 'held-elsewhere' | 'lost-lease';
+export type EvaluationEnd = 'ended' | 'held-elsewhere' | 'lost-lease' | 'handed-back';
 
 export async function runEvaluation(ctx: EvaluatorContext, id: string): Promise<EvaluationEnd> {
   const holder = `h_${randomBytes(8).toString('hex')}`;
@@ -59,7 +65,12 @@ export async function runEvaluation(ctx: EvaluatorContext, id: string): Promise<
     Math.max(50, Math.floor(ctx.leaseMs / 3)),
   );
   try {
-    const ended = await evaluate(ctx, { row, holder, lost: () => lost, log });
+    const ended = await evaluate(ctx, { row, holder, lost: () => lost || ctx.handBack?.aborted === true, log });
+    if (ended === 'lost-lease' && !lost && ctx.handBack?.aborted) {
+      await releaseLease(ctx.db, id, holder);
+      log.info('evaluation handed back: the evaluator is stopping');
+      return 'handed-back';
+    }
     return ended;
   } catch (err) {
     // Let another delivery (a retry here, or another evaluator) claim it at once instead of waiting for the lease.
@@ -83,6 +94,7 @@ async function evaluate(ctx: EvaluatorContext, held: HeldEvaluation): Promise<Ev
   const end = async (status: 'passed' | 'failed' | 'error', passed: number, reason?: string): Promise<EvaluationEnd> => {
     const done = await finishEvaluation(ctx.db, { id: row.id, holder, now: ctx.now() }, { status, passed, ...(reason ? { reason } : {}) });
     if (!done) return 'lost-lease';
+    if (done.duration_ms !== null) ctx.metrics?.evaluationSeconds.observe({ status }, done.duration_ms / 1000);
     log.info({ status, passed, total: done.total, suite_version: done.suite_version, duration_ms: done.duration_ms }, 'evaluation ended');
     return 'ended';
   };
@@ -106,7 +118,7 @@ async function evaluate(ctx: EvaluatorContext, held: HeldEvaluation): Promise<Ev
       ctx.endpoints.run(endpoint, async () => {
         if (lost()) return;
         const run = await runCase(
-          { runtimes: ctx.runtimes, signer: ctx.fileLinks, now: ctx.now },
+          { runtimes: ctx.runtimes, signer: ctx.fileLinks, now: ctx.now, ...(ctx.handBack ? { handBack: ctx.handBack } : {}) },
           { agent, suite: loaded, case: c, callId: `${row.id}.${ordinal + 1}` },
         );
         if (run.failure) failures.push(run.failure);
@@ -119,11 +131,12 @@ async function evaluate(ctx: EvaluatorContext, held: HeldEvaluation): Promise<Ev
           duration_ms: run.durationMs,
           detail: loaded.hidden ? null : caseDetail(c, run),
         });
+        ctx.metrics?.evaluationCases.inc({ outcome: caseOutcome(run) });
       }),
     ),
   );
   if (lost()) {
-    log.warn('the evaluation lease was lost: another evaluator holds it now');
+    if (!ctx.handBack?.aborted) log.warn('the evaluation lease was lost: another evaluator holds it now');
     return 'lost-lease';
   }
   const { passed, judged } = await passedCount(ctx.db, row.id);

@@ -33,6 +33,8 @@ export interface EvaluatorOptions extends GatewayRuntimesOptions {
 export async function startEvaluator(ctx: ServiceContext, options: EvaluatorOptions): Promise<StartedRole> {
   const unwatch = options.credentials ? await watchCredentials(ctx.messaging.notifier, options.credentials) : undefined;
   const runtimes = createGatewayRuntimes(ctx.log, options);
+  // Fires at the stop grace: the evaluations still running are handed to another evaluator (run-evaluation.ts).
+  const handBack = new AbortController();
   const ec: EvaluatorContext = {
     ...ctx,
     suites: options.suites,
@@ -40,12 +42,14 @@ export async function startEvaluator(ctx: ServiceContext, options: EvaluatorOpti
     fileLinks: options.fileLinks,
     endpoints: createEndpointLimit(options.perEndpoint ?? 2),
     leaseMs: options.leaseMs ?? 15_000,
+    handBack: handBack.signal,
   };
   const worker = ctx.messaging.queues.worker<EvaluationJob>(
     EVALUATE_QUEUE,
     async (job, info) => {
       try {
-        await runEvaluation(ec, job.evaluationId);
+        // Handed back: queued again at once (a fresh job id), for an evaluator still running to resume it.
+        if ((await runEvaluation(ec, job.evaluationId)) === 'handed-back') await handOver(ec, job.evaluationId);
       } catch (err) {
         ctx.log.error({ evaluation: job.evaluationId, err: { message: (err as Error)?.message } }, 'the evaluation failed on the gateway side');
         if (info.attemptsMade + 1 < EVALUATION_ATTEMPTS) throw err;
@@ -57,10 +61,17 @@ export async function startEvaluator(ctx: ServiceContext, options: EvaluatorOpti
   );
   const stopSweeper = startEvaluationSweeper(ctx, options.sweepEveryMs ?? 10_000, options.queuedGraceMs ?? 30_000);
   return {
-    stop: [stopSweeper, ...(unwatch ? [unwatch] : [])],
+    // The sweep stops first: it hands work to evaluators, and this one is leaving.
+    stop: [stopSweeper],
     workers: [worker],
-    release: [async () => runtimes.close()],
+    release: [...(unwatch ? [unwatch] : []), async () => runtimes.close()],
+    handBack: [() => handBack.abort()],
   };
+}
+
+async function handOver(ec: EvaluatorContext, id: string): Promise<void> {
+  const queue = ec.messaging.queues.queue<EvaluationJob>(EVALUATE_QUEUE);
+  await queue.add({ evaluationId: id }, { jobId: `${id}~${ec.now()}`, attempts: EVALUATION_ATTEMPTS, backoffMs: 2_000 });
 }
 
 async function giveUp(ec: EvaluatorContext, id: string): Promise<void> {

@@ -41,6 +41,35 @@ export interface RunnerContext extends ServiceContext {
   cancels?: CancelWatcher;
   /** Signs the download links of the files an input names (shared/files/); without it such a call fails, unbilled. */
   fileLinks?: FileLinkSigner;
+  /** Fires when the runner stops and its grace has passed: a run still going ends `gateway_restarted`, unbilled. */
+  handBack?: AbortSignal;
+}
+
+/** The reason a run's signal fires with when its runner hands it back (the stop grace passed): neither cancel nor timeout. */
+export class HandedBack extends Error {
+  override readonly name = 'HandedBack';
+  constructor() {
+    super('the runner stopped before the run ended');
+  }
+}
+
+/** The signal a run ends on early: the caller's cancel or the runner's hand-back, whichever fires first (with its reason). */
+function earlyEnd(cancelled: AbortSignal | undefined, handBack: AbortSignal | undefined): { signal?: AbortSignal; dispose(): void } {
+  const sources = [cancelled, handBack].filter((s): s is AbortSignal => s !== undefined);
+  if (sources.length < 2) return { ...(sources[0] ? { signal: sources[0] } : {}), dispose: () => {} };
+  const controller = new AbortController();
+  const listeners = sources.map((s) => {
+    const fire = () => controller.abort(s.reason);
+    if (s.aborted) fire();
+    else s.addEventListener('abort', fire, { once: true });
+    return () => s.removeEventListener('abort', fire);
+  });
+  return {
+    signal: controller.signal,
+    dispose: () => {
+      for (const off of listeners) off();
+    },
+  };
 }
 
 export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
@@ -95,7 +124,8 @@ async function runClaimed(ctx: RunnerContext, claimed: Claimed, cancelled?: Abor
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
-  const deadline = runDeadline(call.timeoutMs, cancelled);
+  const early = earlyEnd(cancelled, ctx.handBack);
+  const deadline = runDeadline(call.timeoutMs, early.signal);
   const { signal } = deadline;
   try {
     const delegation = await delegationFor(ctx, claimed, { mandate, manifest, signal });
@@ -122,10 +152,19 @@ async function runClaimed(ctx: RunnerContext, claimed: Claimed, cancelled?: Abor
       result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
     }
 
+    // Read as the run returns: a hand-back that fires after the agent answered changes nothing.
+    const handedBack = signal.reason instanceof HandedBack && result.kind === 'failure';
     if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
+    if (handedBack) {
+      // Handed back: whatever the agent did is not billed, and the call ends for its caller now (it may send it again).
+      log.warn('the runner stopped before the run ended: gateway_restarted, unbilled');
+      await finish(unbilled('gateway_restarted'));
+      return;
+    }
     await closeRun(ctx, claimed, { manifest, result, budget, maxCost, ranAt }, finish);
   } finally {
     deadline.dispose();
+    early.dispose();
   }
 }
 

@@ -9,7 +9,7 @@ import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../../shared/files/access.js';
 import { createCancelWatcher } from './cancel-watcher.js';
-import { runCall } from './run-call.js';
+import { HandedBack, runCall } from './run-call.js';
 import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 import { inSpan } from '../../shared/platform/tracing.js';
@@ -35,15 +35,28 @@ export async function startRunner(ctx: ServiceContext, options: RunnerOptions): 
   const { credentials } = options;
   const unwatch = credentials ? await watchCredentials(ctx.messaging.notifier, credentials) : undefined;
   const runtimes = createGatewayRuntimes(ctx.log, options);
-  const runner = { ...ctx, runtimes, waiter: options.waiter, cancels, ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}) };
+  // Fires at the stop grace: the runs still going end `gateway_restarted`, unbilled (run-call.ts).
+  const handBack = new AbortController();
+  const runner = {
+    ...ctx,
+    runtimes,
+    waiter: options.waiter,
+    cancels,
+    handBack: handBack.signal,
+    ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}),
+  };
   return {
-    stop: [() => cancels.close(), ...(unwatch ? [unwatch] : [])],
+    // Nothing to stop first: the worker takes no new run once it closes, and a cancellation must still reach the runs
+    // it finishes meanwhile (the cancel watcher closes after them, in `release`).
+    stop: [],
     workers: [
       ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => inSpan('holon.run', { 'holon.call_id': job.callId }, () => runCall(runner, job.callId)), {
         concurrency: options.concurrency,
       }),
     ],
-    // After the runs ended: pooled MCP sessions end with a DELETE, then the guarded client's connections close.
-    release: [async () => runtimes.close()],
+    // After the runs ended: cancellations and credential changes are no longer heard, pooled MCP sessions end with a
+    // DELETE, then the guarded client's connections close.
+    release: [() => cancels.close(), ...(unwatch ? [unwatch] : []), async () => runtimes.close()],
+    handBack: [() => handBack.abort(new HandedBack())],
   };
 }

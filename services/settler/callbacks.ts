@@ -1,8 +1,13 @@
 /**
  * Webhook deliveries (docs/webhooks.md): when a call names `callback_url`, the gateway POSTs `call.completed` once
- * the receipt exists (the settler queues a `callback` job after the commit), signed the Standard Webhooks way with
- * the `standardwebhooks` library: `webhook-id` (the same on every attempt), `webhook-timestamp`, `webhook-signature`
- * (one `v1,<base64>` per signing secret of the account that pays for the call; dev mode: the one local secret).
+ * the receipt exists, signed the Standard Webhooks way with the `standardwebhooks` library: `webhook-id` (the same on
+ * every attempt), `webhook-timestamp`, `webhook-signature` (one `v1,<base64>` per signing secret of the account that
+ * pays for the call; dev mode: the one local secret).
+ *
+ * Durable start: the settlement writes the delivery's row in its own transaction (the outbox). The `callback` job it
+ * queues after the commit is only a fast wake-up: the delivery sweep (at start-up, then every minute for those overdue
+ * by a minute) queues the attempt of every pending delivery that has no job, never-started ones included, so a
+ * settler that died between the commit and the job loses nothing, on Redis and in process alike.
  *
  * Durable retries: every attempt is a job on the `deliver` queue ({callId, deliveryId, step | resend}: ids only),
  * the next one queued with the schedule's delay (shared/webhooks/schedule.ts), so a restarted settler carries on
@@ -25,7 +30,10 @@ import { callCompleted, webhookHeaders } from '../../shared/webhooks/payload.js'
 import { parseRetryAfter, verdict, type AttemptResult } from '../../shared/webhooks/schedule.js';
 import { attemptError } from '../../shared/webhooks/attempt-error.js';
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
+import { countSweep } from '../../shared/platform/metrics.js';
+import { type Periodic, startPeriodic } from '../../shared/platform/periodic.js';
 import {
+  attemptQueued,
   enqueueAttempt,
   loadDelivery,
   noteDelivery,
@@ -66,16 +74,18 @@ export function webhookRuntime(
 
 const enqueue = (ctx: ServiceContext, job: DeliverJob, delayMs = 0) => enqueueAttempt(ctx.messaging.queues, job, delayMs);
 
-/** The `callback` job (queued by the settlement): opens the call's delivery and queues its first attempt. */
+/** The `callback` job (the settlement's wake-up): queues the step the call's delivery is at (its row is the settlement's). */
 export async function startDelivery(ctx: ServiceContext, callId: string): Promise<void> {
   const d = await openDelivery(ctx.db, callId);
   if (d?.state === 'pending') await queueCurrentStep(ctx, d);
 }
 
+const currentStep = (d: Delivery): DeliverJob => ({ callId: d.callId, deliveryId: d.id, step: d.stepsMade });
+
 /** Queues the step a pending delivery is at, after what is left of its delay (a no-op while that job exists). */
 async function queueCurrentStep(ctx: ServiceContext, d: Delivery): Promise<void> {
   const delayMs = d.nextAttemptAt ? Math.max(0, d.nextAttemptAt.getTime() - ctx.now()) : 0;
-  await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: d.stepsMade }, delayMs);
+  await enqueue(ctx, currentStep(d), delayMs);
 }
 
 /** One POST: the status and `Retry-After`, or why no answer came. Never follows a redirect; the body is not read. */
@@ -168,30 +178,31 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
 }
 
 /**
- * Queues the current step of pending deliveries again (a no-op for those whose job exists: same job id). With the
- * in-process queue, delayed attempts die with the process: at start-up every pending delivery is queued again, after
- * what is left of its delay. With Redis the delayed jobs survive on their own; the settler's sweep still queues
- * again a delivery overdue by `overdueMs`, in case its job was lost (Redis failed between the log and the queue).
+ * Queues the current step of pending deliveries that have no job (waiting, delayed or running), after what is left of
+ * its delay; the count of those queued is what it answers. Every pending delivery, or only those overdue by
+ * `overdueMs`. It finds the deliveries whose job was lost: the in-process queue's, which died with the process; a
+ * never-started one whose settler died between the settlement's commit and the wake-up; one whose next job Redis lost
+ * between the log and the queue. A delivery queued twice still sends once: the job id dedupes while the job exists,
+ * and a job for a step already made only queues the step after it (runDeliverJob).
  */
 export async function recoverDeliveries(ctx: ServiceContext, overdueMs?: number): Promise<number> {
   const pending = await pendingDeliveries(ctx.db, overdueMs);
-  for (const d of pending) await queueCurrentStep(ctx, d);
-  return pending.length;
+  let queued = 0;
+  for (const d of pending) {
+    if (await attemptQueued(ctx.messaging.queues, currentStep(d))) continue;
+    await queueCurrentStep(ctx, d);
+    queued++;
+  }
+  countSweep(ctx.metrics, 'deliveries_requeued', queued);
+  return queued;
 }
 
-/** The settler's sweep for lost attempts: every minute, deliveries overdue by more than a minute. */
-export function startDeliverySweep(ctx: ServiceContext, everyMs = 60_000): { stop(): Promise<void> } {
-  let running: Promise<unknown> = Promise.resolve();
-  const timer = setInterval(() => {
-    running = recoverDeliveries(ctx, everyMs).catch((e: unknown) =>
-      ctx.log.warn({ err: { message: (e as Error)?.message } }, 'webhook delivery sweep failed; trying again in a minute'),
-    );
-  }, everyMs);
-  timer.unref();
-  return {
-    stop: async () => {
-      clearInterval(timer);
-      await running;
-    },
+/** The settler's delivery sweep: at start-up every pending delivery, then every minute those overdue by a minute. */
+export function startDeliverySweep(ctx: ServiceContext, everyMs = 60_000): Periodic {
+  let started = false;
+  const sweep = async () => {
+    await recoverDeliveries(ctx, started ? everyMs : undefined);
+    started = true;
   };
+  return startPeriodic(ctx.log, sweep, { everyMs, atStart: true, failure: 'webhook delivery sweep failed; trying again in a minute' });
 }

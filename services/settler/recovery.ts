@@ -8,12 +8,14 @@
  * settler again. With Redis, queued jobs survive and a running call's job is redelivered after its runner's lock
  * expires (the redelivery closes it, services/runner/run-call.ts); the sweeper is the backstop for both.
  *
- * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/hosted/idempotency.ts).
+ * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/hosted/idempotency.ts). Counted in
+ * `holon_sweeper_actions_total` as `restart_closed` and `restart_resettled`.
  */
 import { unbilled } from '../../shared/calls/outcome.js';
 import { markInterrupted } from '../../shared/hosted/idempotency.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
+import { countSweep } from '../../shared/platform/metrics.js';
 
 export async function recoverOrphanedCalls(ctx: ServiceContext): Promise<{ closed: number; resettled: number }> {
   const orphaned = await ctx.db('calls').whereIn('status', ['queued', 'running']).select('id', 'status');
@@ -25,7 +27,9 @@ export async function recoverOrphanedCalls(ctx: ServiceContext): Promise<{ close
   await markInterrupted(ctx.db, closed);
   const settling = await ctx.db('calls').where({ status: 'settling' }).select('id');
   for (const c of settling) if (!closed.includes(String(c.id))) await enqueueSettle(ctx, String(c.id), ctx.now());
-  if (closed.length || settling.length)
-    ctx.log.warn({ closed: closed.length, resettled: settling.length - closed.length }, 'recovered calls interrupted by the last stop');
-  return { closed: closed.length, resettled: settling.length - closed.length };
+  const done = { closed: closed.length, resettled: settling.length - closed.length };
+  if (closed.length || settling.length) ctx.log.warn(done, 'recovered calls interrupted by the last stop');
+  countSweep(ctx.metrics, 'restart_closed', done.closed);
+  countSweep(ctx.metrics, 'restart_resettled', done.resettled);
+  return done;
 }

@@ -6,11 +6,15 @@
  * - A call still `queued` or `running` well past its deadline is closed `failed / gateway_restarted`, unbilled
  *   (a runner died with it, or its job was lost).
  * - A call `settling` whose settle job was handed out long ago is handed to the settler again (idempotent).
+ * - Pending approvals past their 7 days expire.
+ * Each action counts in `holon_sweeper_actions_total` (requeued, abandoned, closed, resettled, approvals_expired).
  */
 import { unbilled } from '../../shared/calls/outcome.js';
 import { callStatus, closeCall, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
 import { expireApprovals } from '../../shared/admission/approvals.js';
 import type { ServiceContext } from '../../shared/context.js';
+import { countSweep } from '../../shared/platform/metrics.js';
+import { type Periodic, startPeriodic } from '../../shared/platform/periodic.js';
 
 export interface SweepOptions {
   /** How long a queued call may go without a run job before it is handed out again (default 10 s). */
@@ -70,29 +74,13 @@ export async function sweep(
     .select('id');
   for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
   // Pending approvals past 7 days expire, and their stored input is deleted with them.
-  await expireApprovals(ctx.db, ctx.now());
+  countSweep(ctx.metrics, 'approvals_expired', await expireApprovals(ctx.db, ctx.now()));
   const done = { closed, resettled: stale.length, ...stranded };
-  for (const [action, n] of Object.entries(done)) if (n > 0) ctx.metrics?.sweeperActions.inc({ action }, n);
+  for (const [action, n] of Object.entries(done)) countSweep(ctx.metrics, action as keyof typeof done, n);
   return done;
 }
 
-/** Sweep every `intervalMs` until stopped. */
-export function startSweeper(ctx: ServiceContext, intervalMs = 5_000, options: SweepOptions = {}): { stop(): Promise<void> } {
-  let running: Promise<unknown> | undefined;
-  const timer = setInterval(() => {
-    // One sweep at a time: a slow sweep (a busy database) is not overtaken by the next.
-    if (running) return;
-    running = sweep(ctx, options)
-      .catch((e) => ctx.log.error({ err: { message: (e as Error).message } }, 'sweep failed'))
-      .finally(() => {
-        running = undefined;
-      });
-  }, intervalMs);
-  timer.unref();
-  return {
-    async stop() {
-      clearInterval(timer);
-      await running;
-    },
-  };
+/** Sweep every `intervalMs` until stopped (one sweep at a time: a slow one, on a busy database, is not overtaken). */
+export function startSweeper(ctx: ServiceContext, intervalMs = 5_000, options: SweepOptions = {}): Periodic {
+  return startPeriodic(ctx.log, () => sweep(ctx, options), { everyMs: intervalMs, failure: 'sweep failed' });
 }

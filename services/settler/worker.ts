@@ -1,7 +1,8 @@
 /**
  * The settler service (`holon settler`): takes `settle` jobs and settles them in batches (settle-batcher.ts, group
- * commit; shared/settlement/settle.ts), delivers webhooks (callbacks.ts: the `callback` job opens a delivery, each
- * attempt is a `deliver` job), sweeps what nobody finished (sweeper.ts) and deletes expired files (file-sweeper.ts).
+ * commit; shared/settlement/settle.ts), delivers webhooks (callbacks.ts: the settlement writes each delivery's
+ * row, the `callback` job wakes the dispatcher, each attempt is a `deliver` job; the delivery sweep finds those with no job), sweeps what nobody finished (sweeper.ts),
+ * deletes expired files (file-sweeper.ts) and what is past its retention (retention.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
@@ -12,6 +13,7 @@ import { createSettleBatcher, type SettleBatcher } from './settle-batcher.js';
 import { runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
+import { startRetentionSweep } from './retention.js';
 import { inSpan } from '../../shared/platform/tracing.js';
 
 export interface SettlerOptions {
@@ -22,6 +24,8 @@ export interface SettlerOptions {
   guardCallbacks: boolean;
   /** Webhooks: hosted mode signs with each account's secrets (under HOLON_FILE_SECRET), dev mode with `devSecret`. */
   webhooks: { hosted: boolean; devSecret: string; fileSecret?: string; settings: WebhookSettings };
+  /** HOLON_DELIVERY_RETENTION_DAYS: finished deliveries and tasks of final calls older than this are deleted. */
+  retentionDays: number;
 }
 
 /**
@@ -74,8 +78,9 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
   const sweeper = startSweeper(ctx);
   const files = startFileSweeper(ctx);
   const deliveries = startDeliverySweep(ctx);
+  const retention = startRetentionSweep(ctx, options.retentionDays);
   return {
-    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop()],
+    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop(), () => retention.stop()],
     workers,
     release: guarded ? [() => guarded.close()] : [],
   };

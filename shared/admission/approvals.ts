@@ -190,7 +190,11 @@ export async function decideApproval(
   return { approval: fromRow(row), ...(decision === 'run' ? { input } : {}) };
 }
 
-/** Why a granted approval does not fit this call (empty when it does). */
+/**
+ * Why a granted approval does not fit this call (empty when it does). Its reasons tell the approval's terms (state,
+ * mandate, agent, input, max_cost): only for an approval the caller owns — submit.ts checks the caller's scope first,
+ * and one outside it is refused as `there is no approval <id>`, like an id that names nothing.
+ */
 export function grantMismatch(
   a: ApprovalRow,
   call: { mandateId: string; agentId: string; agentVersion: string; input: unknown; maxCost?: bigint },

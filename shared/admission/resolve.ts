@@ -5,7 +5,7 @@
  */
 import type { AgentFacts } from '../core/mandate/types.js';
 import type { Manifest } from '../core/manifest/types.js';
-import { rankCapability, type Candidate } from '../core/resolution.js';
+import { rankCapability, rankingRecord, type Candidate } from '../core/resolution.js';
 import { EMPTY_RECORD, loadRecords, recordKey } from '../catalogue/agent-record.js';
 import type { ServiceContext } from '../context.js';
 import type { StoredMandate } from '../mandates/store.js';
@@ -38,7 +38,7 @@ export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, s
     candidates.push({
       manifest: v.manifest,
       facts: { origin: v.origin, evaluation: standings?.get(keyOf(v)) ?? 'none', record },
-      record,
+      record: rankingRecord(record, ctx.settings.rankingMinPayers),
       usedBefore: await usedBefore(ctx, stored.mandate.id, v.manifest, stored.mandate.approval.firstUse),
     });
   }

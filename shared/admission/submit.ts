@@ -73,13 +73,18 @@ async function admit(
   return next({ decision: admission.decision, reasons: admission.reasons });
 }
 
-/** The approval this call redeems: the one `POST /v0/approvals/{id}` moved to used, or a granted one that matches. */
+/**
+ * The approval this call redeems: the one `POST /v0/approvals/{id}` moved to used, or a granted one that matches.
+ * Ownership first: an approval outside the caller's scope is refused exactly like an id that names nothing.
+ */
 async function redeemedApproval(ctx: ServiceContext, stored: StoredMandate, manifest: Manifest, sub: CallSubmission): Promise<Step<string | undefined>> {
-  if (sub.preApproved !== undefined || sub.approval === undefined) return next(sub.preApproved);
-  const found = await loadApproval(ctx.db, sub.approval, ctx.now());
-  const mismatch = found
+  const named = sub.approval;
+  if (sub.preApproved !== undefined || named === undefined) return next(sub.preApproved);
+  const found = await loadApproval(ctx.db, named.id, ctx.now());
+  const own = found && named.inScope(found.approval.mandateId) ? found.approval : null;
+  const mismatch = own
     ? grantMismatch(
-        found.approval,
+        own,
         {
           mandateId: stored.mandate.id,
           agentId: manifest.id,
@@ -89,8 +94,8 @@ async function redeemedApproval(ctx: ServiceContext, stored: StoredMandate, mani
         },
         ctx.now(),
       )
-    : [`there is no approval ${sub.approval}`];
-  return mismatch.length ? stop({ code: 'denied', status: 'denied', reasons: mismatch }) : next(sub.approval);
+    : [`there is no approval ${named.id}`];
+  return mismatch.length ? stop({ code: 'denied', status: 'denied', reasons: mismatch }) : next(named.id);
 }
 
 /** Held for a human: the approval (binding the mandate, version, input and max_cost) and its receipt. */

@@ -19,11 +19,21 @@ export interface CallSubmission {
    */
   syncAnswer?: boolean;
   /** A granted approval (`{"run": false}`) this call redeems: same mandate, version, input and max_cost. */
-  approval?: string;
+  approval?: NamedApproval;
   /** Internal: an approval already moved to `used` by `POST /v0/approvals/{id}` with `{}`. */
   preApproved?: string;
   /** Internal: a call made by a running agent (ctx.call), under its sub-mandate. */
   delegation?: Delegation;
+}
+
+/**
+ * An approval a caller names, with the caller's scope (services/api/principal.ts `Scope`): an approval of a mandate
+ * outside it is, to this caller, no approval at all — refused in the words of an id that names nothing, before any
+ * of its terms (state, mandate, agent, input, max_cost) is compared (DESIGN §3.7).
+ */
+interface NamedApproval {
+  id: string;
+  inScope(mandateId: string): boolean;
 }
 
 export interface Delegation {

@@ -134,3 +134,22 @@ function decodeCursor(cursor: string): { createdAt: string; id: string } | undef
   }
   return undefined;
 }
+
+/**
+ * Retention: deletes up to `limit` task rows created before `before` whose call is final — its receipt exists (a
+ * settled call, or a refusal, which has no call row) and no call row of it is still open. A working task is never
+ * deleted, however old. The task of a deleted row is unknown from then on (`-32602`, like another principal's).
+ */
+export async function deleteFinishedTasks(db: Db, before: Date, limit: number): Promise<number> {
+  const r = await db.raw<{ rows: unknown[] }>(
+    `DELETE FROM mcp_tasks WHERE call_id IN (
+       SELECT t.call_id FROM mcp_tasks t
+        WHERE t.created_at < ?
+          AND EXISTS (SELECT 1 FROM receipts r WHERE r.id = t.call_id)
+          AND NOT EXISTS (SELECT 1 FROM calls c WHERE c.id = t.call_id AND c.status NOT IN ('succeeded', 'failed'))
+        ORDER BY t.created_at LIMIT ?
+     ) RETURNING call_id`,
+    [before, limit],
+  );
+  return r.rows.length;
+}

@@ -11,6 +11,13 @@
  *   - runs: finished runs (succeeded or failed) that the agent answered or failed itself, delegated ones included;
  *     what the agent did not cause — a gateway error, a restart, a cancellation (NOT_THE_AGENTS_DOING) — is
  *     recorded in `call_events` but never counted; successes: status `succeeded`;
+ *   - runs its author paid for are never counted: a call whose payer, or the payer of its delegation tree's root,
+ *     is the account owning the agent's namespace (its author) is billed and has its receipt like any other, but
+ *     enters no record, no ranking and no `min_success_rate` check (docs/publishing.md, "What the Agent Record
+ *     counts");
+ *   - payers: the distinct accounts that paid for the counted runs (the payer of each delegation tree's root: whose
+ *     money started it). Ranking reads a measured success rate only from `HOLON_RANKING_MIN_PAYERS` of them
+ *     (shared/core/resolution.ts `rankingRecord`);
  *     success_rate: successes / runs rounded to 4 decimals, null without runs.
  *   - latency: `percentile_disc` (nearest rank: the smallest observed latency whose cumulative share is ≥ p,
  *     i.e. the ceil(p·n)-th smallest), so p50/p95 are latencies that really happened, in whole ms — never an
@@ -38,18 +45,27 @@ import { toBigInt } from '../db/connect.js';
 import { divRound, formatAmount, type Micros } from '../core/money.js';
 import { NOT_THE_AGENTS_DOING } from '../calls/outcome.js';
 
-/** The call events an agent's record counts (one rule for every reader: ranking, the record, search). */
-const AGENTS_OWN = `NOT (coalesce(error_code, '') = ANY(?::text[]))`;
+/**
+ * The call events an agent's record counts, one rule for every reader (ranking, the record, search): what the agent
+ * caused, paid by someone other than its author. A subquery with `root_payer` (who paid for the tree's root); its one
+ * binding is `notTheAgents`.
+ */
+const COUNTED_EVENTS = `(SELECT e.*, r.payer AS root_payer
+     FROM call_events e JOIN calls c ON c.id = e.call_id JOIN calls r ON r.id = c.root_id
+    WHERE NOT (coalesce(e.error_code, '') = ANY(?::text[]))
+      AND split_part(e.agent_id, '/', 1) <> c.payer AND split_part(e.agent_id, '/', 1) <> r.payer)`;
 const notTheAgents = [...NOT_THE_AGENTS_DOING];
 
 export interface MeasuredRecord {
   runs: number;
   successes: number;
+  /** Distinct accounts that paid for those runs. */
+  payers: number;
   /** Total billed over those runs (in each event's currency; the dev gateway settles in the mandate's). */
   billed: bigint;
 }
 
-export const EMPTY_RECORD: MeasuredRecord = { runs: 0, successes: 0, billed: 0n };
+export const EMPTY_RECORD: MeasuredRecord = { runs: 0, successes: 0, payers: 0, billed: 0n };
 
 export const recordKey = (id: string, version: string): string => `${id}@${version}`;
 
@@ -57,17 +73,19 @@ export const recordKey = (id: string, version: string): string => `${id}@${versi
 export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: string; version: string }>): Promise<Map<string, MeasuredRecord>> {
   const out = new Map<string, MeasuredRecord>(versions.map((v) => [recordKey(v.id, v.version), EMPTY_RECORD]));
   if (versions.length === 0) return out;
-  const r = await db.raw<{ rows: Array<{ agent_id: string; agent_version: string; runs: DbBigInt; successes: DbBigInt; billed: DbBigInt }> }>(
-    `SELECT agent_id, agent_version, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, coalesce(sum(cost), 0) AS billed
-       FROM call_events
-      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[])) AND ${AGENTS_OWN}
+  const r = await db.raw<{ rows: Array<{ agent_id: string; agent_version: string; runs: DbBigInt; successes: DbBigInt; payers: DbBigInt; billed: DbBigInt }> }>(
+    `SELECT agent_id, agent_version, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes,
+            count(DISTINCT root_payer) AS payers, coalesce(sum(cost), 0) AS billed
+       FROM ${COUNTED_EVENTS} ev
+      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[]))
       GROUP BY agent_id, agent_version`,
-    [versions.map((v) => v.id), versions.map((v) => v.version), notTheAgents],
+    [notTheAgents, versions.map((v) => v.id), versions.map((v) => v.version)],
   );
   for (const row of r.rows) {
     out.set(recordKey(row.agent_id, row.agent_version), {
       runs: Number(row.runs),
       successes: Number(row.successes),
+      payers: Number(row.payers),
       billed: toBigInt(row.billed),
     });
   }
@@ -92,6 +110,8 @@ interface CurrencyRecord {
 export interface WindowRecord {
   runs: number;
   successes: number;
+  /** Distinct accounts that paid for the runs (the payer of each delegation tree's root). */
+  payers: number;
   success_rate: number | null;
   latency_ms: { p50: number | null; p95: number | null };
   currency: string | null;
@@ -118,6 +138,7 @@ export interface AgentRecords {
 export interface RecordSummary {
   runs: number;
   successes: number;
+  payers: number;
   success_rate: number | null;
   latency_p50_ms: number | null;
   cost_per_successful_run: string | null;
@@ -127,6 +148,7 @@ export interface RecordSummary {
 export const EMPTY_SUMMARY: RecordSummary = {
   runs: 0,
   successes: 0,
+  payers: 0,
   success_rate: null,
   latency_p50_ms: null,
   cost_per_successful_run: null,
@@ -137,6 +159,7 @@ export const EMPTY_SUMMARY: RecordSummary = {
 interface Tally {
   runs: number;
   successes: number;
+  payers: number;
   billed: Micros;
   p50: number | null;
   p95: number | null;
@@ -144,7 +167,7 @@ interface Tally {
   errors: Map<string, number>;
 }
 
-const emptyTally = (): Tally => ({ runs: 0, successes: 0, billed: 0n, p50: null, p95: null, currencies: new Map(), errors: new Map() });
+const emptyTally = (): Tally => ({ runs: 0, successes: 0, payers: 0, billed: 0n, p50: null, p95: null, currencies: new Map(), errors: new Map() });
 
 function successRate(runs: number, successes: number): number | null {
   return runs > 0 ? Number((successes / runs).toFixed(4)) : null;
@@ -176,6 +199,7 @@ function windowView(t: Tally): WindowRecord {
   return {
     runs: t.runs,
     successes: t.successes,
+    payers: t.payers,
     success_rate: successRate(t.runs, t.successes),
     latency_ms: { p50: t.runs > 0 ? t.p50 : null, p95: t.runs > 0 ? t.p95 : null },
     currency,
@@ -195,7 +219,9 @@ const num = (v: DbBigInt | null): number => Number(v ?? 0);
 const numOrNull = (v: number | null): number | null => (v === null || v === undefined ? null : Number(v));
 
 /** A row of the Agent Record's query (shared/db/connect.ts): counts, sums and percentiles per window. Null where rolled up. */
-type WindowColumns<W extends string> = { [K in `runs_${W}` | `successes_${W}` | `billed_${W}`]: DbBigInt } & { [K in `p50_${W}` | `p95_${W}`]: number | null };
+type WindowColumns<W extends string> = { [K in `runs_${W}` | `successes_${W}` | `payers_${W}` | `billed_${W}`]: DbBigInt } & {
+  [K in `p50_${W}` | `p95_${W}`]: number | null;
+};
 type AgentRecordRow = { agent_version: string | null; currency: string | null; error_code: string | null; g: number } & WindowColumns<'30' | 'all'>;
 
 /**
@@ -213,15 +239,17 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
             count(*) FILTER (WHERE recent)                                   AS runs_30,
             count(*) FILTER (WHERE status = 'succeeded')                     AS successes_all,
             count(*) FILTER (WHERE status = 'succeeded' AND recent)          AS successes_30,
+            count(DISTINCT root_payer)                                       AS payers_all,
+            count(DISTINCT root_payer) FILTER (WHERE recent)                 AS payers_30,
             coalesce(sum(cost), 0)                                           AS billed_all,
             coalesce(sum(cost) FILTER (WHERE recent), 0)                     AS billed_30,
             percentile_disc(0.5)  WITHIN GROUP (ORDER BY latency_ms)                      AS p50_all,
             percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms)                      AS p95_all,
             percentile_disc(0.5)  WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE recent) AS p50_30,
             percentile_disc(0.95) WITHIN GROUP (ORDER BY latency_ms) FILTER (WHERE recent) AS p95_30
-       FROM (SELECT e.*, e.created_at >= ?::timestamptz AS recent FROM call_events e WHERE e.agent_id = ? AND ${AGENTS_OWN}) ev
+       FROM (SELECT e.*, e.created_at >= ?::timestamptz AS recent FROM ${COUNTED_EVENTS} e WHERE e.agent_id = ?) ev
       GROUP BY GROUPING SETS ((agent_version), (), (agent_version, currency), (currency), (agent_version, error_code), (error_code))`,
-    [since, agentId, notTheAgents],
+    [since, notTheAgents, agentId],
   );
   const wanted = new Set(versions);
   const tallies = new Map<string | null, { last_30_days: Tally; all_time: Tally }>([[null, { last_30_days: emptyTally(), all_time: emptyTally() }]]);
@@ -240,7 +268,14 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
       const successes = num(row[`successes_${suffix}`]);
       const billed = toBigInt(row[`billed_${suffix}`]);
       if ((g & 3) === 3) {
-        Object.assign(t, { runs, successes, billed, p50: numOrNull(row[`p50_${suffix}`]), p95: numOrNull(row[`p95_${suffix}`]) });
+        Object.assign(t, {
+          runs,
+          successes,
+          payers: num(row[`payers_${suffix}`]),
+          billed,
+          p50: numOrNull(row[`p50_${suffix}`]),
+          p95: numOrNull(row[`p95_${suffix}`]),
+        });
       } else if ((g & 3) === 1) {
         if (runs > 0) t.currencies.set(String(row.currency), { runs, successes, billed });
       } else if ((g & 3) === 2) {
@@ -263,6 +298,7 @@ export function summarize(w: WindowRecord): RecordSummary {
   return {
     runs: w.runs,
     successes: w.successes,
+    payers: w.payers,
     success_rate: w.success_rate,
     latency_p50_ms: w.latency_ms.p50,
     cost_per_successful_run: w.cost_per_successful_run,
@@ -290,17 +326,18 @@ export async function loadRecordSummaries(
       g: number;
       runs: DbBigInt;
       successes: DbBigInt;
+      payers: DbBigInt;
       billed: DbBigInt;
       p50: number | null;
     }>;
   }>(
     `SELECT agent_id, agent_version, currency, GROUPING(currency) AS g,
-            count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, coalesce(sum(cost), 0) AS billed,
-            percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50
-       FROM call_events
-      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[])) AND ${AGENTS_OWN}
+            count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes, count(DISTINCT root_payer) AS payers,
+            coalesce(sum(cost), 0) AS billed, percentile_disc(0.5) WITHIN GROUP (ORDER BY latency_ms) AS p50
+       FROM ${COUNTED_EVENTS} ev
+      WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[]))
       GROUP BY GROUPING SETS ((agent_id, agent_version), (agent_id, agent_version, currency))`,
-    [versions.map((v) => v.id), versions.map((v) => v.version), notTheAgents],
+    [notTheAgents, versions.map((v) => v.id), versions.map((v) => v.version)],
   );
   const tallies = new Map<string, Tally>();
   for (const row of r.rows) {
@@ -310,11 +347,11 @@ export async function loadRecordSummaries(
     const runs = num(row.runs);
     const successes = num(row.successes);
     const billed = toBigInt(row.billed);
-    if (Number(row.g) === 1) Object.assign(t, { runs, successes, billed, p50: numOrNull(row.p50) });
+    if (Number(row.g) === 1) Object.assign(t, { runs, successes, payers: num(row.payers), billed, p50: numOrNull(row.p50) });
     else t.currencies.set(String(row.currency), { runs, successes, billed });
   }
   for (const [key, t] of tallies) {
-    out.set(key, { summary: summarize(windowView(t)), measured: { runs: t.runs, successes: t.successes, billed: t.billed } });
+    out.set(key, { summary: summarize(windowView(t)), measured: { runs: t.runs, successes: t.successes, payers: t.payers, billed: t.billed } });
   }
   return out;
 }

@@ -39,7 +39,7 @@ import type { Mandate } from '../core/mandate/types.js';
 import { checkCall } from '../core/mandate/check-call.js';
 import { convert, formatAmount } from '../core/money.js';
 import { fxRateFor, ownWorstCase, worstCase, type MandateBudget } from '../core/pricing.js';
-import { costPerSuccess, rankCapability } from '../core/resolution.js';
+import { costPerSuccess, rankCapability, rankingRecord, type Candidate } from '../core/resolution.js';
 import type { AgentVersion } from '../registry/agent-version.js';
 import type { ServiceContext } from '../context.js';
 import { loadMandate } from '../mandates/store.js';
@@ -141,6 +141,8 @@ function byCost(a: { currency: string; cost: bigint | null }, b: { currency: str
 /** What search shows and ranks of each found agent: its measured record, the compact record shown, its evaluation. */
 interface Facts {
   measured(a: AgentVersion): MeasuredRecord;
+  /** What ranking reads of it (resolution.ts `rankingRecord`: none below HOLON_RANKING_MIN_PAYERS payers). */
+  ranking(a: AgentVersion): Candidate['record'];
   shown(a: AgentVersion): RecordSummary;
   evaluated(a: AgentVersion): EvaluationSummary;
 }
@@ -182,17 +184,19 @@ async function loadFacts(gateway: ServiceContext, found: readonly AgentVersion[]
     found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })),
   );
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(found), false);
+  const measured = (a: AgentVersion) => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
   return {
-    measured: (a) => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD,
+    measured,
+    ranking: (a) => rankingRecord(measured(a), gateway.settings.rankingMinPayers),
     shown: (a) => records.get(recordKey(a.manifest.id, a.manifest.version))?.summary ?? EMPTY_SUMMARY,
     evaluated: (a) => evaluations(a.manifest.id, a.manifest.version),
   };
 }
 
 /** Without a mandate: as found, or with `q` by relevance, then cost per successful run in the agent's own currency. */
-function byOwnCost(found: AgentVersion[], matches: MandateSearch['matches'], { measured }: Facts): AgentVersion[] {
+function byOwnCost(found: AgentVersion[], matches: MandateSearch['matches'], { ranking }: Facts): AgentVersion[] {
   if (!matches) return found;
-  const own = (a: AgentVersion) => ({ currency: a.manifest.pricing.currency, cost: costPerSuccess(measured(a), ownWorstCase(a.manifest.pricing)) });
+  const own = (a: AgentVersion) => ({ currency: a.manifest.pricing.currency, cost: costPerSuccess(ranking(a), ownWorstCase(a.manifest.pricing)) });
   return [...found].sort(
     byRelevance(
       matches,
@@ -215,7 +219,7 @@ function rankedByCapability(search: MandateSearch, capability: string) {
     found.map((a) => ({
       manifest: a.manifest,
       facts: { origin: a.origin, evaluation: facts.evaluated(a).status, record: facts.measured(a) },
-      record: facts.measured(a),
+      record: facts.ranking(a),
       usedBefore: true,
     })),
     mandate,
@@ -259,7 +263,7 @@ function admittedById(search: MandateSearch) {
     else
       allowed.push({
         agent: a,
-        cost: wc.ok ? costPerSuccess(facts.measured(a), wc.own) : null,
+        cost: wc.ok ? costPerSuccess(facts.ranking(a), wc.own) : null,
         view: { ...viewUnderMandate(search, a), worst_case: wc.ok ? formatAmount(wc.total) : null, decision: admission.decision },
       });
   }

@@ -13,6 +13,9 @@
  *   own worst case: under this call's max_cost no run can be billed more.
  *   smoothed success rate = (successes + 1) / (runs + 2)  (Laplace: a version with no runs counts as 50%)
  *   costPerSuccess = ceil(average / smoothed rate)
+ * The record is the one ranking reads (`rankingRecord`): the measured one once its runs were paid for by at least
+ * `HOLON_RANKING_MIN_PAYERS` distinct accounts; before that none, so the version ranks on the prior (its worst
+ * case, 50 %), as a new one does. Runs an agent's author paid for are never in a record (agent-record.ts).
  * Ties: worst case ascending, then id ascending, then version descending. Candidates whose admission is
  * `approve` are ranked (the caller asks the human); `deny`, and a worst case above the slot's max_cost,
  * go to `denied` with every reason.
@@ -54,6 +57,24 @@ interface Ranked {
 export interface Ranking {
   ranked: Ranked[];
   denied: Array<{ manifest: Manifest; reasons: string[] }>;
+}
+
+/** A measured record as its loader gives it: runs, successes, billed, and how many distinct accounts paid for them. */
+export interface PaidRecord {
+  runs: number;
+  successes: number;
+  billed: Micros;
+  payers: number;
+}
+
+const NO_RECORD: Candidate['record'] = { runs: 0, successes: 0, billed: 0n };
+
+/**
+ * What ranking reads of a measured record: the record, once its runs came from at least `minPayers` distinct payers;
+ * else no record (the prior), whatever its runs say. One payer's calls, however many, never move a ranking.
+ */
+export function rankingRecord(record: PaidRecord, minPayers: number): Candidate['record'] {
+  return record.payers >= minPayers ? { runs: record.runs, successes: record.successes, billed: record.billed } : NO_RECORD;
 }
 
 /** ceil(average billed per run / smoothed success rate); see the header. */

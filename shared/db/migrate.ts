@@ -21,6 +21,7 @@ import * as m015 from './migrations/015_webhooks.js';
 import * as m016 from './migrations/016_mcp_tasks.js';
 import * as m017 from './migrations/017_admit.js';
 import * as m018 from './migrations/018_receipts_by_payer.js';
+import * as m019 from './migrations/019_log_retention.js';
 
 interface Migration {
   name: string;
@@ -60,6 +61,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m016,
   m017,
   m018,
+  m019,
 ].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
@@ -68,7 +70,60 @@ const source: Knex.MigrationSource<Migration> = {
   getMigration: async (m) => m,
 };
 
+/**
+ * The key of the Postgres advisory lock every migration run takes first (`pg_advisory_lock`, session level): one
+ * fixed number for every Holon process on a database, whatever its role or release. Knex's own lock
+ * (`knex_migrations_lock`) cannot be the only one: the tables it lives in are created, on a brand-new database,
+ * before it is taken, so processes started together on one race there and the losers fail ("relation
+ * knex_migrations already exists", or "Migration table is already locked" once two of them inserted a lock row).
+ */
+const MIGRATION_LOCK_KEY = '7310582064377125229';
+
+/** What `migrateToLatest` answers: the migrations it applied (oldest first) and every migration now applied. */
+export interface Migrated {
+  applied: string[];
+  /** The name of the newest migration applied to the database (its schema version), after this run. */
+  schema: string;
+  /** How many migrations the database has now. */
+  total: number;
+}
+
+/** Only one process migrates a Postgres database at a time; the others wait for it, then find nothing to do. */
 export async function migrateToLatest(knex: Knex): Promise<string[]> {
-  const [, applied] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
-  return applied;
+  return (await migrate(knex)).applied;
+}
+
+/** `migrateToLatest`, answering what was applied and what the schema is now (`holon migrate`). */
+export async function migrate(knex: Knex): Promise<Migrated> {
+  const applied = await underMigrationLock(knex, async () => {
+    const [, names] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
+    return names;
+  });
+  return { applied, schema: MIGRATIONS.at(-1)!.name, total: MIGRATIONS.length };
+}
+
+interface RawConnection {
+  query(sql: string, values?: unknown[]): Promise<unknown>;
+}
+
+/**
+ * Runs `work` holding the migration lock. On Postgres the lock lives on a connection of its own, outside the pool (so
+ * a pool of one still has its connection for the migrations), and ends with it: a process killed while it migrates
+ * (its transaction rolls back) releases it as its connection closes. PGlite is one process at a time anyway
+ * (pglite-lock.ts): nothing to take.
+ */
+async function underMigrationLock<T>(knex: Knex, work: () => Promise<T>): Promise<T> {
+  // knex-pglite is a subclass of knex's pg client: only the configured client name tells them apart.
+  if ((knex.client.config as { client?: unknown }).client !== 'pg') return work();
+  const connection = (await knex.client.acquireRawConnection()) as RawConnection;
+  try {
+    await connection.query('SELECT pg_advisory_lock($1::bigint)', [MIGRATION_LOCK_KEY]);
+    try {
+      return await work();
+    } finally {
+      await connection.query('SELECT pg_advisory_unlock($1::bigint)', [MIGRATION_LOCK_KEY]).catch(() => undefined);
+    }
+  } finally {
+    await knex.client.destroyRawConnection(connection).catch(() => undefined);
+  }
 }

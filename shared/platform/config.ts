@@ -40,8 +40,21 @@ export interface Config {
   signupCredit: bigint;
   /** How long a finished call's output waits for pickup. */
   resultTtlS: number;
+  /** HOLON_DELIVERY_RETENTION_DAYS: finished webhook deliveries and MCP tasks of final calls are deleted after this (default 30). */
+  deliveryRetentionDays: number;
+  /** HOLON_RANKING_MIN_PAYERS: distinct payers before a measured success rate moves the ranking. */
+  rankingMinPayers: number;
   /** Longest synchronous wait before answering 202. */
   syncWaitS: number;
+  /**
+   * HOLON_STOP_GRACE_S: how long a stopping process lets what it holds finish (runs, evaluations, synchronous answers)
+   * before it hands it back (services/compose.ts).
+   */
+  stopGraceS: number;
+  /** The API's HTTP server: the longest a client may take to send its headers, its whole request, and an idle keep-alive. */
+  headersTimeoutS: number;
+  requestTimeoutS: number;
+  keepAliveTimeoutS: number;
   bodyLimitBytes: number;
   /** HOLON_FILE_QUOTA_BYTES: bytes of live uploaded files per account (default 200 MB, gateway.md §7; shared/files/store.ts checks it). */
   fileQuotaBytes: number;
@@ -163,6 +176,12 @@ const DEV_MANDATES_DIR = 'examples/mandates';
 export const DEFAULT_AGENT_HOST_PORT = 7474;
 const HOSTED_REGISTRY = ['agents'];
 export const DEFAULT_EXCLUDE = ['holon-labs/summarize', 'holon-labs/sec-company'];
+/**
+ * Listed (not in HOLON_EXCLUDE), holon-labs/sec-company needs HOLON_SEC_CONTACT, which production requires to be an
+ * email address: the HTML standard's valid one, with a dot in its domain (agents/sec-company/tool.mjs, the same pattern).
+ */
+const SEC_COMPANY = 'holon-labs/sec-company';
+const SEC_CONTACT = /^[A-Za-z0-9.!#$%&'*+/=?^_`{|}~-]+@[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)+$/;
 
 export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Partial<Config> = {}): Config {
   const problems: string[] = [];
@@ -205,7 +224,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     ...(nonEmpty(env.HOLON_RECORDS) ? { recordsFile: path.resolve(nonEmpty(env.HOLON_RECORDS)!) } : {}),
     signupCredit,
     resultTtlS: int('HOLON_RESULT_TTL_S', 600, 1, 86_400),
+    deliveryRetentionDays: int('HOLON_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
+    rankingMinPayers: int('HOLON_RANKING_MIN_PAYERS', 3, 1, 1_000_000),
     syncWaitS: int('HOLON_SYNC_WAIT_S', 60, 1, 600),
+    stopGraceS: int('HOLON_STOP_GRACE_S', 300, 0, 3600),
+    headersTimeoutS: int('HOLON_HEADERS_TIMEOUT_S', 20, 1, 600),
+    requestTimeoutS: int('HOLON_REQUEST_TIMEOUT_S', 120, 1, 3600),
+    keepAliveTimeoutS: int('HOLON_KEEPALIVE_TIMEOUT_S', 5, 1, 600),
     bodyLimitBytes: int('HOLON_BODY_LIMIT', 1_048_576, 1024, 100 * 1_048_576),
     fileQuotaBytes: int('HOLON_FILE_QUOTA_BYTES', 200 * 1_048_576, 1024, 1_000_000 * 1_048_576),
     runnerConcurrency: int('HOLON_RUNNER_CONCURRENCY', 32, 1, 1000),
@@ -228,6 +253,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
   if (!config.host) config.host = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
   if (!config.metricsHost) config.metricsHost = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
   if (config.metricsPort && config.metricsPort === config.port) problems.push(`HOLON_METRICS_PORT must differ from PORT (${config.port})`);
+  if (config.headersTimeoutS > config.requestTimeoutS)
+    problems.push(`HOLON_HEADERS_TIMEOUT_S (${config.headersTimeoutS}) must not exceed HOLON_REQUEST_TIMEOUT_S (${config.requestTimeoutS})`);
   // Hosted: only the shipped agents of agents/; the demos of examples/ are listed only when named (gateway.md §7).
   if (config.hosted && !config.registryExplicit) config.registryDirs = HOSTED_REGISTRY;
   if (production && !config.databaseUrl) problems.push('production needs DATABASE_URL (a managed Postgres with backups)');
@@ -420,11 +447,16 @@ function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: P
   if (!config.siteUrl && missing('HOLON_SITE_URL'))
     out.push('production needs HOLON_SITE_URL (the public https site: the console links to its terms and privacy pages)');
   if (config.allowPrivateEndpoints) out.push('HOLON_ALLOW_PRIVATE_ENDPOINTS=1 is refused in production (published agents must not reach private addresses)');
+  if (!config.exclude.includes(SEC_COMPANY) && !SEC_CONTACT.test(nonEmpty(env.HOLON_SEC_CONTACT) ?? '')) {
+    out.push(`production needs HOLON_SEC_CONTACT (an email address the SEC can reach) while ${SEC_COMPANY} is listed: set it, or exclude the agent`);
+  }
   if (!config.hosted) {
     out.push('production needs HOLON_HOSTED=1 (accounts and API keys): without it the gateway would run in dev mode, where nothing asks for a key');
   }
   if (!config.privateEvalsDir) {
-    out.push('production needs HOLON_PRIVATE_EVALS (the directory of private holdout cases, laid out like evals/): without it agents are judged on public cases only');
+    out.push(
+      'production needs HOLON_PRIVATE_EVALS (the directory of private holdout cases, laid out like evals/): without it agents are judged on public cases only',
+    );
   }
   return out;
 }
@@ -536,6 +568,13 @@ export const SETTINGS: readonly Setting[] = [
     readBy: ALL,
   },
   {
+    name: 'HOLON_RANKING_MIN_PAYERS',
+    group: 'gateway',
+    default: '3',
+    what: "distinct payers whose runs an agent version needs before its measured success rate and cost move the capability ranking and search (below: it ranks on its worst case at 50 %, like a new agent); its author's own calls never count",
+    readBy: ['api', 'runner'],
+  },
+  {
     name: 'HOLON_RESULT_TTL_S',
     group: 'gateway',
     default: '600',
@@ -547,6 +586,34 @@ export const SETTINGS: readonly Setting[] = [
     group: 'gateway',
     default: '60',
     what: 'how long a synchronous `POST /v0/calls` waits before answering 202, at most 600',
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_STOP_GRACE_S',
+    group: 'gateway',
+    default: '300',
+    what: "how long a stopping process (SIGTERM) lets what it holds finish: runs, evaluations, synchronous answers. Then runners end what still runs `failed / gateway_restarted` (unbilled), evaluators hand their evaluations to another, the API answers 202. Keep the orchestrator's grace above it (`docs/operating.md`)",
+    readBy: ALL,
+  },
+  {
+    name: 'HOLON_HEADERS_TIMEOUT_S',
+    group: 'gateway',
+    default: '20',
+    what: "the longest a client may take to send a request's headers; past it the API answers 408 and closes the connection (a slow client cannot hold sockets)",
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_REQUEST_TIMEOUT_S',
+    group: 'gateway',
+    default: '120',
+    what: 'the longest a client may take to send a whole request, body included (an upload); waiting for the answer does not count',
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_KEEPALIVE_TIMEOUT_S',
+    group: 'gateway',
+    default: '5',
+    what: "how long an idle keep-alive connection stays open. Behind a proxy that keeps connections to the API (ingress-nginx's `upstream-keepalive-timeout`, 60 s), set it above the proxy's",
     readBy: ['api'],
   },
   { name: 'HOLON_BODY_LIMIT', group: 'gateway', default: '1048576', what: 'the largest JSON request body, bytes', readBy: ['api'] },
@@ -688,6 +755,13 @@ export const SETTINGS: readonly Setting[] = [
     readBy: ['api', 'settler'],
   },
   {
+    name: 'HOLON_DELIVERY_RETENTION_DAYS',
+    group: 'webhooks',
+    default: '30',
+    what: 'days the delivery log of a finished delivery is kept, and an MCP task of a final call; then the settler deletes them (1 to 3650)',
+    readBy: ['settler'],
+  },
+  {
     name: 'HOLON_RATE_REDELIVERIES_PER_HOUR',
     group: 'webhooks',
     default: '30',
@@ -752,6 +826,34 @@ export const SETTINGS: readonly Setting[] = [
     group: 'tools',
     default: "the tool's `DEFAULT_MODEL`",
     what: 'the model `holon-labs/summarize` asks for',
+    readBy: ['agent host'],
+  },
+  {
+    name: 'HOLON_SEC_CONTACT',
+    group: 'tools',
+    default: '',
+    what: "an email address the SEC can reach, sent in every EDGAR request's User-Agent (its fair access policy). `holon-labs/sec-company` is listed only with it and when not in `HOLON_EXCLUDE`; production then needs it",
+    readBy: [...ALL, 'agent host'],
+  },
+  {
+    name: 'HOLON_SEC_URL',
+    group: 'tools',
+    default: '`https://data.sec.gov`',
+    what: "EDGAR's submissions API `holon-labs/sec-company` reads (`/submissions/CIK##########.json`)",
+    readBy: ['agent host'],
+  },
+  {
+    name: 'HOLON_SEC_FILES_URL',
+    group: 'tools',
+    default: '`https://www.sec.gov`',
+    what: "EDGAR's ticker map (`/files/company_tickers.json`) and the archive the filings' `document_url` point to",
+    readBy: ['agent host'],
+  },
+  {
+    name: 'HOLON_SEC_TIMEOUT_MS',
+    group: 'tools',
+    default: '10000',
+    what: 'the longest `holon-labs/sec-company` waits for one EDGAR request, 100 to 60000',
     readBy: ['agent host'],
   },
 ];

@@ -5,8 +5,8 @@
  * on the metrics port (shared/platform/metrics-server.ts).
  *
  * Labels come from small closed sets only: status, error code (the gateway's own codes; any code an agent chose is
- * `agent_declared`), queue, runtime kind, outcome, rule, action, verdict, currency, agent id. Never a mandate id, a
- * key, an account, an input or a URL.
+ * `agent_declared`), queue, runtime kind, surface, outcome, rule, action, verdict, currency, agent id. Never a
+ * mandate id, a key, an account, an input or a URL.
  *
  * On the paid-call path a metric is one counter increment or one histogram observation: no query, no await. What is
  * read from Postgres or Redis (holds outstanding, queue depth) is read when scraped, at most every SCRAPE_CACHE_MS,
@@ -49,15 +49,20 @@ export interface GatewayMetrics {
   readonly registry: Registry;
   /** Receipts written: settled calls (after the commit) and refusals. */
   readonly calls: Counter<'status' | 'error_code' | 'agent'>;
-  /** POST /v0/calls, request to response, by outcome class (callOutcomeClass). */
-  readonly callRequestSeconds: Histogram<'outcome'>;
+  /** A call asked for, request to answer, by surface (`rest`: POST /v0/calls; `mcp`: call_agent) and outcome class (callOutcomeClass). */
+  readonly callRequestSeconds: Histogram<'surface' | 'outcome'>;
   /** The agent's run in the runner, by runtime kind and outcome kind. */
   readonly runSeconds: Histogram<'runtime' | 'outcome'>;
   /** A job's first delivery: from when it was due to when a worker took it. */
   readonly queueWaitSeconds: Histogram<'queue'>;
   /** From the hand-off to the settler (settle_enqueued_at) to the commit. */
   readonly settleLagSeconds: Histogram;
+  /** What the background sweeps did, by action (SweeperAction). */
   readonly sweeperActions: Counter<'action'>;
+  /** Evaluation cases judged, by outcome (passed, failed, unreachable). */
+  readonly evaluationCases: Counter<'outcome'>;
+  /** An evaluation, from its start to its end (`duration_ms`), by its status (passed, failed, error). */
+  readonly evaluationSeconds: Histogram<'status'>;
   readonly webhookAttempts: Counter<'verdict'>;
   readonly rateLimitRefusals: Counter<'rule'>;
   readonly scrapeErrors: Counter<'source'>;
@@ -78,7 +83,31 @@ export function runErrorLabel(code: string | undefined): string {
   return GATEWAY_CODES.has(code) ? code : 'agent_declared';
 }
 
-/** The outcome label of POST /v0/calls from its HTTP status (services/api/answers.ts decides the status). */
+/**
+ * Every action a background sweep counts in `holon_sweeper_actions_total`: the sweeper's (calls handed out again or
+ * closed, settlements handed out again, approvals expired), restart recovery's, the file sweep's, the delivery
+ * sweep's, retention's and the evaluator's recovery sweep's.
+ */
+export type SweeperAction =
+  | 'requeued'
+  | 'abandoned'
+  | 'closed'
+  | 'resettled'
+  | 'approvals_expired'
+  | 'restart_closed'
+  | 'restart_resettled'
+  | 'files_deleted'
+  | 'deliveries_requeued'
+  | 'deliveries_deleted'
+  | 'tasks_deleted'
+  | 'evaluations_requeued';
+
+/** Counts `n` of a sweep's `action` (nothing for 0, so an action shows once it happened). */
+export function countSweep(metrics: GatewayMetrics | undefined, action: SweeperAction, n: number): void {
+  if (n > 0) metrics?.sweeperActions.inc({ action }, n);
+}
+
+/** The outcome label of a call request from its HTTP status (services/api/answers.ts decides the status; MCP maps its answers to one). */
 export function callOutcomeClass(status: number): string {
   if (status === 200) return 'succeeded';
   if (status === 202) return 'pending';
@@ -220,8 +249,8 @@ function callPathMetrics(registers: Registry[]) {
     }),
     callRequestSeconds: new Histogram({
       name: 'holon_call_request_duration_seconds',
-      help: 'POST /v0/calls, request to response, by outcome (succeeded, pending, refused, failed, error)',
-      labelNames: ['outcome'],
+      help: 'A call asked for, request to answer, by surface (rest: POST /v0/calls, mcp: call_agent) and outcome (succeeded, pending, refused, failed, error)',
+      labelNames: ['surface', 'outcome'],
       buckets: [0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60],
       registers,
     }),
@@ -247,8 +276,21 @@ function callPathMetrics(registers: Registry[]) {
     }),
     sweeperActions: new Counter({
       name: 'holon_sweeper_actions_total',
-      help: "The sweeper's actions on calls nobody finished",
+      help: "The background sweeps' actions: calls and settlements nobody finished, approvals expired, restart recovery, files, deliveries, retention, evaluations",
       labelNames: ['action'],
+      registers,
+    }),
+    evaluationCases: new Counter({
+      name: 'holon_evaluation_cases_total',
+      help: 'Evaluation cases judged, by outcome (passed, failed, unreachable: the agent could not be reached)',
+      labelNames: ['outcome'],
+      registers,
+    }),
+    evaluationSeconds: new Histogram({
+      name: 'holon_evaluation_duration_seconds',
+      help: 'An evaluation, from its first claim to its end (a resumed one included), by status (passed, failed, error)',
+      labelNames: ['status'],
+      buckets: [0.1, 0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800],
       registers,
     }),
     webhookAttempts: new Counter({ name: 'holon_webhook_attempts_total', help: 'Webhook delivery attempts by verdict', labelNames: ['verdict'], registers }),

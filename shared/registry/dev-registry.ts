@@ -17,6 +17,7 @@ import type { Dirent } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
 import { parseDocumentText } from '../core/documents.js';
 import type { Problem } from '../core/errors.js';
+import { isJsonObject } from '../core/json.js';
 import { createLogger, type Logger } from '../platform/log.js';
 import { validateManifest } from '../core/manifest/index.js';
 import type { AgentVersion } from './agent-version.js';
@@ -26,6 +27,11 @@ import { onAgentHostPort, type AgentHostPort } from './agent-host.js';
 const MANIFEST_FILE_NAMES = ['holon.yaml', 'holon.json'] as const;
 /** The dev runtime's entry point, next to the manifest of a `runtime.kind: node` agent. */
 const NODE_ENTRY_FILE = 'agent.mjs';
+/**
+ * Shipped agents paused until the operator sets what they cannot work without (gateway.md §7): beside HOLON_EXCLUDE,
+ * the one other reason a manifest found is left out. holon-labs/sec-company needs the contact email EDGAR asks for.
+ */
+const LISTED_ONLY_WITH: Readonly<Record<string, string>> = { 'holon-labs/sec-company': 'HOLON_SEC_CONTACT' };
 
 export interface FileProblems {
   file: string;
@@ -35,6 +41,8 @@ export interface FileProblems {
 export interface LoadDevRegistryOptions {
   /** Agent ids (`ns/name`, every version) or exact `ns/name@version` to leave out, silently. */
   exclude?: string[];
+  /** The environment LISTED_ONLY_WITH reads (default process.env, the gateway's own: loadConfig reads the same). */
+  env?: Readonly<Record<string, string | undefined>>;
   /**
    * The reference MCP agent host (agents/host.mjs) on another port than the one the shipped manifests name
    * (HOLON_AGENT_HOST_PORT): agents under `dir` whose endpoint is that host's default are called on `port` instead.
@@ -52,6 +60,7 @@ export interface DevRegistry {
 export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOptions = {}): Promise<DevRegistry> {
   const log = options.log ?? createLogger('registry');
   const exclude = new Set(options.exclude ?? []);
+  const env = options.env ?? process.env;
   const problems: FileProblems[] = [];
   const report = (file: string, list: Problem[]): void => {
     problems.push({ file, problems: list });
@@ -80,6 +89,11 @@ export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOp
     // Excluded before validation: excluding an agent is also how to silence a broken one.
     if (isExcluded(doc.value, exclude)) {
       excluded += 1;
+      continue;
+    }
+    const missing = missingSetting(doc.value, env);
+    if (missing !== undefined) {
+      log.info({ file, setting: missing }, `${file} is not listed until ${missing} is set`);
       continue;
     }
     // parseDocumentText + validateManifest is exactly parseManifest, split to peek at the id.
@@ -119,6 +133,13 @@ function isExcluded(doc: unknown, exclude: ReadonlySet<string>): boolean {
   const { id, version } = doc as { id?: unknown; version?: unknown };
   if (typeof id !== 'string') return false;
   return exclude.has(id) || (typeof version === 'string' && exclude.has(`${id}@${version}`));
+}
+
+/** The setting LISTED_ONLY_WITH names for this document's agent, when it is not set; undefined otherwise. */
+function missingSetting(doc: unknown, env: Readonly<Record<string, string | undefined>>): string | undefined {
+  const id = isJsonObject(doc) ? doc.id : undefined;
+  const setting = typeof id === 'string' && Object.hasOwn(LISTED_ONLY_WITH, id) ? LISTED_ONLY_WITH[id] : undefined;
+  return setting !== undefined && !env[setting]?.trim() ? setting : undefined;
 }
 
 async function walk(dir: string, files: string[], visited: Set<string>, report: (file: string, problems: Problem[]) => void): Promise<void> {

@@ -1,7 +1,9 @@
 /**
  * The settler's job (gateway.md §1 step 7, DESIGN.md §1): ONE transaction writes the journal entry
  * `settle:<receipt id>`, the receipt, the resolved hold, the mandate's `spent`/`reserved`, the `call_events`
- * row and the call's final status. A second delivery finds the call no longer `settling` and does nothing.
+ * row, the call's final status and, for a call with a `callback_url`, its webhook delivery's first row (the outbox:
+ * the settler's dispatcher finds it even when the process died right after the commit; shared/webhooks/deliveries.ts).
+ * A second delivery finds the call no longer `settling` and does nothing.
  */
 import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
 import { type PostedEntry, recordEntries, SETTLEMENT_KIND } from '../ledger/entries.js';
@@ -17,6 +19,7 @@ import { enqueueSettle } from '../calls/transitions.js';
 import { type DbBigInt, fromJsonb, toBigInt, type Tx } from '../db/connect.js';
 import type { CallOutcome } from '../calls/outcome.js';
 import { runErrorLabel } from '../platform/metrics.js';
+import { insertDeliveries, newDelivery, type NewDelivery } from '../webhooks/deliveries.js';
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
 function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
@@ -180,13 +183,18 @@ interface CallFacts {
   downstream: bigint;
 }
 
-/** The calls' own rows — receipts, call events, final statuses — and each call's shared rows; written by `writeOwnRows`. */
+/**
+ * The calls' own rows — receipts, call events, final statuses, the first rows of their webhook deliveries — and each
+ * call's shared rows; written by `writeOwnRows`.
+ */
 interface OwnRowsPlan {
   /** Each call's shared rows and what follows its commit; `deferred` for a call whose children are still open. */
   written: Map<string, Written | 'deferred'>;
   receipts: Array<ReturnType<typeof receiptRow>>;
   events: CallEventRow[];
   finals: Array<{ id: string; status: 'succeeded' | 'failed' }>;
+  /** The deliveries of the calls that name a `callback_url`, opened in the settlement's transaction. */
+  deliveries: NewDelivery[];
 }
 
 /** The calls that settle now (the others are `deferred`: children still open), with what each charges. */
@@ -299,7 +307,7 @@ async function factsOf(trx: Tx, c: LiveCall, hold: CallFacts['hold'], entry: Cal
  */
 async function planOwnRows(trx: Tx, calls: readonly SettlingCall[], preparedOf: (callId: string) => Awaited<ReturnType<typeof prepare>>): Promise<OwnRowsPlan> {
   const { live, deferred } = await liveCalls(trx, calls, preparedOf);
-  const plan: OwnRowsPlan = { written: new Map(deferred.map((id) => [id, 'deferred'])), receipts: [], events: [], finals: [] };
+  const plan: OwnRowsPlan = { written: new Map(deferred.map((id) => [id, 'deferred'])), receipts: [], events: [], finals: [], deliveries: [] };
   if (live.length === 0) return plan;
   const holds = await resolveHolds(
     trx,
@@ -316,13 +324,15 @@ async function planOwnRows(trx: Tx, calls: readonly SettlingCall[], preparedOf: 
     plan.receipts.push(rows.receipt);
     plan.events.push(rows.event);
     plan.finals.push({ id: c.callId, status: c.outcome.kind === 'success' ? 'succeeded' : 'failed' });
+    if (c.call.callbackUrl) plan.deliveries.push(newDelivery(c.callId, c.call.payer));
     plan.written.set(c.callId, rows.written);
   }
   return plan;
 }
 
 /**
- * Write a plan: the receipts, the call events and the calls' final statuses (the calls' own rows), then the shared
+ * Write a plan: the receipts, the call events, the calls' final statuses and their deliveries' first rows (the
+ * calls' own rows; a delivery is a new row, not a money row, referencing the call already locked), then the shared
  * rows (`shared`, the money function built from the plan's `written`: last, in the lock order) — one statement; the
  * parts touch disjoint tables.
  */
@@ -342,11 +352,16 @@ async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null
         plan.finals.flatMap((f) => [f.id, f.status]),
       ),
     });
-  const q = trx.with('receipt', trx('receipts').insert(plan.receipts)).with('event', trx('call_events').insert(plan.events)).with('final', statuses);
+  const own = trx.with('receipt', trx('receipts').insert(plan.receipts)).with('event', trx('call_events').insert(plan.events)).with('final', statuses);
+  const q = plan.deliveries.length > 0 ? own.with('delivery', insertDeliveries(trx, plan.deliveries)) : own;
   await (shared ? q.select(trx.raw(shared.sql, [...shared.bindings])) : q.select(trx.raw('1 AS done')));
 }
 
-/** After the commit: the metrics, the parent's turn (its last child settled), the waiters, the callback. */
+/**
+ * After the commit: the metrics, the parent's turn (its last child settled), the waiters, and the callback job — only
+ * a wake-up for the dispatcher: the delivery's row is already written, and the settler's delivery sweep finds it
+ * without the job (a process that dies here loses nothing).
+ */
 async function afterSettled(ctx: ServiceContext, callId: string, done: Settled): Promise<void> {
   if (ctx.metrics) {
     const { status, errorCode, agent, handedOffAt } = done.counted;

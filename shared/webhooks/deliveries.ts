@@ -1,14 +1,17 @@
 /**
  * Webhook deliveries and their log (docs/webhooks.md; tables of migration 015). One delivery per call with a
- * `callback_url`, opened after settlement; its id is the `webhook-id`. Each attempt is appended to
- * `webhook_attempts` once it ended; the delivery row says where the schedule is and how it ended.
+ * `callback_url`, its row written by the settlement in its own transaction (an outbox: a settler that dies right
+ * after the commit loses no delivery; the dispatcher, services/settler/callbacks.ts, finds the row); its id is the
+ * `webhook-id`. Each attempt is appended to `webhook_attempts` once it ended; the delivery row says where the
+ * schedule is and how it ended. Finished deliveries are deleted after the retention (`deleteFinishedDeliveries`).
  *
  * Attempts are at least once (a settler that dies mid-attempt has its job delivered again, so the receiver may see
  * the same `webhook-id` twice; it deduplicates on it). The delivery row decides the schedule: a step advances it
  * once, however many times its job is delivered. Only the delivery row is locked, never a money row.
  */
 import type { Knex } from 'knex';
-import type { Db } from '../db/connect.js';
+import { HolonError } from '../core/errors.js';
+import type { Db, Queryable } from '../db/connect.js';
 import type { QueueBackend } from '../messaging/types.js';
 import type { Verdict } from './schedule.js';
 
@@ -19,6 +22,11 @@ export const DELIVER_QUEUE = 'deliver';
 export type DeliverJob = { callId: string; deliveryId: string; step: number } | { callId: string; deliveryId: string; resend: number };
 
 const deliverJobId = (job: DeliverJob): string => ('step' in job ? `deliver-${job.deliveryId}-s${job.step}` : `deliver-${job.deliveryId}-r${job.resend}`);
+
+/** Whether the attempt's job is still to be done (waiting, delayed, running or awaiting a retry). */
+export function attemptQueued(queues: QueueBackend, job: DeliverJob): Promise<boolean> {
+  return queues.queue<DeliverJob>(DELIVER_QUEUE).pending(deliverJobId(job));
+}
 
 /**
  * Queues one attempt (a no-op while a job with its id is waiting, delayed or running). A job whose handler fails
@@ -73,14 +81,33 @@ const deliveryFromRow = (r: DeliveryRow): Delivery => ({
   createdAt: new Date(r.created_at),
 });
 
-/** The call's delivery, opened once (owned by the account that pays for the call); undefined without a callback_url. */
-export async function openDelivery(db: Db, callId: string): Promise<Delivery | undefined> {
-  const call = await db('calls').where({ id: callId }).first('callback_url', 'payer');
-  if (!call?.callback_url) return undefined;
-  await db('webhook_deliveries')
-    .insert({ id: deliveryIdOf(callId), call_id: callId, account: call.payer, next_attempt_at: db.fn.now() })
+/** A delivery's first row: pending, due at once, owned by the account that pays for the call. */
+export interface NewDelivery {
+  id: string;
+  call_id: string;
+  account: string;
+}
+
+export const newDelivery = (callId: string, payer: string): NewDelivery => ({ id: deliveryIdOf(callId), call_id: callId, account: payer });
+
+/** The insert of new deliveries, a no-op for a call that has one already: the settlement runs it in its transaction. */
+export function insertDeliveries(db: Queryable, rows: readonly NewDelivery[]): Knex.QueryBuilder {
+  return db('webhook_deliveries')
+    .insert(rows.map((r) => ({ ...r, next_attempt_at: db.fn.now() })))
     .onConflict('call_id')
     .ignore();
+}
+
+/**
+ * The call's delivery, opened if it has none: the settlement writes it, so this opens only that of a call settled
+ * before deliveries were written with the settlement. Undefined without a callback_url.
+ */
+export async function openDelivery(db: Db, callId: string): Promise<Delivery | undefined> {
+  const existing = await deliveryOfCall(db, callId);
+  if (existing) return existing;
+  const call = await db('calls').where({ id: callId }).first('callback_url', 'payer');
+  if (!call?.callback_url) return undefined;
+  await insertDeliveries(db, [newDelivery(callId, String(call.payer))]);
   return loadDelivery(db, deliveryIdOf(callId));
 }
 
@@ -171,13 +198,14 @@ export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ attempt
   });
 }
 
-/** A re-send asked: its number (1, 2, …), counted on the delivery row. */
+/** A re-send asked: its number (1, 2, …), counted on the delivery row (`no_delivery` once retention deleted it). */
 export async function askResend(db: Db, id: string): Promise<number> {
   const [row] = (await db('webhook_deliveries')
     .where({ id })
     .update({ resends_asked: db.raw('resends_asked + 1') })
     .returning('resends_asked')) as Array<{ resends_asked: number }>;
-  return row!.resends_asked;
+  if (!row) throw new HolonError('no_delivery', 'this call has no delivery any more: its log was deleted after the retention period');
+  return row.resends_asked;
 }
 
 interface AttemptView {
@@ -242,4 +270,21 @@ export async function pendingDeliveries(db: Db, overdueMs?: number): Promise<Del
   if (overdueMs !== undefined) q.whereRaw('next_attempt_at < now() - make_interval(secs => ?)', [overdueMs / 1000]);
   const rows: DeliveryRow[] = await q;
   return rows.map(deliveryFromRow);
+}
+
+/**
+ * Retention: deletes up to `limit` deliveries that finished (delivered, gone, gave up) before `before`, with their
+ * attempts (migration 019: the attempts go only with their delivery). Never a pending one, nor one with a re-send
+ * asked and not yet made; the conditions are checked again on the row deleted, so a re-send asked meanwhile keeps it.
+ */
+export async function deleteFinishedDeliveries(db: Db, before: Date, limit: number): Promise<number> {
+  const finished = "state <> 'pending' AND finished_at IS NOT NULL AND resends_asked <= resends_made";
+  const r = await db.raw<{ rows: unknown[] }>(
+    `DELETE FROM webhook_deliveries
+      WHERE id IN (SELECT id FROM webhook_deliveries WHERE ${finished} AND finished_at < ? ORDER BY finished_at LIMIT ?)
+        AND ${finished}
+      RETURNING id`,
+    [before, limit],
+  );
+  return r.rows.length;
 }

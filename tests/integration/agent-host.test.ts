@@ -1,5 +1,6 @@
 /**
- * The reference MCP host (agents/host.mjs) and its two agents, over real Streamable HTTP with the SDK client.
+ * The reference MCP host (agents/host.mjs) and its agents, over real Streamable HTTP with the SDK client (sec-company
+ * in detail: sec-company.test.ts).
  * The Anthropic API is a local fake (node:http on 127.0.0.1).
  */
 import { readFileSync } from 'node:fs';
@@ -24,6 +25,7 @@ function manifest(agent: string): Manifest {
 }
 const CSV = manifest('csv-profile');
 const SUMMARIZE = manifest('summarize');
+const SEC = manifest('sec-company');
 
 /** ajv with the gateway's settings (RE2, formats) against a manifest's interface.output. */
 function outputProblems(m: Manifest, value: unknown): unknown[] {
@@ -172,13 +174,14 @@ afterAll(async () => {
 // ------------------------------------------------------------------------------------------- tests
 
 describe('the host', () => {
-  it('lists both agents with their manifests input schemas and summaries (no outputSchema)', async () => {
-    expect(host.tools).toEqual(['csv_profile', 'summarize']);
+  it('lists the three agents with their manifests input schemas and summaries (no outputSchema)', async () => {
+    expect(host.tools).toEqual(['csv_profile', 'sec_company', 'summarize']);
     const { tools } = await client.listTools();
-    expect(tools.map((t) => t.name).sort()).toEqual(['csv_profile', 'summarize']);
+    expect(tools.map((t) => t.name).sort()).toEqual(['csv_profile', 'sec_company', 'summarize']);
     const byName = Object.fromEntries(tools.map((t) => [t.name, t]));
     for (const [name, m] of [
       ['csv_profile', CSV],
+      ['sec_company', SEC],
       ['summarize', SUMMARIZE],
     ] as const) {
       const t = byName[name]!;
@@ -192,7 +195,7 @@ describe('the host', () => {
   it('answers GET /healthz', async () => {
     const res = await fetch(new URL('/healthz', host.url));
     expect(res.status).toBe(200);
-    expect(await res.json()).toEqual({ status: 'ok', tools: 2 });
+    expect(await res.json()).toEqual({ status: 'ok', tools: 3 });
   });
 
   it('an unknown tool is a JSON-RPC error', async () => {

@@ -31,7 +31,15 @@ test("gateway errors, restarts and cancellations are recorded but are not the ag
     expect(events).toEqual(['cancelled', 'gateway_error', 'gateway_restarted']);
 
     const one = await g.get('/v0/agents/examples/echo-upper');
-    expect(one.body.record).toEqual({ runs: 0, successes: 0, success_rate: null, latency_p50_ms: null, cost_per_successful_run: null, currency: null });
+    expect(one.body.record).toEqual({
+      runs: 0,
+      successes: 0,
+      payers: 0,
+      success_rate: null,
+      latency_p50_ms: null,
+      cost_per_successful_run: null,
+      currency: null,
+    });
     expect(one.body.records.agent.all_time).toMatchObject({ runs: 0, errors: {} });
     const search = await g.get('/v0/agents?q=echo');
     expect(search.body.agents.find((a: { id: string }) => a.id === 'examples/echo-upper').record.runs).toBe(0);

@@ -12,41 +12,20 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, test as base } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
+import { insertRuns, type SyntheticRun } from '../support/synthetic-runs.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 
-const DAY = 86_400_000;
 const NOTE = 'declared by the author, not verified by Holon';
 
-let synthetic = 0;
-interface Event {
-  version: string;
-  status: 'succeeded' | 'failed';
-  code?: string;
-  latency: number;
-  /** micro-units */
-  cost?: number;
-  currency?: string;
-  daysAgo: number;
-}
+type Event = Omit<SyntheticRun, 'agentId'>;
 
-async function insertEvents(g: TestGateway, agentId: string, events: Event[]): Promise<void> {
-  const now = Date.now();
-  await g.db.knex('call_events').insert(
-    events.map((e) => ({
-      call_id: `synthetic-${process.pid}-${++synthetic}`,
-      agent_id: agentId,
-      agent_version: e.version,
-      status: e.status,
-      error_code: e.code ?? null,
-      latency_ms: e.latency,
-      cost: String(e.cost ?? 0),
-      currency: e.currency ?? 'EUR',
-      created_at: new Date(now - e.daysAgo * DAY),
-    })),
+/** History written straight into the tables (tests/support/synthetic-runs.ts), each run paid by its `payer`. */
+const insertEvents = (g: TestGateway, agentId: string, events: Event[]): Promise<void> =>
+  insertRuns(
+    g.db.knex,
+    events.map((e) => ({ agentId, ...e })),
   );
-}
 
-/** Nearest rank: the ceil(p·n)-th smallest (what percentile_disc returns). */
 function nearestRank(values: number[], p: number): number {
   const sorted = [...values].sort((a, b) => a - b);
   return sorted[Math.max(0, Math.ceil(p * sorted.length) - 1)]!;
@@ -55,6 +34,7 @@ function nearestRank(values: number[], p: number): number {
 const EMPTY_WINDOW = {
   runs: 0,
   successes: 0,
+  payers: 0,
   success_rate: null,
   latency_ms: { p50: null, p95: null },
   currency: null,
@@ -80,6 +60,7 @@ describe('the Agent Record from real calls', () => {
     const window = {
       runs: 5,
       successes: 2,
+      payers: 1,
       success_rate: 0.4,
       latency_ms: { p50: nearestRank(latencies, 0.5), p95: nearestRank(latencies, 0.95) },
       currency: 'EUR',
@@ -94,6 +75,7 @@ describe('the Agent Record from real calls', () => {
     expect(one.body.record).toEqual({
       runs: 5,
       successes: 2,
+      payers: 1,
       success_rate: 0.4,
       latency_p50_ms: window.latency_ms.p50,
       cost_per_successful_run: '0.015',
@@ -112,6 +94,7 @@ describe('the Agent Record from real calls', () => {
     expect(byId.get('examples/word-count').record).toEqual({
       runs: 0,
       successes: 0,
+      payers: 0,
       success_rate: null,
       latency_p50_ms: null,
       cost_per_successful_run: null,
@@ -136,10 +119,11 @@ describe('the Agent Record from known events', () => {
     const successCosts = [142_857, 142_857, 142_857, 142_857, 142_857, 142_857, 142_858];
     for (let i = 0; i < 10; i++) {
       const latency = (i + 1) * 10;
-      if (i < 7) recent.push({ version: '1.0.0', status: 'succeeded', latency, cost: successCosts[i]!, daysAgo: i * 3 + 0.5 });
-      else recent.push({ version: '1.0.0', status: 'failed', code: i < 9 ? 'over_budget' : 'timeout', latency, daysAgo: i * 3 + 0.5 });
+      const payer = `payer-${i % 3}`; // three distinct payers in the window
+      if (i < 7) recent.push({ version: '1.0.0', status: 'succeeded', latency, cost: successCosts[i]!, daysAgo: i * 3 + 0.5, payer });
+      else recent.push({ version: '1.0.0', status: 'failed', code: i < 9 ? 'over_budget' : 'timeout', latency, daysAgo: i * 3 + 0.5, payer });
     }
-    expect(Math.max(...recent.map((e) => e.daysAgo))).toBeLessThan(29); // 27.5 days: inside the window
+    expect(Math.max(...recent.map((e) => e.daysAgo ?? 0))).toBeLessThan(29); // 27.5 days: inside the window
     // older than 30 days: latencies 1000..10000; 9 successes at 0.01, 1 agent_error
     const old: Event[] = [];
     for (let i = 0; i < 10; i++) {
@@ -150,17 +134,23 @@ describe('the Agent Record from known events', () => {
         latency: (i + 1) * 1000,
         cost: i === 9 ? 0 : 10_000,
         daysAgo: 30.05 + i * 10,
+        payer: i < 5 ? 'payer-0' : 'payer-3', // one payer seen in the window, one new
       });
     }
+    // runs its author paid for (the account owning the namespace `examples`): billed, never counted
+    const authors: Event[] = [
+      { version: '1.0.0', status: 'succeeded', latency: 1, cost: 10_000, daysAgo: 1, payer: 'examples' },
+      { version: '0.9.0', status: 'succeeded', latency: 1, cost: 10_000, daysAgo: 70, payer: 'examples' },
+    ];
     // a version no longer listed, settled in USD long ago: counts for the agent as a whole only
     const unlisted: Event[] = [
-      { version: '0.9.0', status: 'succeeded', latency: 7, cost: 50_000, currency: 'USD', daysAgo: 60 },
-      { version: '0.9.0', status: 'succeeded', latency: 7, cost: 50_000, currency: 'USD', daysAgo: 61 },
-      { version: '0.9.0', status: 'failed', code: 'agent_error', latency: 7, currency: 'USD', daysAgo: 62 },
+      { version: '0.9.0', status: 'succeeded', latency: 7, cost: 50_000, currency: 'USD', daysAgo: 60, payer: 'payer-usd' },
+      { version: '0.9.0', status: 'succeeded', latency: 7, cost: 50_000, currency: 'USD', daysAgo: 61, payer: 'payer-usd' },
+      { version: '0.9.0', status: 'failed', code: 'agent_error', latency: 7, currency: 'USD', daysAgo: 62, payer: 'payer-0' },
     ];
     // another agent's events never leak in
     const other: Event[] = [{ version: '1.0.0', status: 'failed', code: 'other_code', latency: 1, daysAgo: 1 }];
-    await insertEvents(g, 'examples/word-count', [...recent, ...old, ...unlisted]);
+    await insertEvents(g, 'examples/word-count', [...recent, ...old, ...unlisted, ...authors]);
     await insertEvents(g, 'examples/slow', other);
 
     const one = await g.get('/v0/agents/examples/word-count');
@@ -168,6 +158,7 @@ describe('the Agent Record from known events', () => {
     const last30 = {
       runs: 10,
       successes: 7,
+      payers: 3,
       success_rate: 0.7,
       latency_ms: { p50: 50, p95: 100 }, // 5th and 10th of 10
       currency: 'EUR',
@@ -178,6 +169,8 @@ describe('the Agent Record from known events', () => {
     const versionAllTime = {
       runs: 20,
       successes: 16,
+      payers: 4, // payer-0..2 in the window, payer-3 before it
+
       success_rate: 0.8,
       latency_ms: { p50: 100, p95: 9000 }, // 10th and 19th of 20
       currency: 'EUR',
@@ -188,6 +181,7 @@ describe('the Agent Record from known events', () => {
     const agentAllTime = {
       runs: 23,
       successes: 18,
+      payers: 5, // and payer-usd, of a version no longer listed
       success_rate: 0.7826,
       latency_ms: { p50: 90, p95: 9000 }, // 12th and 22nd of 7,7,7,10..100,1000..10000
       // most runs were settled in EUR: the money fields are in EUR; each currency on its own below
@@ -207,6 +201,7 @@ describe('the Agent Record from known events', () => {
     expect(one.body.record).toEqual({
       runs: 20,
       successes: 16,
+      payers: 4,
       success_rate: 0.8,
       latency_p50_ms: 100,
       cost_per_successful_run: '0.068125',
@@ -230,6 +225,7 @@ describe('the Agent Record from known events', () => {
       all_time: {
         runs: 2,
         successes: 0,
+        payers: 1,
         success_rate: 0,
         latency_ms: { p50: 3, p95: 5 },
         currency: 'EUR',
@@ -243,7 +239,15 @@ describe('the Agent Record from known events', () => {
       version: { last_30_days: EMPTY_WINDOW, all_time: EMPTY_WINDOW },
       agent: { last_30_days: EMPTY_WINDOW, all_time: EMPTY_WINDOW },
     });
-    expect(untouched.body.record).toEqual({ runs: 0, successes: 0, success_rate: null, latency_p50_ms: null, cost_per_successful_run: null, currency: null });
+    expect(untouched.body.record).toEqual({
+      runs: 0,
+      successes: 0,
+      payers: 0,
+      success_rate: null,
+      latency_p50_ms: null,
+      cost_per_successful_run: null,
+      currency: null,
+    });
   });
 });
 

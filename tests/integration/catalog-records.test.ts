@@ -44,6 +44,7 @@ const FORK_SAMPLE = {
 const EMPTY_WINDOW = {
   runs: 0,
   successes: 0,
+  payers: 0,
   success_rate: null,
   latency_ms: { p50: null, p95: null },
   currency: null,

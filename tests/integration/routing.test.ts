@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
+import { insertRuns } from '../support/synthetic-runs.js';
 
 describe('capability routing', () => {
   test('picks the cheapest per successful run, and switches once records say so', async ({ gateway: g }) => {
@@ -9,18 +10,19 @@ describe('capability routing', () => {
     const first = await call();
     expect(first.status).toBe(200);
     expect(first.body.receipt.agent).toBe('examples/echo-upper@1.0.0');
-    // echo-upper now measured at 1 success in 40 runs, each billed: 0.40 per success beats nobody
-    const rows = Array.from({ length: 40 }, (_, i) => ({
-      call_id: `r_hist${i}`,
-      agent_id: 'examples/echo-upper',
-      agent_version: '1.0.0',
-      status: i === 0 ? 'succeeded' : 'failed',
-      error_code: i === 0 ? null : 'agent_error',
-      latency_ms: 5,
-      cost: '10000',
-      currency: 'EUR',
-    }));
-    await g.db.knex('call_events').insert(rows);
+    // echo-upper now measured at 1 success in 40 runs of three payers, each billed: 0.40 per success beats nobody
+    await insertRuns(
+      g.db.knex,
+      Array.from({ length: 40 }, (_, i) => ({
+        agentId: 'examples/echo-upper',
+        version: '1.0.0',
+        status: i === 0 ? ('succeeded' as const) : ('failed' as const),
+        ...(i === 0 ? {} : { code: 'agent_error' }),
+        latency: 5,
+        cost: 10_000,
+        payer: `payer-${i % 3}`,
+      })),
+    );
     const second = await call();
     expect(second.status).toBe(200);
     expect(second.body.receipt.agent).toBe('fixtures/fork@1.0.0');

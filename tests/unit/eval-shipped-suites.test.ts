@@ -1,13 +1,14 @@
 /**
  * The suites shipped in evals/ (docs/evaluation.md "The shipped suites"): each one loads, and every case passes
  * against the shipped agent of its capability, run in process through the node runtime — examples' agent.mjs as
- * they are, agents/csv-profile's MCP tool through its tool.mjs handler. Deliberately wrong agents fail the right cases.
+ * they are, the MCP tools of agents/ through their tool.mjs handlers (sec-company against the fake EDGAR of
+ * tests/support/fake-edgar.ts). Deliberately wrong agents fail the right cases.
  */
 import { readdirSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { pino } from 'pino';
-import { beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { judgeCase, suiteStatus, type CaseRunResult, type Suite, type SuiteCase } from '../../shared/core/evals/index.js';
 import { compileInterface } from '../../shared/core/manifest/index.js';
 import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
@@ -15,6 +16,7 @@ import type { Registry } from '../../shared/registry/registry.js';
 import { loadSuites, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import { createNodeRuntime, type AgentContext, type Handler } from '../../shared/runtimes/node.js';
 import type { AgentVersion, RunResult } from '../../shared/runtimes/types.js';
+import { startFakeEdgar, type FakeEdgar } from '../support/fake-edgar.js';
 
 const ROOT = fileURLToPath(new URL('../..', import.meta.url));
 const EVALS = path.join(ROOT, 'evals');
@@ -25,6 +27,7 @@ const SHIPPED = readdirSync(EVALS, { withFileTypes: true })
 
 /** The agent each shipped suite is written against. */
 const AGENT_OF: Record<string, string> = {
+  'data.company.filings': 'holon-labs/sec-company',
   'data.profile': 'holon-labs/csv-profile',
   'test.flaky': 'examples/flaky',
   'test.slow': 'examples/slow',
@@ -34,8 +37,12 @@ const AGENT_OF: Record<string, string> = {
 };
 
 interface ToolModule {
-  default: (input: unknown, ctx: { signal?: AbortSignal }) => Promise<{ output: unknown }>;
+  default: (input: unknown, ctx: { signal?: AbortSignal; env?: Record<string, string> }) => Promise<{ output: unknown }>;
 }
+
+/** The environment of the MCP tools (the agent host's): sec-company's EDGAR is a fake on loopback. */
+let fakeEdgar: FakeEdgar;
+let toolEnv: Record<string, string> = {};
 
 /**
  * An MCP tool of agents/ (agents/host.mjs serves `tool.mjs`) as a node handler: its output is the output, a
@@ -45,7 +52,7 @@ async function toolHandler(dir: string): Promise<Handler> {
   const tool = (await import(pathToFileURL(path.join(dir, 'tool.mjs')).href)) as ToolModule;
   return async (input: unknown, ctx: AgentContext) => {
     try {
-      return (await tool.default(input, { signal: ctx.signal })).output;
+      return (await tool.default(input, { signal: ctx.signal, env: toolEnv })).output;
     } catch (e) {
       const code = (e as { code?: unknown }).code;
       if (typeof code === 'string') throw ctx.error(code, (e as Error).message);
@@ -90,8 +97,12 @@ const lines: Array<Record<string, unknown>> = [];
 beforeAll(async () => {
   const log = pino({ level: 'debug' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
   catalog = await loadSuites({ publicDir: EVALS }, log);
-  registry = (await loadDevRegistry([path.join(ROOT, 'agents'), path.join(ROOT, 'examples')], { log })).registry;
+  fakeEdgar = await startFakeEdgar();
+  toolEnv = fakeEdgar.env();
+  registry = (await loadDevRegistry([path.join(ROOT, 'agents'), path.join(ROOT, 'examples')], { log, env: toolEnv })).registry;
 });
+
+afterAll(() => fakeEdgar.stop());
 
 const agentFor = (capability: string): AgentVersion => {
   const agent = registry.implementers(capability).find((a) => a.manifest.id === AGENT_OF[capability]);

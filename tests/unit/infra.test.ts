@@ -197,7 +197,16 @@ describe('infra/', () => {
     const { set } = envExample();
     const config = loadConfig({ ...set });
     expect(config).toMatchObject({ production: true, hosted: true, trustProxy: true });
-    for (const name of ['DATABASE_URL', 'HOLON_PUBLIC_URL', 'HOLON_SITE_URL', 'HOLON_FILE_SECRET', 'HOLON_ADMIN_KEY', 'HOLON_TRUST_PROXY', 'HOLON_HOSTED', 'HOLON_PRIVATE_EVALS']) {
+    for (const name of [
+      'DATABASE_URL',
+      'HOLON_PUBLIC_URL',
+      'HOLON_SITE_URL',
+      'HOLON_FILE_SECRET',
+      'HOLON_ADMIN_KEY',
+      'HOLON_TRUST_PROXY',
+      'HOLON_HOSTED',
+      'HOLON_PRIVATE_EVALS',
+    ]) {
       const without = { ...set };
       delete without[name];
       expect(() => loadConfig(without), name).toThrow(ConfigError);

@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import fc from 'fast-check';
-import { costPerSuccess, parseAgentRef, rankCapability, resolveVersion, type Candidate, type RankRequest } from '../../shared/core/resolution.js';
+import {
+  costPerSuccess,
+  parseAgentRef,
+  rankCapability,
+  rankingRecord,
+  resolveVersion,
+  type Candidate,
+  type RankRequest,
+} from '../../shared/core/resolution.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import type { AgentFacts } from '../../shared/core/mandate/types.js';
 import { mandate, manifest } from '../support/pricing-fixtures.js';
@@ -98,6 +106,31 @@ describe('costPerSuccess', () => {
       }),
       { numRuns: 1000 },
     );
+  });
+});
+
+describe('rankingRecord', () => {
+  const record = fc
+    .tuple(fc.integer({ min: 0, max: 10_000 }), fc.integer({ min: 0, max: 10_000 }), fc.bigInt({ min: 0n, max: 10n ** 12n }), fc.integer({ min: 0, max: 50 }))
+    .map(([a, b, billed, payers]) => ({ runs: Math.max(a, b), successes: Math.min(a, b), billed, payers }));
+
+  it('below the distinct payers needed, any record ranks exactly as no record (the prior); from there on, as measured', () => {
+    fc.assert(
+      fc.property(record, fc.integer({ min: 1, max: 50 }), fc.bigInt({ min: 1n, max: 10n ** 9n }), (r, minPayers, worst) => {
+        const ranked = rankingRecord(r, minPayers);
+        if (r.payers < minPayers) {
+          expect(ranked).toEqual({ runs: 0, successes: 0, billed: 0n });
+          expect(costPerSuccess(ranked, worst)).toBe(2n * worst);
+        } else {
+          expect(ranked).toEqual({ runs: r.runs, successes: r.successes, billed: r.billed });
+        }
+      }),
+    );
+  });
+
+  it('one payer, however many perfect runs, never moves a ranking at the default of three', () => {
+    expect(rankingRecord({ runs: 1_000_000, successes: 1_000_000, billed: 1n, payers: 1 }, 3)).toEqual({ runs: 0, successes: 0, billed: 0n });
+    expect(rankingRecord({ runs: 3, successes: 3, billed: 3n, payers: 3 }, 3)).toEqual({ runs: 3, successes: 3, billed: 3n });
   });
 });
 

@@ -9,10 +9,13 @@
  *   cancelled        the client's `notifications/cancelled` cancels the call: the agent sees the cancellation
  *                    and nothing is billed (failed / cancelled).
  *   finished         `{status, output?, receipt}`; a failure is `isError` with `{error: {code, message}}`.
+ *
+ * Each call_agent is measured like POST /v0/calls: `holon_call_request_duration_seconds`, surface `mcp`, by the
+ * outcome class of REST's answer to the same call (succeeded, pending, refused, failed, error).
  */
 import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { HolonError, type Problem } from '../../../shared/core/errors.js';
+import { type ErrorCode, HolonError, type Problem } from '../../../shared/core/errors.js';
 import { requestCancel } from '../../../shared/calls/cancel.js';
 import { callStatus } from '../../../shared/calls/transitions.js';
 import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
@@ -21,6 +24,9 @@ import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../sha
 import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
 import type { Held } from '../../../shared/admission/types.js';
 import { parseAmount } from '../../../shared/core/money.js';
+import { callOutcomeClass } from '../../../shared/platform/metrics.js';
+import { httpStatusOf } from '../http-status.js';
+import { mandateTreeScope } from '../principal.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 import type { CallAgentArgs } from './tool-args.js';
@@ -58,17 +64,42 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: CallAgen
     ...(capability ? { capability } : {}),
     input: args.input,
     ...(maxCost !== undefined ? { maxCost } : {}),
-    ...(approval ? { approval } : {}),
+    ...(approval ? { approval: { id: approval, inScope: mandateTreeScope(who.mandateId) } } : {}),
   });
 }
 
+/** What call_agent answered, and its outcome class in the call-latency histogram (callOutcomeClass's words). */
+interface Answered {
+  answer: ToolAnswer;
+  outcome: string;
+}
+
+const outcomeOfCode = (code: ErrorCode): string => callOutcomeClass(httpStatusOf(code));
+
 export async function callAgent(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs, options: CallAgentOptions): Promise<ToolAnswer> {
+  const started = performance.now();
+  let outcome = 'error';
+  try {
+    const answered = await answerCall(deps, who, args, options);
+    outcome = answered.outcome;
+    return answered.answer;
+  } catch (e) {
+    // Thrown: bad arguments (a refused class, as REST's 4xx) or the gateway's own failure.
+    outcome = e instanceof HolonError ? outcomeOfCode(e.code) : 'error';
+    throw e;
+  } finally {
+    deps.ctx.metrics?.callRequestSeconds.observe({ surface: 'mcp', outcome }, (performance.now() - started) / 1000);
+  }
+}
+
+async function answerCall(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs, options: CallAgentOptions): Promise<Answered> {
   const { extra } = options;
   let submitted = await submitFor(deps, who, args);
+  const pending = (held: Pick<Held, 'approval' | 'receipt'>): Answered => ({ answer: pendingAnswer(held), outcome: 'pending' });
 
   if (submitted.kind === 'held') {
     const held = submitted;
-    if (!who.askInClient || !options.canElicit) return pendingAnswer(held);
+    if (!who.askInClient || !options.canElicit) return pending(held);
     const action = await askInClient(deps, extra, held.approval, args.input);
     if (action === 'accept') {
       const decided = await decideAndSubmit(deps.ctx, held.approval.id, 'run');
@@ -76,24 +107,28 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: CallAgen
       submitted = decided.submitted;
     } else if (action === 'decline') {
       await decideAndSubmit(deps.ctx, held.approval.id, 'reject');
-      return {
-        isError: true,
-        structured: {
-          status: 'rejected',
-          error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' },
-          receipt: held.receipt,
-        },
-        text: `declined: the call to ${held.approval.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
-      };
+      return { answer: declinedAnswer(held), outcome: 'refused' };
     } else {
-      return pendingAnswer(held);
+      return pending(held);
     }
   }
 
-  if (submitted.kind === 'refused') return refusedAnswer(submitted);
+  if (submitted.kind === 'refused') return { answer: refusedAnswer(submitted), outcome: outcomeOfCode(submitted.code) };
   // Approved in the client and run: a call cannot be held twice (its approval is used).
-  if (submitted.kind === 'held') return pendingAnswer(submitted);
+  if (submitted.kind === 'held') return pending(submitted);
   return follow(deps, submitted.callId, submitted.timeoutMs, extra);
+}
+
+function declinedAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
+  return {
+    isError: true,
+    structured: {
+      status: 'rejected',
+      error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' },
+      receipt: held.receipt,
+    },
+    text: `declined: the call to ${held.approval.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
+  };
 }
 
 export function pendingAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
@@ -147,7 +182,7 @@ async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApprova
 }
 
 /** Wait for the call, reporting progress; the client's cancellation cancels the call. */
-async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<ToolAnswer> {
+async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<Answered> {
   const { ctx, waiter } = deps;
   const onCancel = (): void => {
     requestCancel(ctx, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
@@ -175,8 +210,11 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
       if (Date.now() >= deadline) {
         const now = await status();
         return {
-          structured: { status: 'running', call: { id: callId, status: now } },
-          text: `call ${callId} is still ${now}; follow it with get_receipt("${callId}") once it settles.`,
+          answer: {
+            structured: { status: 'running', call: { id: callId, status: now } },
+            text: `call ${callId} is still ${now}; follow it with get_receipt("${callId}") once it settles.`,
+          },
+          outcome: 'pending',
         };
       }
       await report(await status());
@@ -185,7 +223,8 @@ async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: E
     extra.signal.removeEventListener('abort', onCancel);
   }
   const receipt = (await loadReceiptTree(ctx.db, callId))!;
-  return finishedAnswer(receipt, receipt.status === 'succeeded' ? await takeOutput(ctx, callId) : undefined);
+  const succeeded = receipt.status === 'succeeded';
+  return { answer: finishedAnswer(receipt, succeeded ? await takeOutput(ctx, callId) : undefined), outcome: succeeded ? 'succeeded' : 'failed' };
 }
 
 export function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {

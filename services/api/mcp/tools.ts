@@ -10,7 +10,7 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { HolonError } from '../../../shared/core/errors.js';
-import { inMandateTree } from '../principal.js';
+import { mandateTreeScope, ownOrNotFound } from '../principal.js';
 import type { IdArgs, SearchArgs } from './tool-args.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 import type { JsonObject } from '../../../shared/core/json.js';
@@ -86,10 +86,10 @@ export async function getAgent(deps: McpDeps, _who: McpPrincipal, args: IdArgs):
 
 export async function getReceipt(deps: McpDeps, who: McpPrincipal, args: IdArgs): Promise<ToolAnswer> {
   const { id } = args;
-  const receipt = await loadReceiptTree(deps.ctx.db, id);
-  // Another mandate's receipt is indistinguishable from one that does not exist.
-  // A receipt is visible only within the connection's mandate and the sub-mandates derived from it.
-  if (!receipt || !inMandateTree(who.mandateId, receipt.mandate)) throw new HolonError('not_found', `there is no receipt ${id} under mandate ${who.mandateId}`);
+  // Visible only within the connection's mandate and the sub-mandates derived from it; any other is indistinguishable
+  // from one that does not exist.
+  const notFound = `there is no receipt ${id} under mandate ${who.mandateId}`;
+  const receipt = ownOrNotFound(mandateTreeScope(who.mandateId), await loadReceiptTree(deps.ctx.db, id), (r) => r.mandate, notFound);
   return { structured: { ...receipt }, text: describeReceipt(receipt) };
 }
 
@@ -106,8 +106,8 @@ export async function listApprovals(deps: McpDeps, who: McpPrincipal): Promise<T
 
 export async function getApproval(deps: McpDeps, who: McpPrincipal, args: IdArgs): Promise<ToolAnswer> {
   const { id } = args;
-  const found = await loadApproval(deps.ctx.db, id, deps.ctx.now());
-  if (!found || found.approval.mandateId !== who.mandateId) throw new HolonError('not_found', `there is no approval ${id} under mandate ${who.mandateId}`);
+  const notFound = `there is no approval ${id} under mandate ${who.mandateId}`;
+  const found = ownOrNotFound(mandateTreeScope(who.mandateId), await loadApproval(deps.ctx.db, id, deps.ctx.now()), (a) => a.approval.mandateId, notFound);
   const view = approvalView(found.approval, found.input);
   return { structured: view, text: `approval ${view.id}: ${view.status} (${view.agent}, worst case ${view.worst_case} ${view.currency})` };
 }

@@ -13,6 +13,11 @@ const INTEGER: JsonSchema = { type: 'integer', minimum: 0 };
 const MS: JsonSchema = { type: ['integer', 'null'], minimum: 0 };
 const RATE: JsonSchema = { type: ['number', 'null'], minimum: 0, maximum: 1, description: 'successes ÷ runs, 4 decimals; null without runs' };
 const STRINGS: JsonSchema = { type: 'array', items: { type: 'string' } };
+const PAYERS: JsonSchema = {
+  type: 'integer',
+  minimum: 0,
+  description: 'Distinct accounts that paid for the runs (who paid for each delegation tree); the author’s own calls are never counted',
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // The Agent Record (agent-record.ts says what each figure means)
@@ -20,6 +25,7 @@ const STRINGS: JsonSchema = { type: 'array', items: { type: 'string' } };
 export const RECORD_SUMMARY = closed('The compact all-time record of one version, as Holon measured it', {
   runs: INTEGER,
   successes: INTEGER,
+  payers: PAYERS,
   success_rate: RATE,
   latency_p50_ms: MS,
   cost_per_successful_run: nullable(AMOUNT),
@@ -41,6 +47,7 @@ export const WINDOW_RECORD = closed(
   {
     runs: INTEGER,
     successes: INTEGER,
+    payers: PAYERS,
     success_rate: RATE,
     latency_ms: LATENCY,
     currency: { type: ['string', 'null'], description: 'The currency of the window’s runs (the one with most runs when several)' },

@@ -5,11 +5,10 @@
  *   moment it stops being pending.
  */
 import { Router } from 'express';
-import { HolonError } from '../../../shared/core/errors.js';
 import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/admission/approvals.js';
 import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
 import { bodyReader } from '../requests.js';
-import { assertSeesMandate, requireKind, seesMandate } from '../principal.js';
+import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
 import { defineOperations, mount } from '../openapi/operations.js';
@@ -93,7 +92,8 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
       if (p.kind === 'agent') mandate = p.mandateId;
       const pending = await listPendingApprovals(ctx.db, ctx.now(), mandate, p.kind === 'human' ? p.account : undefined);
-      res.json({ approvals: pending.filter((a) => seesMandate(p, a.approval.mandateId)).map((a) => approvalView(a.approval, a.input)) });
+      const scope = scopeOf(p);
+      res.json({ approvals: pending.filter((a) => scope(a.approval.mandateId)).map((a) => approvalView(a.approval, a.input)) });
     }),
   );
 
@@ -103,9 +103,13 @@ export function approvalRoutes(deps: AnswerDeps): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
       const id = String(req.params.id);
-      const found = await loadApproval(ctx.db, id, ctx.now());
       // Another principal's approval answers exactly like one that does not exist.
-      if (!found || !seesMandate(p, found.approval.mandateId)) throw new HolonError('not_found', `there is no approval ${id.slice(0, 100)}`);
+      const found = ownOrNotFound(
+        scopeOf(p),
+        await loadApproval(ctx.db, id, ctx.now()),
+        (a) => a.approval.mandateId,
+        `there is no approval ${id.slice(0, 100)}`,
+      );
       res.json(approvalView(found.approval, found.input));
     }),
   );
@@ -117,8 +121,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       // Only the human who issued the mandate decides (never an agent key, never the admin).
       const p = requireKind(res, ['operator', 'human'], 'decide approvals');
       const id = String(req.params.id);
-      const found = await loadApproval(ctx.db, id, ctx.now());
-      assertSeesMandate(p, found ? found.approval.mandateId : null, `there is no approval ${id.slice(0, 100)}`);
+      ownOrNotFound(scopeOf(p), await loadApproval(ctx.db, id, ctx.now()), (a) => a.approval.mandateId, `there is no approval ${id.slice(0, 100)}`);
       const r = readDecision(req.body);
       r.done();
       const run = r.body.run;

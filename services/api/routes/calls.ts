@@ -18,7 +18,7 @@ import { parseAmount } from '../../../shared/core/money.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../openapi/call-schemas.js';
 import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
-import { assertSeesMandate, principalOf, requireKind, type Principal } from '../principal.js';
+import { ownOrNotFound, principalOf, requireKind, scopeOf, type Principal } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { LongPolls, principalKey, waitParam } from '../long-poll.js';
 
@@ -138,9 +138,8 @@ type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView 
 async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise<Found> {
   const call = await readCall(deps.ctx.db, id);
   const receipt = await loadReceiptTree(deps.ctx.db, id);
-  if (!call && !receipt) throw new HolonError('not_found', `there is no call ${id.slice(0, 100)}`);
-  assertSeesMandate(p, receipt ? receipt.mandate : call!.mandateId, `there is no call ${id.slice(0, 100)}`);
-  return { call, receipt };
+  const found: Found | null = call || receipt ? { call, receipt } : null;
+  return ownOrNotFound(scopeOf(p), found, (f) => (f.receipt ? f.receipt.mandate : f.call!.mandateId), `there is no call ${id.slice(0, 100)}`);
 }
 
 /**
@@ -183,7 +182,7 @@ function submitHandler(deps: CallRoutesDeps) {
         input: body.input,
         ...(maxCost !== undefined ? { maxCost } : {}),
         ...(callbackUrl ? { callbackUrl, syncAnswer: !wantsAsync(req) } : {}),
-        ...(body.approval ? { approval: body.approval } : {}),
+        ...(body.approval ? { approval: { id: body.approval, inScope: scopeOf(p) } } : {}),
       });
     const idempotencyKey = req.get('idempotency-key');
     const submitted =

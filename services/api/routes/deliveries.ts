@@ -11,7 +11,7 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import { readCall } from '../../../shared/calls/transitions.js';
 import { askResend, deliveryOfCall, deliveryView, enqueueAttempt } from '../../../shared/webhooks/deliveries.js';
-import { assertSeesMandate, requireKind } from '../principal.js';
+import { ownOrNotFound, requireKind, scopeOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { DELIVERY } from '../openapi/author-schemas.js';
@@ -59,11 +59,7 @@ export const deliveryOperations = defineOperations({
 /** The call, when this principal may see it: GET /v0/calls/{id}'s rule (its mandate), and its 404 otherwise. */
 async function visibleCall(ctx: ServiceContext, res: Response, id: string) {
   const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
-  const call = await readCall(ctx.db, id);
-  const notFound = `there is no call ${id.slice(0, 100)}`;
-  if (!call) throw new HolonError('not_found', notFound);
-  assertSeesMandate(p, call.mandateId, notFound);
-  return call;
+  return ownOrNotFound(scopeOf(p), await readCall(ctx.db, id), (call) => call.mandateId, `there is no call ${id.slice(0, 100)}`);
 }
 
 export function deliveryRoutes(ctx: ServiceContext): Router {

@@ -19,7 +19,7 @@ import {
   type ReceiptLine,
   type ReceiptScope,
 } from '../../../shared/receipts/store.js';
-import { assertSeesMandate, requireKind } from '../principal.js';
+import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../principal.js';
 import { queryAgent, queryPeriod, queryStatus, queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
@@ -255,10 +255,8 @@ export function receiptRoutes(ctx: ServiceContext): Router {
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
       const id = String(req.params.id);
-      const receipt = await loadReceiptTree(ctx.db, id);
-      if (!receipt) throw new HolonError('not_found', `there is no receipt ${id.slice(0, 100)}`);
-      assertSeesMandate(p, receipt.mandate, `there is no receipt ${id.slice(0, 100)}`);
-      res.json(receipt);
+      const found = await loadReceiptTree(ctx.db, id);
+      res.json(ownOrNotFound(scopeOf(p), found, (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`));
     }),
   );
 

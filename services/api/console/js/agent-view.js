@@ -54,10 +54,12 @@ export function priceText(pricing) {
   return text;
 }
 
-/** The compact record of search results: "12 runs · 91.67 % succeeded · 0.011 EUR per successful run · median 40 ms". */
+/** The compact record of search results: "12 runs · 91.67 % succeeded · 4 payers · 0.011 EUR per successful run · median 40 ms". */
 export function recordLine(record) {
   if (!record?.runs) return 'No runs measured yet.';
   const parts = [`${record.runs} run${record.runs === 1 ? '' : 's'}`, `${percent(record.success_rate)} succeeded`];
+  // Samples (HOLON_RECORDS) have no payers: only a measured record says who paid.
+  if (typeof record.payers === 'number') parts.push(`${record.payers} payer${record.payers === 1 ? '' : 's'}`);
   if (record.cost_per_successful_run !== null && record.cost_per_successful_run !== undefined) {
     parts.push(`${amountOr(record.cost_per_successful_run, record.currency)} per successful run`);
   }
@@ -70,6 +72,7 @@ function recordTable(caption, windows) {
   const measures = [
     ['Runs', (w) => String(w.runs)],
     ['Successes', (w) => String(w.successes)],
+    ['Distinct payers (the author’s own calls never count)', (w) => String(w.payers)],
     ['Success rate', (w) => percent(w.success_rate)],
     ['Cost per successful run', (w) => amountOr(w.cost_per_successful_run, w.currency)],
     ['Billed in all', (w) => (w.runs ? amountOr(w.billed_total, w.currency) : '—')],
