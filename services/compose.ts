@@ -7,6 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
+import type { Express } from 'express';
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/platform/config.js';
@@ -57,6 +58,8 @@ export interface RunningGateway {
    */
   webhookSecret?: { secret: string; generated: boolean };
   server?: Server;
+  /** The API's Express app, when the API runs here. */
+  app?: Express;
   stop(): Promise<void>;
 }
 
@@ -209,7 +212,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     context,
     metrics,
     ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
-    ...(api ? { port: api.port, server: api.server } : {}),
+    ...(api ? { port: api.port, server: api.server, app: api.app } : {}),
     ...(settler && !config.hosted ? { webhookSecret: { secret: devSecret, generated: config.webhooks.devSecret === undefined } } : {}),
     stop: () => stopStarted(api),
   };

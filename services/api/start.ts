@@ -1,6 +1,7 @@
 /**
  * The API service (`holon api`): REST /v0 and the MCP server at /mcp on one HTTP listener (app.ts).
  */
+import type { Express } from 'express';
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
@@ -35,6 +36,8 @@ export class ListenError extends Error {
 export interface StartedApi extends StartedRole {
   server: Server;
   port: number;
+  /** The Express app behind the server's drain guard (its route table: tests/integration/openapi.test.ts). */
+  app: Express;
 }
 
 export interface ApiOptions {
@@ -210,5 +213,5 @@ export async function startApi(ctx: ServiceContext, config: Config, processWaite
     ...(options.suites ? { suites: options.suites } : {}),
   });
   const { server, port, stop } = await listen(app, config, { mcp, handedBack: handBack.signal });
-  return { server, port, stop: [stop], workers: [], release, handBack: [() => handBack.abort()] };
+  return { server, port, app, stop: [stop], workers: [], release, handBack: [() => handBack.abort()] };
 }

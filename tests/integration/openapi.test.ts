@@ -88,7 +88,7 @@ describe('GET /v0/openapi.json', () => {
       const served = await send(g.url, 'GET', '/v0/openapi.json');
       expect(served.status).toBe(200);
       expect(served.body).toEqual(buildOpenApiDocument(ROUTE_OPERATIONS, { hosted: true }));
-      const app = g.gw.server!.listeners('request')[0] as unknown as Express;
+      const app = g.gw.app!;
       const layers = routeLayers(app).filter(isV0);
       expect(layers.length).toBeGreaterThan(30);
       const claimed = new Set<RouteLayer>();
