@@ -44,6 +44,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/jwks.json": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The gateway's public signing keys (RFC 7517): the current one first, then the retired ones with retired_at
+         * @description Who: no key.
+         */
+        get: operations["readJwks"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/calls": {
         parameters: {
             query?: never;
@@ -1159,6 +1179,28 @@ export interface components {
             /** Format: date-time */
             revoked_at: string | null;
         };
+        /** @description A JSON Web Key Set (RFC 7517) */
+        KeySet: {
+            keys: {
+                /** @constant */
+                kty: "OKP";
+                /** @constant */
+                crv: "Ed25519";
+                /** @description The public key, base64url */
+                x: string;
+                /** @description Its RFC 7638 thumbprint (SHA-256, base64url): the kid of what it signs */
+                kid: string;
+                /** @constant */
+                alg: "EdDSA";
+                /** @constant */
+                use: "sig";
+                /**
+                 * Format: date-time
+                 * @description A retired key: when it stopped signing; absent on the current key
+                 */
+                retired_at?: string;
+            }[];
+        };
         /** @description An agent version as lists show it: declared (pricing, data, runtime) and measured (record) */
         AgentCard: {
             /** @example holon-labs/csv-profile */
@@ -1628,6 +1670,37 @@ export interface operations {
                         /** @constant */
                         ok: true;
                     };
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readJwks: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The key set */
+            200: {
+                headers: {
+                    /** @description `public, max-age=300`: five minutes */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["KeySet"];
                 };
             };
             /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */

@@ -38,6 +38,8 @@ import { createMetrics, type GatewayMetrics } from '../shared/platform/metrics.j
 import { startMetricsServer, type MetricsServer } from '../shared/platform/metrics-server.js';
 import { startTracing } from '../shared/platform/tracing.js';
 import { wireMetricSources } from './metrics-sources.js';
+import { loadSigningKey, type SigningKey } from '../shared/signing/keys.js';
+import { keySetOf, parseRetiredKeys } from '../shared/signing/key-set.js';
 
 export type Role = 'api' | 'runner' | 'settler' | 'evaluator';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler', 'evaluator'];
@@ -60,7 +62,19 @@ export interface RunningGateway {
   server?: Server;
   /** The API's Express app, when the API runs here. */
   app?: Express;
+  /** Set when the API runs: the gateway's signing key (shared/signing/keys.ts); its public half is in the JWKS. */
+  signingKey?: SigningKey;
   stop(): Promise<void>;
+}
+
+/**
+ * The signing key and the public key set (shared/signing/), read before anything opens, like every setting; what
+ * deserves a warning (a key of this process only) is logged once the log exists.
+ */
+async function signingKeys(config: Config) {
+  const warnings: string[] = [];
+  const key = await loadSigningKey(config, (message) => warnings.push(message));
+  return { key, keySet: keySetOf(key, await parseRetiredKeys(config.retiredKeys)), warnings };
 }
 
 /** What every role runs on: the log, metrics and tracing, the database, the messaging backend, the registry. */
@@ -148,7 +162,9 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const config = loadConfig(process.env, overrides);
   // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
   const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
+  const signing = roles.includes('api') ? await signingKeys(config) : undefined;
   const { everything, log, metrics, tracing, db, messaging, registry } = await openFoundation(config, roles, sampleRecords);
+  for (const warning of signing?.warnings ?? []) log.warn(warning);
   const base: ServiceContext = {
     db: db.knex,
     registry,
@@ -193,7 +209,8 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     ]);
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
-    api = roles.includes('api') ? await startApi(context, config, waiter, { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}) }) : undefined;
+    const apiOptions = { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}), ...(signing ? { keySet: signing.keySet } : {}) };
+    api = roles.includes('api') ? await startApi(context, config, waiter, apiOptions) : undefined;
     if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort, log });
   } catch (e) {
     // Nothing may keep the process alive after a failed start (a taken port): stop what already runs.
@@ -213,6 +230,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     metrics,
     ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
     ...(api ? { port: api.port, server: api.server, app: api.app } : {}),
+    ...(signing ? { signingKey: signing.key } : {}),
     ...(settler && !config.hosted ? { webhookSecret: { secret: devSecret, generated: config.webhooks.devSecret === undefined } } : {}),
     stop: () => stopStarted(api),
   };

@@ -35,6 +35,8 @@ import { receiptRoutes } from './routes/receipts.js';
 import { statementRoutes } from './routes/statement.js';
 import { demoRoutes, type DemoDeps } from './routes/demo.js';
 import { openApiRoutes } from './routes/openapi.js';
+import { jwksRoutes } from './routes/jwks.js';
+import type { KeySet } from '../../shared/signing/key-set.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookSecrets } from '../../shared/webhooks/secrets.js';
@@ -84,6 +86,8 @@ export interface ApiDeps {
   files?: Omit<FileRouteDeps, 'ctx'>;
   /** The evaluation suites (shared/evaluation/suites.ts): publishing queues one evaluation per suite that applies. */
   suites?: SuiteCatalog;
+  /** The gateway's public signing keys (shared/signing/key-set.ts); without them GET /.well-known/jwks.json is not served. */
+  keySet?: KeySet;
 }
 
 /** The JSON body middlewares run for every request but an upload, whose body is the file (routes/files.ts). */
@@ -182,6 +186,7 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   app.use(adminRoutes({ ctx }));
   if (deps.demo) app.use(demoRoutes({ ctx, ...deps.demo }));
   app.use(openApiRoutes({ hosted, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }));
+  if (deps.keySet) app.use(jwksRoutes(deps.keySet));
   app.use((_req, _res, next) => next(new HolonError('not_found', 'no such route')));
   app.use(errorHandler(ctx.log, deps.bodyLimitBytes));
 }

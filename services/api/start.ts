@@ -15,6 +15,7 @@ import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
 import { createMcpEndpoint } from './mcp/server.js';
 import { isLoopbackName } from './origins.js';
+import type { KeySet } from '../../shared/signing/key-set.js';
 
 /** The API could not listen: said in plain words (the port is taken, the address is not this machine's). */
 export class ListenError extends Error {
@@ -45,6 +46,8 @@ export interface ApiOptions {
   fileLinkSecret?: string;
   /** The evaluation suites: publishing queues their evaluations, the fixture links are served from them. */
   suites?: SuiteCatalog;
+  /** The public signing keys (shared/signing/key-set.ts): GET /.well-known/jwks.json. */
+  keySet?: KeySet;
 }
 
 /** The hosted gateway's limits (docs/configuration.md): per minute per address and account, per hour per action. */
@@ -211,6 +214,7 @@ export async function startApi(ctx: ServiceContext, config: Config, processWaite
         }
       : {}),
     ...(options.suites ? { suites: options.suites } : {}),
+    ...(options.keySet ? { keySet: options.keySet } : {}),
   });
   const { server, port, stop } = await listen(app, config, { mcp, handedBack: handBack.signal });
   return { server, port, app, stop: [stop], workers: [], release, handBack: [() => handBack.abort()] };

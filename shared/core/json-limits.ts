@@ -16,10 +16,15 @@ export interface JsonProblem {
 // A high surrogate not followed by a low one, or a low surrogate not preceded by a high one.
 const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
 
+/** True when `s` holds a UTF-16 surrogate that is not half of a pair (not valid Unicode). */
+export function hasLoneSurrogate(s: string): boolean {
+  return LONE_SURROGATE.test(s);
+}
+
 /** Why this string cannot be stored, or undefined. */
 export function stringProblem(s: string): string | undefined {
   if (s.includes('\u0000')) return 'contains a NUL character';
-  if (LONE_SURROGATE.test(s)) return 'contains a lone UTF-16 surrogate (not valid Unicode)';
+  if (hasLoneSurrogate(s)) return 'contains a lone UTF-16 surrogate (not valid Unicode)';
   return undefined;
 }
 

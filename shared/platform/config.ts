@@ -90,6 +90,10 @@ export interface Config {
   siteUrl?: string;
   /** HOLON_FILE_SECRET: signs file links (32+ characters in production). */
   fileSecret?: string;
+  /** HOLON_SIGNING_KEY: the Ed25519 private key (JWK or PKCS#8 PEM) receipts are signed with, read by shared/signing/keys.ts. */
+  signingKey?: string;
+  /** HOLON_RETIRED_KEYS: a JSON array of the public JWKs that signed before, each with `retired_at` (shared/signing/key-set.ts). */
+  retiredKeys?: string;
   /** HOLON_ADMIN_KEY: the operator key (32+ characters whenever set). */
   adminKey?: string;
   /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may live on private addresses (refused in production). */
@@ -246,6 +250,8 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     mcpProgressMs: int('HOLON_MCP_PROGRESS_MS', 2000, 50, 60_000),
     production,
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
+    signingKey: nonEmpty(env.HOLON_SIGNING_KEY),
+    retiredKeys: nonEmpty(env.HOLON_RETIRED_KEYS),
     ...operatingSettings(env, problems, int, production),
     ...observabilitySettings(env, problems, int),
     ...stripUndefined(overrides),
@@ -670,6 +676,20 @@ export const SETTINGS: readonly Setting[] = [
     default: '',
     what: '`production`: the production check (below), https URLs only, no agent host inside `serve` (the entrypoint runs it)',
     readBy: [...ALL, 'entrypoint'],
+  },
+  {
+    name: 'HOLON_SIGNING_KEY',
+    group: 'gateway',
+    default: 'PGlite: generated once into `signing-key.jwk` beside `HOLON_DB`; Postgres: one per process, with a warning',
+    what: 'the Ed25519 private key receipts are signed with, a JWK or PKCS#8 PEM (`openssl genpkey -algorithm ed25519`); its key id is its RFC 7638 thumbprint, its public half is served at `/.well-known/jwks.json` (`docs/receipts.md`). Never logged',
+    readBy: ['api'],
+  },
+  {
+    name: 'HOLON_RETIRED_KEYS',
+    group: 'gateway',
+    default: 'none',
+    what: 'a JSON array of the public JWKs that signed before a rotation, each with `retired_at` (RFC 3339, when it stopped signing); listed in `/.well-known/jwks.json` so older signatures still verify',
+    readBy: ['api'],
   },
   // ---- hosted mode and production
   {

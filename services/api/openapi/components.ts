@@ -20,7 +20,7 @@ import {
 } from './catalogue-schemas.js';
 import { EVALUATION_SUITE, EVALUATION_SUMMARY } from './evaluation-schemas.js';
 import type { JsonSchema } from './operations.js';
-import { APPROVAL, BALANCE, ERROR, KEY_VIEW, MANDATE_DOCUMENT, MANDATE_VIEW, MINTED_KEY, PROBLEM, RECEIPT } from './schemas.js';
+import { APPROVAL, BALANCE, ERROR, KEY_SET, KEY_VIEW, MANDATE_DOCUMENT, MANDATE_VIEW, MINTED_KEY, PROBLEM, RECEIPT } from './schemas.js';
 
 export const COMPONENTS: Readonly<Record<string, JsonSchema>> = {
   Error: ERROR,
@@ -38,6 +38,7 @@ export const COMPONENTS: Readonly<Record<string, JsonSchema>> = {
   Balance: BALANCE,
   MintedKey: MINTED_KEY,
   KeyView: KEY_VIEW,
+  KeySet: KEY_SET,
   AgentCard: AGENT_CARD,
   AgentView: AGENT_VIEW,
   SearchResult: SEARCH_RESULT,

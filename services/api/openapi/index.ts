@@ -15,6 +15,7 @@ import { deliveryOperations } from '../routes/deliveries.js';
 import { demoOperations } from '../routes/demo.js';
 import { draftOperations } from '../routes/drafts.js';
 import { fileOperations } from '../routes/files.js';
+import { jwksOperations } from '../routes/jwks.js';
 import { keyOperations } from '../routes/keys.js';
 import { mandateOperations } from '../routes/mandates.js';
 import { meAgentOperations } from '../routes/me-agents.js';
@@ -50,6 +51,7 @@ export const metaOperations = defineOperations({
 
 export const ROUTE_OPERATIONS: readonly Operation[] = [
   metaOperations,
+  jwksOperations,
   callOperations,
   approvalOperations,
   mandateOperations,

@@ -282,6 +282,23 @@ export const KEY_VIEW: JsonSchema = {
   },
 };
 
+const KEY_SET_ENTRY: JsonSchema = closed(
+  'An Ed25519 public key (RFC 8037) of the gateway, never its private part',
+  {
+    kty: { const: 'OKP' },
+    crv: { const: 'Ed25519' },
+    x: { type: 'string', pattern: '^[A-Za-z0-9_-]{43}$', description: 'The public key, base64url' },
+    kid: { type: 'string', description: 'Its RFC 7638 thumbprint (SHA-256, base64url): the kid of what it signs' },
+    alg: { const: 'EdDSA' },
+    use: { const: 'sig' },
+    retired_at: { ...TIMESTAMP, description: 'A retired key: when it stopped signing; absent on the current key' },
+  },
+  ['retired_at'],
+);
+
+/** GET /.well-known/jwks.json: the current signing key first, then the retired ones. */
+export const KEY_SET: JsonSchema = exact('A JSON Web Key Set (RFC 7517)', { keys: { type: 'array', minItems: 1, items: KEY_SET_ENTRY } }, ['keys']);
+
 /** Any JSON object the route documents in words (a shape owned by shared/, with fields listed in its description). */
 export function object(description: string, properties: Readonly<Record<string, JsonSchema>> = {}, required: readonly string[] = []): JsonSchema {
   return { type: 'object', description, properties, ...(required.length ? { required } : {}) };
