@@ -31,6 +31,7 @@ import { startTestCluster } from '../support/gateway.js';
 import { send } from '../support/hosted.js';
 import { crashAndReplace, readInvocations, type ServiceProcess, type ServiceRole } from '../support/processes.js';
 import { poll, sleep } from '../support/poll.js';
+import { mulberry32, type Rng } from '../support/seeded-random.js';
 
 const SEED = process.env.CHAOS_SEED ? Number(process.env.CHAOS_SEED) >>> 0 : Math.floor(Math.random() * 2 ** 32);
 const KILLS = Number(process.env.CHAOS_KILLS ?? 10);
@@ -48,19 +49,6 @@ const SIGNUP_CREDIT = '10.00';
 // ---------------------------------------------------------------------------------------------------------
 // A seeded PRNG (mulberry32): one stream for the kill schedule, one per request (so request i asks the same
 // thing in every run with this seed, whichever traffic worker sends it).
-
-type Rng = () => number;
-
-function mulberry32(seed: number): Rng {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 const between = (rng: Rng, lo: number, hi: number) => lo + Math.floor(rng() * (hi - lo + 1));
 

@@ -32,6 +32,7 @@ import { startTestCluster } from '../support/gateway.js';
 import { send } from '../support/hosted.js';
 import { poll, sleep } from '../support/poll.js';
 import { REPO_ROOT, type ServiceProcess, type ServiceRole } from '../support/processes.js';
+import { mulberry32 } from '../support/seeded-random.js';
 
 const SEED = process.env.STOP_SEED ? Number(process.env.STOP_SEED) >>> 0 : Math.floor(Math.random() * 2 ** 32);
 const PER_ROLE = Number(process.env.STOP_PER_ROLE ?? 5);
@@ -39,17 +40,6 @@ const GRACE_S = 4;
 const ROLES: readonly ServiceRole[] = ['api', 'runner', 'settler', 'evaluator'];
 const TRAFFIC_WORKERS = 4;
 const RECOVERY_MS = 30_000;
-
-function mulberry32(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 /** Error- or fatal-level pino lines (level ≥ 50). */
 const errorLines = (output: string) =>

@@ -35,7 +35,7 @@ import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
 import { send, signUp, workMandate } from '../support/hosted.js';
-import { GENEROUS_RATE_LIMITS } from '../support/http.js';
+import { GENEROUS_RATE_LIMITS, request } from '../support/http.js';
 import { poll } from '../support/poll.js';
 import { startWebhookAgent, type PublishedServer } from '../support/published-servers.js';
 
@@ -71,15 +71,7 @@ async function ask(
   path: string,
   options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
 ): Promise<Answer> {
-  const res = await fetch(base + path, {
-    method,
-    headers: {
-      ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
-      ...(options.key ? { authorization: `Bearer ${options.key}` } : {}),
-      ...options.headers,
-    },
-    ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-  });
+  const res = await request(base, method, path, options);
   const headers: Record<string, string> = {};
   res.headers.forEach((v, k) => {
     if (!IGNORED_HEADERS.has(k)) headers[k] = v;

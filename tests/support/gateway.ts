@@ -19,6 +19,7 @@
  * Nothing here imports vitest at load time (db.ts and redis.ts, which need vitest's provided context, are loaded when
  * a test database is made), so scripts that seed a gateway outside vitest (console-seed.ts) start theirs here too.
  */
+import { generateKeyPairSync } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { ALL_ROLES, startGateway, type RunningGateway, type Role } from '../../services/compose.js';
 import { audit } from '../../shared/ledger/audit.js';
@@ -30,6 +31,9 @@ import { createDatabase, databaseUrlFor, dropDatabase } from './postgres-admin.j
 import { createCluster, type Cluster, type ClusterOptions } from './processes.js';
 import { deleteKeysUnder } from './redis-keys.js';
 import type { TestRedis } from './redis.js';
+
+/** One signing key for the test gateways of this process (as HOLON_SIGNING_KEY: a private JWK), so none signs with a key of its own. */
+const TEST_SIGNING_KEY = JSON.stringify(generateKeyPairSync('ed25519').privateKey.export({ format: 'jwk' }));
 
 /** The shipped examples and the test fixtures' agents: every test gateway's registry unless `config` says otherwise. */
 export const TEST_REGISTRY = ['examples', 'tests/fixtures/registry'];
@@ -151,6 +155,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
       registryDirs: TEST_REGISTRY,
       registryExplicit: true,
       logLevel: 'warn',
+      signingKey: TEST_SIGNING_KEY,
       ...(options.hosted ? hostedConfig(options.config) : options.config),
     });
   } catch (e) {

@@ -48,13 +48,14 @@ export interface Reply<T = any> {
   headers: Headers;
 }
 
-export async function send<T = any>(
+/** One request as the gateway's clients send it (JSON body, Bearer key), answered as fetch answers it. */
+export function request(
   base: string,
   method: string,
   path: string,
   options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
-): Promise<Reply<T>> {
-  const res = await fetch(base + path, {
+): Promise<Response> {
+  return fetch(base + path, {
     method,
     headers: {
       ...(options.body !== undefined ? { 'content-type': 'application/json' } : {}),
@@ -63,6 +64,15 @@ export async function send<T = any>(
     },
     ...(options.body !== undefined ? { body: typeof options.body === 'string' ? options.body : JSON.stringify(options.body) } : {}),
   });
+}
+
+export async function send<T = any>(
+  base: string,
+  method: string,
+  path: string,
+  options: { key?: string; body?: unknown; headers?: Record<string, string> } = {},
+): Promise<Reply<T>> {
+  const res = await request(base, method, path, options);
   const text = await res.text();
   let body: unknown = text;
   let isJson = false;
