@@ -97,7 +97,7 @@ async function openFoundation(config: Config, roles: readonly Role[], sampleReco
   const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
   // The shipped agents of agents/ are called on HOLON_AGENT_HOST_PORT, whatever port their manifests name (docs/mcp.md).
   const agentHost = { dir: AGENTS_DIR, port: config.agentHostPort };
-  const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log, agentHost });
+  const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log, agentHost, env: { HOLON_SEC_CONTACT: config.secContact } });
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
   if (sampleRecords)
     log.info({ file: config.recordsFile, agents: sampleRecords.size }, 'sample records loaded (HOLON_RECORDS): shown only for agents without measured runs');

@@ -44,6 +44,8 @@ export interface Config {
   deliveryRetentionDays: number;
   /** HOLON_RANKING_MIN_PAYERS: distinct payers before a measured success rate moves the ranking. */
   rankingMinPayers: number;
+  /** HOLON_SEC_CONTACT: the contact holon-labs/sec-company sends EDGAR; the registry lists the agent only with it. */
+  secContact?: string;
   /** Longest synchronous wait before answering 202. */
   syncWaitS: number;
   /**
@@ -230,6 +232,7 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     resultTtlS: int('HOLON_RESULT_TTL_S', 600, 1, 86_400),
     deliveryRetentionDays: int('HOLON_DELIVERY_RETENTION_DAYS', 30, 1, 3650),
     rankingMinPayers: int('HOLON_RANKING_MIN_PAYERS', 3, 1, 1_000_000),
+    ...(nonEmpty(env.HOLON_SEC_CONTACT) ? { secContact: nonEmpty(env.HOLON_SEC_CONTACT)! } : {}),
     syncWaitS: int('HOLON_SYNC_WAIT_S', 60, 1, 600),
     stopGraceS: int('HOLON_STOP_GRACE_S', 300, 0, 3600),
     headersTimeoutS: int('HOLON_HEADERS_TIMEOUT_S', 20, 1, 600),

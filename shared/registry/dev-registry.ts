@@ -41,7 +41,7 @@ export interface FileProblems {
 export interface LoadDevRegistryOptions {
   /** Agent ids (`ns/name`, every version) or exact `ns/name@version` to leave out, silently. */
   exclude?: string[];
-  /** The environment LISTED_ONLY_WITH reads (default process.env, the gateway's own: loadConfig reads the same). */
+  /** The settings LISTED_ONLY_WITH reads, by variable name (the gateway passes its config's; default none set). */
   env?: Readonly<Record<string, string | undefined>>;
   /**
    * The reference MCP agent host (agents/host.mjs) on another port than the one the shipped manifests name
@@ -60,7 +60,7 @@ export interface DevRegistry {
 export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOptions = {}): Promise<DevRegistry> {
   const log = options.log ?? createLogger('registry');
   const exclude = new Set(options.exclude ?? []);
-  const env = options.env ?? process.env;
+  const env = options.env ?? {};
   const problems: FileProblems[] = [];
   const report = (file: string, list: Problem[]): void => {
     problems.push({ file, problems: list });

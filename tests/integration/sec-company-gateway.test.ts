@@ -5,7 +5,7 @@
  * agent not in HOLON_EXCLUDE (shared/registry/dev-registry.ts reads the gateway's environment, this process's). The
  * ledger audit runs after every gateway.
  */
-import { afterAll, afterEach, beforeAll, describe, expect, test, vi } from 'vitest';
+import { afterAll, beforeAll, describe, expect, test } from 'vitest';
 import { startAgentHost, type AgentHost } from '../../agents/host.mjs';
 import type { Config } from '../../shared/platform/config.js';
 import { startFakeEdgar, type FakeEdgar } from '../support/fake-edgar.js';
@@ -25,17 +25,15 @@ beforeAll(async () => {
   registry = await manifestsPointingAt(AGENTS_DIR, host.url);
 });
 
-afterEach(() => void vi.unstubAllEnvs());
-
 afterAll(async () => {
   await host?.close();
   await fake?.stop();
 });
 
-/** A gateway whose registry holds agents/ pointed at the host, with HOLON_SEC_CONTACT as given in its environment. */
+/** A gateway whose registry holds agents/ pointed at the host, with HOLON_SEC_CONTACT as given (its config's `secContact`). */
 async function withGateway(contact: string | undefined, config: Partial<Config>, use: (g: TestGateway) => Promise<void>): Promise<void> {
-  vi.stubEnv('HOLON_SEC_CONTACT', contact);
-  await useAudited(await startTestGateway({ config: { registryDirs: [...TEST_REGISTRY, registry], ...config } }), use);
+  const secContact = contact === undefined ? {} : { secContact: contact };
+  await useAudited(await startTestGateway({ config: { registryDirs: [...TEST_REGISTRY, registry], ...secContact, ...config } }), use);
 }
 
 describe('holon-labs/sec-company behind the gateway', () => {

@@ -110,6 +110,9 @@ describe('production configuration', () => {
     expect(problems[0]).toContain('HOLON_ADMIN_KEY');
     expect(loadConfig({ HOLON_ADMIN_KEY: ADMIN }).adminKey).toBe(ADMIN);
     expect(loadConfig({ HOLON_FILE_SECRET: 'dev' }).fileSecret).toBe('dev');
+    // The registry lists holon-labs/sec-company from the config's contact, never from the process environment itself.
+    expect(loadConfig({ HOLON_SEC_CONTACT: ' ops@holon.example ' }).secContact).toBe('ops@holon.example');
+    expect(loadConfig({}).secContact).toBeUndefined();
   });
 
   it('refuses HOLON_ALLOW_PRIVATE_ENDPOINTS=1 in production and accepts it in dev', () => {
