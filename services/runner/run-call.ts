@@ -53,7 +53,11 @@ export class HandedBack extends Error {
   }
 }
 
-/** The signal a run ends on early: the caller's cancel or the runner's hand-back, whichever fires first (with its reason). */
+/**
+ * The signal a run ends on early: the caller's cancel or the runner's hand-back, whichever fires first (with its reason).
+ * Not `AbortSignal.any`: the hand-back signal lives as long as the runner, and every run's listener on it is removed
+ * here when the run ends (`dispose`) instead of waiting on the garbage collector.
+ */
 function earlyEnd(cancelled: AbortSignal | undefined, handBack: AbortSignal | undefined): { signal?: AbortSignal; dispose(): void } {
   const sources = [cancelled, handBack].filter((s): s is AbortSignal => s !== undefined);
   if (sources.length < 2) return { ...(sources[0] ? { signal: sources[0] } : {}), dispose: () => {} };

@@ -11,12 +11,13 @@
 import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
-import { afterEach, describe, expect, test } from 'vitest';
+import { describe, expect, test } from 'vitest';
 import { CALLBACK_QUEUE } from '../../shared/calls/jobs.js';
 import type { Config, WebhookSettings } from '../../shared/platform/config.js';
 import { settleBatch, settleCall } from '../../shared/settlement/settle.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { perTestCleanups } from '../support/cleanups.js';
 import { losingJobs } from '../support/lost-jobs.js';
 import { poll, sleep } from '../support/poll.js';
 
@@ -25,12 +26,7 @@ interface Received {
   body: string;
 }
 
-let cleanups: Array<() => Promise<void>> = [];
-afterEach(async () => {
-  const list = cleanups.reverse();
-  cleanups = [];
-  for (const c of list) await c().catch(() => {});
-});
+const { defer } = perTestCleanups();
 
 /** A receiver on loopback that answers 204 and records every request. */
 async function startReceiver(): Promise<{ url: string; received: Received[] }> {
@@ -45,7 +41,7 @@ async function startReceiver(): Promise<{ url: string; received: Received[] }> {
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  cleanups.push(async () => {
+  defer(async () => {
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
