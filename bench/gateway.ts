@@ -256,7 +256,7 @@ const DEFAULT_GATEWAY_OPTIONS: GatewayBenchOptions = {
 const TARGET_CALLS_PER_S = 400;
 const TARGET_ADDED_P50_MS = 6;
 
-function envInt(name: string, fallback: number): number {
+export function envInt(name: string, fallback: number): number {
   const v = process.env[name];
   return v && /^[0-9]+$/.test(v) ? Number(v) : fallback;
 }
@@ -572,7 +572,7 @@ function sumProcCpuMs(pids: number[]): number {
   }, 0);
 }
 
-function describeStatuses(byStatus: Record<string, number>): string {
+export function describeStatuses(byStatus: Record<string, number>): string {
   const entries = Object.entries(byStatus);
   return entries.length === 0 ? 'none' : entries.map(([s, n]) => `${s}×${n}`).join(', ');
 }

@@ -59,6 +59,8 @@ export interface LoadSpec {
   durationMs: number;
   /** Hard bound on requests (the loop also stops at the deadline). */
   maxRequests?: number;
+  /** Extra request headers (next to content-type: application/json). */
+  headers?: Record<string, string>;
 }
 
 export interface LoadResult {
@@ -91,6 +93,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
   const max = spec.maxRequests ?? Number.POSITIVE_INFINITY;
   const bodies = Array.isArray(spec.body) ? spec.body : [spec.body];
   const urls = Array.isArray(spec.url) ? spec.url : [spec.url];
+  const headers = { ...HEADERS, ...spec.headers };
   const loop = async (_: unknown, client: number): Promise<void> => {
     const body = bodies[client % bodies.length]!;
     const url = urls[client % urls.length]!;
@@ -100,7 +103,7 @@ export async function runLoad(spec: LoadSpec): Promise<LoadResult> {
       let status: string;
       let text = '';
       try {
-        const res = await request(url, { method: 'POST', headers: HEADERS, body, dispatcher });
+        const res = await request(url, { method: 'POST', headers, body, dispatcher });
         status = String(res.statusCode);
         text = await res.body.text();
       } catch (err) {
@@ -126,6 +129,8 @@ export interface LatencySpec {
   /** Requests sent first and not counted. */
   warmup: number;
   samples: number;
+  /** Extra request headers (next to content-type: application/json). */
+  headers?: Record<string, string>;
 }
 
 /** One request at a time; the latency (ms) of each counted request, and statuses other than 200. */
@@ -133,11 +138,12 @@ export async function runSequential(spec: LatencySpec): Promise<{ latencies: num
   const dispatcher = keepAliveAgent(1);
   const latencies: number[] = [];
   const errors: Record<string, number> = {};
+  const headers = { ...HEADERS, ...spec.headers };
   for (let i = 0; i < spec.warmup + spec.samples; i++) {
     const start = performance.now();
     let status: string;
     try {
-      const res = await request(spec.url, { method: 'POST', headers: HEADERS, body: spec.body, dispatcher });
+      const res = await request(spec.url, { method: 'POST', headers, body: spec.body, dispatcher });
       status = String(res.statusCode);
       await res.body.text();
     } catch (err) {
