@@ -35,15 +35,27 @@ afterEach(async () => {
 });
 
 /** A receiver on loopback: records every request, answers each with the next status of `statuses` (then 204). */
-async function startReceiver(statuses: number[] = []): Promise<{ url: string; received: Received[] }> {
+/**
+ * A webhook receiver answering `statuses` in turn, then 204. With `holdAfter: n`, every request after the n-th is
+ * answered only once `release()` was called (what the test must do before a delivery completes: under load a retry
+ * may come early).
+ */
+async function startReceiver(statuses: number[] = [], options: { holdAfter?: number } = {}): Promise<{ url: string; received: Received[]; release(): void }> {
   const received: Received[] = [];
+  let release = (): void => {};
+  const released = new Promise<void>((resolve) => {
+    release = resolve;
+  });
   const server = createServer((req, res) => {
     let body = '';
     req.setEncoding('utf8');
     req.on('data', (c: string) => (body += c));
     req.on('end', () => {
       received.push({ headers: req.headers, body });
-      res.writeHead(statuses.shift() ?? 204).end();
+      const status = statuses.shift() ?? 204;
+      const answer = () => res.writeHead(status).end();
+      if (options.holdAfter !== undefined && received.length > options.holdAfter) void released.then(answer);
+      else answer();
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -51,7 +63,7 @@ async function startReceiver(statuses: number[] = []): Promise<{ url: string; re
     server.closeAllConnections();
     await new Promise((resolve) => server.close(resolve));
   });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received };
+  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received, release };
 }
 
 /** What a receiver reads, verified with standardwebhooks as a receiver would. */
@@ -107,7 +119,8 @@ describe.each(['redis', 'memory'] as const)('an output reaches every consumer th
   test('a long-poll, GET twice, then the webhook: every one of them gets the output; once delivered it is collected', async () => {
     await useAudited(await gateway(backend), async (g) => {
       const alice = await signUpCaller(g);
-      const hook = await startReceiver([500]);
+      // The retry is answered only after the reads below: however late they come, the output is still kept for it.
+      const hook = await startReceiver([500], { holdAfter: 1 });
       const queued = await send(g.url, 'POST', '/v0/calls', {
         key: alice.agent,
         headers: { prefer: 'respond-async' },
@@ -121,6 +134,7 @@ describe.each(['redis', 'memory'] as const)('an output reaches every consumer th
       expect(polled.body).toMatchObject({ call: { id, status: 'succeeded' }, output: { waited: 300 } });
       expect(polled.body).not.toHaveProperty('output_gone');
       for (let i = 0; i < 2; i++) expect((await get(g, alice.agent, id)).body).toEqual(polled.body);
+      hook.release();
 
       // The webhook's first attempt failed; its retry, after all those reads, still carries the output.
       const d = await delivered(g, alice.human, id);
