@@ -9,7 +9,7 @@
  */
 import { fxRateFor } from '../../shared/core/pricing.js';
 import { divRound, formatAmount } from '../../shared/core/money.js';
-import { mandateFromRow } from '../../shared/mandates/store.js';
+import { knownMandate } from '../../shared/mandates/store.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
 import { callChild, prepareDelegation } from '../../shared/admission/delegate.js';
 import { mintDelegationToken, revokeDelegationToken } from '../../shared/admission/delegation-tokens.js';
@@ -184,9 +184,9 @@ interface LoadedRun {
 async function loadRun(ctx: RunnerContext, callId: string, call: ClaimedCall, log: RunnerContext['log']): Promise<LoadedRun | { fail: UnbilledCode }> {
   const rawInput = await ctx.messaging.store.take(inputKey(callId));
   const agent = ctx.registry.get(call.agentId, call.agentVersion);
-  const { mandate } = mandateFromRow(call.mandate);
-  if (rawInput === undefined || !agent) {
-    log.warn({ input: rawInput !== undefined, agent: Boolean(agent) }, 'call cannot run: input or agent missing');
+  const mandate = await knownMandate(ctx.db, call.mandateId);
+  if (rawInput === undefined || !agent || !mandate) {
+    log.warn({ input: rawInput !== undefined, agent: Boolean(agent), mandate: Boolean(mandate) }, 'call cannot run: input, agent or mandate missing');
     return { fail: 'gateway_error' };
   }
   const input: unknown = JSON.parse(rawInput);

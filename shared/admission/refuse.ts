@@ -6,7 +6,7 @@
 import { HolonError } from '../core/errors.js';
 import type { ServiceContext } from '../context.js';
 import { newReceiptId } from '../calls/ids.js';
-import { loadMandate, type StoredMandate } from '../mandates/store.js';
+import { loadMandate, type KnownMandate } from '../mandates/store.js';
 import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } from '../receipts/store.js';
 import { approvalView, loadApproval } from './approvals.js';
 import type { Delegation, Held, Refusal, Refused } from './types.js';
@@ -14,7 +14,7 @@ import type { Delegation, Held, Refusal, Refused } from './types.js';
 /** Whose request it was: the receipt's id, the mandate (when it exists), the agent named, the worst case reserved. */
 export interface RefusedRequest {
   id: string;
-  stored: StoredMandate | null;
+  stored: KnownMandate | null;
   agent: string | null;
   worst: bigint | null;
   delegation?: Delegation | undefined;

@@ -8,12 +8,12 @@ import { ensureBalanceRow, reserveFromParentHold } from '../ledger/holds.js';
 import { admitShared, reserveShared, type AdmittedCall } from '../ledger/money-functions.js';
 import { readBalance } from '../ledger/accounts.js';
 import type { ServiceContext } from '../context.js';
-import { describeBudget, loadMandate, type StoredMandate } from '../mandates/store.js';
+import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../mandates/store.js';
 import type { CallSubmission, Refusal } from './types.js';
 
 /** What was short, thrown inside the transaction so that everything it wrote rolls back. */
 class Shortfall extends Error {
-  constructor(readonly what: 'budget_short' | 'balance_short' | 'approval_used') {
+  constructor(readonly what: 'budget_short' | 'balance_short' | 'approval_used' | 'revoked') {
     super(what);
   }
 }
@@ -29,7 +29,7 @@ class Shortfall extends Error {
  */
 export interface Reservation {
   id: string;
-  stored: StoredMandate;
+  stored: KnownMandate;
   manifest: Manifest;
   worst: bigint;
   sub: CallSubmission;
@@ -89,6 +89,11 @@ export async function reserve(ctx: ServiceContext, { id, stored, manifest, worst
   } catch (e) {
     if (!(e instanceof Shortfall)) throw e;
     const money = (v: bigint) => `${formatAmount(v)} ${currency}`;
+    if (e.what === 'revoked') {
+      // The row had the last word (migration 020): the cached document is forgotten, the next call reads it again.
+      forgetMandate(ctx.db, stored.mandate.id);
+      return { code: 'denied', status: 'denied', reasons: [`mandate ${stored.mandate.id} has been revoked`] };
+    }
     if (e.what === 'approval_used') {
       return { code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
     }

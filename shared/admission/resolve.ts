@@ -8,7 +8,7 @@ import type { Manifest } from '../core/manifest/types.js';
 import { rankCapability, rankingRecord, type Candidate } from '../core/resolution.js';
 import { EMPTY_RECORD, loadRecords, recordKey } from '../catalogue/agent-record.js';
 import type { ServiceContext } from '../context.js';
-import type { StoredMandate } from '../mandates/store.js';
+import type { KnownMandate } from '../mandates/store.js';
 import type { AgentVersion } from '../registry/agent-version.js';
 import { standingOf, type Standing } from '../evaluation/standing.js';
 import { latestEvaluations } from '../evaluation/store.js';
@@ -16,7 +16,7 @@ import { label, type CallSubmission, type Refusal } from './types.js';
 
 export type Resolution = { ok: true; agent: AgentVersion } | { ok: false; refusal: Refusal };
 
-export async function resolveAgent(ctx: ServiceContext, stored: StoredMandate, sub: CallSubmission): Promise<Resolution> {
+export async function resolveAgent(ctx: ServiceContext, stored: KnownMandate, sub: CallSubmission): Promise<Resolution> {
   if (sub.agent !== undefined) {
     const r = ctx.registry.resolve(sub.agent);
     if (r.ok) return r;

@@ -14,7 +14,7 @@ import { inputKey } from '../calls/jobs.js';
 import { declareConsumers } from '../calls/outputs.js';
 import { unbilled } from '../calls/outcome.js';
 import { closeCall, enqueueRun } from '../calls/transitions.js';
-import { loadMandate, type StoredMandate } from '../mandates/store.js';
+import { knownMandate, type KnownMandate } from '../mandates/store.js';
 import type { AgentVersion } from '../registry/agent-version.js';
 import type { Manifest } from '../core/manifest/types.js';
 import { settleCall } from '../settlement/settle.js';
@@ -53,7 +53,7 @@ function storableInput(sub: CallSubmission): Step<true> {
 /** The mandate's decision on this call (checkCall): allowed, or to be approved by a human; a denial stops here. */
 async function admit(
   ctx: ServiceContext,
-  { stored, agent, sub, worst }: { stored: StoredMandate; agent: AgentVersion; sub: CallSubmission; worst: bigint | null },
+  { stored, agent, sub, worst }: { stored: KnownMandate; agent: AgentVersion; sub: CallSubmission; worst: bigint | null },
 ): Promise<Step<{ decision: 'allow' | 'approve'; reasons: string[] }>> {
   const { mandate } = stored;
   const { manifest } = agent;
@@ -77,7 +77,7 @@ async function admit(
  * The approval this call redeems: the one `POST /v0/approvals/{id}` moved to used, or a granted one that matches.
  * Ownership first: an approval outside the caller's scope is refused exactly like an id that names nothing.
  */
-async function redeemedApproval(ctx: ServiceContext, stored: StoredMandate, manifest: Manifest, sub: CallSubmission): Promise<Step<string | undefined>> {
+async function redeemedApproval(ctx: ServiceContext, stored: KnownMandate, manifest: Manifest, sub: CallSubmission): Promise<Step<string | undefined>> {
   const named = sub.approval;
   if (sub.preApproved !== undefined || named === undefined) return next(sub.preApproved);
   const found = await loadApproval(ctx.db, named.id, ctx.now());
@@ -101,7 +101,7 @@ async function redeemedApproval(ctx: ServiceContext, stored: StoredMandate, mani
 /** Held for a human: the approval (binding the mandate, version, input and max_cost) and its receipt. */
 async function hold(
   ctx: ServiceContext,
-  req: RefusedRequest & { stored: StoredMandate },
+  req: RefusedRequest & { stored: KnownMandate },
   { manifest, sub, reasons }: { manifest: Manifest; sub: CallSubmission; reasons: string[] },
 ): Promise<Held> {
   const pending = newApprovalId();
@@ -146,7 +146,9 @@ async function enqueue(ctx: ServiceContext, id: string, manifest: Manifest, sub:
 export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Promise<Submitted> {
   const id = newReceiptId(ctx.now());
   const named = sub.agent ?? sub.capability ?? null;
-  const stored = await loadMandate(ctx.db, sub.mandateId);
+  // The document only, cached (store.ts `knownMandate`): the reservation's SQL checks the budget and revocation.
+  const document = await knownMandate(ctx.db, sub.mandateId);
+  const stored = document ? { mandate: document } : null;
   if (!stored) {
     const refusal: Refusal = { code: 'unknown_mandate', status: 'denied', reasons: [`there is no mandate ${sub.mandateId}`] };
     return refuse(ctx, { id, stored: null, agent: named, worst: null, delegation: sub.delegation }, refusal);

@@ -8,14 +8,13 @@
  */
 import type { Db, DbBigInt } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import type { MandateRow } from '../mandates/store.js';
 import type { ServiceContext } from '../context.js';
 import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './jobs.js';
 import type { CallOutcome } from './outcome.js';
 
 export type CallStatus = 'queued' | 'running' | 'settling' | 'succeeded' | 'failed';
 
-/** A claimed call: what the runner reads of its row, and the row of the mandate it runs under. */
+/** A claimed call: what the runner reads of its row. */
 export interface ClaimedCall {
   agentId: string;
   agentVersion: string;
@@ -24,11 +23,11 @@ export interface ClaimedCall {
   /** The caller's cap, in the mandate's currency; undefined when it set none. */
   maxCost: bigint | undefined;
   timeoutMs: number;
-  /** Read with `mandateFromRow` by the runner, once it holds the input (a stored mandate that no longer validates fails the run). */
-  mandate: MandateRow;
+  /** The mandate it runs under: its document is read by the runner (`knownMandate`, cached per process). */
+  mandateId: string;
 }
 
-/** The claim's row: the call's columns the runner reads (connect.ts: how the drivers return them), the mandate's as `mandate_*`. */
+/** The claim's row: the call's columns the runner reads (connect.ts: how the drivers return them). */
 interface ClaimedCallRow {
   agent_id: string;
   agent_version: string;
@@ -37,11 +36,6 @@ interface ClaimedCallRow {
   mandate_id: string;
   max_cost: DbBigInt | null;
   timeout_ms: number;
-  mandate_doc: unknown;
-  mandate_revoked_at: Date | null;
-  mandate_total: DbBigInt;
-  mandate_spent: DbBigInt;
-  mandate_reserved: DbBigInt;
 }
 
 function claimedCallFromRow(row: ClaimedCallRow): ClaimedCall {
@@ -52,29 +46,19 @@ function claimedCallFromRow(row: ClaimedCallRow): ClaimedCall {
     payer: row.payer,
     maxCost: row.max_cost === null || row.max_cost === undefined ? undefined : toBigInt(row.max_cost),
     timeoutMs: row.timeout_ms,
-    mandate: {
-      id: row.mandate_id,
-      doc: row.mandate_doc,
-      revoked_at: row.mandate_revoked_at,
-      total: row.mandate_total,
-      spent: row.mandate_spent,
-      reserved: row.mandate_reserved,
-    },
+    mandateId: row.mandate_id,
   };
 }
 
 /**
- * Move the call from `queued` to `running` (at most one delivery wins) and start its hard deadline. The claim
- * also brings the call's mandate (one round trip; the mandate row is read, not locked). Null when the call was
- * not `queued`.
+ * Move the call from `queued` to `running` (at most one delivery wins) and start its hard deadline. Null when the
+ * call was not `queued`.
  */
 export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | null> {
   const claimed = await db.raw<{ rows: ClaimedCallRow[] }>(
     `UPDATE calls c SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => c.timeout_ms / 1000.0)
-       FROM mandates m
-      WHERE c.id = ? AND c.status = 'queued' AND m.id = c.mandate_id
-     RETURNING c.*, m.doc AS mandate_doc, m.revoked_at AS mandate_revoked_at, m.total AS mandate_total,
-               m.spent AS mandate_spent, m.reserved AS mandate_reserved`,
+      WHERE c.id = ? AND c.status = 'queued'
+     RETURNING c.agent_id, c.agent_version, c.root_id, c.payer, c.mandate_id, c.max_cost, c.timeout_ms`,
     [callId],
   );
   const row = claimed.rows[0];

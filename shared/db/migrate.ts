@@ -22,6 +22,7 @@ import * as m016 from './migrations/016_mcp_tasks.js';
 import * as m017 from './migrations/017_admit.js';
 import * as m018 from './migrations/018_receipts_by_payer.js';
 import * as m019 from './migrations/019_log_retention.js';
+import * as m020 from './migrations/020_admit_batch.js';
 
 interface Migration {
   name: string;
@@ -62,6 +63,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m017,
   m018,
   m019,
+  m020,
 ].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {

@@ -6,8 +6,10 @@
  */
 import type { Knex } from 'knex';
 import type { Db, Tx } from '../db/connect.js';
+import { groupCommit } from '../db/group-commit.js';
 
-export type Reservation = 'reserved' | 'budget_short' | 'balance_short';
+/** `revoked`: the mandate's row says it is revoked (migration 020), whatever a cached document said. */
+export type Reservation = 'reserved' | 'budget_short' | 'balance_short' | 'revoked';
 
 export interface RootReservation {
   mandateId: string;
@@ -57,22 +59,41 @@ export interface AdmittedCall {
   callback_url: string | null;
 }
 
+/** Admissions that arrive together, per database handle: one statement for many (`admitShared`). */
+const admitters = new WeakMap<object, (call: AdmittedCall) => Promise<Reservation>>();
+/** At most this many calls per statement (each is its own reservation, in arrival order). */
+const ADMIT_BATCH_MAX = 64;
+
+const admitOne = async (db: Db, call: AdmittedCall): Promise<Reservation> => {
+  const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_admit_one(?::jsonb) AS outcome`, [JSON.stringify(call)]);
+  return res.rows[0]!.outcome;
+};
+
 /**
- * The call row and its reservation in ONE autocommitted statement (`holon_admit`): the row, then the mandate's
- * budget, the payer's balance and the hold (as `reserveShared`). A shortfall rolls the whole statement back, the
- * row included, and is answered as the shortfall.
+ * The call row and its reservation in ONE autocommitted statement (`holon_admit_one`, migration 020): the mandate's
+ * budget, the payer's balance, then the row and its hold. A shortfall writes nothing and is answered as what was
+ * short. Calls admitted while another admission's statement is in flight go together in the next statement
+ * (`holon_admit_batch`, group commit: shared/db/group-commit.ts) — each reserved on its own, in arrival order, exactly
+ * as alone; a batch that fails as a whole is admitted call by call.
  */
-export async function admitShared(db: Db, call: AdmittedCall): Promise<Reservation> {
-  try {
-    const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_admit(?::jsonb) AS outcome`, [JSON.stringify(call)]);
-    return res.rows[0]!.outcome;
-  } catch (e) {
-    const err = e as { code?: string; message?: string };
-    if (err.code === 'HL001' && (err.message?.endsWith('budget_short') || err.message?.endsWith('balance_short'))) {
-      return err.message.endsWith('budget_short') ? 'budget_short' : 'balance_short';
-    }
-    throw e;
+export function admitShared(db: Db, call: AdmittedCall): Promise<Reservation> {
+  let admit = admitters.get(db);
+  if (!admit) {
+    admit = groupCommit<AdmittedCall, Reservation>({
+      maxBatch: ADMIT_BATCH_MAX,
+      batch: async (calls) => {
+        if (calls.length === 1) return [await admitOne(db, calls[0]!)];
+        const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(
+          `SELECT t.outcome FROM unnest(holon_admit_batch(?::jsonb)) WITH ORDINALITY AS t(outcome, n) ORDER BY t.n`,
+          [JSON.stringify(calls)],
+        );
+        return res.rows.map((r) => r.outcome);
+      },
+      one: (c) => admitOne(db, c),
+    });
+    admitters.set(db, admit);
   }
+  return admit(call);
 }
 
 export interface SharedSettlement {

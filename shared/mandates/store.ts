@@ -9,8 +9,12 @@ import { mandateToDoc, validateMandate } from '../core/mandate/validate.js';
 import type { Mandate } from '../core/mandate/types.js';
 import { formatAmount } from '../core/money.js';
 
-export interface StoredMandate {
+/** A mandate as admission knows it: its document only (`knownMandate`); the counters stay in the row, checked by SQL. */
+export interface KnownMandate {
   mandate: Mandate;
+}
+
+export interface StoredMandate extends KnownMandate {
   spent: bigint;
   reserved: bigint;
   remaining: bigint;
@@ -32,7 +36,7 @@ function parseStored(id: string, doc: unknown): Mandate {
 }
 
 /** The columns of a `mandates` row a stored mandate is read from (connect.ts: how the drivers return them). */
-export interface MandateRow {
+interface MandateRow {
   id: string;
   /** jsonb: the wire document, parsed or as text. */
   doc: unknown;
@@ -42,11 +46,15 @@ export interface MandateRow {
   reserved: DbBigInt;
 }
 
-/** A stored mandate from its row, e.g. joined into another query. */
-export function mandateFromRow(row: MandateRow): StoredMandate {
+/** The mandate a row holds: its document, revoked when the row says so (revocation lives on the row, not in the document). */
+function documentOf(row: Pick<MandateRow, 'id' | 'doc' | 'revoked_at'>): Mandate {
   const m = parseStored(String(row.id), row.doc);
-  // Revocation lives on the row, not in the document.
-  const mandate = row.revoked_at != null && !m.revoked ? { ...m, revoked: true } : m;
+  return row.revoked_at != null && !m.revoked ? { ...m, revoked: true } : m;
+}
+
+/** A stored mandate from its row, e.g. joined into another query. */
+function mandateFromRow(row: MandateRow): StoredMandate {
+  const mandate = documentOf(row);
   const total = toBigInt(row.total);
   const spent = toBigInt(row.spent);
   const reserved = toBigInt(row.reserved);
@@ -56,6 +64,38 @@ export function mandateFromRow(row: MandateRow): StoredMandate {
 export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
   const row: MandateRow | undefined = await db('mandates').where({ id }).first();
   return row ? mandateFromRow(row) : null;
+}
+
+/**
+ * Mandate documents by id, per database handle, as admission and the runner read them (docs/PERFORMANCE.md): a
+ * stored document never changes, so it is read once per process, not once per call. Only the document is kept —
+ * never the counters (`spent`, `reserved`: the reservation's SQL reads and checks them under its row lock) — and
+ * revocation, the one thing a row may change, is checked again by that SQL too (`holon_reserve`, migration 020),
+ * which answers `revoked`; the caller then forgets the entry (`forgetMandate`). Unknown ids are never kept: a
+ * mandate stored by another process is found at its first use here.
+ */
+const known = new WeakMap<object, Map<string, Mandate>>();
+const KNOWN_MAX = 10_000;
+
+export async function knownMandate(db: Queryable, id: string): Promise<Mandate | null> {
+  let byId = known.get(db);
+  const hit = byId?.get(id);
+  if (hit) return hit;
+  const row: Pick<MandateRow, 'id' | 'doc' | 'revoked_at'> | undefined = await db('mandates').where({ id }).first('id', 'doc', 'revoked_at');
+  if (!row) return null;
+  const mandate = documentOf(row);
+  if (!byId) {
+    byId = new Map();
+    known.set(db, byId);
+  }
+  if (byId.size >= KNOWN_MAX) byId.delete(byId.keys().next().value!);
+  byId.set(id, mandate);
+  return mandate;
+}
+
+/** Drop a mandate from `knownMandate`'s cache (its row said it is revoked). */
+export function forgetMandate(db: Queryable, id: string): void {
+  known.get(db)?.delete(id);
 }
 
 /** Root mandates, oldest first, in one query: every one, or those an issuer issued. */
