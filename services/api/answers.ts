@@ -46,10 +46,10 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
       .json({ status: 'queued', call: { id: callId, status: 'queued' } });
     return;
   }
-  await deps.waiter.wait(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
-  // The receipt row decides, not the notification: a call that finished while its notice was lost is answered as
-  // finished; 202 only ever says a call is still on its way (queued, running, settling).
-  const receipt = await loadReceiptTree(deps.ctx.db, callId);
+  // The receipt decides, not the notification: the one the settler committed (carried by its notice) or, without
+  // one, the row — a call that finished while its notice was lost is answered as finished; 202 only ever says a call
+  // is still on its way (queued, running, settling).
+  const receipt = await deps.waiter.receiptOf(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
   if (receipt) {
     await answerFinished(deps.ctx, res, receipt);
     return;

@@ -3,7 +3,7 @@
  */
 import type { Express } from 'express';
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { CallWaiter } from '../../shared/calls/waiter.js';
+import type { CallWaiter, WaitOptions } from '../../shared/calls/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
@@ -156,9 +156,10 @@ async function listen(app: RequestListener, config: Config, parts: { mcp: { clos
 
 /** The waiter the API's requests wait with: the process's one, whose waits all end (false) at the hand-back. */
 function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter {
+  const drained = (options: WaitOptions): WaitOptions => ({ ...options, signal: options.signal ? AbortSignal.any([options.signal, handedBack]) : handedBack });
   return {
-    wait: (callId, timeoutMs, options = {}) =>
-      waiter.wait(callId, timeoutMs, { ...options, signal: options.signal ? AbortSignal.any([options.signal, handedBack]) : handedBack }),
+    wait: (callId, timeoutMs, options = {}) => waiter.wait(callId, timeoutMs, drained(options)),
+    receiptOf: (callId, timeoutMs, options = {}) => waiter.receiptOf(callId, timeoutMs, drained(options)),
     close: () => waiter.close(),
   };
 }

@@ -2,11 +2,39 @@
  * The queues between the services and what their jobs carry: call ids only, never inputs or outputs.
  * The input and the output of a call wait in the ephemeral store under these keys, for a bounded time.
  */
+import type { ReceiptView } from '../receipts/store.js';
+
 export const RUN_QUEUE = 'run';
 export const SETTLE_QUEUE = 'settle';
 export const CALLBACK_QUEUE = 'callback';
-/** Notifier channel: message = a call id whose receipt was just written. */
+/** Notifier channel: a call whose receipt was just written (`callsDoneNotice`). */
 export const CALLS_DONE_CHANNEL = 'calls-done';
+
+/**
+ * A `calls-done` message: the call id, then — for a receipt without children, as the settler wrote it — a newline
+ * and the receipt as the API shows it (a receipt holds no input or output), so the request waiting for it answers
+ * without reading it again. A bare id (a receipt with children, or a process of an earlier version) means "read it".
+ */
+export function callsDoneNotice(callId: string, receipt?: ReceiptView): string {
+  return receipt ? `${callId}\n${JSON.stringify(receipt)}` : callId;
+}
+
+/** A `calls-done` message's call id, and a reader of the receipt it carries (parsed only when someone asks). */
+export function readCallsDone(message: string): { callId: string; receipt(): ReceiptView | undefined } {
+  const cut = message.indexOf('\n');
+  if (cut < 0) return { callId: message, receipt: () => undefined };
+  return {
+    callId: message.slice(0, cut),
+    receipt: () => {
+      try {
+        const receipt = JSON.parse(message.slice(cut + 1)) as ReceiptView;
+        return receipt?.id === message.slice(0, cut) ? receipt : undefined;
+      } catch {
+        return undefined;
+      }
+    },
+  };
+}
 
 export interface CallJob {
   callId: string;

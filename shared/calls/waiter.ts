@@ -2,10 +2,12 @@
  * Waiting for calls to finish, for synchronous answers and long-polls: ONE notifier subscription per API process,
  * with local fan-out to the requests waiting on each call id — never a connection per request. The receipt row is
  * the truth: a waiter registers before it reads the row, so a call that finished just before is not missed, and
- * whoever is woken reads the database again.
+ * whoever is woken reads the database again — unless the notice carried the receipt the settler committed
+ * (`receiptOf`).
  */
 import type { Db } from '../db/connect.js';
-import { CALLS_DONE_CHANNEL } from './jobs.js';
+import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
+import { CALLS_DONE_CHANNEL, readCallsDone } from './jobs.js';
 import type { Notifier } from '../messaging/types.js';
 
 export interface CallWaiter {
@@ -14,10 +16,15 @@ export interface CallWaiter {
    * that went away: its place is released at once).
    */
   wait(callId: string, timeoutMs: number, options?: WaitOptions): Promise<boolean>;
+  /**
+   * Waits as `wait`, then answers the call's receipt tree: the one its `calls-done` notice carried (the settler's
+   * own, jobs.ts `callsDoneNotice`), else read from the database; null when the call has not finished.
+   */
+  receiptOf(callId: string, timeoutMs: number, options?: WaitOptions): Promise<ReceiptView | null>;
   close(): Promise<void>;
 }
 
-interface WaitOptions {
+export interface WaitOptions {
   signal?: AbortSignal;
   /**
    * The caller queued this call itself just now, while the waiter was subscribed (a synchronous POST /v0/calls): any
@@ -31,8 +38,13 @@ interface WaitOptions {
 const RECENT_MS = 30_000;
 const RECENT_MAX = 100_000;
 
+/** How a wait ended: not finished (timeout, signal, close), or finished — with the receipt its notice carried, if any. */
+type Woken = { done: false } | { done: true; receipt?: () => ReceiptView | undefined };
+const NOT_DONE: Woken = { done: false };
+const DONE: Woken = { done: true };
+
 export async function createCallWaiter(db: Db, notifier: Notifier): Promise<CallWaiter> {
-  const waiting = new Map<string, Set<(done: boolean) => void>>();
+  const waiting = new Map<string, Set<(woken: Woken) => void>>();
   // Call ids whose notice arrived in the last RECENT_MS, oldest first (a Map keeps insertion order).
   const recent = new Map<string, number>();
   const remember = (callId: string): void => {
@@ -44,43 +56,50 @@ export async function createCallWaiter(db: Db, notifier: Notifier): Promise<Call
       recent.delete(id);
     }
   };
-  const wake = (callId: string, done: boolean): void => {
+  const wake = (callId: string, woken: Woken): void => {
     const set = waiting.get(callId);
     if (!set) return;
     waiting.delete(callId);
-    for (const resolve of [...set]) resolve(done);
+    for (const resolve of [...set]) resolve(woken);
   };
-  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (callId) => {
-    remember(callId);
-    wake(callId, true);
+  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (message) => {
+    const notice = readCallsDone(message);
+    remember(notice.callId);
+    wake(notice.callId, { done: true, receipt: notice.receipt });
   });
+  const waitFor = async (callId: string, timeoutMs: number, options: WaitOptions): Promise<Woken> => {
+    const { signal } = options;
+    if (signal?.aborted) return NOT_DONE;
+    const done = new Promise<Woken>((resolve) => {
+      const set = waiting.get(callId) ?? new Set();
+      const settle = (v: Woken): void => {
+        clearTimeout(timer);
+        signal?.removeEventListener('abort', abandon);
+        set.delete(settle);
+        if (set.size === 0 && waiting.get(callId) === set) waiting.delete(callId);
+        resolve(v);
+      };
+      const abandon = (): void => settle(NOT_DONE);
+      const timer = setTimeout(abandon, timeoutMs);
+      signal?.addEventListener('abort', abandon, { once: true });
+      set.add(settle);
+      waiting.set(callId, set);
+    });
+    // The call may have finished before we registered: the receipt row is the truth (or, for a call queued here
+    // just now, the notices heard since).
+    if (options.queuedHere ? recent.has(callId) : await db('receipts').where({ id: callId }).first('id')) wake(callId, DONE);
+    return done;
+  };
   return {
-    async wait(callId, timeoutMs, options = {}) {
-      const { signal } = options;
-      if (signal?.aborted) return false;
-      const done = new Promise<boolean>((resolve) => {
-        const set = waiting.get(callId) ?? new Set();
-        const settle = (v: boolean): void => {
-          clearTimeout(timer);
-          signal?.removeEventListener('abort', abandon);
-          set.delete(settle);
-          if (set.size === 0 && waiting.get(callId) === set) waiting.delete(callId);
-          resolve(v);
-        };
-        const abandon = (): void => settle(false);
-        const timer = setTimeout(abandon, timeoutMs);
-        signal?.addEventListener('abort', abandon, { once: true });
-        set.add(settle);
-        waiting.set(callId, set);
-      });
-      // The call may have finished before we registered: the receipt row is the truth (or, for a call queued here
-      // just now, the notices heard since).
-      if (options.queuedHere ? recent.has(callId) : await db('receipts').where({ id: callId }).first('id')) wake(callId, true);
-      return done;
+    wait: async (callId, timeoutMs, options = {}) => (await waitFor(callId, timeoutMs, options)).done,
+    async receiptOf(callId, timeoutMs, options = {}) {
+      const woken = await waitFor(callId, timeoutMs, options);
+      // The notice's receipt is the settler's own, as committed; without one (or after a timeout) the row decides.
+      return (woken.done ? woken.receipt?.() : undefined) ?? loadReceiptTree(db, callId);
     },
     async close() {
       recent.clear();
-      for (const callId of [...waiting.keys()]) wake(callId, false);
+      for (const callId of [...waiting.keys()]) wake(callId, NOT_DONE);
       await unsubscribe();
     },
   };

@@ -38,7 +38,7 @@ export async function insertReceipt(db: Queryable, r: ReceiptRecord): Promise<vo
 }
 
 /** What `receiptRow` writes: amounts as decimal text, jsonb columns as JSON text. */
-interface ReceiptValues {
+export interface ReceiptValues {
   id: string;
   parent_id: string | null;
   mandate_id: string | null;
@@ -208,6 +208,16 @@ function view(r: StoredReceipt): ReceiptView {
     duration_ms: r.durationMs,
     created_at: r.createdAt.toISOString(),
   };
+}
+
+/**
+ * The receipt, without children, that these values make once inserted at `createdAt` (the inserting transaction's
+ * `now()`, the column's default): exactly what `loadReceiptTree` would read back, without reading it — the settler
+ * carries it in its `calls-done` notice (shared/calls/jobs.ts).
+ */
+export function insertedReceiptView(values: ReceiptValues, createdAt: Date): ReceiptView {
+  const { entry_id: _entry, ...columns } = values;
+  return view(receiptFromRow({ ...columns, created_at: createdAt }));
 }
 
 /**

@@ -12,9 +12,9 @@ import { settleBatchSharedCall, settleSharedCall, type MoneyCall, type SharedSet
 import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
 import type { Registry } from '../registry/registry.js';
-import { receiptRow } from '../receipts/store.js';
+import { insertedReceiptView, receiptRow, type ReceiptValues, type ReceiptView } from '../receipts/store.js';
 import type { ServiceContext } from '../context.js';
-import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, type CallJob } from '../calls/jobs.js';
+import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, callsDoneNotice, type CallJob } from '../calls/jobs.js';
 import { enqueueSettle } from '../calls/transitions.js';
 import { type DbBigInt, fromJsonb, toBigInt, type Tx } from '../db/connect.js';
 import type { CallOutcome } from '../calls/outcome.js';
@@ -73,6 +73,8 @@ async function prepare(ctx: ServiceContext, pre: { agent_id: string; agent_versi
 }
 
 interface Settled {
+  /** The receipt as written, for the `calls-done` notice; null for a call run under a sub-mandate (it may have children). */
+  receipt: ReceiptView | null;
   callbackUrl: string | null;
   parentId: string | null;
   /** What the metrics count once the transaction has committed (shared/platform/metrics.ts). */
@@ -81,7 +83,10 @@ interface Settled {
 
 interface Written {
   shared: SharedSettlement;
+  /** What follows the commit; its receipt is filled in once the transaction's time is known (`writeOwnRows`). */
   settled: Settled;
+  /** The receipt's values, for `settled.receipt`; null when the call may have children. */
+  receipt: ReceiptValues | null;
 }
 
 /** A call's row as settlement reads it, locked (`SELECT * FROM calls … FOR UPDATE`; connect.ts: how the drivers return each column). */
@@ -279,7 +284,9 @@ function rowsOfCall(c: LiveCall, f: CallFacts): { receipt: ReturnType<typeof rec
       hold: hold.changed ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
       lines: lineAccounts.map((l) => ({ account: l.account, currency, amount: l.amount })),
     },
+    receipt: call.subMandateId ? null : receipt,
     settled: {
+      receipt: null,
       callbackUrl: call.callbackUrl,
       parentId: call.parentId,
       counted: { status, errorCode: runErrorLabel(outcome.code), agent: call.agentId, handedOffAt: call.settleEnqueuedAt },
@@ -354,7 +361,14 @@ async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null
     });
   const own = trx.with('receipt', trx('receipts').insert(plan.receipts)).with('event', trx('call_events').insert(plan.events)).with('final', statuses);
   const q = plan.deliveries.length > 0 ? own.with('delivery', insertDeliveries(trx, plan.deliveries)) : own;
-  await (shared ? q.select(trx.raw(shared.sql, [...shared.bindings])) : q.select(trx.raw('1 AS done')));
+  // `now()`: the transaction's time, which every receipt inserted here has as its `created_at` (the column's default).
+  const rows = (await (shared ? q.select(trx.raw('now() AS at'), trx.raw(shared.sql, [...shared.bindings])) : q.select(trx.raw('now() AS at')))) as Array<{
+    at: Date | string;
+  }>;
+  const at = new Date(rows[0]!.at);
+  for (const w of plan.written.values()) {
+    if (w !== 'deferred' && w.receipt) w.settled.receipt = insertedReceiptView(w.receipt, at);
+  }
 }
 
 /**
@@ -372,7 +386,7 @@ async function afterSettled(ctx: ServiceContext, callId: string, done: Settled):
     const parent = await ctx.db('calls').where({ id: done.parentId }).first('status');
     if (parent?.status === 'settling' && (await openChildren(ctx.db, done.parentId)) === 0) await enqueueSettle(ctx, done.parentId, ctx.now());
   }
-  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callId);
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId, done.receipt ?? undefined));
   if (done.callbackUrl) {
     await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });
   }

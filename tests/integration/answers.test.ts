@@ -5,7 +5,8 @@
 import type { Server } from 'node:http';
 import { expect } from 'vitest';
 import { createApp } from '../../services/api/app.js';
-import type { CallWaiter } from '../../shared/calls/waiter.js';
+import { createCallWaiter } from '../../shared/calls/waiter.js';
+import type { Notifier } from '../../shared/messaging/types.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 
 test('a 502 for a declared billed error says it was billed; an unbilled one says nothing was charged', async ({ gateway: g }) => {
@@ -23,8 +24,9 @@ test('a 502 for a declared billed error says it was billed; an unbilled one says
 
 test('a call that finished while its notification was lost is answered as finished, never 202 {status: failed}', async ({ gateway: g }) => {
   await g.mandate({});
-  // A waiter that never hears anything: it gives up after a while, as when a notification is lost.
-  const deaf: CallWaiter = { wait: (_id, ms) => new Promise((resolve) => setTimeout(() => resolve(false), Math.min(ms, 1_500))), close: async () => {} };
+  // The real waiter on a notifier that never delivers anything: every notice is lost, each wait ends at its timeout.
+  const lost: Notifier = { publish: async () => {}, subscribe: async () => async () => {}, close: async () => {} };
+  const deaf = await createCallWaiter(g.gw.context.db, lost);
   const app = createApp({
     ctx: g.gw.context,
     waiter: deaf,

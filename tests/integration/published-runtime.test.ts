@@ -61,7 +61,7 @@ async function run(agents: AgentVersion[], options: { allowPrivateEndpoints: boo
   await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
     g.gw.context.registry = createRegistry([...g.gw.context.registry.list(), ...agents]);
     const runner: StartedRole = await startRunner(g.gw.context, {
-      waiter: { wait: async () => false, close: async () => {} },
+      waiter: { wait: async () => false, receiptOf: async () => null, close: async () => {} },
       concurrency: 2,
       allowPrivateEndpoints: options.allowPrivateEndpoints,
       ...(options.guard ? { guard: options.guard } : {}),

@@ -109,7 +109,10 @@ test('(b) a transient database error on the claim: the run job is retried and th
         };
       },
     }) as Db;
-    const runner = await startRunner({ ...g.gw.context, db: flaky }, { waiter: { wait: async () => false, close: async () => {} }, concurrency: 2 });
+    const runner = await startRunner(
+      { ...g.gw.context, db: flaky },
+      { waiter: { wait: async () => false, receiptOf: async () => null, close: async () => {} }, concurrency: 2 },
+    );
     try {
       const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'again' } });
       expect(failed).toBe(1);
