@@ -18,7 +18,7 @@
  * ~/.cache/holon-bench/portkey-gateway-<version>.
  */
 import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
@@ -26,7 +26,7 @@ import { request } from 'undici';
 import { audit } from '../shared/ledger/audit.js';
 import { type BenchGateway, createDriver, describeStatuses, type Driver, envInt, startBenchGateway } from './gateway.js';
 import { keepAliveAgent, type LoadResult, quantile } from './load.js';
-import { postgresDatabase, redisTarget, untilNoneOpen } from './support.js';
+import { postgresDatabase, redisTarget, untilNoneOpen, writeResultSections } from './support.js';
 
 /** The newest release on npm (its package.json declares no engines; it runs on Node 20). */
 const PORTKEY_VERSION = '1.15.2';
@@ -407,29 +407,28 @@ async function main(): Promise<void> {
     console.log('(BENCH_PEER_NO_WRITE=1: bench/results.json left as it was)');
     return;
   }
-  const file = new URL('./results.json', import.meta.url);
-  const doc = JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown> };
-  (doc.results ??= {}).peer = {
-    at: new Date().toISOString(),
-    node: process.version,
-    cores: os.cpus().length,
-    peerGateway: { package: PORTKEY_PACKAGE, version: PORTKEY_VERSION, start: 'node build/start-server.js --port=<n> --headless, NODE_ENV=production' },
-    concurrency: options.concurrency,
-    rounds: options.rounds,
-    order: rounds.map((r) => `${r.round}:${r.side}`),
-    warmupS: options.warmupMs / 1000,
-    durationS: options.durationMs / 1000,
-    latencyWarmup: options.latencyWarmup,
-    latencySamples: options.latencySamples,
-    upstreamC1: { p50Ms: direct.p50, p99Ms: direct.p99 },
-    holon: h,
-    portkey: p,
-    ratioHolonOverPortkey: { perRound: ratios, overall: ratio },
-    callsNotFinal: open,
-    ledgerAudit: report.ok ? 'ok' : 'FAILED',
-    loadAverage: { before: rounds[0]!.loadBefore, after: loadAfter },
-  };
-  writeFileSync(file, JSON.stringify(doc, null, 2) + '\n');
+  writeResultSections({
+    peer: {
+      at: new Date().toISOString(),
+      node: process.version,
+      cores: os.cpus().length,
+      peerGateway: { package: PORTKEY_PACKAGE, version: PORTKEY_VERSION, start: 'node build/start-server.js --port=<n> --headless, NODE_ENV=production' },
+      concurrency: options.concurrency,
+      rounds: options.rounds,
+      order: rounds.map((r) => `${r.round}:${r.side}`),
+      warmupS: options.warmupMs / 1000,
+      durationS: options.durationMs / 1000,
+      latencyWarmup: options.latencyWarmup,
+      latencySamples: options.latencySamples,
+      upstreamC1: { p50Ms: direct.p50, p99Ms: direct.p99 },
+      holon: h,
+      portkey: p,
+      ratioHolonOverPortkey: { perRound: ratios, overall: ratio },
+      callsNotFinal: open,
+      ledgerAudit: report.ok ? 'ok' : 'FAILED',
+      loadAverage: { before: rounds[0]!.loadBefore, after: loadAfter },
+    },
+  });
   console.log('\nwritten to bench/results.json (section peer)');
 }
 

@@ -9,7 +9,7 @@
  * BENCH_ONLY=mcp runs only the MCP runtime section (bench/mcp-runtime.ts: a local MCP server, no database), and
  * writes nothing.
  */
-import { readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openDatabase, type Database } from '../shared/db/connect.js';
@@ -22,7 +22,7 @@ import { split } from '../shared/core/splits.js';
 import { worstCase, charge } from '../shared/core/pricing.js';
 import { gatewayBench } from './gateway.js';
 import { mcpRuntimeBench } from './mcp-runtime.js';
-import { postgresDatabase, redisTarget } from './support.js';
+import { postgresDatabase, redisTarget, writeResultSections } from './support.js';
 
 type Figures = Record<string, number | string>;
 const results: Record<string, Figures> = {};
@@ -215,7 +215,7 @@ async function main(): Promise<void> {
     console.log('(partial run: bench/results.json left as it was)');
     return;
   }
-  writeFileSync(new URL('./results.json', import.meta.url), JSON.stringify({ at: new Date().toISOString(), node: process.version, results }, null, 2) + '\n');
+  writeResultSections(results);
   console.log('\nwritten to bench/results.json');
 }
 

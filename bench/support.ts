@@ -3,6 +3,7 @@
  * key prefix whose keys are deleted afterwards.
  */
 import { randomBytes } from 'node:crypto';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import net from 'node:net';
 import { Redis } from 'ioredis';
 import type { Knex } from 'knex';
@@ -90,4 +91,15 @@ export async function untilNoneOpen(db: Knex): Promise<number> {
     await new Promise((resolve) => setTimeout(resolve, 100));
   }
   return openCalls(db);
+}
+
+/**
+ * Write these sections of bench/results.json, keeping every other section as it is (`npm run bench` writes its own,
+ * `bench:peer` and `bench:scale` theirs, in any order).
+ */
+export function writeResultSections(sections: Record<string, unknown>): void {
+  const file = new URL('./results.json', import.meta.url);
+  const doc = (existsSync(file) ? JSON.parse(readFileSync(file, 'utf8')) : {}) as { at?: string; node?: string; results?: Record<string, unknown> };
+  const next = { at: new Date().toISOString(), node: process.version, results: { ...doc.results, ...sections } };
+  writeFileSync(file, `${JSON.stringify(next, null, 2)}\n`);
 }
