@@ -1,6 +1,6 @@
 /**
- * The only caller of the SQL money functions of migrations 007, 014 and 017 (`holon_reserve`, `holon_settle_shared`,
- * `holon_settle_batch`, `holon_admit`): the hot, shared rows of a reservation, of a settlement and of a batch of
+ * The only caller of the SQL money functions of migrations 007, 014 and 020 (`holon_reserve`, `holon_settle_shared`,
+ * `holon_settle_batch`, `holon_admit_one`, `holon_admit_batch`): the hot, shared rows of a reservation, of a settlement and of a batch of
  * settlements, each in ONE round trip, in the global lock order
  * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
  */
