@@ -26,7 +26,6 @@ import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sampl
 import { type CallWaiter, createCallWaiter } from '../shared/calls/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
-import { type RunHandOff, runHandOff } from './runner/run-here.js';
 import { credentialLookup } from '../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
 import { type SettleHandOff, settleHandOff, startSettler } from './settler/worker.js';
@@ -110,9 +109,9 @@ async function startWorkerRoles(
   context: ServiceContext,
   config: Config,
   roles: readonly Role[],
-  parts: { waiter: CallWaiter; handOff: SettleHandOff | undefined; runs: RunHandOff | undefined; fileLinks: FileLinkSigner; suites: SuiteCatalog | undefined },
+  parts: { waiter: CallWaiter; handOff: SettleHandOff | undefined; fileLinks: FileLinkSigner; suites: SuiteCatalog | undefined },
 ) {
-  const { waiter, handOff, runs, fileLinks, suites } = parts;
+  const { waiter, handOff, fileLinks, suites } = parts;
   // Dev mode signs every webhook with one local secret: HOLON_CALLBACK_SECRET, else one of this process (docs/webhooks.md).
   const devSecret = config.webhooks.devSecret ?? generateWebhookSecret();
   const settler = handOff
@@ -128,7 +127,6 @@ async function startWorkerRoles(
     ? await startRunner(context, {
         waiter,
         concurrency: config.runnerConcurrency,
-        ...(runs ? { handOff: runs } : {}),
         allowPrivateEndpoints: config.allowPrivateEndpoints,
         ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
         fileLinks,
@@ -180,9 +178,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // the sweeper) is settled right here, with no settle queue hop (`holon serve`); elsewhere it goes through the
   // settle queue. Every role gets this one context, so the order they start in changes nothing.
   const handOff = roles.includes('settler') ? settleHandOff(base) : undefined;
-  // The run hand-off likewise: a call admitted in a process that runs a runner starts here while it has a free slot.
-  const runs = roles.includes('runner') ? runHandOff(base) : undefined;
-  const context: ServiceContext = { ...base, ...(handOff ? { settleHere: handOff.settle } : {}), ...(runs ? { runHere: runs.run } : {}) };
+  const context: ServiceContext = handOff ? { ...base, settleHere: handOff.settle } : base;
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
   if (config.mandatesDir) await loadMandates(context, config, log);
 
@@ -197,7 +193,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
 
-  const { devSecret, settler, runner, evaluator } = await startWorkerRoles(context, config, roles, { waiter, handOff, runs, fileLinks, suites });
+  const { devSecret, settler, runner, evaluator } = await startWorkerRoles(context, config, roles, { waiter, handOff, fileLinks, suites });
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
   if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
   const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);

@@ -35,12 +35,6 @@ export interface ServiceContext {
    * before any role starts (services/settler/worker.ts `settleHandOff`).
    */
   settleHere?: (callId: string) => Promise<unknown>;
-  /**
-   * Set when a runner runs in this process (`holon serve`): a call admitted here starts here while the runner has a
-   * free slot (true), without the run queue's hop; false: queue it (shared/admission/submit.ts). The composition root
-   * builds it before any role starts (services/runner/run-here.ts `runHandOff`).
-   */
-  runHere?: (callId: string) => boolean;
 }
 
 export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300, rankingMinPayers: 3 };

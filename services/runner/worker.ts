@@ -10,7 +10,6 @@ import { watchCredentials, type CredentialLookup } from '../../shared/hosted/cre
 import type { FileLinkSigner } from '../../shared/files/access.js';
 import { createCancelWatcher } from './cancel-watcher.js';
 import { HandedBack, runCall } from './run-call.js';
-import type { RunHandOff } from './run-here.js';
 import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 import { inSpan } from '../../shared/platform/tracing.js';
@@ -29,8 +28,6 @@ export interface RunnerOptions {
   credentials?: CredentialLookup;
   /** Signs the download links of the files a call's input names (shared/files/access.ts). */
   fileLinks?: FileLinkSigner;
-  /** The run hand-off of this process (`runHandOff`): calls admitted here start here, beside the run queue's jobs. */
-  handOff?: RunHandOff;
 }
 
 export async function startRunner(ctx: ServiceContext, options: RunnerOptions): Promise<StartedRole> {
@@ -48,14 +45,14 @@ export async function startRunner(ctx: ServiceContext, options: RunnerOptions): 
     handBack: handBack.signal,
     ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}),
   };
-  const run = (callId: string) => inSpan('holon.run', { 'holon.call_id': callId }, () => runCall(runner, callId));
   return {
     // Nothing to stop first: the worker takes no new run once it closes, and a cancellation must still reach the runs
     // it finishes meanwhile (the cancel watcher closes after them, in `release`).
     stop: [],
     workers: [
-      ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => run(job.callId), { concurrency: options.concurrency }),
-      ...(options.handOff ? [options.handOff.attach(run, options.concurrency)] : []),
+      ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => inSpan('holon.run', { 'holon.call_id': job.callId }, () => runCall(runner, job.callId)), {
+        concurrency: options.concurrency,
+      }),
     ],
     // After the runs ended: cancellations and credential changes are no longer heard, pooled MCP sessions end with a
     // DELETE, then the guarded client's connections close.

@@ -129,8 +129,7 @@ async function enqueue(ctx: ServiceContext, id: string, manifest: Manifest, sub:
       // Before the run is queued: a webhook that finishes first must know a synchronous answer still needs the output.
       sub.callbackUrl ? declareConsumers(ctx, id, sub.syncAnswer ? ['sync', 'webhook'] : ['webhook'], manifest.runtime.timeoutS) : undefined,
     ]);
-    // This process's runner starts it when it has a free slot (no queue hop); the `queued` row is the durable hand-off.
-    if (!ctx.runHere?.(id)) await enqueueRun(ctx, id);
+    await enqueueRun(ctx, id);
   } catch (e) {
     // Funds are held: never leave them stuck. Close the call unbilled, settling inline if the queue is down.
     ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'could not queue a reserved call');
