@@ -208,8 +208,9 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
     expect(await b.cluster.connectedWorkers('run')).toBe(2);
     const mandate = await createMandate(apiA, { budget: { total: '0.50', currency: 'EUR' } });
     const apis = [apiA!, apiB!];
-    // The race starts with both processes at the line: the mandate row is held here until more reservations wait on
-    // it than one API's pool (10) can hold, so both APIs have some queued; then all go at once.
+    // The race starts with both processes at the line: the mandate row is held here until each API has a reservation
+    // waiting on it (admission groups the calls that arrive meanwhile behind that statement, holon_admit_batch), and
+    // the burst has had time to arrive; then all go at once, two batches racing for the budget.
     const gate = await b.db.knex.transaction();
     await gate.raw('SELECT 1 FROM mandates WHERE id = ? FOR UPDATE', [mandate]);
     const burst = Promise.all(
@@ -225,10 +226,11 @@ describe('scale-out: services as separate processes on shared Postgres and Redis
           const r = await b.db.knex.raw<{ rows: Array<{ n: string }> }>(
             `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
           );
-          return Number(r.rows[0]!.n) > 10 ? true : undefined;
+          return Number(r.rows[0]!.n) >= 2 ? true : undefined;
         },
         { what: 'reservations of both APIs waiting on the mandate', timeoutMs: 20_000 },
       );
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
     } finally {
       await gate.commit();
     }
