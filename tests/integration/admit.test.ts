@@ -52,7 +52,10 @@ for (const backend of BACKENDS) {
       let n = 0;
       await fc.assert(
         fc.asyncProperty(
-          fc.array(fc.record({ budget: fc.bigInt({ min: 0n, max: 2_000_000n }), credit: fc.bigInt({ min: 0n, max: 2_000_000n }) }), { minLength: 1, maxLength: 3 }),
+          fc.array(fc.record({ budget: fc.bigInt({ min: 0n, max: 2_000_000n }), credit: fc.bigInt({ min: 0n, max: 2_000_000n }) }), {
+            minLength: 1,
+            maxLength: 3,
+          }),
           fc.array(fc.record({ who: fc.nat(), amount: fc.bigInt({ min: 0n, max: 900_000n }) }), { minLength: 3, maxLength: 24 }),
           async (payers, calls) => {
             const run = n++;
