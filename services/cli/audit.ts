@@ -6,7 +6,6 @@
 import { parseArgs } from 'node:util';
 import { appliedMigrations } from '../../shared/backup/catalog.js';
 import { BackupError } from '../../shared/backup/errors.js';
-import { audit } from '../../shared/ledger/audit.js';
 import { failed } from './backup-output.js';
 import { databaseTarget, openTarget, targetMisuse } from './database-target.js';
 
@@ -31,6 +30,8 @@ export async function auditCommand(argv: string[], env: NodeJS.ProcessEnv = proc
     try {
       if (!(await appliedMigrations(db.knex)).length)
         throw new BackupError('the database has no Holon schema (no migration was ever applied): nothing to audit');
+      // The ledger audit comes with the database layer: loaded only once there is a database to audit.
+      const { audit } = await import('../../shared/ledger/audit.js');
       const report = await audit(db.knex);
       if (values.json) out.write(`${JSON.stringify({ database: target.label, ok: report.ok, problems: report.problems })}\n`);
       else if (report.ok) out.write(`audit ok: ${target.label}: the journal balances, and balances, holds, mandates and receipts agree with it\n`);

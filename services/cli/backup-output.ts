@@ -7,7 +7,7 @@ import { rm } from 'node:fs/promises';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import cliProgress from 'cli-progress';
-import { databaseMessage } from '../../shared/backup/files.js';
+import { databaseMessage } from '../../shared/backup/errors.js';
 import type { OnProgress, Summary } from '../../shared/backup/progress.js';
 import type { Database } from '../../shared/db/connect.js';
 import { databaseTarget, openTarget, targetMisuse } from './database-target.js';

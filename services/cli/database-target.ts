@@ -4,8 +4,7 @@
  */
 import { existsSync } from 'node:fs';
 import path from 'node:path';
-import pg from 'pg';
-import { openDatabase, type Database } from '../../shared/db/connect.js';
+import type { Database } from '../../shared/db/connect.js';
 import { BackupError } from '../../shared/backup/errors.js';
 
 export interface DatabaseTarget {
@@ -37,12 +36,16 @@ export function databaseTarget(db: string | undefined, env: NodeJS.ProcessEnv): 
   return { dir, label: `PGlite ${dir}` };
 }
 
-/** Open the target without migrating it. `mustExist`: a PGlite directory that is not a database is refused, not created. */
+/**
+ * Open the target without migrating it. `mustExist`: a PGlite directory that is not a database is refused, not created.
+ * The database drivers are loaded here, not with this module: a misused command exits without them.
+ */
 export async function openTarget(target: DatabaseTarget, mustExist: boolean): Promise<Database> {
   if (target.dir && mustExist && !existsSync(path.join(target.dir, 'PG_VERSION'))) {
     throw new BackupError(`no database in ${target.dir} (set DATABASE_URL for Postgres, or --db DIR for a PGlite directory)`);
   }
   if (target.url) await reachable(target);
+  const { openDatabase } = await import('../../shared/db/connect.js');
   return openDatabase(target.url ? { url: target.url, migrate: false, poolMax: 2 } : { dir: target.dir!, migrate: false });
 }
 
@@ -50,6 +53,7 @@ export async function openTarget(target: DatabaseTarget, mustExist: boolean): Pr
 async function reachable(target: DatabaseTarget): Promise<void> {
   if (!/^postgres(ql)?:\/\/./i.test(target.url ?? ''))
     throw new BackupError('DATABASE_URL is not a Postgres URL: it must start with postgres:// (postgres://USER:PASSWORD@HOST:PORT/DATABASE)');
+  const { default: pg } = await import('pg');
   const client = new pg.Client({ connectionString: target.url, connectionTimeoutMillis: 10_000 });
   client.on('error', () => {});
   try {

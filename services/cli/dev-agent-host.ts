@@ -6,11 +6,16 @@
  * calling whatever answers there.
  */
 import path from 'node:path';
-import { AGENTS_DIR, startAgentHost, type AgentHost } from '../../agents/host.mjs';
+import { fileURLToPath } from 'node:url';
+import type { AgentHost } from '../../agents/host.mjs';
 import type { Logger } from '../../shared/platform/log.js';
 import type { Registry } from '../../shared/registry/registry.js';
 
-export { AGENTS_DIR };
+/**
+ * agents/, where agents/host.mjs is (its own AGENTS_DIR, found the same way): named here so that every role, which
+ * points the registry at it, does not load the host and its MCP server (loaded only when the host starts).
+ */
+export const AGENTS_DIR = path.dirname(fileURLToPath(new URL('../../agents/host.mjs', import.meta.url)));
 
 const LOOPBACK = new Set(['127.0.0.1', 'localhost', '[::1]']);
 
@@ -30,6 +35,7 @@ function devHostAddress(registry: Registry): { host: string; port: number } | un
 export async function startDevAgentHost(registry: Registry, log: Logger): Promise<AgentHost | undefined> {
   const address = devHostAddress(registry);
   if (!address) return undefined;
+  const { startAgentHost } = await import('../../agents/host.mjs');
   try {
     const host = await startAgentHost({
       ...address,

@@ -1,16 +1,9 @@
 /**
  * `holon <command>`: the one entry point of the gateway's command line.
+ *
+ * Each command's module is imported when that command runs, and only then: `holon validate` or `holon --help` never
+ * loads the gateway (Express, the MCP SDK, OpenTelemetry, the database drivers), which `holon serve` and the roles need.
  */
-import { auditCommand } from './audit.js';
-import { backupCommand } from './backup.js';
-import { credentialCommand } from './credential.js';
-import { earningsCommand } from './earnings.js';
-import { migrateCommand } from './migrate.js';
-import { publishCommand } from './publish.js';
-import { restoreCommand } from './restore.js';
-import { validateCommand } from './validate.js';
-import { serveCommand } from './serve.js';
-
 const HELP = `holon — the Holon gateway
 
 Usage:
@@ -54,28 +47,28 @@ export async function main(argv: string[]): Promise<number> {
   const [command, ...rest] = argv;
   switch (command) {
     case 'validate':
-      return validateCommand(rest);
+      return (await import('./validate.js')).validateCommand(rest);
     case 'publish':
-      return publishCommand(rest);
+      return (await import('./publish.js')).publishCommand(rest);
     case 'credential':
-      return credentialCommand(rest);
+      return (await import('./credential.js')).credentialCommand(rest);
     case 'earnings':
-      return earningsCommand(rest);
+      return (await import('./earnings.js')).earningsCommand(rest);
     case 'migrate':
-      return migrateCommand(rest);
+      return (await import('./migrate.js')).migrateCommand(rest);
     case 'backup':
-      return backupCommand(rest);
+      return (await import('./backup.js')).backupCommand(rest);
     case 'restore':
-      return restoreCommand(rest);
+      return (await import('./restore.js')).restoreCommand(rest);
     case 'audit':
-      return auditCommand(rest);
+      return (await import('./audit.js')).auditCommand(rest);
     case 'serve':
-      return serveCommand(rest);
+      return (await import('./serve.js')).serveCommand(rest);
     case 'api':
     case 'runner':
     case 'settler':
     case 'evaluator':
-      return serveCommand(rest, [command]);
+      return (await import('./serve.js')).serveCommand(rest, [command]);
     case undefined:
     case 'help':
     case '--help':

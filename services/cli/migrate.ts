@@ -6,7 +6,6 @@
  * saying why), 2 misused.
  */
 import { parseArgs } from 'node:util';
-import { migrate } from '../../shared/db/migrate.js';
 import { failed } from './backup-output.js';
 import { databaseTarget, openTarget, targetMisuse } from './database-target.js';
 
@@ -34,6 +33,8 @@ export async function migrateCommand(
   try {
     const db = await openTarget(target, false);
     try {
+      // This release's migrations, loaded with the database layer (openTarget): a misuse exits without them.
+      const { migrate } = await import('../../shared/db/migrate.js');
       const { applied, schema, total } = await migrate(db.knex);
       const seconds = (Date.now() - started) / 1000;
       if (values.json) out.write(`${JSON.stringify({ database: target.label, applied, schema, migrations: total, seconds })}\n`);

@@ -7,9 +7,15 @@
 import { parseArgs } from 'node:util';
 import { DatabaseInUseError } from '../../shared/db/pglite-lock.js';
 import { ConfigError, devMandatesDir, splitList, type Config } from '../../shared/platform/config.js';
-import { ALL_ROLES, startGateway, type Role, type RunningGateway } from '../compose.js';
-import { ListenError } from '../api/start.js';
+import type { Role, RunningGateway } from '../compose.js';
 import { stopWhenParentGoes } from './parent-watch.js';
+
+/**
+ * Every role, in compose.ts's order (its ALL_ROLES): named here too, so that a misuse is said before the gateway
+ * (compose.ts, and through it every service) is loaded; the record's type makes the compiler check that none is missing.
+ */
+const EVERY_ROLE: Readonly<Record<Role, true>> = { api: true, runner: true, settler: true, evaluator: true };
+const ALL_ROLES = Object.keys(EVERY_ROLE) as readonly Role[];
 
 export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_ROLES): Promise<number> {
   const options = {
@@ -49,11 +55,14 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
     process.stderr.write(`holon ${roles.join(' ')}: a single service needs DATABASE_URL and REDIS_URL (use \`holon serve\` for the embedded defaults)\n`);
     return 2;
   }
+  // The gateway is loaded only now that the arguments are known to be right (compose.ts loads each role it starts).
+  const { startGateway } = await import('../compose.js');
   let gateway: RunningGateway;
   try {
     gateway = await startGateway(roles, overrides);
   } catch (e) {
-    if (e instanceof ConfigError || e instanceof ListenError || e instanceof DatabaseInUseError) {
+    // A ListenError comes from the API only, which loaded services/api/start.ts: looked for last, and where the API ran.
+    if (e instanceof ConfigError || e instanceof DatabaseInUseError || (roles.includes('api') && e instanceof (await import('../api/start.js')).ListenError)) {
       process.stderr.write(`${e.message}\n`);
       return 1;
     }

@@ -13,7 +13,7 @@ import type { Database, Queryable } from '../db/connect.js';
 import { MIGRATIONS, migrateToLatest } from '../db/migrate.js';
 import { appliedMigrations, nonEmptyTables, readTables } from './catalog.js';
 import { dumpDatabase } from './dump.js';
-import { BackupError } from './errors.js';
+import { BackupError, databaseMessage } from './errors.js';
 import { parseHeader, schemaMismatch } from './format.js';
 import { loadBackup, type LoadOptions } from './load.js';
 import type { OnProgress, Summary } from './progress.js';
@@ -88,19 +88,6 @@ async function prepareTarget(knex: Queryable): Promise<void> {
     if (full.length) throw new BackupError(`the target database is not empty: ${full.join(', ')} already hold rows; restore only into an empty database`);
   }
   await migrateToLatest(knex);
-}
-
-/**
- * The database's own words for a failed query, without the statement knex puts in front of them (an INSERT with a
- * batch of rows in it: credentials, key hashes — never printed).
- */
-export function databaseMessage(e: unknown): string {
-  const err = e as { message?: string; table?: string; constraint?: string };
-  const text = String(err.message ?? e);
-  const cut = text.lastIndexOf(' - ');
-  const own = cut >= 0 ? text.slice(cut + 3) : text;
-  const where = [err.table && `table ${err.table}`, err.constraint && `constraint ${err.constraint}`].filter(Boolean).join(', ');
-  return where ? `${own} (${where})` : own;
 }
 
 export async function restoreFromFile(db: Database, file: string, options: LoadOptions = {}): Promise<Summary> {

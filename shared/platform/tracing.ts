@@ -9,13 +9,30 @@
  * then `holon.settle` in the settler. Attributes name the call id, the agent id, the runtime kind and outcomes: never
  * an input, an output, a key or a mandate id.
  */
+import { createRequire } from 'node:module';
 import { context, INVALID_SPAN_CONTEXT, propagation, SpanKind, SpanStatusCode, trace, type Attributes, type Span } from '@opentelemetry/api';
-import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
-import { Resource } from '@opentelemetry/resources';
-import { BatchSpanProcessor } from '@opentelemetry/sdk-trace-base';
-import { NodeTracerProvider } from '@opentelemetry/sdk-trace-node';
-import { ATTR_SERVICE_NAME } from '@opentelemetry/semantic-conventions';
+import type * as OtlpHttp from '@opentelemetry/exporter-trace-otlp-http';
+import type * as Resources from '@opentelemetry/resources';
+import type * as TraceBase from '@opentelemetry/sdk-trace-base';
+import type * as TraceNode from '@opentelemetry/sdk-trace-node';
+import type * as SemanticConventions from '@opentelemetry/semantic-conventions';
 import type { Logger } from './log.js';
+
+/**
+ * The OpenTelemetry SDK (the provider, the exporter, their protobuf and HTTP code), loaded when tracing starts and
+ * only then: a process without an OTLP endpoint runs on @opentelemetry/api's no-ops and never pays for loading it.
+ * Synchronously (they are CommonJS packages), so that `startTracing` registers the provider before it returns.
+ */
+const load = createRequire(import.meta.url);
+function sdk() {
+  return {
+    OTLPTraceExporter: (load('@opentelemetry/exporter-trace-otlp-http') as typeof OtlpHttp).OTLPTraceExporter,
+    Resource: (load('@opentelemetry/resources') as typeof Resources).Resource,
+    BatchSpanProcessor: (load('@opentelemetry/sdk-trace-base') as typeof TraceBase).BatchSpanProcessor,
+    NodeTracerProvider: (load('@opentelemetry/sdk-trace-node') as typeof TraceNode).NodeTracerProvider,
+    ATTR_SERVICE_NAME: (load('@opentelemetry/semantic-conventions') as typeof SemanticConventions).ATTR_SERVICE_NAME,
+  };
+}
 
 export interface Tracing {
   readonly enabled: boolean;
@@ -24,7 +41,7 @@ export interface Tracing {
 }
 
 /** The provider of this process: tracing is global in OpenTelemetry, so one gateway per process registers it. */
-let registered: NodeTracerProvider | undefined;
+let registered: TraceNode.NodeTracerProvider | undefined;
 
 const OFF: Tracing = { enabled: false, shutdown: async () => {} };
 
@@ -34,6 +51,7 @@ export function startTracing(tracesUrl: string | undefined, service: string, log
     log.warn({ service }, 'tracing is already started in this process: its spans go to the first exporter');
     return { enabled: true, shutdown: async () => {} };
   }
+  const { OTLPTraceExporter, Resource, BatchSpanProcessor, NodeTracerProvider, ATTR_SERVICE_NAME } = sdk();
   const provider = new NodeTracerProvider({
     resource: new Resource({ [ATTR_SERVICE_NAME]: service }),
     spanProcessors: [new BatchSpanProcessor(new OTLPTraceExporter({ url: tracesUrl }))],
