@@ -93,6 +93,15 @@ export async function untilNoneOpen(db: Knex): Promise<number> {
   return openCalls(db);
 }
 
+/** A section of bench/results.json as last written, or undefined (no file, no such section). */
+export function readResultSection(name: string): Record<string, unknown> | undefined {
+  const file = new URL('./results.json', import.meta.url);
+  if (!existsSync(file)) return undefined;
+  const doc = JSON.parse(readFileSync(file, 'utf8')) as { results?: Record<string, unknown> };
+  const section = doc.results?.[name];
+  return section && typeof section === 'object' ? (section as Record<string, unknown>) : undefined;
+}
+
 /**
  * Write these sections of bench/results.json, keeping every other section as it is (`npm run bench` writes its own,
  * `bench:peer` and `bench:scale` theirs, in any order).
