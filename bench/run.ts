@@ -23,6 +23,7 @@ import { worstCase, charge } from '../shared/core/pricing.js';
 import { gatewayBench } from './gateway.js';
 import { mcpRuntimeBench } from './mcp-runtime.js';
 import { postgresDatabase, redisTarget, writeResultSections } from './support.js';
+import { generateSigningKey } from '../shared/signing/keys.js';
 
 type Figures = Record<string, number | string>;
 const results: Record<string, Figures> = {};
@@ -72,7 +73,7 @@ async function ledgerBench(label: string, db: Database, concurrency: number): Pr
   const mandate = parseMandate(readFileSync(new URL('../tests/fixtures/mandates/bookkeeping.yaml', import.meta.url), 'utf8'));
   if (!mandate.ok) throw new Error('the bench mandate must be valid');
   const m = { ...mandate.mandate, issuer: 'bob' };
-  await saveMandate(k, m);
+  await saveMandate(k, m, generateSigningKey());
   await ensureBalanceRow(k, 'bob', 'EUR');
   const holdMs = await time(n, async (i) => {
     const id = `${label}-h${i}`;

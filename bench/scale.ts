@@ -42,6 +42,7 @@ import { quantile } from './load.js';
 import { benchInflight } from './inflight.js';
 import { benchSplit, meterPostgres } from './split.js';
 import { openCalls, postgresDatabase, readResultSection, redisTarget, untilNoneOpen, writeResultSections } from './support.js';
+import { generateSigningKey } from '../shared/signing/keys.js';
 
 const CONCURRENCY = [1, 16, 64, 256];
 const MANDATES = [1, 64];
@@ -365,6 +366,7 @@ async function postgresPart() {
         log: createLogger('bench', 'silent'),
         settings: DEFAULT_SETTINGS,
         now: () => Date.now(),
+        signingKey: generateSigningKey(),
       };
       // The settler's group commit of settleBatch, at the batch size the settler uses (services/settler/worker.ts).
       const settler = createSettleBatcher(ctx, { maxBatch: 64 });

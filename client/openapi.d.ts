@@ -278,6 +278,70 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/receipts/{id}/proof": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A receipt’s place in the log and its inclusion proof against a signed checkpoint
+         * @description Against the checkpoint of `checkpoint` leaves when given (one the gateway signed), else against the newest checkpoint — signed on the spot when none covers the receipt yet. Verify it as docs/receipts.md says, or with `holon verify`.
+         *
+         *     Who: human key, agent key (dev mode: the local operator).
+         */
+        get: operations["readReceiptProof"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/log/checkpoint": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The newest signed checkpoint of the receipt log
+         * @description A C2SP tlog-checkpoint signed as a C2SP signed note with the gateway’s Ed25519 key, whose key name is the origin (docs/receipts.md). The settler signs one every HOLON_CHECKPOINT_S while receipts arrive; before the first, one is signed on the spot.
+         *
+         *     Who: no key.
+         */
+        get: operations["readLogCheckpoint"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/log/consistency": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The consistency proof between two sizes of the receipt log
+         * @description Who: no key.
+         */
+        get: operations["readLogConsistency"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/statement": {
         parameters: {
             query?: never;
@@ -980,6 +1044,8 @@ export interface components {
             duration_ms: number | null;
             /** Format: date-time */
             created_at: string;
+            /** @description The gateway’s signature of this receipt: a compact JWS with a detached payload (`header..signature`, EdDSA, `typ` `holon-receipt`) over the RFC 8785 canonical JSON of every field but `signature` and `children` (docs/receipts.md); verify it with /.well-known/jwks.json. Null only for a receipt written before receipts were signed */
+            signature: string | null;
         };
         MandateView: {
             /** @description The mandate document (spec mandate.md) */
@@ -995,6 +1061,21 @@ export interface components {
                 /** @example 0.002 */
                 remaining: string;
             };
+            /** @description What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed */
+            statement: {
+                /** @description The document as stored (the `mandate` above, before any revocation) */
+                mandate: Record<string, unknown>;
+                issuer: string;
+                /** Format: date-time */
+                signed_at: string;
+                parent: {
+                    id: string;
+                    /** @description base64url SHA-256 of the parent’s statement (RFC 8785) */
+                    sha256: string | null;
+                } | null;
+            } | null;
+            /** @description A compact JWS with a detached payload (EdDSA, `typ` `holon-mandate`) over the RFC 8785 canonical JSON of `statement` */
+            signature: string | null;
         };
         /** @description A root mandate (spec mandate.md §1–2), validated by shared/core/mandate/validate.ts with every problem listed. Hosted: the id is put in your namespace, the issuer is you, the grantee `<handle>/…`, the currency EUR and `fx` the platform’s. */
         MandateDocument: {
@@ -2605,6 +2686,183 @@ export interface operations {
             };
             /** @description No such receipt of yours (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readReceiptProof: {
+        parameters: {
+            query?: {
+                /** @description The size of a signed checkpoint to prove against */
+                checkpoint?: number;
+            };
+            header?: never;
+            path: {
+                /**
+                 * @description The receipt id
+                 * @example r4
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The proof */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The receipt id */
+                        receipt: string;
+                        /** @description Its place in the log: 0 for the first receipt logged */
+                        leaf_index: number;
+                        /** @description SHA-256(0x00 ‖ the receipt’s canonical JSON), base64 */
+                        leaf_hash: string;
+                        /** @description The audit path, leaf to root, each hash base64 */
+                        inclusion: string[];
+                        /** @description A signed checkpoint of the receipt log: C2SP tlog-checkpoint, signed as a C2SP signed note (docs/receipts.md) */
+                        checkpoint: {
+                            /** @description The log’s origin: the first line of the note and its key name */
+                            origin: string;
+                            /** @description The number of receipts in the tree */
+                            size: number;
+                            /** @description The RFC 6962 root hash of the tree of `size` receipts, base64 */
+                            root_hash: string;
+                            /** @description The signed note itself, byte for byte what a verifier checks */
+                            note: string;
+                            /** Format: date-time */
+                            created_at: string;
+                        };
+                    };
+                };
+            };
+            /** @description checkpoint is not a size, names no signed checkpoint, or one too small to hold the receipt (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such receipt of yours, or one written before receipts were logged (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readLogCheckpoint: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The checkpoint */
+            200: {
+                headers: {
+                    /** @description `no-cache` */
+                    "Cache-Control"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The log’s origin: the first line of the note and its key name */
+                        origin: string;
+                        /** @description The number of receipts in the tree */
+                        size: number;
+                        /** @description The RFC 6962 root hash of the tree of `size` receipts, base64 */
+                        root_hash: string;
+                        /** @description The signed note itself, byte for byte what a verifier checks */
+                        note: string;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readLogConsistency: {
+        parameters: {
+            query: {
+                /** @description The earlier tree size (0 ≤ from ≤ to) */
+                from: number;
+                /** @description The later tree size, at most the log’s size now */
+                to: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The proof */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        from: number;
+                        to: number;
+                        /** @description Each hash base64, in RFC order; empty when from is 0 or equals to */
+                        proof: string[];
+                    };
+                };
+            };
+            /** @description from or to missing, not a size, from > to, or to beyond the log (`invalid_request`) */
+            400: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -40,6 +40,7 @@ import { startTracing } from '../shared/platform/tracing.js';
 import { wireMetricSources } from './metrics-sources.js';
 import { loadSigningKey, type SigningKey } from '../shared/signing/keys.js';
 import { keySetOf, parseRetiredKeys } from '../shared/signing/key-set.js';
+import { registerSigningKey } from '../shared/signing/key-store.js';
 
 export type Role = 'api' | 'runner' | 'settler' | 'evaluator';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler', 'evaluator'];
@@ -62,8 +63,8 @@ export interface RunningGateway {
   server?: Server;
   /** The API's Express app, when the API runs here. */
   app?: Express;
-  /** Set when the API runs: the gateway's signing key (shared/signing/keys.ts); its public half is in the JWKS. */
-  signingKey?: SigningKey;
+  /** The gateway's signing key (shared/signing/keys.ts); its public half is in the JWKS. */
+  signingKey: SigningKey;
   stop(): Promise<void>;
 }
 
@@ -121,6 +122,7 @@ async function startWorkerRoles(
         guardCallbacks: config.hosted && !config.allowPrivateEndpoints,
         webhooks: { hosted: config.hosted, devSecret, settings: config.webhooks, ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}) },
         retentionDays: config.deliveryRetentionDays,
+        checkpointS: config.checkpointS,
       })
     : undefined;
   const runner = roles.includes('runner')
@@ -162,16 +164,25 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const config = loadConfig(process.env, overrides);
   // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
   const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
-  const signing = roles.includes('api') ? await signingKeys(config) : undefined;
+  // Every role signs: the API refusals' receipts, the settler settlements' and the log's checkpoints.
+  const signing = await signingKeys(config);
   const { everything, log, metrics, tracing, db, messaging, registry } = await openFoundation(config, roles, sampleRecords);
-  for (const warning of signing?.warnings ?? []) log.warn(warning);
+  for (const warning of signing.warnings) log.warn(warning);
+  await registerSigningKey(db.knex, signing.key);
   const base: ServiceContext = {
     db: db.knex,
     registry,
     messaging,
     log,
-    settings: { ...DEFAULT_SETTINGS, resultTtlS: config.resultTtlS, rankingMinPayers: config.rankingMinPayers, ...(sampleRecords ? { sampleRecords } : {}) },
+    settings: {
+      ...DEFAULT_SETTINGS,
+      resultTtlS: config.resultTtlS,
+      rankingMinPayers: config.rankingMinPayers,
+      logOrigin: config.logOrigin,
+      ...(sampleRecords ? { sampleRecords } : {}),
+    },
     now: () => Date.now(),
+    signingKey: signing.key,
     metrics,
   };
   // The settle hand-off before any role: a call closed in a process that runs a settler (by its runner, a cancel,
@@ -209,7 +220,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     ]);
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
-    const apiOptions = { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}), ...(signing ? { keySet: signing.keySet } : {}) };
+    const apiOptions = { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}), keySet: signing.keySet };
     api = roles.includes('api') ? await startApi(context, config, waiter, apiOptions) : undefined;
     if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort, log });
   } catch (e) {
@@ -230,7 +241,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     metrics,
     ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
     ...(api ? { port: api.port, server: api.server, app: api.app } : {}),
-    ...(signing ? { signingKey: signing.key } : {}),
+    signingKey: signing.key,
     ...(settler && !config.hosted ? { webhookSecret: { secret: devSecret, generated: config.webhooks.devSecret === undefined } } : {}),
     stop: () => stopStarted(api),
   };
@@ -307,7 +318,7 @@ async function loadMandates(ctx: ServiceContext, config: Config, log: Logger): P
   const { mandates, problems } = await loadMandateFiles(config.mandatesDir!, { log });
   for (const m of mandates) {
     try {
-      await saveMandate(ctx.db, m);
+      await saveMandate(ctx.db, m, ctx.signingKey);
       await creditSignup(ctx.db, m.issuer, config.signupCredit, 'EUR');
     } catch (e) {
       log.warn({ mandate: m.id, err: { message: (e as Error).message } }, 'mandate not loaded');

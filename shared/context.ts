@@ -8,6 +8,7 @@ import type { GatewayMetrics } from './platform/metrics.js';
 import type { Messaging } from './messaging/types.js';
 import type { Registry } from './registry/registry.js';
 import type { SampleRecords } from './catalogue/sample-records.js';
+import type { SigningKey } from './signing/keys.js';
 
 export interface ServiceSettings {
   /** How long a finished call's output waits for pickup (HOLON_RESULT_TTL_S). */
@@ -18,6 +19,8 @@ export interface ServiceSettings {
   rankingMinPayers: number;
   /** HOLON_RECORDS: sample Agent Records by agent id, shown only beside agents without measured runs; absent = off. */
   sampleRecords?: SampleRecords;
+  /** The receipt log's origin, the first line of its checkpoints (HOLON_LOG_ORIGIN; docs/receipts.md "Checkpoints"). */
+  logOrigin: string;
 }
 
 export interface ServiceContext {
@@ -27,6 +30,8 @@ export interface ServiceContext {
   log: Logger;
   settings: ServiceSettings;
   now(): number;
+  /** The gateway's Ed25519 key (shared/signing/keys.ts): it signs every receipt, in the transaction that writes it, and the log's checkpoints. */
+  signingKey: SigningKey;
   /** This gateway's metrics (shared/platform/metrics.ts); absent in a bare context built by a test: nothing is counted. */
   metrics?: GatewayMetrics;
   /**
@@ -37,7 +42,7 @@ export interface ServiceContext {
   settleHere?: (callId: string) => Promise<unknown>;
 }
 
-export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300, rankingMinPayers: 3 };
+export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300, rankingMinPayers: 3, logOrigin: 'holon.localhost/receipts' };
 
 /** What a started role hands its composition root, in the order the root stops things (services/compose.ts). */
 export interface StartedRole {

@@ -36,6 +36,7 @@ import { statementRoutes } from './routes/statement.js';
 import { demoRoutes, type DemoDeps } from './routes/demo.js';
 import { openApiRoutes } from './routes/openapi.js';
 import { jwksRoutes } from './routes/jwks.js';
+import { logRoutes } from './routes/log.js';
 import type { KeySet } from '../../shared/signing/key-set.js';
 import { deliveryRoutes } from './routes/deliveries.js';
 import { webhookRoutes } from './routes/webhooks.js';
@@ -186,7 +187,8 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   app.use(adminRoutes({ ctx }));
   if (deps.demo) app.use(demoRoutes({ ctx, ...deps.demo }));
   app.use(openApiRoutes({ hosted, ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}) }));
-  if (deps.keySet) app.use(jwksRoutes(deps.keySet));
+  app.use(logRoutes(ctx));
+  if (deps.keySet) app.use(jwksRoutes(ctx.db, deps.keySet));
   app.use((_req, _res, next) => next(new HolonError('not_found', 'no such route')));
   app.use(errorHandler(ctx.log, deps.bodyLimitBytes));
 }

@@ -16,6 +16,7 @@ import { webhookSecrets } from '../../shared/webhooks/secrets.js';
 import { createMcpEndpoint } from './mcp/server.js';
 import { isLoopbackName } from './origins.js';
 import type { KeySet } from '../../shared/signing/key-set.js';
+import { setMaxListeners } from 'node:events';
 
 /** The API could not listen: said in plain words (the port is taken, the address is not this machine's). */
 export class ListenError extends Error {
@@ -167,6 +168,9 @@ function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter 
 export async function startApi(ctx: ServiceContext, config: Config, processWaiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
   const release: StartedRole['release'] = [];
   const handBack = new AbortController();
+  // Every request that waits listens to it until its wait ends (shared/calls/waiter.ts removes the listener): as many
+  // as requests wait at once, which is not a leak.
+  setMaxListeners(0, handBack.signal);
   const waiter = drainedWaiter(processWaiter, handBack.signal);
   const mcp = createMcpEndpoint({
     ctx,

@@ -40,6 +40,13 @@ Usage:
   holon audit [--db DIR] [--json]       the ledger audit; exit 1 on any discrepancy (for cron jobs)
                                         (backup, restore and audit refuse a PGlite directory a running
                                         gateway holds: PGlite is one process at a time)
+  holon verify <receipt.json | mandate.json> [--proof proof.json] [--jwks jwks.json | --url URL] [--json]
+                                        check a receipt's signature (and its children's) and, with --proof,
+                                        its place in the signed log; or a mandate chain's signatures and
+                                        attenuation; offline with --jwks; exit 1 when a check fails, 2 on misuse
+  holon keys rotate [--db DIR] [--at TIME] [--json]
+                                        a new signing key; the old one stays in the key set, retired (with
+                                        HOLON_SIGNING_KEY: prints the new settings, the old key retiring --at)
   holon help                            this text
 `;
 
@@ -62,6 +69,10 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./restore.js')).restoreCommand(rest);
     case 'audit':
       return (await import('./audit.js')).auditCommand(rest);
+    case 'verify':
+      return (await import('./verify.js')).verifyCommand(rest);
+    case 'keys':
+      return (await import('./keys.js')).keysCommand(rest);
     case 'serve':
       return (await import('./serve.js')).serveCommand(rest);
     case 'api':

@@ -2,7 +2,8 @@
  * The settler service (`holon settler`): takes `settle` jobs and settles them in batches (settle-batcher.ts, group
  * commit; shared/settlement/settle.ts), delivers webhooks (callbacks.ts: the settlement writes each delivery's
  * row, the `callback` job wakes the dispatcher, each attempt is a `deliver` job; the delivery sweep finds those with no job), sweeps what nobody finished (sweeper.ts),
- * deletes expired files (file-sweeper.ts) and what is past its retention (retention.ts).
+ * deletes expired files (file-sweeper.ts) and what is past its retention (retention.ts), and signs the receipt
+ * log's checkpoints (checkpointer.ts).
  */
 import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
@@ -14,6 +15,7 @@ import { runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
 import { startRetentionSweep } from './retention.js';
+import { startCheckpointer } from './checkpointer.js';
 import { inSpan } from '../../shared/platform/tracing.js';
 
 export interface SettlerOptions {
@@ -26,6 +28,8 @@ export interface SettlerOptions {
   webhooks: { hosted: boolean; devSecret: string; fileSecret?: string; settings: WebhookSettings };
   /** HOLON_DELIVERY_RETENTION_DAYS: finished deliveries and tasks of final calls older than this are deleted. */
   retentionDays: number;
+  /** HOLON_CHECKPOINT_S: how often the receipt log gets a new signed checkpoint while receipts arrive (checkpointer.ts). */
+  checkpointS: number;
 }
 
 /**
@@ -79,8 +83,9 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
   const files = startFileSweeper(ctx);
   const deliveries = startDeliverySweep(ctx);
   const retention = startRetentionSweep(ctx, options.retentionDays);
+  const checkpoints = startCheckpointer(ctx, options.checkpointS);
   return {
-    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop(), () => retention.stop()],
+    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop(), () => retention.stop(), () => checkpoints.stop()],
     workers,
     release: guarded ? [() => guarded.close()] : [],
   };

@@ -53,7 +53,7 @@ export async function prepareDelegation(
   if (!derived.ok) return { ok: false, reason: derived.reason };
   const widening = checkAttenuation(parent, derived.mandate);
   if (widening.length) return { ok: false, reason: `the derived sub-mandate would widen its parent: ${widening.join('; ')}` };
-  await saveMandate(ctx.db, derived.mandate);
+  await saveMandate(ctx.db, derived.mandate, ctx.signingKey);
   await ctx.db('calls').where({ id: call.id }).update({ sub_mandate_id: derived.mandate.id });
   if (manifest.downstream?.mode === 'included') await ensureAccountCached(ctx.db, manifest.namespace);
   return { ok: true, sub: derived.mandate };

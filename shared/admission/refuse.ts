@@ -1,13 +1,15 @@
 /**
  * A refused request still gets its receipt (DESIGN.md §3.6): unknown mandate or agent, denied, rejected input — and
  * so does a call held for approval. The receipt is written, read back as a tree, and answered with the outcome:
- * `refuse` a refusal (its code), `holdForApproval` the held call (its approval).
+ * `refuse` a refusal (its code), `holdForApproval` the held call (its approval). A refused request never has children:
+ * the receipt answered is the one written, not read back.
  */
 import { HolonError } from '../core/errors.js';
 import type { ServiceContext } from '../context.js';
 import { newReceiptId } from '../calls/ids.js';
 import { loadMandate, type KnownMandate } from '../mandates/store.js';
-import { insertReceipt, loadReceiptTree, type ReceiptStatus, type ReceiptView } from '../receipts/store.js';
+import { signAndLog } from '../receipts/log.js';
+import { insertedReceiptView, receiptRow, type ReceiptStatus, type ReceiptView } from '../receipts/store.js';
 import { approvalView, loadApproval } from './approvals.js';
 import type { Delegation, Held, Refusal, Refused } from './types.js';
 
@@ -29,9 +31,13 @@ interface ReceiptOutcome {
   approvalId?: string;
 }
 
+/**
+ * The receipt, signed and appended to the log in the transaction that writes it (shared/receipts/log.ts): its time
+ * is the transaction's, read first, so that it is signed before it is written.
+ */
 async function writeReceipt(ctx: ServiceContext, req: RefusedRequest, o: ReceiptOutcome): Promise<ReceiptView> {
   const { id, stored, agent, delegation: d } = req;
-  await insertReceipt(ctx.db, {
+  const values = receiptRow({
     id,
     parentId: d?.parentCallId ?? null,
     mandateId: stored?.mandate.id ?? null,
@@ -45,12 +51,16 @@ async function writeReceipt(ctx: ServiceContext, req: RefusedRequest, o: Receipt
     payer: d?.payer ?? stored?.mandate.issuer ?? null,
     approvalId: o.approvalId ?? null,
   });
+  const [receipt] = await ctx.db.transaction(async (trx) => {
+    const at = new Date(((await trx.raw('SELECT now() AS at')) as { rows: Array<{ at: Date | string }> }).rows[0]!.at);
+    return signAndLog(trx, ctx.signingKey, [insertedReceiptView(values, at)], async ([signature]) => {
+      await trx('receipts').insert({ ...values, signature: signature! });
+    });
+  });
   // The code of a refusal is always the gateway's own; the agent is named only when it is one the registry lists.
   const named = agent?.split('@')[0];
   ctx.metrics?.calls.inc({ status: o.status, error_code: o.metricCode, agent: named && ctx.registry.versions(named).length > 0 ? named : 'none' });
-  const receipt = await loadReceiptTree(ctx.db, id);
-  if (!receipt) throw new HolonError('gateway_error', 'a receipt could not be read back');
-  return receipt;
+  return receipt!;
 }
 
 export async function refuse(ctx: ServiceContext, req: RefusedRequest, r: Refusal): Promise<Refused> {

@@ -23,6 +23,7 @@ import * as m017 from './migrations/017_admit.js';
 import * as m018 from './migrations/018_receipts_by_payer.js';
 import * as m019 from './migrations/019_log_retention.js';
 import * as m020 from './migrations/020_admit_batch.js';
+import * as m021 from './migrations/021_receipt_log.js';
 
 interface Migration {
   name: string;
@@ -64,6 +65,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m018,
   m019,
   m020,
+  m021,
 ].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {

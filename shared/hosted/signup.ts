@@ -19,6 +19,7 @@ import { formatAmount } from '../core/money.js';
 import type { Registry } from '../registry/registry.js';
 import { createKey, type MintedKey } from './keys.js';
 import type { WebhookSecrets } from '../webhooks/secrets.js';
+import type { SigningKey } from '../signing/keys.js';
 
 /** Names that would collect other people's money or pose as the platform (and the project's former names). */
 const RESERVED_HANDLES: ReadonlySet<string> = new Set([
@@ -93,6 +94,8 @@ export interface SignupSettings {
   /** Demo credit (HOLON_SIGNUP_CREDIT), EUR micro-units. */
   credit: bigint;
   registry: Registry;
+  /** The gateway's key: the starter mandate is signed like every stored mandate (shared/mandates/signing.ts). */
+  signingKey: SigningKey;
   /** Webhook signing secrets (shared/webhooks/secrets.ts): sign-up mints the account's first one. */
   webhooks?: Pick<WebhookSecrets, 'mint'>;
 }
@@ -160,7 +163,7 @@ export async function createAccount(trx: Tx, input: NewAccount, settings: Signup
     throw new HolonError('github_linked', 'an account is linked to this GitHub account already');
   }
   await creditSignup(trx, handle, settings.credit, 'EUR');
-  await saveMandate(trx, starter.mandate);
+  await saveMandate(trx, starter.mandate, settings.signingKey);
   const stored = (await loadMandate(trx, starter.mandate.id))!;
   return {
     account: { handle, email },

@@ -7,11 +7,13 @@
  * 3. cached balances = sums of journal lines;
  * 4. cached holds = sums of live holds, and no balance (but an external one) is below its holds;
  * 5. each mandate's `reserved` = its live holds and those cut from them (delegation), `spent` = the costs of its receipts, and spent + reserved ≤ total;
- * 6. a receipt is billed exactly when it has a journal entry.
+ * 6. a receipt is billed exactly when it has a journal entry;
+ * 7. the receipt log rebuilt from the receipts is the log stored and checkpointed (shared/receipts/log-audit.ts).
  */
 import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
+import { auditLog } from '../receipts/log-audit.js';
 
 export interface AuditReport {
   ok: boolean;
@@ -102,5 +104,6 @@ export async function audit(db: Queryable): Promise<AuditReport> {
     problems.push(`receipt ${r.id}: ${r.billed ? 'billed without a journal entry' : 'has a journal entry but is not billed'}`);
   }
 
+  problems.push(...(await auditLog(db)));
   return { ok: problems.length === 0, problems };
 }

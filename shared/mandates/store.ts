@@ -8,6 +8,9 @@ import { HolonError } from '../core/errors.js';
 import { mandateToDoc, validateMandate } from '../core/mandate/validate.js';
 import type { Mandate } from '../core/mandate/types.js';
 import { formatAmount } from '../core/money.js';
+import { canonicalJson } from '../core/canonical-json.js';
+import type { SigningKey } from '../signing/keys.js';
+import { signMandate, type MandateStatement } from './signing.js';
 
 /** A mandate as admission knows it: its document only (`knownMandate`); the counters stay in the row, checked by SQL. */
 export interface KnownMandate {
@@ -18,6 +21,9 @@ export interface StoredMandate extends KnownMandate {
   spent: bigint;
   reserved: bigint;
   remaining: bigint;
+  /** What the gateway signed when it stored the mandate (shared/mandates/signing.ts), and its JWS; null for one stored before mandates were signed. */
+  statement: MandateStatement | null;
+  signature: string | null;
 }
 
 /** Parsed mandate documents by their stored text: documents never change, so each is validated once. */
@@ -44,6 +50,9 @@ interface MandateRow {
   total: DbBigInt;
   spent: DbBigInt;
   reserved: DbBigInt;
+  /** The signed statement, as its canonical JSON text. */
+  statement: string | null;
+  signature: string | null;
 }
 
 /** The mandate a row holds: its document, revoked when the row says so (revocation lives on the row, not in the document). */
@@ -58,7 +67,8 @@ function mandateFromRow(row: MandateRow): StoredMandate {
   const total = toBigInt(row.total);
   const spent = toBigInt(row.spent);
   const reserved = toBigInt(row.reserved);
-  return { mandate, spent, reserved, remaining: total - spent - reserved };
+  const statement = row.statement ? (JSON.parse(row.statement) as MandateStatement) : null;
+  return { mandate, spent, reserved, remaining: total - spent - reserved, statement, signature: row.signature ?? null };
 }
 
 export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
@@ -107,16 +117,22 @@ export async function listRootMandates(db: Queryable, options: { issuer?: string
 }
 
 /**
- * Store a mandate. The same document stored twice is fine (`created: false`); another document under an
- * existing id is a conflict. The issuer's account is created if needed.
+ * Store a mandate, signed (shared/mandates/signing.ts: its statement names its parent's). The same document stored
+ * twice is fine (`created: false`, the first signature stays); another document under an existing id is a conflict.
+ * The issuer's account is created if needed.
  */
-export async function saveMandate(db: Queryable, mandate: Mandate): Promise<{ created: boolean }> {
+export async function saveMandate(db: Queryable, mandate: Mandate, key: SigningKey): Promise<{ created: boolean }> {
   const doc = mandateToDoc(mandate);
   // A root mandate's issuer is the account that pays; a sub-mandate's issuer is an agent acting for it.
   if (mandate.depth === 0) await ensureAccount(db, mandate.issuer);
+  const parentRow = mandate.parent
+    ? ((await db('mandates').where({ id: mandate.parent }).first('statement')) as { statement: string | null } | undefined)
+    : undefined;
+  const parent = mandate.parent ? { id: mandate.parent, statement: parentRow?.statement ? (JSON.parse(parentRow.statement) as MandateStatement) : null } : null;
+  const signed = await signMandate(key, { doc, issuer: mandate.issuer, at: new Date(), parent });
   const inserted = await db.raw<{ rows: unknown[] }>(
-    `INSERT INTO mandates (id, issuer, grantee, parent_id, depth, doc, currency, total, expires_at)
-     VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`,
+    `INSERT INTO mandates (id, issuer, grantee, parent_id, depth, doc, currency, total, expires_at, statement, signature)
+     VALUES (?, ?, ?, ?, ?, ?::jsonb, ?, ?, ?, ?, ?) ON CONFLICT (id) DO NOTHING RETURNING id`,
     [
       mandate.id,
       mandate.issuer,
@@ -127,6 +143,8 @@ export async function saveMandate(db: Queryable, mandate: Mandate): Promise<{ cr
       mandate.budget.currency,
       mandate.budget.total.toString(),
       mandate.expiresAt === undefined ? null : new Date(mandate.expiresAt).toISOString(),
+      canonicalJson(signed.statement),
+      signed.signature,
     ],
   );
   if (inserted.rows.length) return { created: true };
@@ -155,8 +173,13 @@ export function describeBudget(m: StoredMandate): string {
   return `mandate ${m.mandate.id} has ${formatAmount(m.remaining)} ${c} left of its ${formatAmount(m.mandate.budget.total)} ${c} (spent ${formatAmount(m.spent)}, reserved ${formatAmount(m.reserved)})`;
 }
 
-/** The wire view of a stored mandate: its document and its budget (spent, reserved, remaining). */
-export function mandateView(m: StoredMandate): { mandate: ReturnType<typeof mandateToDoc>; budget: Record<string, string> } {
+/** The wire view of a stored mandate: its document, its budget (spent, reserved, remaining), its signed statement and signature. */
+export function mandateView(m: StoredMandate): {
+  mandate: ReturnType<typeof mandateToDoc>;
+  budget: Record<string, string>;
+  statement: MandateStatement | null;
+  signature: string | null;
+} {
   return {
     mandate: mandateToDoc(m.mandate),
     budget: {
@@ -166,6 +189,8 @@ export function mandateView(m: StoredMandate): { mandate: ReturnType<typeof mand
       reserved: formatAmount(m.reserved),
       remaining: formatAmount(m.remaining),
     },
+    statement: m.statement,
+    signature: m.signature,
   };
 }
 

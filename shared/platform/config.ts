@@ -96,6 +96,10 @@ export interface Config {
   signingKey?: string;
   /** HOLON_RETIRED_KEYS: a JSON array of the public JWKs that signed before, each with `retired_at` (shared/signing/key-set.ts). */
   retiredKeys?: string;
+  /** HOLON_LOG_ORIGIN: the receipt log's origin, its checkpoints' first line; default `<host of HOLON_PUBLIC_URL>/receipts`. */
+  logOrigin: string;
+  /** HOLON_CHECKPOINT_S: how often the settler signs a new checkpoint of the receipt log while receipts arrive (default 10). */
+  checkpointS: number;
   /** HOLON_ADMIN_KEY: the operator key (32+ characters whenever set). */
   adminKey?: string;
   /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may live on private addresses (refused in production). */
@@ -255,10 +259,13 @@ export function loadConfig(env: NodeJS.ProcessEnv = process.env, overrides: Part
     logLevel: nonEmpty(env.LOG_LEVEL) ?? 'info',
     signingKey: nonEmpty(env.HOLON_SIGNING_KEY),
     retiredKeys: nonEmpty(env.HOLON_RETIRED_KEYS),
+    logOrigin: DEFAULT_LOG_ORIGIN,
+    checkpointS: int('HOLON_CHECKPOINT_S', 10, 1, 3600),
     ...operatingSettings(env, problems, int, production),
     ...observabilitySettings(env, problems, int),
     ...stripUndefined(overrides),
   };
+  config.logOrigin = logOriginOf(env, config, problems, overrides.logOrigin);
   if (!config.host) config.host = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
   if (!config.metricsHost) config.metricsHost = config.hosted || production ? '0.0.0.0' : '127.0.0.1';
   if (config.metricsPort && config.metricsPort === config.port) problems.push(`HOLON_METRICS_PORT must differ from PORT (${config.port})`);
@@ -437,6 +444,20 @@ function webhookSettings(
   };
 }
 
+const DEFAULT_LOG_ORIGIN = 'holon.localhost/receipts';
+/** A C2SP checkpoint origin: printable ASCII without spaces or '+' (it is also the signed note's key name). */
+const LOG_ORIGIN = /^[!-*,-~]{1,200}$/;
+
+/** HOLON_LOG_ORIGIN, else `<host of HOLON_PUBLIC_URL>/receipts`, else `holon.localhost/receipts`. */
+function logOriginOf(env: NodeJS.ProcessEnv, config: Config, problems: string[], override: string | undefined): string {
+  const set = override ?? nonEmpty(env.HOLON_LOG_ORIGIN);
+  if (set !== undefined) {
+    if (!LOG_ORIGIN.test(set)) problems.push('HOLON_LOG_ORIGIN must be printable ASCII without spaces or "+", such as holon.example.com/receipts');
+    return set;
+  }
+  return config.publicUrl ? `${new URL(config.publicUrl).host}/receipts` : DEFAULT_LOG_ORIGIN;
+}
+
 /**
  * What production (NODE_ENV=production) refuses to start without (gateway.md §7 "Operating"; DATABASE_URL is
  * checked beside it). Only settings that protect money, keys or users belong here: one that merely turns a
@@ -448,6 +469,8 @@ function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: P
   // Set but invalid values are already reported by operatingSettings; only the missing ones are added here.
   const missing = (name: string) => nonEmpty(env[name]) === undefined;
   if (!config.publicUrl && missing('HOLON_PUBLIC_URL')) out.push('production needs HOLON_PUBLIC_URL (the public https origin: signed file links point there)');
+  if (!config.signingKey)
+    out.push('production needs HOLON_SIGNING_KEY (an Ed25519 private key, the same in every process: it signs receipts, mandates and the log)');
   if (!config.fileSecret) out.push(`production needs HOLON_FILE_SECRET (${MIN_SECRET_LENGTH}+ random characters, stable across restarts: signs file links)`);
   if (!config.adminKey) out.push(`production needs HOLON_ADMIN_KEY (${MIN_SECRET_LENGTH}+ random characters: demo credit and moderation)`);
   if (overrides.trustProxy === undefined && missing('HOLON_TRUST_PROXY')) {
@@ -684,8 +707,8 @@ export const SETTINGS: readonly Setting[] = [
     name: 'HOLON_SIGNING_KEY',
     group: 'gateway',
     default: 'PGlite: generated once into `signing-key.jwk` beside `HOLON_DB`; Postgres: one per process, with a warning',
-    what: 'the Ed25519 private key receipts are signed with, a JWK or PKCS#8 PEM (`openssl genpkey -algorithm ed25519`); its key id is its RFC 7638 thumbprint, its public half is served at `/.well-known/jwks.json` (`docs/receipts.md`). Never logged',
-    readBy: ['api'],
+    what: 'the Ed25519 private key receipts, mandates and log checkpoints are signed with, a JWK or PKCS#8 PEM (`openssl genpkey -algorithm ed25519`), the same in every process; its key id is its RFC 7638 thumbprint, its public half is served at `/.well-known/jwks.json` (`docs/receipts.md`). Required in production. Never logged',
+    readBy: [...ALL],
   },
   {
     name: 'HOLON_RETIRED_KEYS',
@@ -693,6 +716,20 @@ export const SETTINGS: readonly Setting[] = [
     default: 'none',
     what: 'a JSON array of the public JWKs that signed before a rotation, each with `retired_at` (RFC 3339, when it stopped signing); listed in `/.well-known/jwks.json` so older signatures still verify',
     readBy: ['api'],
+  },
+  {
+    name: 'HOLON_LOG_ORIGIN',
+    group: 'gateway',
+    default: '`<host of HOLON_PUBLIC_URL>/receipts`, else `holon.localhost/receipts`',
+    what: "the receipt log's origin: the first line of its checkpoints and the key name of their signed notes (`docs/receipts.md`)",
+    readBy: [...ALL],
+  },
+  {
+    name: 'HOLON_CHECKPOINT_S',
+    group: 'gateway',
+    default: '10',
+    what: 'how often, in seconds, the settler signs a new checkpoint of the receipt log while receipts arrive (1–3600)',
+    readBy: ['settler'],
   },
   // ---- hosted mode and production
   {

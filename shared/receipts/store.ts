@@ -33,10 +33,6 @@ export interface ReceiptRecord {
   entryId?: bigint | null;
 }
 
-export async function insertReceipt(db: Queryable, r: ReceiptRecord): Promise<void> {
-  await db('receipts').insert(receiptRow(r));
-}
-
 /** What `receiptRow` writes: amounts as decimal text, jsonb columns as JSON text. */
 export interface ReceiptValues {
   id: string;
@@ -59,6 +55,8 @@ export interface ReceiptValues {
   approval_id: string | null;
   duration_ms: number | null;
   entry_id: string | null;
+  /** The receipt's JWS (shared/receipts/signing.ts), set once the receipt's view is known: before the row is written. */
+  signature: string | null;
 }
 
 /** The `receipts` row of a record (for statements that insert it together with other rows). */
@@ -86,6 +84,7 @@ export function receiptRow(r: ReceiptRecord): ReceiptValues {
     approval_id: r.approvalId ?? null,
     duration_ms: r.durationMs ?? null,
     entry_id: r.entryId === undefined || r.entryId === null ? null : r.entryId.toString(),
+    signature: null,
   };
 }
 
@@ -112,6 +111,7 @@ interface ReceiptRow {
   splits: unknown;
   approval_id: string | null;
   duration_ms: number | null;
+  signature: string | null;
   created_at: Date;
 }
 
@@ -136,6 +136,7 @@ interface StoredReceipt {
   splits: Array<{ to: string; amount: string }>;
   approvalId: string | null;
   durationMs: number | null;
+  signature: string | null;
   createdAt: Date;
 }
 
@@ -160,6 +161,7 @@ function receiptFromRow(row: ReceiptRow): StoredReceipt {
     splits: fromJsonb(row.splits) as Array<{ to: string; amount: string }>,
     approvalId: row.approval_id ?? null,
     durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+    signature: row.signature ?? null,
     createdAt: new Date(row.created_at),
   };
 }
@@ -184,6 +186,11 @@ export interface ReceiptView {
   children: ReceiptView[];
   duration_ms: number | null;
   created_at: string;
+  /**
+   * The detached JWS over the receipt's signed form (shared/receipts/signing.ts: every field but this one and
+   * `children`); null for a receipt written before receipts were signed.
+   */
+  signature: string | null;
 }
 
 function view(r: StoredReceipt): ReceiptView {
@@ -207,6 +214,7 @@ function view(r: StoredReceipt): ReceiptView {
     children: [],
     duration_ms: r.durationMs,
     created_at: r.createdAt.toISOString(),
+    signature: r.signature,
   };
 }
 
@@ -415,5 +423,25 @@ export async function* eachReceiptLine(
     });
     if (rows.length < pageSize) return;
     cursor = String(rows[rows.length - 1]!.id);
+  }
+}
+
+/**
+ * The logged receipts in leaf order, each as the API shows it (without children), `pageSize` at a time: what the
+ * log audit (shared/receipts/log-audit.ts) rebuilds the tree from.
+ */
+export async function* eachLoggedReceipt(db: Queryable, pageSize = 1000): AsyncGenerator<Array<{ index: number; receipt: ReceiptView }>> {
+  let from = 0;
+  for (;;) {
+    const rows = (await db('receipt_log_leaves as l')
+      .join('receipts', 'receipts.id', 'l.receipt_id')
+      .where('l.idx', '>=', from)
+      .orderBy('l.idx')
+      .limit(pageSize)
+      .select('receipts.*', 'l.idx')) as Array<ReceiptRow & { idx: string | number }>;
+    if (rows.length === 0) return;
+    yield rows.map((row) => ({ index: Number(row.idx), receipt: view(receiptFromRow(row)) }));
+    if (rows.length < pageSize) return;
+    from = Number(rows[rows.length - 1]!.idx) + 1;
   }
 }

@@ -13,6 +13,8 @@ import type { Manifest } from '../core/manifest/types.js';
 import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
 import type { Registry } from '../registry/registry.js';
 import { insertedReceiptView, receiptRow, type ReceiptValues, type ReceiptView } from '../receipts/store.js';
+import { signAndLog } from '../receipts/log.js';
+import type { SigningKey } from '../signing/keys.js';
 import type { ServiceContext } from '../context.js';
 import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, callsDoneNotice, type CallJob } from '../calls/jobs.js';
 import { enqueueSettle } from '../calls/transitions.js';
@@ -150,10 +152,15 @@ function settlingCallFromRow(row: SettlingCallRow): SettlingCall {
   };
 }
 
-/** The locked rows of these calls, in the given order of the query. */
-async function lockCalls(trx: Tx, sql: string, bindings: Array<string | string[]>): Promise<SettlingCall[]> {
-  const r = await trx.raw<{ rows: SettlingCallRow[] }>(sql, bindings);
-  return r.rows.map(settlingCallFromRow);
+/**
+ * The locked rows of these calls, in the given order of the query (`SELECT *, now() AS tx_now FROM calls …`), and
+ * the transaction's time: every receipt it writes has it as its `created_at` (the column's default, `now()`), so the
+ * receipts are signed before they are written.
+ */
+async function lockCalls(trx: Tx, sql: string, bindings: Array<string | string[]>): Promise<{ calls: SettlingCall[]; at: Date }> {
+  const r = await trx.raw<{ rows: Array<SettlingCallRow & { tx_now: Date | string }> }>(sql, bindings);
+  const at = r.rows[0] ? new Date(r.rows[0].tx_now) : new Date();
+  return { calls: r.rows.map(settlingCallFromRow), at };
 }
 
 /** A `call_events` row: what the Agent Record counts (shared/catalogue/agent-record.ts). */
@@ -338,16 +345,31 @@ async function planOwnRows(trx: Tx, calls: readonly SettlingCall[], preparedOf: 
 }
 
 /**
- * Write a plan: the receipts, the call events, the calls' final statuses and their deliveries' first rows (the
- * calls' own rows; a delivery is a new row, not a money row, referencing the call already locked), then the shared
- * rows (`shared`, the money function built from the plan's `written`: last, in the lock order) — one statement; the
- * parts touch disjoint tables.
+ * Write a plan: the receipts (signed: their time `at` is the transaction's), the call events, the calls' final
+ * statuses and their deliveries' first rows (the calls' own rows; a delivery is a new row, not a money row,
+ * referencing the call already locked), then the shared rows (`shared`, the money function built from the plan's
+ * `written`: last, in the lock order) — one statement; the parts touch disjoint tables. Then the receipts join the
+ * log (shared/receipts/log.ts), the transaction's last lock.
  */
-async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null): Promise<void> {
+async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, { shared, at, key }: { shared: MoneyCall | null; at: Date; key: SigningKey }): Promise<void> {
   if (plan.finals.length === 0) {
     if (shared) await trx.raw(`SELECT ${shared.sql}`, [...shared.bindings]);
     return;
   }
+  const views = plan.receipts.map((values) => insertedReceiptView(values, at));
+  await signAndLog(trx, key, views, async (signatures) => {
+    plan.receipts.forEach((values, i) => {
+      values.signature = signatures[i]!;
+    });
+    await writeSignedRows(trx, plan, shared);
+  });
+  for (const w of plan.written.values()) {
+    if (w !== 'deferred' && w.receipt) w.settled.receipt = insertedReceiptView(w.receipt, at);
+  }
+}
+
+/** The statement of `writeOwnRows`, its receipts signed. */
+async function writeSignedRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null): Promise<void> {
   const statuses = trx('calls')
     .whereIn(
       'id',
@@ -361,14 +383,7 @@ async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, shared: MoneyCall | null
     });
   const own = trx.with('receipt', trx('receipts').insert(plan.receipts)).with('event', trx('call_events').insert(plan.events)).with('final', statuses);
   const q = plan.deliveries.length > 0 ? own.with('delivery', insertDeliveries(trx, plan.deliveries)) : own;
-  // `now()`: the transaction's time, which every receipt inserted here has as its `created_at` (the column's default).
-  const rows = (await (shared ? q.select(trx.raw('now() AS at'), trx.raw(shared.sql, [...shared.bindings])) : q.select(trx.raw('now() AS at')))) as Array<{
-    at: Date | string;
-  }>;
-  const at = new Date(rows[0]!.at);
-  for (const w of plan.written.values()) {
-    if (w !== 'deferred' && w.receipt) w.settled.receipt = insertedReceiptView(w.receipt, at);
-  }
+  await (shared ? q.select(trx.raw(shared.sql, [...shared.bindings])) : q.select(trx.raw('1')));
 }
 
 /**
@@ -404,13 +419,16 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   if (pre.sub_mandate_id && (await openChildren(ctx.db, callId)) > 0) return 'deferred';
   const prepared = await prepare(ctx, pre);
   const done = await ctx.db.transaction(async (trx) => {
-    const [call] = await lockCalls(trx, `SELECT * FROM calls WHERE id = ? FOR UPDATE`, [callId]);
+    const {
+      calls: [call],
+      at,
+    } = await lockCalls(trx, `SELECT *, now() AS tx_now FROM calls WHERE id = ? FOR UPDATE`, [callId]);
     if (call?.status !== 'settling') return null;
     const plan = await planOwnRows(trx, [call], () => prepared);
     const written = plan.written.get(callId)!;
     if (written === 'deferred') return 'deferred' as const;
     // ... then the rows every call shares, last, in the lock order (migration 007), in the receipts' statement.
-    await writeOwnRows(trx, plan, settleSharedCall(written.shared));
+    await writeOwnRows(trx, plan, { shared: settleSharedCall(written.shared), at, key: ctx.signingKey });
     return written.settled;
   });
   if (!done) return 'noop';
@@ -452,7 +470,7 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
   // Own rows first, in the order of the call ids (no other transaction locks two calls' rows).
   batch.sort();
   const settled = await ctx.db.transaction(async (trx) => {
-    const locked = await lockCalls(trx, `SELECT * FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
+    const { calls: locked, at } = await lockCalls(trx, `SELECT *, now() AS tx_now FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`, [batch]);
     const plain = locked.filter((call) => call.status === 'settling' && !call.subMandateId && !call.parentId);
     const plan = await planOwnRows(trx, plain, (id) => prepared.get(id)!);
     const shared: SharedSettlement[] = [];
@@ -462,7 +480,7 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
       shared.push(w.shared);
       done.set(id, w.settled);
     }
-    await writeOwnRows(trx, plan, settleBatchSharedCall(shared));
+    await writeOwnRows(trx, plan, { shared: settleBatchSharedCall(shared), at, key: ctx.signingKey });
     return done;
   });
   for (const id of batch) {

@@ -9,10 +9,10 @@
  * gateway on Postgres (`DATABASE_URL`) generates one for this process only and warns, since every process, and every
  * restart, would sign with another key. Production will require HOLON_SIGNING_KEY, the same in every process.
  */
-import { createPrivateKey, createPublicKey, generateKeyPairSync, type JsonWebKey, type KeyObject } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash, createPrivateKey, createPublicKey, generateKeyPairSync, sign, type JsonWebKey, type KeyObject } from 'node:crypto';
+import { mkdirSync, readFileSync, renameSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
-import { calculateJwkThumbprint, CompactSign } from 'jose';
+import { CompactSign } from 'jose';
 import { ConfigError } from '../platform/config.js';
 
 /** An Ed25519 public key as a JWK (RFC 8037). */
@@ -30,6 +30,13 @@ export interface SigningKey {
   source: 'setting' | 'file' | 'ephemeral';
   /** A compact JWS (RFC 7515) of `payload`, `{"alg":"EdDSA","kid":…}` in its protected header. */
   signCompact(payload: Uint8Array): Promise<string>;
+  /**
+   * A compact JWS with a detached payload (RFC 7515 Appendix F: `header..signature`), `{"alg":"EdDSA","kid":…,"typ":…}`
+   * in its protected header: what receipts and mandates carry as `signature`.
+   */
+  signDetached(payload: Uint8Array, typ: string): Promise<string>;
+  /** The bare Ed25519 signature of `data` (64 bytes): what a C2SP signed note carries (shared/signing/signed-note.ts). */
+  signBytes(data: Uint8Array): Buffer;
 }
 
 /** Where the key comes from: HOLON_SIGNING_KEY, else the data directory of the embedded database. */
@@ -46,10 +53,10 @@ export function keyFileOf(dbDir: string): string {
 
 /** The key from the settings, the key file, or a new one; `warn` hears about a key that will not outlive the process. */
 export async function loadSigningKey(settings: KeySettings, warn: (message: string) => void): Promise<SigningKey> {
-  if (settings.signingKey !== undefined) return signingKeyOf(parsePrivateKey(settings.signingKey, 'HOLON_SIGNING_KEY'), 'setting');
+  if (settings.signingKey !== undefined) return keyOfSetting(settings.signingKey);
   if (settings.databaseUrl !== undefined) {
     warn('HOLON_SIGNING_KEY is not set: this process signs with a key of its own, lost when it stops');
-    return signingKeyOf(generateKeyPairSync('ed25519').privateKey, 'ephemeral');
+    return generateSigningKey();
   }
   return signingKeyOf(keyFromFile(keyFileOf(settings.dbDir)), 'file');
 }
@@ -104,13 +111,62 @@ function publicJwkOf(key: KeyObject): PublicJwk {
   return { kty: 'OKP', crv: 'Ed25519', x: x! };
 }
 
-async function signingKeyOf(privateKey: KeyObject, source: SigningKey['source']): Promise<SigningKey> {
+/**
+ * `holon keys rotate` on a dev gateway: the key file's key replaced by a new one (written beside it, then renamed over
+ * it: a crash leaves the old key or the new, never half of one). Answers both; a missing key file is a ConfigError.
+ */
+export function rotateKeyFile(file: string): { old: SigningKey; next: SigningKey } {
+  let text: string;
+  try {
+    text = readFileSync(file, 'utf8');
+  } catch (e) {
+    throw new ConfigError(
+      `there is no signing key to rotate at ${file} (${(e as NodeJS.ErrnoException).code ?? (e as Error).message}): a gateway writes it on its first start`,
+    );
+  }
+  const old = signingKeyOf(parsePrivateKey(text, `the signing key file ${file}`), 'file');
+  const key = generateKeyPairSync('ed25519').privateKey;
+  const temporary = `${file}.next`;
+  writeFileSync(temporary, `${JSON.stringify(key.export({ format: 'jwk' }))}\n`, { mode: 0o600 });
+  renameSync(temporary, file);
+  return { old, next: signingKeyOf(key, 'file') };
+}
+
+/** `holon keys rotate` where HOLON_SIGNING_KEY holds the key: a new private JWK (its text, to set) and the key it makes. */
+export function newPrivateJwk(): { text: string; key: SigningKey } {
+  const key = generateKeyPairSync('ed25519').privateKey;
+  return { text: JSON.stringify(key.export({ format: 'jwk' })), key: signingKeyOf(key, 'setting') };
+}
+
+/** The key HOLON_SIGNING_KEY holds (a ConfigError, never quoting it, when it is not an Ed25519 private key). */
+export function keyOfSetting(text: string): SigningKey {
+  return signingKeyOf(parsePrivateKey(text, 'HOLON_SIGNING_KEY'), 'setting');
+}
+
+/** A new key for this process only: what a test, a bench or a gateway on Postgres without HOLON_SIGNING_KEY signs with. */
+export function generateSigningKey(): SigningKey {
+  return signingKeyOf(generateKeyPairSync('ed25519').privateKey, 'ephemeral');
+}
+
+/** RFC 7638: SHA-256 of the JWK's required members (crv, kty, x), in that order, without whitespace; base64url. */
+function jwkThumbprint(jwk: PublicJwk): string {
+  return createHash('sha256')
+    .update(JSON.stringify({ crv: jwk.crv, kty: jwk.kty, x: jwk.x }))
+    .digest('base64url');
+}
+
+function signingKeyOf(privateKey: KeyObject, source: SigningKey['source']): SigningKey {
   const publicJwk = publicJwkOf(privateKey);
-  const kid = await calculateJwkThumbprint(publicJwk, 'sha256');
+  const kid = jwkThumbprint(publicJwk);
   return {
     kid,
     publicJwk,
     source,
     signCompact: (payload) => new CompactSign(payload).setProtectedHeader({ alg: 'EdDSA', kid }).sign(privateKey),
+    signDetached: async (payload, typ) => {
+      const [header, , signature] = (await new CompactSign(payload).setProtectedHeader({ alg: 'EdDSA', kid, typ }).sign(privateKey)).split('.');
+      return `${header}..${signature}`;
+    },
+    signBytes: (data) => sign(null, data, privateKey),
   };
 }

@@ -23,6 +23,7 @@ import type { RunResult } from '../../shared/runtimes/types.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest, type TestDatabase } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
+import { generateSigningKey } from '../../shared/signing/keys.js';
 
 const test = dbTest('postgres');
 const PEOPLE = ['alice', 'bob', 'carol'] as const;
@@ -88,7 +89,7 @@ async function settlingCalls(db: TestDatabase, messaging: Messaging, cases: read
       allow: { agents: PEOPLE.map((p) => `${who(p, world)}/*`) },
       budget: { total: 10_000_000n },
     });
-    await saveMandate(db.knex, mandate).catch(() => undefined); // the second call of a pair finds it saved
+    await saveMandate(db.knex, mandate, generateSigningKey()).catch(() => undefined); // the second call of a pair finds it saved
     const submitted = await submitCall(ctx, { mandateId: mandate.id, agent: agent.id, input: {} });
     if (submitted.kind !== 'queued') throw new Error(`not queued: ${JSON.stringify(submitted)}`);
     await runCall({ ...ctx, runtimes: { run: async () => RESULTS[c.result] } }, submitted.callId);

@@ -15,6 +15,7 @@ import { createLogger } from '../../shared/platform/log.js';
 import { createRegistry } from '../../shared/registry/registry.js';
 import { row, world } from '../support/admitted-calls.js';
 import { dbTest, type TestDatabase } from '../support/db.js';
+import { generateSigningKey } from '../../shared/signing/keys.js';
 
 const test = dbTest('postgres');
 
@@ -28,6 +29,7 @@ async function runningCall(db: TestDatabase, id: string, settleHere?: ServiceCon
     log: createLogger('test', 'silent'),
     settings: DEFAULT_SETTINGS,
     now: () => Date.now(),
+    signingKey: generateSigningKey(),
     ...(settleHere ? { settleHere } : {}),
   };
   const mandateId = await world(db, `${id}-payer`, 1_000_000n, 1_000_000n);

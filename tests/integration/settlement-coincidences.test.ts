@@ -22,6 +22,7 @@ import type { RunResult } from '../../shared/runtimes/types.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
+import { generateSigningKey } from '../../shared/signing/keys.js';
 
 const test = dbTest('postgres');
 const PEOPLE = ['alice', 'bob', 'carol'] as const;
@@ -85,7 +86,7 @@ test('every billable outcome settles, whatever accounts coincide, and the audit 
           allow: { agents: PEOPLE.map((p) => `${p}/*`) },
           budget: { total: 1_000_000n },
         });
-        await saveMandate(db.knex, mandate);
+        await saveMandate(db.knex, mandate, generateSigningKey());
         const before = await readBalance(db.knex, c.payer, 'EUR');
 
         const submitted = await submitCall(ctx, { mandateId: mandate.id, agent: agent.id, input: {} });

@@ -27,6 +27,7 @@ import { startTestGateway, useAudited, type TestGateway } from '../support/gatew
 import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
 import { GENEROUS_RATE_LIMITS, query, type Answer, type Schema } from '../support/http.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
+import { generateSigningKey } from '../../shared/signing/keys.js';
 
 const RATES = GENEROUS_RATE_LIMITS;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -451,7 +452,7 @@ for (const backend of BACKENDS) {
               allow: { agents: PEOPLE.map((p) => `${p}/*`) },
               budget: { total: 1_000_000n },
             });
-            await saveMandate(db.knex, mandate);
+            await saveMandate(db.knex, mandate, generateSigningKey());
             const submitted = await submitCall(ctx, { mandateId: mandate.id, agent: agent.id, input: {} });
             expect(submitted.kind).toBe('queued');
             if (submitted.kind !== 'queued') return;

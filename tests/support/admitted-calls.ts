@@ -9,6 +9,7 @@ import type { AdmittedCall } from '../../shared/ledger/money-functions.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import type { TestDatabase } from './db.js';
 import { buildMandate } from './manifest-builder.js';
+import { generateSigningKey } from '../../shared/signing/keys.js';
 
 export const row = (id: string, mandateId: string, payer: string, worst: bigint): AdmittedCall => ({
   id,
@@ -31,7 +32,7 @@ export const row = (id: string, mandateId: string, payer: string, worst: bigint)
 
 export async function world(db: TestDatabase, payer: string, budget: bigint, credit: bigint) {
   const mandate = buildMandate({ id: `${payer}/m`, issuer: payer, grantee: `${payer}/assistant`, budget: { total: budget } });
-  await saveMandate(db.knex, mandate);
+  await saveMandate(db.knex, mandate, generateSigningKey());
   await ensureAccount(db.knex, payer);
   await ensureBalanceRow(db.knex, payer, 'EUR');
   await creditSignup(db.knex, payer, credit, 'EUR');

@@ -3,6 +3,7 @@ import type { Knex } from 'knex';
 import { DEFAULT_SETTINGS, type ServiceContext } from '../../shared/context.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { createRegistry } from '../../shared/registry/registry.js';
+import { generateSigningKey } from '../../shared/signing/keys.js';
 
 export function shippedAgentsContext(
   db: Knex,
@@ -17,5 +18,6 @@ export function shippedAgentsContext(
     log,
     settings: DEFAULT_SETTINGS,
     now: () => Date.now(),
+    signingKey: generateSigningKey(),
   };
 }

@@ -18,6 +18,7 @@ const PRODUCTION: NodeJS.ProcessEnv = {
   HOLON_SITE_URL: 'https://holon.example/',
   HOLON_HOSTED: '1',
   HOLON_PRIVATE_EVALS: '/srv/holon/private-evals',
+  HOLON_SIGNING_KEY: '{"kty":"OKP","crv":"Ed25519","d":"…","x":"…"}',
 };
 
 const REQUIRED = [
@@ -29,6 +30,7 @@ const REQUIRED = [
   'HOLON_SITE_URL',
   'HOLON_HOSTED',
   'HOLON_PRIVATE_EVALS',
+  'HOLON_SIGNING_KEY',
 ];
 
 /** The problems a ConfigError lists, one per line. */
@@ -58,7 +60,7 @@ describe('production configuration', () => {
     expect(loadConfig({ ...PRODUCTION, HOLON_TRUST_PROXY: '0' }).trustProxy).toBe(false);
   });
 
-  it('with nothing set, lists all eight problems in one error, each naming its variable', () => {
+  it('with nothing set, lists all nine problems in one error, each naming its variable', () => {
     const problems = problemsOf({ NODE_ENV: 'production' });
     expect(problems).toHaveLength(REQUIRED.length);
     for (const name of REQUIRED)

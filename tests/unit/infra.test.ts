@@ -203,6 +203,7 @@ describe('infra/', () => {
       'HOLON_SITE_URL',
       'HOLON_FILE_SECRET',
       'HOLON_ADMIN_KEY',
+      'HOLON_SIGNING_KEY',
       'HOLON_TRUST_PROXY',
       'HOLON_HOSTED',
       'HOLON_PRIVATE_EVALS',
@@ -221,7 +222,7 @@ describe('infra/', () => {
     const { set } = envExample();
     for (const key of Object.keys(set)) expect(Object.keys(k8sEnv), key).toContain(key);
     // Secrets in the Secret, the rest in the ConfigMap.
-    for (const key of ['DATABASE_URL', 'REDIS_URL', 'HOLON_FILE_SECRET', 'HOLON_ADMIN_KEY', 'HOLON_GITHUB_CLIENT_SECRET']) {
+    for (const key of ['DATABASE_URL', 'REDIS_URL', 'HOLON_FILE_SECRET', 'HOLON_ADMIN_KEY', 'HOLON_SIGNING_KEY', 'HOLON_GITHUB_CLIENT_SECRET']) {
       expect(Object.keys(secret!.stringData as Doc)).toContain(key);
       expect(Object.keys(configMap!.data as Doc)).not.toContain(key);
     }

@@ -17,6 +17,7 @@ import { draftOperations } from '../routes/drafts.js';
 import { fileOperations } from '../routes/files.js';
 import { jwksOperations } from '../routes/jwks.js';
 import { keyOperations } from '../routes/keys.js';
+import { logOperations } from '../routes/log.js';
 import { mandateOperations } from '../routes/mandates.js';
 import { meAgentOperations } from '../routes/me-agents.js';
 import { publishingOperations } from '../routes/publishing.js';
@@ -56,6 +57,7 @@ export const ROUTE_OPERATIONS: readonly Operation[] = [
   approvalOperations,
   mandateOperations,
   receiptOperations,
+  logOperations,
   statementOperations,
   accountOperations,
   keyOperations,

@@ -130,6 +130,7 @@ export function receiptSchema(child: JsonSchema): JsonSchema {
       'children',
       'duration_ms',
       'created_at',
+      'signature',
     ],
     properties: {
       id: { type: 'string' },
@@ -155,6 +156,12 @@ export function receiptSchema(child: JsonSchema): JsonSchema {
       children: { type: 'array', items: child, description: 'The receipts of the calls it made, as trees' },
       duration_ms: { type: ['integer', 'null'], minimum: 0 },
       created_at: TIMESTAMP,
+      signature: {
+        type: ['string', 'null'],
+        pattern: '^[A-Za-z0-9_-]+\\.\\.[A-Za-z0-9_-]+$',
+        description:
+          'The gateway’s signature of this receipt: a compact JWS with a detached payload (`header..signature`, EdDSA, `typ` `holon-receipt`) over the RFC 8785 canonical JSON of every field but `signature` and `children` (docs/receipts.md); verify it with /.well-known/jwks.json. Null only for a receipt written before receipts were signed',
+      },
     },
   };
 }
@@ -164,7 +171,6 @@ export const RECEIPT: JsonSchema = receiptSchema({ $ref: '#/components/schemas/R
 /** A stored mandate and its budget (shared/mandates/store.ts `mandateView`). */
 export const MANDATE_VIEW = {
   type: 'object',
-  required: ['mandate', 'budget'],
   properties: {
     mandate: { $ref: '#/components/schemas/MandateDocument', description: 'The mandate document (spec mandate.md)' },
     budget: {
@@ -173,7 +179,28 @@ export const MANDATE_VIEW = {
       required: ['currency', 'total', 'spent', 'reserved', 'remaining'],
       properties: { currency: { type: 'string' }, total: AMOUNT, spent: AMOUNT, reserved: AMOUNT, remaining: AMOUNT },
     },
+    statement: {
+      type: ['object', 'null'],
+      description:
+        'What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed',
+      required: ['mandate', 'issuer', 'signed_at', 'parent'],
+      properties: {
+        mandate: { type: 'object', description: 'The document as stored (the `mandate` above, before any revocation)' },
+        issuer: { type: 'string' },
+        signed_at: TIMESTAMP,
+        parent: {
+          type: ['object', 'null'],
+          required: ['id', 'sha256'],
+          properties: { id: { type: 'string' }, sha256: { type: ['string', 'null'], description: 'base64url SHA-256 of the parent’s statement (RFC 8785)' } },
+        },
+      },
+    },
+    signature: {
+      type: ['string', 'null'],
+      description: 'A compact JWS with a detached payload (EdDSA, `typ` `holon-mandate`) over the RFC 8785 canonical JSON of `statement`',
+    },
   },
+  required: ['mandate', 'budget', 'statement', 'signature'],
   additionalProperties: false,
 } satisfies JsonSchema;
 
@@ -331,3 +358,42 @@ export function failure(description: string, ...codes: ErrorCode[]): ResponseSpe
     ...(codes.length ? { codes } : {}),
   };
 }
+
+const BASE64_HASH: JsonSchema = { type: 'string', pattern: '^[A-Za-z0-9+/]{43}=$', description: 'A SHA-256 hash, base64 (standard, padded)' };
+
+/** A signed checkpoint of the receipt log (shared/receipts/checkpoints.ts). */
+export const CHECKPOINT: JsonSchema = exact(
+  'A signed checkpoint of the receipt log: C2SP tlog-checkpoint, signed as a C2SP signed note (docs/receipts.md)',
+  {
+    origin: { type: 'string', description: 'The log’s origin: the first line of the note and its key name' },
+    size: { type: 'integer', minimum: 0, description: 'The number of receipts in the tree' },
+    root_hash: { ...BASE64_HASH, description: 'The RFC 6962 root hash of the tree of `size` receipts, base64' },
+    note: { type: 'string', description: 'The signed note itself, byte for byte what a verifier checks' },
+    created_at: TIMESTAMP,
+  },
+  ['origin', 'size', 'root_hash', 'note', 'created_at'],
+);
+
+/** An inclusion proof of one receipt (GET /v0/receipts/{id}/proof). */
+export const RECEIPT_PROOF: JsonSchema = exact(
+  'Where a receipt is in the log, and the proof of it against a signed checkpoint (RFC 9162 §2.1.3)',
+  {
+    receipt: { type: 'string', description: 'The receipt id' },
+    leaf_index: { type: 'integer', minimum: 0, description: 'Its place in the log: 0 for the first receipt logged' },
+    leaf_hash: { ...BASE64_HASH, description: 'SHA-256(0x00 ‖ the receipt’s canonical JSON), base64' },
+    inclusion: { type: 'array', items: BASE64_HASH, description: 'The audit path, leaf to root, each hash base64' },
+    checkpoint: CHECKPOINT,
+  },
+  ['receipt', 'leaf_index', 'leaf_hash', 'inclusion', 'checkpoint'],
+);
+
+/** A consistency proof between two sizes of the log (GET /v0/log/consistency). */
+export const CONSISTENCY_PROOF: JsonSchema = exact(
+  'The proof that the tree of `to` receipts extends the tree of `from` (RFC 9162 §2.1.4)',
+  {
+    from: { type: 'integer', minimum: 0 },
+    to: { type: 'integer', minimum: 0 },
+    proof: { type: 'array', items: BASE64_HASH, description: 'Each hash base64, in RFC order; empty when from is 0 or equals to' },
+  },
+  ['from', 'to', 'proof'],
+);

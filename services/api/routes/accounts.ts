@@ -171,6 +171,7 @@ function signupHandler(deps: AccountDeps) {
       {
         credit: deps.signupCredit,
         registry: ctx.registry,
+        signingKey: ctx.signingKey,
         ...(deps.webhooks ? { webhooks: deps.webhooks } : {}),
       },
     );

@@ -162,7 +162,7 @@ export function authRoutes(deps: AuthDeps): Router {
       let fragment: string;
       try {
         const signedIn = await finishSignIn(
-          { db: ctx.db, log: ctx.log, github, signup: { credit: deps.signupCredit, registry: ctx.registry }, now: ctx.now() },
+          { db: ctx.db, log: ctx.log, github, signup: { credit: deps.signupCredit, registry: ctx.registry, signingKey: ctx.signingKey }, now: ctx.now() },
           { state, code, error, cookie: readCookie(req, cookie.name) },
         );
         fragment = `login=${signedIn.code}`;

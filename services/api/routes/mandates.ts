@@ -127,7 +127,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
       const named = new Set(own.problems.map((x) => x.path));
       const problems = [...own.problems, ...(v.ok ? [] : v.problems.filter((x) => !named.has(x.path)))];
       if (problems.length || !v.ok) throw invalid(problems);
-      const { created } = await saveMandate(ctx.db, v.mandate);
+      const { created } = await saveMandate(ctx.db, v.mandate, ctx.signingKey);
       if (!created && p.kind === 'human')
         throw new HolonError('mandate_exists', `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
       if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit, 'EUR');

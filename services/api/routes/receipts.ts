@@ -1,7 +1,8 @@
 /**
  * Receipts (receipts.md): GET /v0/receipts[?mandate=&since=&until=&status=&agent=&limit=&before=] (trees, newest
  * first, paged), GET /v0/receipts.csv (the same filters, every matching top-level receipt, one row each: the month's
- * export for a spreadsheet) and GET /v0/receipts/{id}. A principal reads only the receipts of mandates it sees.
+ * export for a spreadsheet), GET /v0/receipts/{id} and GET /v0/receipts/{id}/proof (its inclusion proof in the log).
+ * A principal reads only the receipts (and proofs) of mandates it sees.
  */
 import { once } from 'node:events';
 import { type Request, type Response, Router } from 'express';
@@ -23,7 +24,9 @@ import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../princ
 import { queryAgent, queryPeriod, queryStatus, queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
-import { exact, failure, RECEIPT } from '../openapi/schemas.js';
+import { exact, failure, RECEIPT, RECEIPT_PROOF } from '../openapi/schemas.js';
+import { querySize } from './log.js';
+import { receiptProof } from '../receipt-proof.js';
 
 /** The filters GET /v0/receipts and GET /v0/receipts.csv share. */
 const FILTERS: Readonly<Record<string, QuerySpec>> = {
@@ -130,6 +133,24 @@ export const receiptOperations = defineOperations({
       200: { description: 'The receipt', schema: RECEIPT },
       401: failure('No key', 'unauthorized'),
       404: failure('No such receipt of yours', 'not_found'),
+    },
+  },
+  proof: {
+    id: 'readReceiptProof',
+    method: 'get',
+    path: '/v0/receipts/{id}/proof',
+    tag: 'receipts',
+    auth: ['human', 'agent'],
+    summary: 'A receipt’s place in the log and its inclusion proof against a signed checkpoint',
+    description:
+      'Against the checkpoint of `checkpoint` leaves when given (one the gateway signed), else against the newest checkpoint — signed on the spot when none covers the receipt yet. Verify it as docs/receipts.md says, or with `holon verify`.',
+    params: { id: { description: 'The receipt id', example: 'r4' } },
+    query: { checkpoint: { description: 'The size of a signed checkpoint to prove against', schema: { type: 'integer', minimum: 1 } } },
+    responses: {
+      200: { description: 'The proof', schema: RECEIPT_PROOF },
+      400: failure('checkpoint is not a size, names no signed checkpoint, or one too small to hold the receipt', 'invalid_request'),
+      401: failure('No key', 'unauthorized'),
+      404: failure('No such receipt of yours, or one written before receipts were logged', 'not_found'),
     },
   },
 });
@@ -257,6 +278,18 @@ export function receiptRoutes(ctx: ServiceContext): Router {
       const id = String(req.params.id);
       const found = await loadReceiptTree(ctx.db, id);
       res.json(ownOrNotFound(scopeOf(p), found, (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`));
+    }),
+  );
+
+  mount(
+    router,
+    receiptOperations.proof,
+    asyncRoute(async (req, res) => {
+      const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
+      const id = String(req.params.id);
+      const receipt = ownOrNotFound(scopeOf(p), await loadReceiptTree(ctx.db, id), (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`);
+      const wanted = querySize(req, 'checkpoint', false);
+      res.json(await receiptProof(ctx, receipt, wanted));
     }),
   );
 
