@@ -615,6 +615,7 @@ describe('settings', () => {
       HOLON_SITE_URL: 'https://holon.example',
       HOLON_HOSTED: '1',
       HOLON_PRIVATE_EVALS: '/srv/holon/private-evals',
+      HOLON_SIGNING_KEY: '{"kty":"OKP","crv":"Ed25519","d":"…","x":"…"}',
     };
     expect(loadConfig(production).githubClientId).toBeUndefined();
     // Malformed URLs are named; the secret is never repeated in a problem.

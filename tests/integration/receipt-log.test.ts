@@ -17,6 +17,7 @@ import { emptyPostgres, holonCli } from '../support/backup-checks.js';
 import { createTestDatabase } from '../support/db.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { gatewayTest } from '../support/gateway-fixture.js';
+import { poll, sleep } from '../support/poll.js';
 import {
   decodeBase64,
   merkleRoot,
@@ -170,6 +171,26 @@ describe('signed receipts and the receipt log', () => {
     expect((await g.get(`/v0/receipts/${receipts[7]!.id}/proof?checkpoint=1`)).status).toBe(400);
     expect((await g.get(`/v0/receipts/${paid.id}/proof?checkpoint=x`)).status).toBe(400);
     expect((await g.get('/v0/receipts/r_nope/proof')).status).toBe(404);
+  });
+
+  test('the settler signs a checkpoint every HOLON_CHECKPOINT_S while receipts arrive, and none while the log is quiet', async () => {
+    const g = await startTestGateway({ config: { checkpointS: 1 } });
+    try {
+      await g.mandate(MANDATE);
+      const sizes = async () => (await g.db.knex('receipt_log_checkpoints').orderBy('size').pluck('size')).map(Number);
+      const receipts = (await traffic(g, 'alice/test')).flatMap(flatten);
+      // Nobody asked for a proof or a checkpoint: the settler's timer signs the one covering every receipt.
+      await poll(async () => (await sizes()).includes(receipts.length), { what: 'a checkpoint of every receipt', timeoutMs: 10_000 });
+      const quiet = await sizes();
+      await sleep(2_500);
+      expect(await sizes()).toEqual(quiet);
+      const newest = (await g.get('/v0/log/checkpoint')).body as Proof['checkpoint'];
+      expect(newest.size).toBe(receipts.length);
+      expect(verifyCheckpointNote(newest.note, await keySetOf(g))).toMatchObject({ ok: true, size: receipts.length });
+      expect(await audit(g.db.knex)).toEqual({ ok: true, problems: [] });
+    } finally {
+      await g.stop();
+    }
   });
 
   test('checkpoints before and after a restart and a restore are consistent; the restored log audits', async () => {

@@ -8,8 +8,9 @@
  *    no approval a_…"): the echo depends only on what was sent, never on what exists; the random id has the real
  *    one's length, so Content-Length is compared as it is;
  *  - a request that is refused WITH a receipt (POST /v0/calls, call_agent, a call_agent task) mints a new receipt each
- *    time: that receipt's id (also the task id) and its `created_at` (each occurrence of both strings) are replaced by
- *    `<new receipt>` and `<new receipt's created_at>`. Everything else of the answer — status, code, message, every
+ *    time: that receipt's id (also the task id), its `created_at` and its `signature` (which covers both; each
+ *    occurrence of the three strings) are replaced by `<new receipt>`, `<new receipt's created_at>` and `<new
+ *    receipt's signature>`. Everything else of the answer — status, code, message, every
  *    reason, the rest of the receipt — is compared byte for byte;
  *    A call_agent task's own `createdAt` and `lastUpdatedAt` are left out the same way;
  *  - headers: all of them, but `date`, `x-request-id` (per request) and `etag` (a hash of the body, whose normalized
@@ -90,20 +91,20 @@ async function mcp(run: () => Promise<unknown>): Promise<Answer> {
 }
 
 /** The receipts an answer carries that this very request minted: each object with a receipt id and a created_at. */
-function freshReceipts(text: string): Array<{ id: string; created_at: string }> {
+function freshReceipts(text: string): Array<{ id: string; created_at: string; signature: string }> {
   let parsed: unknown;
   try {
     parsed = JSON.parse(text);
   } catch {
     return [];
   }
-  const found: Array<{ id: string; created_at: string }> = [];
+  const found: Array<{ id: string; created_at: string; signature: string }> = [];
   const walk = (v: unknown): void => {
     if (Array.isArray(v)) v.forEach(walk);
     else if (v && typeof v === 'object') {
       const o = v as Record<string, unknown>;
-      if (typeof o.id === 'string' && /^r_[0-9a-z]{9}[0-9a-f]{12}$/.test(o.id) && typeof o.created_at === 'string') {
-        found.push({ id: o.id, created_at: o.created_at });
+      if (typeof o.id === 'string' && /^r_[0-9a-z]{9}[0-9a-f]{12}$/.test(o.id) && typeof o.created_at === 'string' && typeof o.signature === 'string') {
+        found.push({ id: o.id, created_at: o.created_at, signature: o.signature });
       }
       Object.values(o).forEach(walk);
     }
@@ -118,7 +119,11 @@ function normalized(a: Answer, asked: string, fresh: boolean): Answer {
   let text = replaceAll(a.text, asked, '<id>');
   if (fresh) {
     for (const r of freshReceipts(a.text)) {
-      text = replaceAll(replaceAll(text, r.id, '<new receipt>'), r.created_at, "<new receipt's created_at>");
+      text = replaceAll(
+        replaceAll(replaceAll(text, r.signature, "<new receipt's signature>"), r.id, '<new receipt>'),
+        r.created_at,
+        "<new receipt's created_at>",
+      );
     }
   }
   return { ...a, text };

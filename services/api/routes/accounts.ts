@@ -122,6 +122,8 @@ export const accountOperations = defineOperations({
                 ask_in_client: { type: 'boolean' },
                 mandate: { type: ['object', 'null'], description: 'The mandate document (spec mandate.md)' },
                 budget: MANDATE_VIEW.properties.budget,
+                statement: MANDATE_VIEW.properties.statement,
+                signature: MANDATE_VIEW.properties.signature,
               },
               ['kind', 'account', 'key', 'ask_in_client', 'mandate'],
             ),

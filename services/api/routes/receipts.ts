@@ -270,14 +270,18 @@ export function receiptRoutes(ctx: ServiceContext): Router {
     }),
   );
 
+  /** The receipt tree of `/v0/receipts/{id}…`, when the principal may read it: 404 otherwise, as for no receipt. */
+  const readable = async (req: Request, res: Response) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
+    const id = String(req.params.id);
+    return ownOrNotFound(scopeOf(p), await loadReceiptTree(ctx.db, id), (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`);
+  };
+
   mount(
     router,
     receiptOperations.read,
     asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
-      const id = String(req.params.id);
-      const found = await loadReceiptTree(ctx.db, id);
-      res.json(ownOrNotFound(scopeOf(p), found, (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`));
+      res.json(await readable(req, res));
     }),
   );
 
@@ -285,11 +289,8 @@ export function receiptRoutes(ctx: ServiceContext): Router {
     router,
     receiptOperations.proof,
     asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
-      const id = String(req.params.id);
-      const receipt = ownOrNotFound(scopeOf(p), await loadReceiptTree(ctx.db, id), (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`);
-      const wanted = querySize(req, 'checkpoint', false);
-      res.json(await receiptProof(ctx, receipt, wanted));
+      const receipt = await readable(req, res);
+      res.json(await receiptProof(ctx, receipt, querySize(req, 'checkpoint', false)));
     }),
   );
 
