@@ -3230,6 +3230,21 @@ export interface operations {
                             /** @example 0.002 */
                             remaining: string;
                         };
+                        /** @description What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed */
+                        statement?: {
+                            /** @description The document as stored (the `mandate` above, before any revocation) */
+                            mandate: Record<string, unknown>;
+                            issuer: string;
+                            /** Format: date-time */
+                            signed_at: string;
+                            parent: {
+                                id: string;
+                                /** @description base64url SHA-256 of the parent’s statement (RFC 8785) */
+                                sha256: string | null;
+                            } | null;
+                        } | null;
+                        /** @description A compact JWS with a detached payload (EdDSA, `typ` `holon-mandate`) over the RFC 8785 canonical JSON of `statement` */
+                        signature?: string | null;
                     };
                 };
             };

@@ -49,6 +49,7 @@ const receipt = (over: Partial<Receipt> = {}): Receipt => ({
   children: [],
   duration_ms: 3,
   created_at: '2026-03-02T10:00:00.000Z',
+  signature: 'eyJhbGciOiJFZERTQSJ9..c2lnbmF0dXJl',
   ...over,
 });
 
