@@ -7,7 +7,7 @@
  * BENCH_ONLY=gateway runs only the Postgres ceiling and the gateway section, and writes nothing
  * (for tuning: BENCH_GATEWAY_RUNNERS, _SETTLERS, _CONCURRENCY, _DURATION_S, _DRIVER=inline|worker).
  * BENCH_ONLY=mcp runs only the MCP runtime section (bench/mcp-runtime.ts: a local MCP server, no database), and
- * writes nothing.
+ * writes nothing. BENCH_ONLY=signing runs only the signing section (bench/signing.ts), and writes nothing.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +22,7 @@ import { split } from '../shared/core/splits.js';
 import { worstCase, charge } from '../shared/core/pricing.js';
 import { gatewayBench } from './gateway.js';
 import { mcpRuntimeBench } from './mcp-runtime.js';
+import { signingBench } from './signing.js';
 import { postgresDatabase, redisTarget, writeResultSections } from './support.js';
 import { generateSigningKey } from '../shared/signing/keys.js';
 
@@ -166,6 +167,15 @@ async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
   console.log(`holon bench — node ${process.version}, ${new Date().toISOString()}${only ? ` (only ${only})` : ''}`);
   const started = performance.now();
+  if (only === 'signing') {
+    const db = await postgresDatabase();
+    if (db) {
+      console.log('\nsigning and logging receipts (shared/receipts/signing.ts, log.ts; Postgres)');
+      await signingBench(db.url, (name, value, unit) => record('signing', name, value, unit)).finally(() => db.drop());
+    }
+    console.log('(partial run: bench/results.json left as it was)');
+    return;
+  }
   if (only === 'mcp') {
     console.log('\nmcp runtime (a trivial tool on a local MCP server, pooled sessions vs one session per call)');
     await mcpRuntimeBench(record);
@@ -210,6 +220,19 @@ async function main(): Promise<void> {
   if (!only) {
     console.log('\nmcp runtime (a trivial tool on a local MCP server, pooled sessions vs one session per call)');
     await mcpRuntimeBench(record);
+  }
+  const signingDb = only ? null : await postgresDatabase();
+  if (signingDb) {
+    console.log('\nsigning and logging receipts (shared/receipts/signing.ts, log.ts; Postgres)');
+    try {
+      await signingBench(signingDb.url, (name, value, unit) => record('signing', name, value, unit));
+      const perCall = results.gateway?.['CPU per paid call: gateway thread'];
+      const signUs = results.signing?.['sign + leaf hash per receipt, CPU (this process)'];
+      if (typeof perCall === 'number' && typeof signUs === 'number')
+        record('signing', 'signing ÷ the gateway thread CPU per paid call (under load)', signUs / 10 / perCall, '%');
+    } finally {
+      await signingDb.drop();
+    }
   }
   console.log(`\nbench took ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (only) {

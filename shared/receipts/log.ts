@@ -6,7 +6,7 @@
  */
 import { EMPTY_ROOT, inclusionRanges, consistencyRanges, neededNodes, proofFrom, rangeHash, rangeNodes, type NodeId } from '../core/merkle.js';
 import type { Queryable } from '../db/connect.js';
-import { signReceipt, receiptLeaf } from './signing.js';
+import { signAndHash } from './signing.js';
 import type { ReceiptView } from './store.js';
 import type { SigningKey } from '../signing/keys.js';
 
@@ -32,15 +32,14 @@ export async function signAndLog(
   receipts: readonly ReceiptView[],
   write: (signatures: readonly string[]) => Promise<void>,
 ): Promise<ReceiptView[]> {
-  const signatures = await Promise.all(receipts.map((r) => signReceipt(key, r)));
-  await write(signatures);
-  const signed = receipts.map((r, i) => ({ ...r, signature: signatures[i]! }));
+  const signed = await Promise.all(receipts.map((r) => signAndHash(key, r)));
+  await write(signed.map((x) => x.signature));
   if (signed.length > 0)
     await appendToLog(
       trx,
-      signed.map((r) => ({ id: r.id, leaf: receiptLeaf(r) })),
+      receipts.map((r, i) => ({ id: r.id, leaf: signed[i]!.leaf })),
     );
-  return signed;
+  return receipts.map((r, i) => ({ ...r, signature: signed[i]!.signature }));
 }
 
 /** The number of leaves: every committed append is a prefix of the log (appends commit in their index order). */

@@ -27,9 +27,10 @@ export function receiptBytes(receipt: ReceiptView | SignedReceiptForm): Buffer {
   return Buffer.from(canonicalJson(signedForm(receipt)), 'utf8');
 }
 
-/** The detached JWS of a receipt. */
-export function signReceipt(key: SigningKey, receipt: ReceiptView | SignedReceiptForm): Promise<string> {
-  return key.signDetached(receiptBytes(receipt), RECEIPT_JWS_TYPE);
+/** A receipt's signature and its leaf, from one canonical form: what the writing transaction stores. */
+export async function signAndHash(key: SigningKey, receipt: ReceiptView): Promise<{ signature: string; leaf: Buffer }> {
+  const bytes = receiptBytes(receipt);
+  return { signature: await key.signDetached(bytes, RECEIPT_JWS_TYPE), leaf: leafHash(bytes) };
 }
 
 /** The receipt's leaf in the log: SHA-256(0x00 ‖ canonical receipt). */

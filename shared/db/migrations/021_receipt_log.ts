@@ -55,35 +55,45 @@ export const statements = [
   `CREATE FUNCTION holon_log_append(p_ids text[], p_leaves text[]) RETURNS bigint LANGUAGE plpgsql AS $$
    DECLARE
      base bigint;
-     n bigint;
-     lvl int;
+     n int := coalesce(cardinality(p_ids), 0);
      i bigint;
+     lvl int;
      h bytea;
-     sibling bytea;
+     lefts bytea[] := '{}';
+     levels smallint[] := '{}';
+     idxs bigint[] := '{}';
+     hashes bytea[] := '{}';
+     f record;
    BEGIN
-     IF coalesce(cardinality(p_ids), 0) <> coalesce(cardinality(p_leaves), 0) THEN
-       RAISE EXCEPTION 'holon_log_append: % receipts but % leaves', cardinality(p_ids), cardinality(p_leaves);
+     IF n <> coalesce(cardinality(p_leaves), 0) THEN
+       RAISE EXCEPTION 'holon_log_append: % receipts but % leaves', n, cardinality(p_leaves);
      END IF;
      PERFORM pg_advisory_xact_lock(${LOG_LOCK_KEY});
-     SELECT coalesce(max(idx) + 1, 0) INTO base FROM receipt_log_leaves;
-     IF coalesce(cardinality(p_ids), 0) = 0 THEN RETURN base; END IF;
+     SELECT coalesce(max(l.idx) + 1, 0) INTO base FROM receipt_log_leaves l;
+     IF n = 0 THEN RETURN base; END IF;
      INSERT INTO receipt_log_leaves (idx, receipt_id)
        SELECT base + u.o - 1, u.id FROM unnest(p_ids) WITH ORDINALITY AS u(id, o);
-     FOR k IN 1..cardinality(p_leaves) LOOP
-       n := base + k - 1;
-       h := decode(p_leaves[k], 'hex');
-       INSERT INTO receipt_log_nodes (level, idx, hash) VALUES (0, n, h);
-       lvl := 0;
-       i := n;
-       -- A right child completes its parent: hash it with its left sibling, and so on up.
-       WHILE i % 2 = 1 LOOP
-         SELECT hash INTO STRICT sibling FROM receipt_log_nodes WHERE level = lvl AND idx = i - 1;
-         h := sha256('\\x01'::bytea || sibling || h);
-         lvl := lvl + 1;
-         i := i / 2;
-         INSERT INTO receipt_log_nodes (level, idx, hash) VALUES (lvl, i, h);
-       END LOOP;
+     -- The frontier: the complete subtree of each level whose bit is set in the size, the left sibling to come.
+     FOR f IN SELECT nd.level, nd.hash FROM receipt_log_nodes nd
+                JOIN generate_series(0, 62) AS g(l) ON nd.level = g.l AND nd.idx = (base >> g.l) - 1
+               WHERE (base >> g.l) & 1 = 1 LOOP
+       lefts[f.level + 1] := f.hash;
      END LOOP;
+     FOR k IN 1..n LOOP
+       i := base + k - 1;
+       h := decode(p_leaves[k], 'hex');
+       lvl := 0;
+       levels := levels || 0::smallint; idxs := idxs || i; hashes := hashes || h;
+       -- A right child completes its parent with the left sibling kept for it, and so on up; the node where this
+       -- stops is a left child, kept for the leaves to come.
+       WHILE (i >> lvl) & 1 = 1 LOOP
+         h := sha256('\\x01'::bytea || lefts[lvl + 1] || h);
+         lvl := lvl + 1;
+         levels := levels || lvl::smallint; idxs := idxs || (i >> lvl); hashes := hashes || h;
+       END LOOP;
+       lefts[lvl + 1] := h;
+     END LOOP;
+     INSERT INTO receipt_log_nodes (level, idx, hash) SELECT * FROM unnest(levels, idxs, hashes);
      RETURN base;
    END $$`,
 ];
