@@ -232,6 +232,13 @@ describe('scoping: every principal × every resource route', () => {
   const ROUTES: Route[] = [
     { name: 'GET mandate', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/mandates/${f.mandate}` }) },
     { name: 'GET receipt', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/receipts/${f.receipt}` }) },
+    {
+      name: 'GET receipt proof',
+      kinds: ['human', 'agent'],
+      scoped: true,
+      ok: 200,
+      request: (f) => ({ method: 'GET', path: `/v0/receipts/${f.receipt}/proof` }),
+    },
     { name: 'GET call', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/calls/${f.receipt}` }) },
     { name: 'GET approval', kinds: ['human', 'agent'], scoped: true, ok: 200, request: (f) => ({ method: 'GET', path: `/v0/approvals/${f.approval}` }) },
     // The owner's human passes the scope and then fails the body check: deciding is theirs, and nothing is decided.
@@ -276,6 +283,20 @@ describe('scoping: every principal × every resource route', () => {
       scoped: true,
       ok: 201,
       request: (f) => ({ method: 'POST', path: '/v0/keys', body: { mandate: f.mandate } }),
+    },
+    {
+      name: 'GET the receipt log’s checkpoint',
+      kinds: ['none', 'admin', 'human', 'agent'],
+      scoped: false,
+      ok: 200,
+      request: () => ({ method: 'GET', path: '/v0/log/checkpoint' }),
+    },
+    {
+      name: 'GET a consistency proof',
+      kinds: ['none', 'admin', 'human', 'agent'],
+      scoped: false,
+      ok: 200,
+      request: () => ({ method: 'GET', path: '/v0/log/consistency?from=0&to=1' }),
     },
     {
       name: 'GET catalogue',

@@ -435,6 +435,12 @@ async function buildRows(g: TestGateway, callbackUrl: string, clients: Client[])
         probe: http('GET', (x) => `/v0/receipts/${x}`, key),
       });
       add({
+        name: `GET /v0/receipts/{id}/proof (${what}) as ${who}`,
+        ...receipt,
+        expect: notFound('there is no receipt <id>'),
+        probe: http('GET', (x) => `/v0/receipts/${x}/proof`, key),
+      });
+      add({
         name: `GET /v0/receipts?before= (${what}) as ${who}`,
         ...receipt,
         expect: '400 {"error":{"code":"invalid_request","message":"before must be the `next` of a previous page"',
