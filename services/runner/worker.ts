@@ -13,6 +13,7 @@ import { HandedBack, runCall } from './run-call.js';
 import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 import { inSpan } from '../../shared/platform/tracing.js';
+import { setMaxListeners } from 'node:events';
 
 export interface RunnerOptions {
   waiter: CallWaiter;
@@ -37,6 +38,9 @@ export async function startRunner(ctx: ServiceContext, options: RunnerOptions): 
   const runtimes = createGatewayRuntimes(ctx.log, options);
   // Fires at the stop grace: the runs still going end `gateway_restarted`, unbilled (run-call.ts).
   const handBack = new AbortController();
+  // Each run in flight listens to it until the run ends (run-call.ts `earlyEnd` removes its listener): as many as
+  // HOLON_RUNNER_CONCURRENCY at once, which is not a leak.
+  setMaxListeners(0, handBack.signal);
   const runner = {
     ...ctx,
     runtimes,
