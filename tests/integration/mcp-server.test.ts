@@ -11,6 +11,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest } from '@modelcontextprotocol/sdk/types.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
+import { verifyReceiptTree, type KeySet } from '../support/independent-verifier.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
   // eslint-disable-next-line no-empty-pattern
@@ -111,6 +112,9 @@ describe('the MCP server at /mcp', () => {
 
       const receipt = await c.callTool({ name: 'get_receipt', arguments: { id: body.receipt.id } });
       expect(structured(receipt)).toEqual((await g.get(`/v0/receipts/${body.receipt.id}`)).body);
+      // get_receipt's receipt is signed, and verifies against the gateway's key set.
+      const keySet = (await (await fetch(`${g.url}/.well-known/jwks.json`)).json()) as KeySet;
+      expect(await verifyReceiptTree(structured(receipt), keySet)).toEqual({ ok: true });
       expect(structured(await c.callTool({ name: 'get_budget', arguments: {} }))).toMatchObject({ spent: '0.01', reserved: '0.00', remaining: '4.99' });
 
       // Refusals carry their receipt: a bad input is rejected_input, an agent outside the mandate is denied.

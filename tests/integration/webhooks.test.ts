@@ -18,6 +18,7 @@ import { startTestCluster, startTestGateway, useAudited, type TestGateway } from
 import { send, workMandate, type Account } from '../support/hosted.js';
 import type { ServiceProcess } from '../support/processes.js';
 import { poll, sleep } from '../support/poll.js';
+import { verifyReceiptTree, type KeySet } from '../support/independent-verifier.js';
 
 const FILE_SECRET = 'webhook-tests-file-secret-0123456789abcdef';
 
@@ -164,6 +165,9 @@ describe('webhooks, hosted: each account signs with its own secret', () => {
         output: { text: 'FOR ALICE' },
         receipt: { id: aliceCall, billed: true },
       });
+      // The payload's receipt carries its signature, which verifies against the gateway's key set.
+      const keySet = (await (await fetch(`${g.url}/.well-known/jwks.json`)).json()) as KeySet;
+      expect(await verifyReceiptTree((verify(alice.webhookSecret, forAlice!) as { receipt: unknown }).receipt, keySet)).toEqual({ ok: true });
       expect(forAlice!.headers['webhook-id']).toBe(`msg_${aliceCall}`);
       expect(forAlice!.headers['content-type']).toBe('application/json');
       expect(forAlice!.headers['holon-signature']).toBeUndefined(); // the old header is gone (docs/webhooks.md)
