@@ -54,16 +54,15 @@ export async function checkpointOfSize(db: Queryable, size: number): Promise<Che
 type CheckpointContext = Pick<ServiceContext, 'db' | 'signingKey'> & { settings: Pick<ServiceContext['settings'], 'logOrigin'> };
 
 /**
- * A checkpoint of the log as it is now: the newest one when it already covers every leaf, else a new one, signed and
- * stored (`minSize`: a checkpoint is needed of at least that many leaves, such as a receipt's proof).
+ * A signed checkpoint. `covering`: one of at least that many leaves — the newest when it does (a receipt's proof),
+ * else a new one of the whole log. Without it (the settler's timer, the first GET): the newest when no leaf came
+ * since, else a new one of the whole log.
  */
-export async function checkpointNow(ctx: CheckpointContext, minSize = 0): Promise<CheckpointView> {
+export async function checkpointNow(ctx: CheckpointContext, covering?: number): Promise<CheckpointView> {
   const latest = await latestCheckpoint(ctx.db);
-  if (latest && latest.size >= minSize) {
-    const size = await treeSize(ctx.db);
-    if (latest.size >= size) return latest;
-  }
+  if (latest && covering !== undefined && latest.size >= covering) return latest;
   const size = await treeSize(ctx.db);
+  if (latest && latest.size >= size) return latest;
   const root = await rootAt(ctx.db, size);
   const origin = ctx.settings.logOrigin;
   const note = signNote(checkpointBody({ origin, size, rootHash: root }), origin, {

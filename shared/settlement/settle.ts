@@ -357,14 +357,15 @@ async function writeOwnRows(trx: Tx, plan: OwnRowsPlan, { shared, at, key }: { s
     return;
   }
   const views = plan.receipts.map((values) => insertedReceiptView(values, at));
-  await signAndLog(trx, key, views, async (signatures) => {
+  const signed = await signAndLog(trx, key, views, async (signatures) => {
     plan.receipts.forEach((values, i) => {
       values.signature = signatures[i]!;
     });
     await writeSignedRows(trx, plan, shared);
   });
+  const byId = new Map(signed.map((r) => [r.id, r]));
   for (const w of plan.written.values()) {
-    if (w !== 'deferred' && w.receipt) w.settled.receipt = insertedReceiptView(w.receipt, at);
+    if (w !== 'deferred' && w.receipt) w.settled.receipt = byId.get(w.receipt.id) ?? null;
   }
 }
 

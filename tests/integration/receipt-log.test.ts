@@ -193,6 +193,28 @@ describe('signed receipts and the receipt log', () => {
     }
   });
 
+  test('a proof uses the newest checkpoint when it covers the receipt: asking again signs nothing new', async () => {
+    const g = await startTestGateway({ config: { checkpointS: 3600 } });
+    try {
+      await g.mandate(MANDATE);
+      const count = async () => Number((await g.db.knex('receipt_log_checkpoints').count({ n: '*' }))[0]!.n);
+      const [first] = await traffic(g, 'alice/test');
+      const covering = (await proofOf(g, first.id)).checkpoint;
+      await traffic(g, 'alice/test');
+      const before = await count();
+      const again = await proofOf(g, first.id);
+      expect(again.checkpoint).toEqual(covering);
+      expect(await count()).toBe(before);
+      expect(await verifyReceiptProof({ receipt: first, proof: again, keySet: await keySetOf(g) })).toEqual({ ok: true });
+      // A receipt the newest checkpoint does not hold gets a new one, of the whole log.
+      const newest = (await g.get('/v0/receipts?limit=1')).body.receipts[0];
+      expect((await proofOf(g, newest.id)).checkpoint.size).toBe(covering.size + 8);
+      expect(await count()).toBe(before + 1);
+    } finally {
+      await g.stop();
+    }
+  });
+
   test('checkpoints before and after a restart and a restore are consistent; the restored log audits', async () => {
     const db = await createTestDatabase('postgres');
     const dir = await mkdtemp(path.join(tmpdir(), 'holon-log-'));
