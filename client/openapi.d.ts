@@ -1721,7 +1721,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1753,7 +1753,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1784,7 +1784,7 @@ export interface operations {
                     "application/json": components["schemas"]["KeySet"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -1926,7 +1926,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallFailed"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2000,7 +2000,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2082,7 +2082,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2134,7 +2134,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2187,7 +2187,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2298,7 +2298,7 @@ export interface operations {
                     "application/json": components["schemas"]["CallFailed"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2347,7 +2347,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2439,7 +2439,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2492,7 +2492,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2567,7 +2567,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2640,7 +2640,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2693,7 +2693,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2780,7 +2780,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2822,7 +2822,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -2870,7 +2870,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3005,7 +3005,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3054,7 +3054,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3156,7 +3156,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3257,7 +3257,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3319,7 +3319,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3367,7 +3367,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3405,7 +3405,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3450,7 +3450,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3543,7 +3543,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3651,7 +3651,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3696,7 +3696,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3819,7 +3819,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -3912,7 +3912,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4011,7 +4011,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4086,7 +4086,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4184,7 +4184,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4259,7 +4259,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4308,7 +4308,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4351,7 +4351,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4471,7 +4471,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4551,7 +4551,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4609,7 +4609,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4672,7 +4672,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4786,7 +4786,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4900,7 +4900,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -4984,7 +4984,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5078,7 +5078,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5197,7 +5197,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5375,7 +5375,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5456,7 +5456,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5554,7 +5554,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;
@@ -5624,7 +5624,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 500 `gateway_error`) */
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
             default: {
                 headers: {
                     [name: string]: unknown;

@@ -5,6 +5,7 @@
 import { codeOfHttpStatus, httpStatusOf } from './http-status.js';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
+import { databaseUnavailable, isDatabaseUnreachable } from '../../shared/db/unreachable.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/platform/log.js';
 import type { CallWaiter } from '../../shared/calls/waiter.js';
@@ -203,6 +204,9 @@ export function createApp(deps: ApiDeps): Express {
   return app;
 }
 
+/** Seconds a client is asked to wait (`Retry-After`) before trying again when the database could not be reached. */
+const DATABASE_RETRY_AFTER_S = 1;
+
 /**
  * Every error becomes `{error: {code, message, problems?}}`; bad input is a 4xx, never a stack trace. On /mcp the
  * answer is a JSON-RPC error instead (spec/mcp.md), with the same HTTP status and the REST code in `data`.
@@ -215,12 +219,16 @@ function errorHandler(log: Logger, limit: number): ErrorRequestHandler {
     else if (err?.type === 'entity.too.large') e = new HolonError('body_too_large', `the request body is larger than ${limit} bytes`);
     else if (typeof err?.status === 'number' && err.status >= 400 && err.status < 500)
       e = new HolonError(codeOfHttpStatus(err.status), 'the request could not be read');
-    else {
+    else if (isDatabaseUnreachable(err)) {
+      log.warn({ err: { message: (err as Error)?.message, name: (err as Error)?.name } }, 'database unreachable');
+      e = databaseUnavailable();
+    } else {
       log.error({ err: { message: (err as Error)?.message, name: (err as Error)?.name, stack: (err as Error)?.stack } }, 'unexpected error');
       e = new HolonError('gateway_error', 'the gateway failed; nothing was charged');
     }
     if (res.headersSent) return;
     const status = httpStatusOf(e.code);
+    if (e.code === 'database_unavailable') res.set('Retry-After', String(DATABASE_RETRY_AFTER_S));
     if (req.path === '/mcp') {
       res.status(status).json(jsonRpcError(e, req.body));
       return;

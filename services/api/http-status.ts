@@ -88,6 +88,7 @@ export function httpStatusOf(code: ErrorCode): number {
       return 502;
     case 'busy':
     case 'queue_unavailable':
+    case 'database_unavailable':
     case 'github_sign_in_off':
     case 'github_unavailable':
     case 'publishing_off':

@@ -5,7 +5,10 @@
 import type { Manifest } from '../core/manifest/types.js';
 import { formatAmount } from '../core/money.js';
 import { ensureBalanceRow, reserveFromParentHold } from '../ledger/holds.js';
-import { admitShared, reserveShared, type AdmittedCall } from '../ledger/money-functions.js';
+import { admitAgain, admitShared, reserveShared, type AdmittedCall } from '../ledger/money-functions.js';
+import { HolonError } from '../core/errors.js';
+import { isDatabaseUnreachable, isUniqueViolation } from '../db/unreachable.js';
+import { callStatus } from '../calls/transitions.js';
 import { readBalance } from '../ledger/accounts.js';
 import type { ServiceContext } from '../context.js';
 import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../mandates/store.js';
@@ -37,13 +40,31 @@ export interface Reservation {
   approvalId: string | undefined;
 }
 
-export async function reserve(ctx: ServiceContext, { id, stored, manifest, worst, sub, approvalId }: Reservation): Promise<Refusal | null> {
+/** What admitting the row came to: reserved, or what was short (everything it wrote rolled back). */
+type Outcome = 'reserved' | Shortfall['what'];
+
+/** How many times an admission whose answer was lost is tried again (by its id) before the API answers 503. */
+const CONFIRM_ATTEMPTS = 3;
+
+export async function reserve(ctx: ServiceContext, r: Reservation): Promise<Refusal | null> {
+  const row = admittedRow(ctx, r);
+  await ensureBalanceRow(ctx.db, row.payer, row.currency);
+  let outcome: Outcome;
+  try {
+    outcome = await admitRow(ctx, r, row, false);
+  } catch (e) {
+    // The statement's answer was lost (the connection cut after it was sent): it may have committed. Confirm by id.
+    if (!isDatabaseUnreachable(e) && !isUniqueViolation(e, 'calls_pkey')) throw e;
+    ctx.log.warn({ call: r.id, err: { message: (e as Error).message } }, 'admission answer lost; confirming the call by its id');
+    outcome = await admitById(ctx, r, row);
+  }
+  return outcome === 'reserved' ? null : explainShortfall(ctx, r, row, outcome);
+}
+
+function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: Reservation): AdmittedCall {
   const timeoutMs = manifest.runtime.timeoutS * 1000;
-  const currency = stored.mandate.budget.currency;
   const d = sub.delegation;
-  const payer = d ? d.payer : stored.mandate.issuer;
-  await ensureBalanceRow(ctx.db, payer, currency);
-  const row: AdmittedCall = {
+  return {
     id,
     root_id: d ? d.rootId : id,
     parent_id: d ? d.parentCallId : null,
@@ -51,8 +72,8 @@ export async function reserve(ctx: ServiceContext, { id, stored, manifest, worst
     caller: d ? d.caller : stored.mandate.grantee,
     agent_id: manifest.id,
     agent_version: manifest.version,
-    payer,
-    currency,
+    payer: d ? d.payer : stored.mandate.issuer,
+    currency: stored.mandate.budget.currency,
     worst_case: worst.toString(),
     max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),
     depth: stored.mandate.depth,
@@ -61,13 +82,19 @@ export async function reserve(ctx: ServiceContext, { id, stored, manifest, worst
     deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
     callback_url: sub.callbackUrl ?? null,
   };
+}
+
+/**
+ * The call row and its reservation, in one transaction. `again`: an earlier try's outcome is unknown, so the common
+ * path goes through the batch function, which answers `reserved` for a row it finds (migration 027).
+ */
+async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalId }: Reservation, row: AdmittedCall, again: boolean): Promise<Outcome> {
+  const d = sub.delegation;
+  if (approvalId === undefined && d?.mode !== 'passthrough') {
+    // The common case: the row and the reservation in one statement (migrations 017, 020).
+    return again ? admitAgain(ctx.db, row) : admitShared(ctx.db, row);
+  }
   try {
-    if (approvalId === undefined && d?.mode !== 'passthrough') {
-      // The common case: the row and the reservation in one statement (migration 017).
-      const outcome = await admitShared(ctx.db, row);
-      if (outcome !== 'reserved') throw new Shortfall(outcome);
-      return null;
-    }
     await ctx.db.transaction(async (trx) => {
       if (approvalId !== undefined) {
         // A grant is redeemed once: the one transaction that reserves also marks it used.
@@ -81,37 +108,73 @@ export async function reserve(ctx: ServiceContext, { id, stored, manifest, worst
       const outcome =
         d?.mode === 'passthrough'
           ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
-          : await reserveShared(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: payer, currency, amount: worst });
+          : await reserveShared(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: row.payer, currency: row.currency, amount: worst });
       if (outcome === 'parent_short') throw new Shortfall('budget_short');
       if (outcome !== 'reserved') throw new Shortfall(outcome);
     });
-    return null;
+    return 'reserved';
   } catch (e) {
-    if (!(e instanceof Shortfall)) throw e;
-    const money = (v: bigint) => `${formatAmount(v)} ${currency}`;
-    if (e.what === 'revoked') {
-      // The row had the last word (migration 020): the cached document is forgotten, the next call reads it again.
-      forgetMandate(ctx.db, stored.mandate.id);
-      return { code: 'denied', status: 'denied', reasons: [`mandate ${stored.mandate.id} has been revoked`] };
+    if (e instanceof Shortfall) return e.what;
+    throw e;
+  }
+}
+
+/**
+ * Admission idempotent by call id: an admission whose answer was lost is confirmed, not guessed. The row exists only
+ * if an admission of this call committed (it is written in the reserving transaction), so a row found is `reserved`;
+ * otherwise the call is admitted again under the same id — and a try still in flight on the lost connection is
+ * waited for (its locks, or the row's unique key) and then found. Answers 503 `database_unavailable`, naming the call,
+ * when the database stays out of reach.
+ */
+async function admitById(ctx: ServiceContext, r: Reservation, row: AdmittedCall): Promise<Outcome> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      if (await callStatus(ctx.db, r.id)) return 'reserved';
+      const outcome = await admitRow(ctx, r, row, true).catch(async (e) => {
+        if (isUniqueViolation(e, 'calls_pkey') && (await callStatus(ctx.db, r.id))) return 'reserved' as const;
+        throw e;
+      });
+      // Short because the lost try took the budget, the balance or the grant: it committed meanwhile.
+      if (outcome !== 'reserved' && (await callStatus(ctx.db, r.id))) return 'reserved';
+      return outcome;
+    } catch (e) {
+      if (!isDatabaseUnreachable(e)) throw e;
+      if (attempt >= CONFIRM_ATTEMPTS) {
+        throw new HolonError(
+          'database_unavailable',
+          `the database could not be reached to confirm call ${r.id}; GET /v0/calls/${r.id} tells whether it was admitted (a call that was not is never charged)`,
+        );
+      }
+      await new Promise((resolve) => setTimeout(resolve, 100 * attempt));
     }
-    if (e.what === 'approval_used') {
-      return { code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
-    }
-    if (e.what === 'budget_short') {
-      const now = await loadMandate(ctx.db, stored.mandate.id);
-      return {
-        code: 'denied',
-        status: 'denied',
-        reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`],
-      };
-    }
-    const b = await readBalance(ctx.db, payer, currency);
+  }
+}
+
+/** A shortfall in words, read fresh (the outcome rolled back whatever it wrote). */
+async function explainShortfall(ctx: ServiceContext, { stored, worst, approvalId }: Reservation, row: AdmittedCall, what: Shortfall['what']): Promise<Refusal> {
+  const money = (v: bigint) => `${formatAmount(v)} ${row.currency}`;
+  if (what === 'revoked') {
+    // The row had the last word (migration 020): the cached document is forgotten, the next call reads it again.
+    forgetMandate(ctx.db, stored.mandate.id);
+    return { code: 'denied', status: 'denied', reasons: [`mandate ${stored.mandate.id} has been revoked`] };
+  }
+  if (what === 'approval_used') {
+    return { code: 'approval_used', status: 'denied', reasons: [`approval ${approvalId} was already used`] };
+  }
+  if (what === 'budget_short') {
+    const now = await loadMandate(ctx.db, stored.mandate.id);
     return {
       code: 'denied',
       status: 'denied',
-      reasons: [`account ${payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`],
+      reasons: [`${now ? describeBudget(now) : `mandate ${stored.mandate.id} is gone`}; the call's worst case is ${money(worst)}`],
     };
   }
+  const b = await readBalance(ctx.db, row.payer, row.currency);
+  return {
+    code: 'denied',
+    status: 'denied',
+    reasons: [`account ${row.payer} has ${money(b.available)} available; the call's worst case is ${money(worst)}`],
+  };
 }
 
 /** A delegated call refused before admission (no declared slot, a bad max_cost): its receipt, under the run. */

@@ -93,6 +93,7 @@ export const ERROR_CODES = [
   // The gateway
   'busy',
   'queue_unavailable',
+  'database_unavailable',
   'gateway_error',
 ] as const;
 

@@ -69,6 +69,23 @@ const admitOne = async (db: Db, call: AdmittedCall): Promise<Reservation> => {
   return res.rows[0]!.outcome;
 };
 
+const admitBatch = async (db: Db, calls: readonly AdmittedCall[]): Promise<Reservation[]> => {
+  const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(
+    `SELECT t.outcome FROM unnest(holon_admit_batch(?::jsonb)) WITH ORDINALITY AS t(outcome, n) ORDER BY t.n`,
+    [JSON.stringify(calls)],
+  );
+  return res.rows.map((r) => r.outcome);
+};
+
+/**
+ * Admit a call again, by its id (migration 027): `reserved` without reserving twice when an earlier admission of it
+ * committed (its answer lost with the connection), or still in flight (its locks are waited for); otherwise admitted
+ * as the first time. For a call whose first admission's outcome is unknown; never for a new call (one statement more).
+ */
+export async function admitAgain(db: Db, call: AdmittedCall): Promise<Reservation> {
+  return (await admitBatch(db, [call]))[0]!;
+}
+
 /**
  * The call row and its reservation in ONE autocommitted statement (`holon_admit_one`, migration 020): the mandate's
  * budget, the payer's balance, then the row and its hold. A shortfall writes nothing and is answered as what was
@@ -81,15 +98,9 @@ export function admitShared(db: Db, call: AdmittedCall): Promise<Reservation> {
   if (!admit) {
     admit = groupCommit<AdmittedCall, Reservation>({
       maxBatch: ADMIT_BATCH_MAX,
-      batch: async (calls) => {
-        if (calls.length === 1) return [await admitOne(db, calls[0]!)];
-        const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(
-          `SELECT t.outcome FROM unnest(holon_admit_batch(?::jsonb)) WITH ORDINALITY AS t(outcome, n) ORDER BY t.n`,
-          [JSON.stringify(calls)],
-        );
-        return res.rows.map((r) => r.outcome);
-      },
-      one: (c) => admitOne(db, c),
+      batch: async (calls) => (calls.length === 1 ? [await admitOne(db, calls[0]!)] : admitBatch(db, calls)),
+      // A batch that failed as a whole may have committed (its answer lost with the connection): each call again, by id.
+      one: (c) => admitAgain(db, c),
     });
     admitters.set(db, admit);
   }

@@ -104,10 +104,12 @@ for (const backend of BACKENDS) {
       expect((await readBalance(db.knex, 'revoked-payer', 'EUR')).held).toBe(0n);
     });
 
-    test('an error that is not a shortfall is not answered as one (a second row with the same id)', async ({ db }) => {
+    test('the same call admitted twice is reserved once; another call under a taken id is an error, not a shortfall', async ({ db }) => {
       const mandateId = await world(db, 'dupe-payer', 1_000_000n, 1_000_000n);
       expect(await admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
-      await expect(admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).rejects.toThrow(/duplicate key|calls_pkey/);
+      // Idempotent by call id (migration 027): the repeat finds its row and reserves nothing more.
+      expect(await admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
+      await expect(admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 20n))).rejects.toThrow(/duplicate key|calls_pkey|another call/);
       expect(await reservedOf(db, mandateId)).toBe(10n);
     });
   });

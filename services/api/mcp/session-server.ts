@@ -24,6 +24,7 @@ import {
   PingRequestSchema,
 } from '@modelcontextprotocol/sdk/types.js';
 import { HolonError, type Problem } from '../../../shared/core/errors.js';
+import { databaseUnavailable, isDatabaseUnreachable } from '../../../shared/db/unreachable.js';
 import { tryParseAmount } from '../../../shared/core/money.js';
 import { ajvProblems, createAjv, type ValidateFunction } from '../../../shared/core/schema/ajv.js';
 import { jsonProblem } from '../../../shared/core/json-limits.js';
@@ -153,6 +154,10 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
     } catch (e) {
       if (e instanceof HolonError) return errorResult(e.code, e.message, e.problems);
       if (extra.signal.aborted) throw e;
+      if (isDatabaseUnreachable(e)) {
+        const unavailable = databaseUnavailable();
+        return errorResult(unavailable.code, unavailable.message);
+      }
       deps.ctx.log.error({ tool: name, err: { name: (e as Error)?.name, message: (e as Error)?.message } }, 'MCP tool failed');
       return errorResult('gateway_error', 'the gateway failed; nothing was charged');
     }
