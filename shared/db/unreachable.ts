@@ -14,7 +14,8 @@ const NETWORK_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT
 const SERVER_CODES = new Set(['57P01', '57P02', '57P03', '53300']);
 
 /** What node-postgres says (without a code) when the socket ends under a query or a client that lost it is used. */
-const LOST_CONNECTION = /Connection terminated|Client has encountered a connection error|Client was closed and is not queryable|connection is closed/i;
+const LOST_CONNECTION =
+  /Connection terminated|Connection ended unexpectedly|Client has encountered a connection error|Client was closed and is not queryable|connection is closed/i;
 
 interface ErrorLike {
   code?: unknown;

@@ -20,6 +20,8 @@ import { sweep } from '../../services/settler/sweeper.js';
 import { admitAgain, admitShared, type AdmittedCall } from '../../shared/ledger/money-functions.js';
 import { gatewayTest } from '../support/gateway-fixture.js';
 import fc from 'fast-check';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { poll } from '../support/poll.js';
 
 async function counterFile(): Promise<string> {
@@ -128,6 +130,26 @@ describe('a request that meets a lost connection', () => {
       expect((await readBalance(g.db.knex, 'alice', 'EUR')).balance).toBe(5_000_000n);
       const again = await api.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
       expect(again.status).toBe(200);
+    });
+  });
+});
+
+describe('an MCP tool call that meets a lost connection', () => {
+  test('get_budget cut mid-statement is a tool result with database_unavailable, not gateway_error', async () => {
+    await withProxiedApi(async (_g, api, proxy) => {
+      await api.mandate({});
+      const client = new Client({ name: 'holon-test', version: '1.0.0' });
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${api.url}/mcp`), { requestInit: { headers: { 'x-holon-mandate': 'alice/test' } } }));
+      try {
+        const cut = proxy.cutOnQuery('alice/test');
+        const r = await client.callTool({ name: 'get_budget', arguments: {} });
+        await cut;
+        expect(r.isError).toBe(true);
+        expect((r.structuredContent as { error: { code: string } }).error.code).toBe('database_unavailable');
+        expect((await client.callTool({ name: 'get_budget', arguments: {} })).isError).toBeFalsy();
+      } finally {
+        await client.close();
+      }
     });
   });
 });
