@@ -4,7 +4,7 @@
  * call under a mandate that does not exist, an agent that does not exist, an agent the mandate does not allow, a
  * named approval that is none, a rejected input, a success, a failure, a call held for approval and the approval
  * that runs it — hosted (from a human key and an agent key) and in dev mode (the operator). For each receipt and
- * each principal:
+ * each principal (and, as a property, for random kinds, senders and names of the missing mandate):
  *  - its receiver reads it at GET /v0/receipts/{id} (the very receipt answered), GET /v0/calls/{id}, and proves it at
  *    /proof (the independent verifier, tests/support/independent-verifier.ts, accepts the proof);
  *  - for every principal, reading, proving and listing (GET /v0/receipts, every page) agree exactly;
@@ -16,6 +16,7 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
 import { newApprovalId } from '../../shared/admission/approvals.js';
 import { newReceiptId } from '../../shared/calls/ids.js';
@@ -47,8 +48,11 @@ interface Kind {
 
 const RATE = GENEROUS_RATE_LIMITS;
 
-/** The kinds of request that answer with a receipt, under `mandate` (the human's ones name it; an agent key's imply it). */
-function kinds(mandate: string | undefined, narrow: string): Kind[] {
+/**
+ * The kinds of request that answer with a receipt, under `mandate` (the human's ones name it; an agent key's imply
+ * it); `missing` names the mandate that does not exist, in the same namespace.
+ */
+function kinds(mandate: string | undefined, narrow: string, missing = 'no-such-mandate'): Kind[] {
   const under = mandate === undefined ? {} : { mandate };
   return [
     ...(mandate === undefined
@@ -57,7 +61,7 @@ function kinds(mandate: string | undefined, narrow: string): Kind[] {
           {
             what: 'a mandate that does not exist',
             status: 404,
-            body: { mandate: `${mandate.split('/')[0]}/no-such-mandate`, agent: 'examples/echo-upper', input: { text: 'x' } },
+            body: { mandate: `${mandate.split('/')[0]}/${missing}`, agent: 'examples/echo-upper', input: { text: 'x' } },
           },
         ]),
     { what: 'an agent that does not exist', status: 404, body: { ...under, agent: 'examples/no-such-agent', input: {} } },
@@ -215,6 +219,26 @@ describe('every receipt a request answers is readable and provable by whoever re
         expect(agentLists.has(receipt.id), `${what}: listed to alice's agent key`).toBe(receipt.mandate === 'alice/work');
       }
 
+      // A property over the kinds: any kind, from either key, any name for a mandate that does not exist.
+      const taken = new Set(['work', 'narrow', 'ask', 'sandbox']);
+      await fc.assert(
+        fc.asyncProperty(
+          fc.boolean(),
+          fc.nat(),
+          fc.stringMatching(/^[a-z][a-z0-9-]{0,40}$/).filter((n) => !taken.has(n)),
+          async (byHuman, pick, missing) => {
+            const sender = byHuman ? human : agent;
+            const all = kinds(byHuman ? work.mandate : undefined, 'alice/narrow', missing);
+            const k = all[pick % all.length]!;
+            const r = await sendAs(g.url, sender, 'POST', '/v0/calls', k.body);
+            expect(r.status, `${k.what} as ${sender.name}: ${JSON.stringify(r.body)}`).toBe(k.status);
+            const one: Received = { what: `${k.what} (${JSON.stringify(k.body)})`, receiver: sender, receipt: r.body.receipt };
+            expect(await checkHolders(g.url, [one], [human, agent, ...strangers], strangers)).toEqual([]);
+          },
+        ),
+        { numRuns: 10, seed: 20261204 },
+      );
+
       // MCP: call_agent's receipts are get_receipt's (and REST's); the human's unknown-mandate receipt is, for the
       // agent key's session, like a random id — as it is through REST for that key.
       const client = new Client({ name: 'receipt-holders-test', version: '1.0.0' });
@@ -244,7 +268,7 @@ describe('every receipt a request answers is readable and provable by whoever re
         await client.close();
       }
     });
-  });
+  }, 180_000);
 
   gatewayTest('dev: the operator reads, proves and lists every receipt it was answered, one under no mandate too', async ({ gateway: g }) => {
     await g.mandate({});
