@@ -223,7 +223,7 @@ export interface paths {
         };
         /**
          * Receipt trees, newest first, paged; filtered by mandate, period, status and agent
-         * @description Top-level receipts (children inline). A human key reads the receipts of the mandates it issued, an agent key those of its mandate. The filters combine; a page’s `next` passed as `before` gives the next (older) page within the same filters.
+         * @description Top-level receipts (children inline). A human key reads the receipts of the mandates it issued and of its own requests that named a mandate that does not exist, an agent key those of its mandate. The filters combine; a page’s `next` passed as `before` gives the next (older) page within the same filters.
          *
          *     Who: human key, agent key (dev mode: the local operator).
          */

@@ -12,14 +12,16 @@
  *
  * Scoping (DESIGN §3.7, docs/hosted.md "Principals and scoping"): another principal's mandate, receipt, approval,
  * call, task or balance answers exactly as one that does not exist — the same 404, the same words, and nothing read
- * from it first. What a principal sees is its `Scope` (below): every lookup by id goes through `ownOrNotFound`, and
- * admission, which answers with a receipt rather than a 404, is handed the scope (`approval.inScope`).
+ * from it first. What a principal sees is its `Scope` (below; a receipt: `receiptScopeOf`): every lookup by id goes
+ * through `ownOrNotFound`, and admission, which answers with a receipt rather than a 404, is handed the scope
+ * (`approval.inScope`).
  */
 import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Db } from '../../shared/db/connect.js';
 import { HolonError } from '../../shared/core/errors.js';
 import { authenticateKey } from '../../shared/hosted/keys.js';
+import type { ReceiptOwner, ReceiptScope } from '../../shared/receipts/store.js';
 
 export type Principal =
   | { kind: 'operator' }
@@ -146,6 +148,26 @@ export function scopeOf(p: Principal): Scope {
   return (mandateId) => mandateId !== null && seesMandate(p, mandateId);
 }
 
+/**
+ * Who reads a receipt by id (and its proof, and the call it closed): whoever sees its mandate. A receipt with none —
+ * its request named a mandate that does not exist — is read by the account whose key sent that request (a human key:
+ * `requester`, docs/receipts.md "Who reads a receipt") and by the dev operator, who reads every receipt. An agent key
+ * reads its mandate's only: its requests always name its mandate, which exists (mandates are never deleted). The
+ * receipt list (shared/receipts/store.ts `ReceiptScope`, `receiptListScope` below) lists by the same rule.
+ */
+export function receiptScopeOf(p: Principal): (owner: ReceiptOwner) => boolean {
+  const sees = scopeOf(p);
+  return ({ mandate, requester }) => {
+    if (mandate !== null) return sees(mandate);
+    return p.kind === 'operator' || (p.kind === 'human' && requester === p.account);
+  };
+}
+
+/** The receipts a principal lists, in SQL: the operator all, a human its own (`receiptScopeOf`), an agent key its mandate's. */
+export function receiptListScope(p: Extract<Principal, { kind: 'operator' | 'human' | 'agent' }>): ReceiptScope {
+  return p.kind === 'agent' ? { mandate: p.mandateId } : p.kind === 'human' ? { issuer: p.account } : {};
+}
+
 /** An MCP connection's scope: its one mandate and the sub-mandates derived from it (an agent key's, as `seesMandate`). */
 export function mandateTreeScope(root: string): Scope {
   return (mandateId) => inMandateTree(root, mandateId);
@@ -154,10 +176,16 @@ export function mandateTreeScope(root: string): Scope {
 /**
  * What an id names, if it is in the scope; else the 404 of an id that names nothing. Both answers are one: the same
  * code and the same words (`notFound` may echo the id asked for, never anything of what was found), decided before
- * anything of the thing is looked at, so that no answer tells another tenant's thing from none.
+ * anything of the thing is looked at, so that no answer tells another tenant's thing from none. The owner is a mandate
+ * id (`Scope`), or for a receipt its `ReceiptOwner` (`receiptScopeOf`).
  */
-export function ownOrNotFound<T>(scope: Scope, found: T | null | undefined, mandateOf: (thing: T) => string | null, notFound: string): T {
-  if (found === null || found === undefined || !scope(mandateOf(found))) throw new HolonError('not_found', notFound);
+export function ownOrNotFound<T, Owner = string | null>(
+  scope: (owner: Owner) => boolean,
+  found: T | null | undefined,
+  ownerOf: (thing: T) => Owner,
+  notFound: string,
+): T {
+  if (found === null || found === undefined || !scope(ownerOf(found))) throw new HolonError('not_found', notFound);
   return found;
 }
 

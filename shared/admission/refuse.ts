@@ -13,13 +13,18 @@ import { insertedReceiptView, receiptRow, type ReceiptStatus, type ReceiptView }
 import { approvalView, loadApproval } from './approvals.js';
 import type { Delegation, Held, Refusal, Refused } from './types.js';
 
-/** Whose request it was: the receipt's id, the mandate (when it exists), the agent named, the worst case reserved. */
+/**
+ * Whose request it was: the receipt's id, the mandate (when it exists), the agent named, the worst case reserved,
+ * and — for a request whose mandate does not exist — the account whose key sent it, who alone reads the receipt
+ * (besides the operator; shared/receipts/store.ts `ReceiptOwner`).
+ */
 export interface RefusedRequest {
   id: string;
   stored: KnownMandate | null;
   agent: string | null;
   worst: bigint | null;
   delegation?: Delegation | undefined;
+  requester?: string | undefined;
 }
 
 interface ReceiptOutcome {
@@ -50,6 +55,8 @@ async function writeReceipt(ctx: ServiceContext, req: RefusedRequest, o: Receipt
     currency: stored?.mandate.budget.currency ?? null,
     payer: d?.payer ?? stored?.mandate.issuer ?? null,
     approvalId: o.approvalId ?? null,
+    // A receipt with a mandate is its mandate's: the requester only owns one with none.
+    requester: stored ? null : (req.requester ?? null),
   });
   const [receipt] = await ctx.db.transaction(async (trx) => {
     const at = new Date(((await trx.raw('SELECT now() AS at')) as { rows: Array<{ at: Date | string }> }).rows[0]!.at);

@@ -151,7 +151,7 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   const stored = document ? { mandate: document } : null;
   if (!stored) {
     const refusal: Refusal = { code: 'unknown_mandate', status: 'denied', reasons: [`there is no mandate ${sub.mandateId}`] };
-    return refuse(ctx, { id, stored: null, agent: named, worst: null, delegation: sub.delegation }, refusal);
+    return refuse(ctx, { id, stored: null, agent: named, worst: null, delegation: sub.delegation, requester: sub.requester }, refusal);
   }
   const resolved = await resolveAgent(ctx, stored, sub);
   if (!resolved.ok) return refuse(ctx, { id, stored, agent: named, worst: null, delegation: sub.delegation }, resolved.refusal);

@@ -24,6 +24,11 @@ export interface CallSubmission {
   preApproved?: string;
   /** Internal: a call made by a running agent (ctx.call), under its sub-mandate. */
   delegation?: Delegation;
+  /**
+   * The account whose key sent the request (hosted), if any: the receipt of a request whose mandate does not exist
+   * is this account's to read (shared/receipts/store.ts `ReceiptOwner`); none (the dev operator), the operator's alone.
+   */
+  requester?: string;
 }
 
 /**

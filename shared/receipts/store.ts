@@ -31,6 +31,11 @@ export interface ReceiptRecord {
   approvalId?: string | null;
   durationMs?: number | null;
   entryId?: bigint | null;
+  /**
+   * A receipt with no mandate (the request named one that does not exist): the account whose key sent the request,
+   * who reads it (`ReceiptOwner`). Never set beside a mandate; not part of the receipt as shown or signed.
+   */
+  requester?: string | null;
 }
 
 /** What `receiptRow` writes: amounts as decimal text, jsonb columns as JSON text. */
@@ -55,6 +60,7 @@ export interface ReceiptValues {
   approval_id: string | null;
   duration_ms: number | null;
   entry_id: string | null;
+  requester: string | null;
   /** The receipt's JWS (shared/receipts/signing.ts), set once the receipt's view is known: before the row is written. */
   signature: string | null;
 }
@@ -84,6 +90,7 @@ export function receiptRow(r: ReceiptRecord): ReceiptValues {
     approval_id: r.approvalId ?? null,
     duration_ms: r.durationMs ?? null,
     entry_id: r.entryId === undefined || r.entryId === null ? null : r.entryId.toString(),
+    requester: r.requester ?? null,
     signature: null,
   };
 }
@@ -111,6 +118,7 @@ interface ReceiptRow {
   splits: unknown;
   approval_id: string | null;
   duration_ms: number | null;
+  requester: string | null;
   signature: string | null;
   created_at: Date;
 }
@@ -136,6 +144,7 @@ interface StoredReceipt {
   splits: Array<{ to: string; amount: string }>;
   approvalId: string | null;
   durationMs: number | null;
+  requester: string | null;
   signature: string | null;
   createdAt: Date;
 }
@@ -161,6 +170,7 @@ function receiptFromRow(row: ReceiptRow): StoredReceipt {
     splits: fromJsonb(row.splits) as Array<{ to: string; amount: string }>,
     approvalId: row.approval_id ?? null,
     durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
+    requester: row.requester ?? null,
     signature: row.signature ?? null,
     createdAt: new Date(row.created_at),
   };
@@ -245,8 +255,22 @@ export async function failureDetail(db: Queryable, receipt: Pick<ReceiptView, 'i
   return typeof row?.detail === 'string' ? row.detail : undefined;
 }
 
+/**
+ * Whose a receipt is, for who may read it (services/api/principal.ts `receiptScopeOf`): its mandate's; a receipt with
+ * no mandate, its requester's (the account whose key sent the request), or — with neither — the operator's alone.
+ */
+export interface ReceiptOwner {
+  mandate: string | null;
+  requester: string | null;
+}
+
 /** A receipt with its whole tree of children, or null. */
 export async function loadReceiptTree(db: Queryable, id: string): Promise<ReceiptView | null> {
+  return (await loadOwnedReceiptTree(db, id))?.receipt ?? null;
+}
+
+/** A receipt's tree and whose it is (`ReceiptOwner`), from one read of its row; null when there is none. */
+export async function loadOwnedReceiptTree(db: Queryable, id: string): Promise<{ receipt: ReceiptView; owner: ReceiptOwner } | null> {
   const row: ReceiptRow | undefined = await db('receipts').where({ id }).first();
   if (!row) return null;
   const root = receiptFromRow(row);
@@ -267,12 +291,18 @@ export async function loadReceiptTree(db: Queryable, id: string): Promise<Receip
     }
     level = next;
   }
-  return top;
+  return { receipt: top, owner: { mandate: root.mandateId, requester: root.requester } };
 }
 
-/** Whose receipts a principal reads (services/api/principal.ts): a human's issued mandates, an agent key's mandate. */
+/**
+ * Whose receipts a principal lists (services/api/principal.ts `receiptScopeOf`, which reads one by id by the same
+ * rule): a human's, an agent key's mandate's; no field, every receipt (the operator).
+ */
 export interface ReceiptScope {
-  /** The mandates whose root this account issued (ids `<issuer>/…`). */
+  /**
+   * A human's: those of the mandates whose root this account issued (ids `<issuer>/…`), and those with no mandate
+   * whose request this account sent (`requester`).
+   */
   issuer?: string;
   /** One mandate's. */
   mandate?: string;
@@ -297,7 +327,14 @@ type Query = ReturnType<Queryable>;
 // Columns are written `receipts.x`: the export's query also reads the table again (a receipt's children).
 function inScope(q: Query, scope: ReceiptScope): Query {
   if (scope.mandate !== undefined) q.where('receipts.mandate_id', scope.mandate);
-  if (scope.issuer !== undefined) q.where('receipts.mandate_id', 'like', issuerMandatesLike(scope.issuer));
+  const issuer = scope.issuer;
+  if (issuer !== undefined) {
+    q.where((own) =>
+      own
+        .where('receipts.mandate_id', 'like', issuerMandatesLike(issuer))
+        .orWhere((asked) => asked.whereNull('receipts.mandate_id').where('receipts.requester', issuer)),
+    );
+  }
   return q;
 }
 

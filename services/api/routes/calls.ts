@@ -8,7 +8,7 @@ import { outputFields, readOutput } from '../../../shared/calls/outputs.js';
 import { readCall } from '../../../shared/calls/transitions.js';
 import { cancelAndWait, cancelState } from '../../../shared/calls/cancel.js';
 import { approvalView, loadApproval } from '../../../shared/admission/approvals.js';
-import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { loadOwnedReceiptTree, type ReceiptOwner, type ReceiptView } from '../../../shared/receipts/store.js';
 import { submitCall } from '../../../shared/admission/submit.js';
 import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
@@ -18,7 +18,7 @@ import { parseAmount } from '../../../shared/core/money.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../openapi/call-schemas.js';
 import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
-import { ownOrNotFound, principalOf, requireKind, scopeOf, type Principal } from '../principal.js';
+import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { LongPolls, principalKey, waitParam } from '../long-poll.js';
 
@@ -132,14 +132,22 @@ export const callOperations = defineOperations({
 
 const readCallBody = bodyReader<CallBody>(CALL_BODY);
 
-type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView | null };
+type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView | null; owner: ReceiptOwner };
 
-/** The call and its receipt, if the principal may see them; 404 otherwise (another principal's call does not exist). */
+/**
+ * The call and its receipt, if the principal may see them; 404 otherwise (another principal's call does not exist).
+ * Whose it is: its receipt's owner once there is one (a refused request has a receipt and no call row), the receipts'
+ * rule (principal.ts `receiptScopeOf`): so GET /v0/calls/{id} and GET /v0/receipts/{id} agree.
+ */
 async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise<Found> {
   const call = await readCall(deps.ctx.db, id);
-  const receipt = await loadReceiptTree(deps.ctx.db, id);
-  const found: Found | null = call || receipt ? { call, receipt } : null;
-  return ownOrNotFound(scopeOf(p), found, (f) => (f.receipt ? f.receipt.mandate : f.call!.mandateId), `there is no call ${id.slice(0, 100)}`);
+  const owned = await loadOwnedReceiptTree(deps.ctx.db, id);
+  const found: Found | null = owned
+    ? { call, receipt: owned.receipt, owner: owned.owner }
+    : call
+      ? { call, receipt: null, owner: { mandate: call.mandateId, requester: null } }
+      : null;
+  return ownOrNotFound(receiptScopeOf(p), found, (f) => f.owner, `there is no call ${id.slice(0, 100)}`);
 }
 
 /**
@@ -183,6 +191,7 @@ function submitHandler(deps: CallRoutesDeps) {
         ...(maxCost !== undefined ? { maxCost } : {}),
         ...(callbackUrl ? { callbackUrl, syncAnswer: !wantsAsync(req) } : {}),
         ...(body.approval ? { approval: { id: body.approval, inScope: scopeOf(p) } } : {}),
+        ...(p.kind === 'operator' ? {} : { requester: p.account }),
       });
     const idempotencyKey = req.get('idempotency-key');
     const submitted =

@@ -2,7 +2,8 @@
  * Receipts (receipts.md): GET /v0/receipts[?mandate=&since=&until=&status=&agent=&limit=&before=] (trees, newest
  * first, paged), GET /v0/receipts.csv (the same filters, every matching top-level receipt, one row each: the month's
  * export for a spreadsheet), GET /v0/receipts/{id} and GET /v0/receipts/{id}/proof (its inclusion proof in the log).
- * A principal reads only the receipts (and proofs) of mandates it sees.
+ * A principal reads only its own receipts (and proofs): those of the mandates it sees, and a human key those of its
+ * requests that named no mandate that exists (principal.ts `receiptScopeOf`); the dev operator every one.
  */
 import { once } from 'node:events';
 import { type Request, type Response, Router } from 'express';
@@ -14,13 +15,13 @@ import type { ServiceContext } from '../../../shared/context.js';
 import {
   eachReceiptLine,
   listReceipts,
-  loadReceiptTree,
+  loadOwnedReceiptTree,
   RECEIPT_STATUSES,
   type ReceiptFilter,
   type ReceiptLine,
   type ReceiptScope,
 } from '../../../shared/receipts/store.js';
-import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../principal.js';
+import { assertSeesMandate, ownOrNotFound, receiptListScope, receiptScopeOf, requireKind } from '../principal.js';
 import { queryAgent, queryPeriod, queryStatus, queryString } from '../query.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
@@ -76,7 +77,7 @@ export const receiptOperations = defineOperations({
     auth: ['human', 'agent'],
     summary: 'Receipt trees, newest first, paged; filtered by mandate, period, status and agent',
     description:
-      'Top-level receipts (children inline). A human key reads the receipts of the mandates it issued, an agent key those of its mandate. The filters combine; a page’s `next` passed as `before` gives the next (older) page within the same filters.',
+      'Top-level receipts (children inline). A human key reads the receipts of the mandates it issued and of its own requests that named a mandate that does not exist, an agent key those of its mandate. The filters combine; a page’s `next` passed as `before` gives the next (older) page within the same filters.',
     query: {
       ...FILTERS,
       limit: { description: '1 to 200 (default 50)', schema: { type: 'integer', minimum: 1, maximum: 200 } },
@@ -163,8 +164,9 @@ function readFilters(req: Request, res: Response): { scope: ReceiptScope; filter
   const status = queryStatus(req);
   const agent = queryAgent(req);
   if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate}`);
-  // An agent key reads its mandate's receipts; a human key those of the mandates they issued; the operator all.
-  const scope: ReceiptScope = p.kind === 'agent' ? { mandate: p.mandateId } : p.kind === 'human' ? { issuer: p.account } : {};
+  // An agent key lists its mandate's receipts; a human key its own (the mandates they issued, and the requests they
+  // sent that named no mandate that exists); the operator all: the rule `readable` reads one by (receiptScopeOf).
+  const scope = receiptListScope(p);
   const filter: ReceiptFilter = {
     ...(mandate !== undefined && p.kind !== 'agent' ? { mandate } : {}),
     ...(period.since ? { since: period.since.iso } : {}),
@@ -274,7 +276,7 @@ export function receiptRoutes(ctx: ServiceContext): Router {
   const readable = async (req: Request, res: Response) => {
     const p = requireKind(res, ['operator', 'human', 'agent'], 'read receipts');
     const id = String(req.params.id);
-    return ownOrNotFound(scopeOf(p), await loadReceiptTree(ctx.db, id), (r) => r.mandate, `there is no receipt ${id.slice(0, 100)}`);
+    return ownOrNotFound(receiptScopeOf(p), await loadOwnedReceiptTree(ctx.db, id), (r) => r.owner, `there is no receipt ${id.slice(0, 100)}`).receipt;
   };
 
   mount(
