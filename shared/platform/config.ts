@@ -7,6 +7,7 @@
 import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { tryParseAmount } from '../core/money.js';
+import { MIN_SECRET_LENGTH, secretWeakness } from '../core/secret-strength.js';
 
 export interface Config {
   port: number;
@@ -327,9 +328,6 @@ type OperatingSettings = Pick<
   | 'webhooks'
 >;
 
-/** Minimum length of HOLON_FILE_SECRET (production) and HOLON_ADMIN_KEY (always, when set). */
-const MIN_SECRET_LENGTH = 32;
-
 /** Proxy, public URLs, secrets and rate limits (gateway.md §7 "Operating"). Secrets are never echoed in problems. */
 function operatingSettings(
   env: NodeJS.ProcessEnv,
@@ -485,12 +483,56 @@ function productionProblems(config: Config, env: NodeJS.ProcessEnv, overrides: P
   if (!config.hosted) {
     out.push('production needs HOLON_HOSTED=1 (accounts and API keys): without it the gateway would run in dev mode, where nothing asks for a key');
   }
+  out.push(...secretProblems(env), ...publicUrlProblems(config.publicUrl));
   if (!config.privateEvalsDir) {
     out.push(
       'production needs HOLON_PRIVATE_EVALS (the directory of private holdout cases, laid out like evals/): without it agents are judged on public cases only',
     );
   }
   return out;
+}
+
+/**
+ * The secrets production checks (docs/operating.md, "Secrets"): each generated ones must look generated
+ * (shared/core/secret-strength.ts), and no value may serve two of them. The signing key (a JWK or PEM, checked as a
+ * key where it is loaded) and GitHub's client secret (GitHub makes it) are only compared. A webhook secret is
+ * judged by its random part (after `whsec_`). No value is ever repeated in a problem.
+ */
+const SECRETS: ReadonlyArray<{ name: string; generated: boolean }> = [
+  { name: 'HOLON_ADMIN_KEY', generated: true },
+  { name: 'HOLON_FILE_SECRET', generated: true },
+  { name: 'HOLON_SIGNING_KEY', generated: false },
+  { name: 'HOLON_CALLBACK_SECRET', generated: true },
+  { name: 'HOLON_GITHUB_CLIENT_SECRET', generated: false },
+];
+
+const GENERATE = 'set it to a value of its own from `openssl rand -base64 32`';
+
+function secretProblems(env: NodeJS.ProcessEnv): string[] {
+  const out: string[] = [];
+  const set = SECRETS.flatMap((s) => {
+    const value = nonEmpty(env[s.name]);
+    return value === undefined ? [] : [{ ...s, value, random: value.startsWith('whsec_') ? value.slice('whsec_'.length) : value }];
+  });
+  for (const s of set) {
+    // Too short is reported where the setting is read (its own sentence); the rest of what makes a secret weak, here.
+    const weak = s.generated && [...s.random].length >= MIN_SECRET_LENGTH ? secretWeakness(s.random) : null;
+    if (weak) out.push(`${s.name} does not look random (${weak}): ${GENERATE}`);
+  }
+  set.forEach((a, i) => {
+    for (const b of set.slice(i + 1)) {
+      if (a.value === b.value || a.random === b.random) out.push(`${b.name} is the same value as ${a.name}: each secret needs its own value; ${GENERATE}`);
+    }
+  });
+  return out;
+}
+
+/** The public URL is an origin: a path, a query or a fragment would be pasted into every signed link and log name. */
+function publicUrlProblems(publicUrl: string | undefined): string[] {
+  if (!publicUrl) return [];
+  const u = new URL(publicUrl);
+  if ((u.pathname === '/' || u.pathname === '') && !u.search && !u.hash) return [];
+  return [`HOLON_PUBLIC_URL must be an origin only (https://host or https://host:port), without a path, query or fragment: set it to ${u.origin}`];
 }
 
 // ------------------------------------------------------------------------------------------------- the table

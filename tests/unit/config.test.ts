@@ -5,8 +5,8 @@ import { describe, expect, it } from 'vitest';
 import { ConfigError, devMandatesDir, loadConfig } from '../../shared/platform/config.js';
 
 const ROOT = path.resolve(__dirname, '../..');
-const SECRET = 'f'.repeat(32);
-const ADMIN = 'a'.repeat(40);
+const SECRET = 'e6QWQhaIuBY2Zi8BD4Vk0JG2RDft5VNn';
+const ADMIN = 'vUAyf3hE6AM2Wxu5xzrec3fPwzk10S2zshHTL98J';
 
 const PRODUCTION: NodeJS.ProcessEnv = {
   NODE_ENV: 'production',
@@ -99,7 +99,37 @@ describe('production configuration', () => {
     expect(problems.find((p) => p.includes('HOLON_ADMIN_KEY'))).toMatch(/at least 32/);
     expect(problems.join('\n')).not.toMatch(/short-file-secret|short-admin-key/);
     expect(problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: 'x'.repeat(31) })).toHaveLength(1);
-    expect(problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: 'x'.repeat(32) })).toEqual([]);
+    expect(problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: 'Q7mZ2pX9kLw4Rt8Vn3Bj6Hc1Yf5Gd0Se' })).toEqual([]);
+  });
+
+  it('refuses secrets that do not look random, one value for two secrets, and a public URL that is not an origin', () => {
+    const weak = problemsOf({ ...PRODUCTION, HOLON_ADMIN_KEY: 'a'.repeat(32), HOLON_FILE_SECRET: 'abcdefgh'.repeat(4) });
+    expect(weak).toEqual([
+      expect.stringMatching(
+        /^- HOLON_ADMIN_KEY does not look random \(it has only 1 distinct characters\): set it to a value of its own from `openssl rand -base64 32`$/,
+      ),
+      expect.stringMatching(/^- HOLON_FILE_SECRET does not look random \(it repeats a pattern of 8 characters\)/),
+    ]);
+    expect(weak.join('\n')).not.toContain('aaaa');
+    const same = problemsOf({ ...PRODUCTION, HOLON_FILE_SECRET: ADMIN });
+    expect(same).toEqual([expect.stringMatching(/^- HOLON_FILE_SECRET is the same value as HOLON_ADMIN_KEY: each secret needs its own value/)]);
+    expect(same.join('\n')).not.toContain(ADMIN);
+    const webhook = `whsec_${Buffer.from(SECRET).toString('base64')}`;
+    expect(problemsOf({ ...PRODUCTION, HOLON_CALLBACK_SECRET: webhook })).toEqual([]);
+    expect(problemsOf({ ...PRODUCTION, HOLON_SIGNING_KEY: ADMIN })).toEqual([
+      expect.stringMatching(/^- HOLON_SIGNING_KEY is the same value as HOLON_ADMIN_KEY/),
+    ]);
+    expect(problemsOf({ ...PRODUCTION, HOLON_CALLBACK_SECRET: `whsec_${ADMIN}` })).toEqual([
+      expect.stringMatching(/^- HOLON_CALLBACK_SECRET is the same value as HOLON_ADMIN_KEY/),
+    ]);
+    for (const url of ['https://host/x?y', 'https://host/x', 'https://host?y', 'https://host#f']) {
+      expect(problemsOf({ ...PRODUCTION, HOLON_PUBLIC_URL: url }), url).toEqual([
+        '- HOLON_PUBLIC_URL must be an origin only (https://host or https://host:port), without a path, query or fragment: set it to https://host',
+      ]);
+    }
+    expect(problemsOf({ ...PRODUCTION, HOLON_PUBLIC_URL: 'https://host:8443/' })).toEqual([]);
+    // Outside production a weak secret still starts (the dev gateway and the tests use fixed ones).
+    expect(loadConfig({ HOLON_ADMIN_KEY: 'a'.repeat(32), HOLON_FILE_SECRET: 'a'.repeat(32) }).adminKey).toBe('a'.repeat(32));
   });
 
   it('outside production, nothing is required but a weak admin key is still refused', () => {
