@@ -16,7 +16,7 @@
 export const MIN_SECRET_LENGTH = 32;
 export const MIN_DISTINCT = 8;
 export const MAX_RUN = 8;
-export const MIN_ENTROPY_BITS = 80;
+const MIN_ENTROPY_BITS = 80;
 
 /** What is weak about `secret`, in words that never repeat it; null when it looks generated. */
 export function secretWeakness(secret: string): string | null {
