@@ -13,13 +13,15 @@
  */
 import { readFile } from 'node:fs/promises';
 import { parseArgs } from 'node:util';
+import { canonicalJson } from '../../shared/core/canonical-json.js';
 import { checkAttenuation } from '../../shared/core/mandate/index.js';
 import { validateMandate } from '../../shared/core/mandate/validate.js';
 import { verifyInclusion } from '../../shared/core/merkle.js';
 import { MANDATE_JWS_TYPE, statementBytes, statementHash, type MandateStatement } from '../../shared/mandates/signing.js';
 import { RECEIPT_JWS_TYPE, receiptBytes, receiptLeaf } from '../../shared/receipts/signing.js';
 import type { ReceiptView } from '../../shared/receipts/store.js';
-import type { KeySet, KeySetEntry } from '../../shared/signing/key-set.js';
+import { treeProblems } from '../../shared/receipts/tree-checks.js';
+import { publicKeyProblem, type KeySet, type KeySetEntry } from '../../shared/signing/key-set.js';
 import { openNote, parseCheckpointBody } from '../../shared/signing/signed-note.js';
 import { verifyDetached } from '../../shared/signing/verify.js';
 
@@ -60,10 +62,25 @@ async function keySetFrom(values: { jwks?: string; url?: string }): Promise<KeyS
   return asKeySet(await res.json().catch(() => null), url);
 }
 
+/** Every key of the set well formed, or misuse naming the key: a key skipped would be a check silently not made. */
 function asKeySet(v: unknown, where: string): KeySet {
   const keys = (v as { keys?: unknown } | null)?.keys;
   if (!Array.isArray(keys)) throw new Misuse(`${where} is not a key set ({"keys": [...]})`);
-  return { keys: keys.filter((k): k is KeySetEntry => typeof (k as KeySetEntry)?.x === 'string' && typeof (k as KeySetEntry)?.kid === 'string') };
+  keys.forEach((k, i) => {
+    const problem = keyProblem(k);
+    if (problem) throw new Misuse(`key ${i} of the key set ${where} ${problem}: the key set is damaged, fetch it again`);
+  });
+  return { keys: keys as KeySetEntry[] };
+}
+
+function keyProblem(k: unknown): string | null {
+  if (!k || typeof k !== 'object' || Array.isArray(k)) return 'is not an object';
+  const key = k as Record<string, unknown>;
+  if (typeof key.kid !== 'string' || key.kid === '') return 'has no kid';
+  const problem = publicKeyProblem(key);
+  return problem
+    ? `(${key.kid})${problem.at} ${problem.message}, not ${JSON.stringify(problem.at === '' ? key.kty : key[problem.at.slice(1)]) ?? 'absent'}`
+    : null;
 }
 
 type Kind = 'receipt' | 'mandate' | 'unknown';
@@ -85,6 +102,15 @@ async function receiptChecks(receipt: ReceiptView, keySet: KeySet, out: Check[])
     out.push({ check: `signature of ${receipt.id}`, ok: v.ok, detail: v.ok ? `signed by key ${v.kid}` : v.reason });
   }
   for (const child of Array.isArray(receipt.children) ? receipt.children : []) await receiptChecks(child, keySet, out);
+}
+
+/** The tree's own rules (shared/receipts/tree-checks.ts): what no single signature covers. */
+function treeChecks(receipt: ReceiptView, out: Check[]): void {
+  const problems = treeProblems(receipt);
+  for (const p of problems) out.push({ check: `tree: ${p.rule} (${p.receipt})`, ok: false, detail: p.detail });
+  if (problems.length === 0) {
+    out.push({ check: 'tree', ok: true, detail: 'each child under its parent, no receipt twice, passed-through costs add up' });
+  }
 }
 
 interface ProofFile {
@@ -140,6 +166,41 @@ interface MandateView {
   signature: string | null;
 }
 
+/** `revoked` lives on the row, not in what was signed: the one field a view may add to its statement's document. */
+function withoutRevoked(doc: unknown): unknown {
+  if (!doc || typeof doc !== 'object' || Array.isArray(doc)) return doc;
+  const { revoked: _revoked, ...rest } = doc as Record<string, unknown>;
+  return rest;
+}
+
+/**
+ * The view's `mandate` is not signed: it must be the signed statement's document (`revoked` aside), or what a reader
+ * takes from the view is not what was verified. Not verified otherwise, naming the first field that differs.
+ */
+function documentCheck(id: string, link: MandateView): Check {
+  const shown = withoutRevoked(link.mandate);
+  const signed = withoutRevoked(link.statement!.mandate);
+  if (canonicalJson(shown) === canonicalJson(signed)) return { check: `document of ${id}`, ok: true, detail: 'the view shows the signed document' };
+  const at = firstDifference(shown, signed, '$');
+  return {
+    check: `document of ${id}`,
+    ok: false,
+    detail: `the view's mandate differs from the signed statement at ${at}: only the statement was signed, so only it was checked`,
+  };
+}
+
+function firstDifference(a: unknown, b: unknown, path: string): string {
+  if (a && b && typeof a === 'object' && typeof b === 'object' && Array.isArray(a) === Array.isArray(b)) {
+    const keys = [...new Set([...Object.keys(a), ...Object.keys(b)])].sort();
+    for (const k of keys) {
+      const x = (a as Record<string, unknown>)[k];
+      const y = (b as Record<string, unknown>)[k];
+      if (canonicalJson(x ?? null) !== canonicalJson(y ?? null)) return firstDifference(x, y, Array.isArray(a) ? `${path}[${k}]` : `${path}.${k}`);
+    }
+  }
+  return path;
+}
+
 /** Each link's signature, its parent hash, and its attenuating its parent. */
 async function mandateChecks(chain: MandateView[], keySet: KeySet, out: Check[]): Promise<void> {
   let parent: MandateView | undefined;
@@ -152,8 +213,7 @@ async function mandateChecks(chain: MandateView[], keySet: KeySet, out: Check[])
     }
     const v = await verifyDetached(link.signature, statementBytes(link.statement), keySet, { typ: MANDATE_JWS_TYPE, signedAt: link.statement.signed_at });
     out.push({ check: `signature of ${id}`, ok: v.ok, detail: v.ok ? `signed by key ${v.kid}, issuer ${link.statement.issuer}` : v.reason });
-    const sameDoc = link.statement.mandate?.id === link.mandate?.id;
-    out.push({ check: `statement of ${id}`, ok: sameDoc, detail: sameDoc ? 'names this mandate' : 'the signed statement is of another mandate' });
+    out.push(documentCheck(id, link));
     if (parent?.statement) {
       const linked = link.statement.parent?.id === parent.statement.mandate.id && link.statement.parent?.sha256 === statementHash(parent.statement);
       out.push({
@@ -192,6 +252,7 @@ export async function verifyCommand(argv: string[]): Promise<number> {
     if (kind === 'receipt') {
       const receipt = doc as ReceiptView;
       await receiptChecks(receipt, keySet, checks);
+      treeChecks(receipt, checks);
       if (values.proof !== undefined) proofChecks(receipt, (await readJson(values.proof, 'the proof')) as ProofFile, keySet, checks);
     } else {
       await mandateChecks((Array.isArray(doc) ? doc : [doc]) as MandateView[], keySet, checks);

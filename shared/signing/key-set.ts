@@ -37,15 +37,30 @@ export async function parseRetiredKeys(text: string | undefined): Promise<KeySet
   return Promise.all(list.map((item, i) => retiredEntry(item, `${what}[${i}]`)));
 }
 
+const RETIRED_AT = 'must be the RFC 3339 time the key stopped signing, such as 2026-03-01T00:00:00Z';
+
+/**
+ * What is wrong with a public key of a key set — its type, its 32-byte `x`, and its `retired_at` when present — as
+ * the member it is about (`''`, `.x`, `.retired_at`) and a sentence; null when it is well formed.
+ */
+export function publicKeyProblem(jwk: Record<string, unknown>): { at: string; message: string } | null {
+  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') return { at: '', message: 'must be an Ed25519 key ("kty":"OKP","crv":"Ed25519")' };
+  if (typeof jwk.x !== 'string' || !BASE64URL_32.test(jwk.x)) return { at: '.x', message: 'must be the 32-byte public key in base64url' };
+  if (jwk.retired_at !== undefined && !(typeof jwk.retired_at === 'string' && parseTimestamp(jwk.retired_at).ok)) {
+    return { at: '.retired_at', message: RETIRED_AT };
+  }
+  return null;
+}
+
 async function retiredEntry(item: unknown, where: string): Promise<KeySetEntry> {
   if (item === null || typeof item !== 'object' || Array.isArray(item)) throw new ConfigError(`${where} must be a JWK object`);
   const jwk = item as Record<string, unknown>;
   if ('d' in jwk) throw new ConfigError(`${where} holds a private key ("d"): list only the public half`);
-  if (jwk.kty !== 'OKP' || jwk.crv !== 'Ed25519') throw new ConfigError(`${where} must be an Ed25519 key ("kty":"OKP","crv":"Ed25519")`);
-  if (typeof jwk.x !== 'string' || !BASE64URL_32.test(jwk.x)) throw new ConfigError(`${where}.x must be the 32-byte public key in base64url`);
-  const at = typeof jwk.retired_at === 'string' ? parseTimestamp(jwk.retired_at) : undefined;
-  if (!at?.ok) throw new ConfigError(`${where}.retired_at must be the RFC 3339 time the key stopped signing, such as 2026-03-01T00:00:00Z`);
-  const publicJwk: PublicJwk = { kty: 'OKP', crv: 'Ed25519', x: jwk.x };
+  const problem = publicKeyProblem({ retired_at: null, ...jwk });
+  if (problem) throw new ConfigError(`${where}${problem.at} ${problem.message}`);
+  const at = parseTimestamp(String(jwk.retired_at));
+  if (!at.ok) throw new ConfigError(`${where}.retired_at ${RETIRED_AT}`);
+  const publicJwk: PublicJwk = { kty: 'OKP', crv: 'Ed25519', x: String(jwk.x) };
   return { ...entryOf(publicJwk, await calculateJwkThumbprint(publicJwk, 'sha256')), retired_at: at.instant.iso };
 }
 

@@ -216,25 +216,75 @@ export async function verifyReceiptSignature(receipt: unknown, keySet: KeySet): 
 }
 
 /**
- * A receipt and, recursively, every receipt in its `children` (absent = none). A child's failure is reported with its
- * path: `children[1].children[0]: signature`.
+ * A receipt and, recursively, every receipt in its `children` (absent = none), and the tree's own rules, which no
+ * signature covers (a signature leaves `children` out): every child's `parent` is the receipt it is listed under
+ * (`children[i]: parent`), no receipt id appears twice in the tree (`children[i]: duplicate id`), and where a
+ * receipt's `cost.downstream` is not zero — it passed its children's costs through — its children's `cost.total`
+ * add up to it exactly, in its currency (`downstream`). A child's failure is reported with its path:
+ * `children[1].children[0]: signature`.
  */
 export async function verifyReceiptTree(receipt: unknown, keySet: KeySet): Promise<VerifyResult> {
-  return verifyTreeAt(receipt, keySet, '');
+  return verifyTreeAt(receipt, keySet, '', new Set());
 }
 
-async function verifyTreeAt(receipt: unknown, keySet: KeySet, path: string): Promise<VerifyResult> {
+/** A decimal amount string in micro-units (at most 6 decimals), or null. */
+function micros(v: unknown): bigint | null {
+  if (typeof v !== 'string') return null;
+  const m = /^(\d+)\.(\d{1,6})$/.exec(v);
+  return m ? BigInt(m[1]!) * 1_000_000n + BigInt(m[2]!.padEnd(6, '0')) : null;
+}
+
+/** `cost.downstream` non-zero: the sum of the children's `cost.total` in the same currency. */
+function downstreamAddsUp(receipt: Record<string, unknown>, children: unknown[]): boolean {
+  // A receipt that states no downstream cost (another format's) has no sum to check.
+  if (!isObject(receipt.cost) || !('downstream' in receipt.cost)) return true;
+  const downstream = micros(receipt.cost.downstream);
+  if (downstream === null) return false;
+  if (downstream === 0n) return true;
+  let sum = 0n;
+  for (const child of children) {
+    if (!isObject(child) || child.currency !== receipt.currency || !isObject(child.cost)) return false;
+    const total = micros(child.cost.total);
+    if (total === null) return false;
+    sum += total;
+  }
+  return sum === downstream;
+}
+
+async function verifyTreeAt(receipt: unknown, keySet: KeySet, path: string, seen: Set<unknown>): Promise<VerifyResult> {
   const at = (reason: string) => fail(path === '' ? reason : `${path}: ${reason}`);
   const own = await verifyReceiptSignature(receipt, keySet);
   if (!own.ok) return at(own.reason);
-  const children = (receipt as Record<string, unknown>).children;
+  const r = receipt as Record<string, unknown>;
+  if (seen.has(r.id)) return at('duplicate id');
+  seen.add(r.id);
+  const children = r.children;
   if (children === undefined) return { ok: true };
   if (!Array.isArray(children)) return at('children is not an array');
   for (const [i, child] of children.entries()) {
-    const result = await verifyTreeAt(child, keySet, `${path === '' ? '' : `${path}.`}children[${i}]`);
+    const childPath = `${path === '' ? '' : `${path}.`}children[${i}]`;
+    if (!isObject(child) || child.parent !== r.id) return fail(`${childPath}: parent`);
+    const result = await verifyTreeAt(child, keySet, childPath, seen);
     if (!result.ok) return result;
   }
+  if (!downstreamAddsUp(r, children)) return at('downstream');
   return { ok: true };
+}
+
+/**
+ * A mandate view (`GET /v0/mandates/{id}`): its statement's signature (`typ` `holon-mandate`, over the RFC 8785 JSON
+ * of `statement`), and its unsigned `mandate` equal to the signed `statement.mandate`, `revoked` aside (revocation is
+ * not in what was signed): otherwise `mandate differs from statement`.
+ */
+export async function verifyMandateView(view: unknown, keySet: KeySet): Promise<VerifyResult> {
+  if (!isObject(view) || !isObject(view.statement) || typeof view.signature !== 'string') return fail('unsigned');
+  const text = canonicalize(view.statement);
+  if (typeof text !== 'string') return fail('canonical form');
+  const signed = await verifyDetachedJws(view.signature, Buffer.from(text, 'utf8'), keySet, MANDATE_TYP);
+  if (!signed.ok) return fail(signed.reason);
+  const withoutRevoked = (doc: unknown) => (isObject(doc) ? Object.fromEntries(Object.entries(doc).filter(([name]) => name !== 'revoked')) : doc);
+  const same = canonicalize(withoutRevoked(view.mandate)) === canonicalize(withoutRevoked(view.statement.mandate));
+  return same ? { ok: true } : fail('mandate differs from statement');
 }
 
 // ---------------------------------------------------------------------------------------------------------------

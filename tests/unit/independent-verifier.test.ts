@@ -196,9 +196,9 @@ describe('verifyReceiptSignature', () => {
 
 describe('verifyReceiptTree', () => {
   it('verifies children recursively and names a tampered child', async () => {
-    const grandchild = await signReceipt({ ...BODY, id: 'rcpt_gc', amount: '0.001000' }, keyA);
-    const child0 = await signReceipt({ ...BODY, id: 'rcpt_c0', amount: '0.002000' }, keyA);
-    const child1 = await signReceipt({ ...BODY, id: 'rcpt_c1', amount: '0.003000' }, keyA, { children: [grandchild] });
+    const grandchild = await signReceipt({ ...BODY, id: 'rcpt_gc', parent: 'rcpt_c1', amount: '0.001000' }, keyA);
+    const child0 = await signReceipt({ ...BODY, id: 'rcpt_c0', parent: BODY.id, amount: '0.002000' }, keyA);
+    const child1 = await signReceipt({ ...BODY, id: 'rcpt_c1', parent: BODY.id, amount: '0.003000' }, keyA, { children: [grandchild] });
     const root = await signReceipt(BODY, keyA, { children: [child0, child1] });
     expect(await verifyReceiptTree(root, keySet)).toEqual({ ok: true });
 
@@ -209,7 +209,7 @@ describe('verifyReceiptTree', () => {
     const tamperedGrandchild = { ...root, children: [child0, { ...child1, children: [{ ...grandchild, callee: 'someone_else' }] }] };
     expect(await verifyReceiptTree(tamperedGrandchild, keySet)).toEqual({ ok: false, reason: 'children[1].children[0]: signature' });
 
-    const childByB = await signReceipt({ ...BODY, id: 'rcpt_b' }, keyB);
+    const childByB = await signReceipt({ ...BODY, id: 'rcpt_b', parent: BODY.id }, keyB);
     expect(await verifyReceiptTree({ ...root, children: [childByB] }, keySet)).toEqual({ ok: false, reason: 'children[0]: unknown key' });
     expect(await verifyReceiptTree({ ...root, children: { 0: child0 } }, keySet)).toEqual({ ok: false, reason: 'children is not an array' });
     expect(await verifyReceiptTree({ ...root, amount: '0.010001' }, keySet)).toEqual({ ok: false, reason: 'signature' });
@@ -551,7 +551,7 @@ describe('verifyReceiptProof', () => {
   async function fixture() {
     const receipts = [];
     for (let i = 0; i < 7; i++) receipts.push(await signReceipt({ ...BODY, id: `rcpt_${i}`, amount: `0.0${i}0000` }, keyA));
-    const child = await signReceipt({ ...BODY, id: 'rcpt_child' }, keyA);
+    const child = await signReceipt({ ...BODY, id: 'rcpt_child', parent: 'rcpt_4' }, keyA);
     receipts[4] = await signReceipt({ ...BODY, id: 'rcpt_4', amount: '0.040000' }, keyA, { children: [child] });
     // The test's own leaves: SHA-256(0x00 ‖ RFC 8785 bytes without signature and children).
     const leaves = receipts.map((r) => sha256(LEAF, signedBytes(r)));
