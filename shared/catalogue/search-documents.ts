@@ -54,7 +54,15 @@ export async function insertDocuments(db: Queryable, agents: readonly AgentVersi
   const byKey = new Map<string, AgentVersion>();
   for (const a of agents) if (!byKey.has(keyOf(a.manifest.id, a.manifest.version))) byKey.set(keyOf(a.manifest.id, a.manifest.version), a);
   const sorted = [...byKey.values()].sort((x, y) =>
-    x.manifest.id !== y.manifest.id ? (x.manifest.id < y.manifest.id ? -1 : 1) : x.manifest.version < y.manifest.version ? -1 : x.manifest.version > y.manifest.version ? 1 : 0,
+    x.manifest.id !== y.manifest.id
+      ? x.manifest.id < y.manifest.id
+        ? -1
+        : 1
+      : x.manifest.version < y.manifest.version
+        ? -1
+        : x.manifest.version > y.manifest.version
+          ? 1
+          : 0,
   );
   for (let i = 0; i < sorted.length; i += BATCH) {
     const batch = sorted.slice(i, i + BATCH);
@@ -108,7 +116,9 @@ export async function deleteDocument(db: Queryable, id: string, version: string)
  * For an API process's start-up, after the registry lists published versions and hides yanked ones: drop the rows
  * of yanked versions (a yank that raced a first write), learn which published rows are there (their keys only),
  * then write every listed version's row that is not: the shipped agents of this process, and published versions
- * listed before this table existed (a database upgraded in place). Answers how many rows it wrote.
+ * listed before this table existed (a database upgraded in place). Then ANALYZE, so the planner knows the table's
+ * size and matches on the index from the first search (Postgres's autovacuum keeps it current afterwards; PGlite has
+ * none). Answers how many rows it wrote.
  */
 export async function syncSearchDocuments(ctx: Pick<ServiceContext, 'db' | 'registry'>): Promise<number> {
   const { db, registry } = ctx;
@@ -123,7 +133,9 @@ export async function syncSearchDocuments(ctx: Pick<ServiceContext, 'db' | 'regi
     db,
     listed.filter((a) => a.origin === 'published' && present.has(keyOf(a.manifest.id, a.manifest.version))),
   );
-  return ensureDocuments(db, listed);
+  const written = await ensureDocuments(db, listed);
+  await db.raw('ANALYZE search_documents');
+  return written;
 }
 
 /**

@@ -45,7 +45,7 @@ async function sent(db: Knex, work: () => Promise<unknown>): Promise<{ bytes: nu
   const listener = (q: { sql: string; bindings?: unknown[] }) => {
     bytes += Buffer.byteLength(q.sql);
     for (const b of q.bindings ?? []) {
-      const n = Buffer.byteLength(typeof b === 'string' ? b : JSON.stringify(b) ?? '');
+      const n = Buffer.byteLength(typeof b === 'string' ? b : (JSON.stringify(b) ?? ''));
       bytes += n;
       longest = Math.max(longest, n);
     }

@@ -2,7 +2,8 @@
  * The catalogue's search documents (docs/publishing.md, "Search"): one row per listed agent version, its three
  * weighted parts as text (shared/catalogue/text-search.ts `documentParts`: A the id and capabilities, B the summary,
  * C the description and the strings of the examples, bounded to a few KB) and the tsvector Postgres makes of them,
- * a generated column under a GIN index: a search matches on the index and ranks only the matches.
+ * a generated column under a GIN index: a search matches on the index and ranks only the matches. A publish writes
+ * into the index directly (fastupdate off): publishes are rare, searches are not.
  *
  * `origin`: `published` rows are written with the version (in the publish's transaction) and deleted with its yank;
  * `shipped` rows are written by the processes that list them (shared/catalogue/search-documents.ts). No foreign key:
@@ -25,5 +26,7 @@ export const statements = [
                ) STORED,
      PRIMARY KEY (agent_id, version)
    )`,
-  `CREATE INDEX search_documents_document ON search_documents USING gin (document)`,
+  // fastupdate off: every write goes into the index itself, none waits in a pending list that each search would
+  // read through (and that makes the planner's estimate of the index so high that it scans the table instead).
+  `CREATE INDEX search_documents_document ON search_documents USING gin (document) WITH (fastupdate = off)`,
 ];
