@@ -16,9 +16,11 @@
  *     replaced when it changed); a process never deletes a shipped row, since another process may list it
  *     (directories can differ between processes): a row nobody lists any more is never a candidate.
  *   - anything else a process lists without knowing its row is there (a version heard on the publish channel, a
- *     database upgraded in place or restored from an older backup) is written the first time a search meets it:
+ *     registry built some other way, as tests and benches do) is written the first time a search meets it:
  *     `INSERT … ON CONFLICT`, never over a published row, never for a yanked version. Each process remembers, per
  *     database handle, the versions whose row it wrote or saw, so a search sends documents only once per process.
+ *   - a database upgraded in place (versions listed before migration 022): written by the next API process to start
+ *     (`syncSearchDocuments`).
  * A search also leaves out yanked versions itself (`yanked_versions`), so a yank stops matching at its commit in
  * every process, before any of them has heard of it.
  */
