@@ -8,6 +8,7 @@
  * (for tuning: BENCH_GATEWAY_RUNNERS, _SETTLERS, _CONCURRENCY, _DURATION_S, _DRIVER=inline|worker).
  * BENCH_ONLY=mcp runs only the MCP runtime section (bench/mcp-runtime.ts: a local MCP server, no database), and
  * writes nothing. BENCH_ONLY=signing runs only the signing section (bench/signing.ts), and writes nothing.
+ * BENCH_ONLY=search runs only the catalogue search section (bench/search.ts, Postgres), and writes nothing.
  */
 import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
@@ -22,6 +23,7 @@ import { split } from '../shared/core/splits.js';
 import { worstCase, charge } from '../shared/core/pricing.js';
 import { gatewayBench } from './gateway.js';
 import { mcpRuntimeBench } from './mcp-runtime.js';
+import { searchBench } from './search.js';
 import { signingBench } from './signing.js';
 import { postgresDatabase, redisTarget, writeResultSections } from './support.js';
 import { generateSigningKey } from '../shared/signing/keys.js';
@@ -163,6 +165,25 @@ async function coreBench(): Promise<void> {
   record('core', 'splits/s (3-level chain)', perSecond(n, await time(n, (i) => split(35_000n + BigInt(i), chain))), '/s');
 }
 
+/** One search as the catalogue grows: 20, 200, 2 000 listings of ~8 KB, each in a database of its own (bench/search.ts). */
+async function runSearchBench(): Promise<void> {
+  const dbs = [];
+  try {
+    for (let i = 0; i < 3; i++) {
+      const db = await postgresDatabase();
+      if (!db) return;
+      dbs.push(db);
+    }
+    console.log('\ncatalogue search (searchCatalogue with q over published listings of ~8 KB each; Postgres)');
+    await searchBench(
+      dbs.map((d) => d.url),
+      (name, value, unit) => record('search', name, value, unit),
+    );
+  } finally {
+    for (const db of dbs) await db.drop();
+  }
+}
+
 async function main(): Promise<void> {
   const only = process.env.BENCH_ONLY;
   console.log(`holon bench — node ${process.version}, ${new Date().toISOString()}${only ? ` (only ${only})` : ''}`);
@@ -173,6 +194,11 @@ async function main(): Promise<void> {
       console.log('\nsigning and logging receipts (shared/receipts/signing.ts, log.ts; Postgres)');
       await signingBench(db.url, (name, value, unit) => record('signing', name, value, unit)).finally(() => db.drop());
     }
+    console.log('(partial run: bench/results.json left as it was)');
+    return;
+  }
+  if (only === 'search') {
+    await runSearchBench();
     console.log('(partial run: bench/results.json left as it was)');
     return;
   }
@@ -234,6 +260,7 @@ async function main(): Promise<void> {
       await signingDb.drop();
     }
   }
+  if (!only) await runSearchBench();
   console.log(`\nbench took ${((performance.now() - started) / 1000).toFixed(1)} s`);
   if (only) {
     console.log('(partial run: bench/results.json left as it was)');

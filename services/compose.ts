@@ -17,6 +17,7 @@ import { saveMandate } from '../shared/mandates/store.js';
 import { creditSignup } from '../shared/ledger/demo-credit.js';
 import { startYankFollower } from '../shared/hosted/yanks.js';
 import { startPublishedFollower } from '../shared/registry/published.js';
+import { syncSearchDocuments } from '../shared/catalogue/search-documents.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/platform/log.js';
 import { createMessaging } from '../shared/messaging/index.js';
@@ -160,6 +161,16 @@ async function fileLinksAndSuites(config: Config, roles: readonly Role[], log: L
   return { fileLinks, suites };
 }
 
+/**
+ * An API process searches: the search documents of what it lists are in Postgres before it answers
+ * (shared/catalogue/search-documents.ts: its shipped agents, published versions listed before the table existed).
+ */
+async function writeSearchDocuments(context: ServiceContext, roles: readonly Role[]): Promise<void> {
+  if (!roles.includes('api')) return;
+  const written = await syncSearchDocuments(context);
+  if (written > 0) context.log.info({ written }, 'search documents written');
+}
+
 export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
   const config = loadConfig(process.env, overrides);
   // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
@@ -197,6 +208,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   // (shared/registry/published.ts, shared/hosted/yanks.ts): published first, so a yanked one is listed, then hidden.
   const published = await startPublishedFollower(context);
   const yanks = await startYankFollower(context);
+  await writeSearchDocuments(context, roles);
   // `holon serve` in dev also serves the MCP agents of agents/ (services/cli/dev-agent-host.ts); it closes after
   // the runners, so a call in flight still reaches its agent.
   const host = everything && !config.production && config.agentHost ? await startDevAgentHost(registry, log) : undefined;

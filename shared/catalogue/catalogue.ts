@@ -6,8 +6,8 @@
  *   all-time record of the version shown (`record`), all results measured with ONE query.
  *   `q`: full-text search (text-search.ts), ANY of its words, stemmed, over id, name, summary, description,
  *   capabilities and examples. The candidates are what the registry lists for the other filters (capability,
- *   listed, not yanked, not HOLON_EXCLUDEd), exactly as without `q`; the words only keep those that match and order
- *   them: the agent whose id is the query first, then by relevance, then by cost per successful run (the ranking
+ *   listed, not yanked, not HOLON_EXCLUDEd), exactly as without `q`; the words (matched on the documents'
+ *   index, search-documents.ts) only keep those that match and order them: the agent whose id is the query first, then by relevance, then by cost per successful run (the ranking
  *   fact of resolution.ts: in the mandate's currency under a mandate; without one, in the agent's own currency,
  *   agents priced in different currencies ordered by currency code, since there is no rate to compare them), then
  *   by id. A capability search under a mandate keeps its cost ranking among equally relevant agents. Without `q`,
@@ -44,7 +44,8 @@ import type { AgentVersion } from '../registry/agent-version.js';
 import type { ServiceContext } from '../context.js';
 import { loadMandate } from '../mandates/store.js';
 import { sampleFor } from './sample-records.js';
-import { byRelevance, matchText, MAX_QUERY_LENGTH, type TextMatch } from './text-search.js';
+import { byRelevance, MAX_QUERY_LENGTH, type TextMatch } from './text-search.js';
+import { matchText } from './search-documents.js';
 import { loadEvaluationSummaries, NOT_EVALUATED, publishedOf, type EvaluationSummary } from './evaluations.js';
 import {
   EMPTY_RECORD,

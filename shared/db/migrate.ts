@@ -24,6 +24,7 @@ import * as m018 from './migrations/018_receipts_by_payer.js';
 import * as m019 from './migrations/019_log_retention.js';
 import * as m020 from './migrations/020_admit_batch.js';
 import * as m021 from './migrations/021_receipt_log.js';
+import * as m022 from './migrations/022_search_documents.js';
 import * as m026 from './migrations/026_receipt_requester.js';
 import * as m027 from './migrations/027_admit_by_call_id.js';
 
@@ -68,6 +69,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m019,
   m020,
   m021,
+  m022,
   m026,
   m027,
 ].map(forwardOnly);

@@ -14,6 +14,7 @@ import { HolonError } from '../core/errors.js';
 import type { ServiceContext } from '../context.js';
 import { formatAmount } from '../core/money.js';
 import { revokeAccountKeys } from './keys.js';
+import { deleteDocument } from '../catalogue/search-documents.js';
 import { publishYanks, yankMessage } from './yanks.js';
 
 export const MAX_REASON_LENGTH = 1000;
@@ -47,7 +48,7 @@ async function appendLog(db: Queryable, entry: { action: string; target: string;
   return String(r.rows[0]!.id);
 }
 
-/** Record a yank; false when the version was yanked already. */
+/** Record a yank, and drop the version's search document with it; false when the version was yanked already. */
 async function insertYank(db: Queryable, yank: { id: string; version: string; reason: string; by: string }): Promise<boolean> {
   const { id, version, reason, by } = yank;
   const r = await db.raw<{ rows: unknown[] }>(
@@ -55,7 +56,9 @@ async function insertYank(db: Queryable, yank: { id: string; version: string; re
      ON CONFLICT (agent_id, version) DO NOTHING RETURNING agent_id`,
     [id, version, reason, by],
   );
-  return r.rows.length === 1;
+  if (r.rows.length === 0) return false;
+  await deleteDocument(db, id, version);
+  return true;
 }
 
 /** Hide committed yanks here at once, and tell every other process. */

@@ -9,6 +9,7 @@ import type { Problem } from '../core/errors.js';
 import { validateManifest } from '../core/manifest/validate.js';
 import type { Manifest } from '../core/manifest/types.js';
 import type { Db, Tx } from '../db/connect.js';
+import { insertDocuments, noteDocuments } from '../catalogue/search-documents.js';
 import { parseVersionMessage, versionMessage, type AgentVersion } from './agent-version.js';
 import type { Registry } from './registry.js';
 
@@ -48,11 +49,13 @@ async function listOne(ctx: Ctx, id: string, version: string): Promise<boolean> 
  * Record a version as published, then list it here and announce it to every process. The primary key decides a
  * race: exactly one of two publishes of the same version wins. `version_taken` when the number was ever used.
  * `within` runs in the same transaction as the insert, only for the winner (publishing queues the version's
- * evaluations there: no process ever lists it without them).
+ * evaluations there: no process ever lists it without them). The version's search document is written in that
+ * transaction too (shared/catalogue/search-documents.ts): searchable from every process once it is listed there.
  */
 export async function recordPublished(ctx: Ctx, p: PublishedVersion, within?: (trx: Tx) => Promise<void>): Promise<'listed' | 'version_taken'> {
   const { id, version } = p.manifest;
   if (ctx.registry.get(id, version)) return 'version_taken';
+  const agent: AgentVersion = { manifest: p.manifest, origin: 'published' };
   const won = await ctx.db.transaction(async (trx) => {
     const inserted = await trx.raw<{ rows: unknown[] }>(
       `INSERT INTO published_versions (agent_id, version, author, manifest, repository) VALUES (?, ?, ?, ?::jsonb, ?)
@@ -60,11 +63,13 @@ export async function recordPublished(ctx: Ctx, p: PublishedVersion, within?: (t
       [id, version, p.author, JSON.stringify(p.manifest.doc), p.repository ?? null],
     );
     if (inserted.rows.length === 0) return false;
+    await insertDocuments(trx, [agent]);
     await within?.(trx);
     return true;
   });
   if (!won) return 'version_taken';
-  ctx.registry.add({ manifest: p.manifest, origin: 'published' });
+  noteDocuments(ctx.db, [agent]);
+  ctx.registry.add(agent);
   try {
     await ctx.messaging.notifier.publish(PUBLISHED_CHANNEL, versionMessage(id, version));
   } catch (err) {

@@ -81,6 +81,11 @@ interface Listing {
   byId: Map<string, AgentVersion[]>;
   /** The listed ids, sorted. */
   ids: string[];
+  /**
+   * Per listed id, the version `search()` shows without a capability (its newest release, else its newest
+   * pre-release), kept until that id's versions change: a search is not a semver resolution per listed agent.
+   */
+  shown: Map<string, AgentVersion>;
 }
 
 /** The versions given at the start, by id, newest first; throws on an `id@version` given twice. */
@@ -98,7 +103,7 @@ function listingOf(versions: readonly AgentVersion[]): Listing {
   }
   for (const list of byId.values()) list.sort(compareNewestFirst);
   for (const [id, list] of byId) all.set(id, [...list]);
-  return { all, byId, ids: [...byId.keys()].sort() };
+  return { all, byId, ids: [...byId.keys()].sort(), shown: new Map() };
 }
 
 function resolveIn({ byId }: Listing, ref: string): ResolveResult {
@@ -127,18 +132,23 @@ function resolveIn({ byId }: Listing, ref: string): ResolveResult {
   return { ok: true, agent };
 }
 
-function searchIn({ byId, ids }: Listing, query: SearchQuery): AgentVersion[] {
+/** Newest release, else (pre-release-only agents stay discoverable) the newest pre-release. */
+const shownOf = (candidates: readonly AgentVersion[]): AgentVersion => latestRelease(candidates) ?? candidates[0]!;
+
+function searchIn({ byId, ids, shown }: Listing, query: SearchQuery): AgentVersion[] {
   const q = query.q?.trim().toLowerCase() ?? '';
   const cap = query.capability?.trim() ?? '';
   const out: AgentVersion[] = [];
   for (const id of ids) {
-    let candidates = byId.get(id)!;
-    if (cap !== '') {
-      candidates = candidates.filter((a) => a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)));
+    let agent: AgentVersion;
+    if (cap === '') {
+      agent = shown.get(id) ?? shownOf(byId.get(id)!);
+      shown.set(id, agent);
+    } else {
+      const candidates = byId.get(id)!.filter((a) => a.manifest.capabilities.some((c) => c === cap || matchesCapability(cap, c)));
+      if (candidates.length === 0) continue;
+      agent = shownOf(candidates);
     }
-    if (candidates.length === 0) continue;
-    // Newest release, else (pre-release-only agents stay discoverable) the newest pre-release.
-    const agent = latestRelease(candidates) ?? candidates[0]!;
     if (q !== '' && !matchesText(agent, q)) continue;
     out.push(agent);
   }
@@ -146,8 +156,9 @@ function searchIn({ byId, ids }: Listing, query: SearchQuery): AgentVersion[] {
 }
 
 /** List one more version (`get()` found none with its id and version). */
-function addTo({ all, byId, ids }: Listing, agent: AgentVersion): void {
+function addTo({ all, byId, ids, shown }: Listing, agent: AgentVersion): void {
   const { id } = agent.manifest;
+  shown.delete(id);
   all.set(id, [...(all.get(id) ?? []), agent]);
   const list = byId.get(id) ?? [];
   list.push(agent);
@@ -159,10 +170,11 @@ function addTo({ all, byId, ids }: Listing, agent: AgentVersion): void {
   }
 }
 
-function hideIn({ byId, ids }: Listing, id: string, version: string): boolean {
+function hideIn({ byId, ids, shown }: Listing, id: string, version: string): boolean {
   const list = byId.get(id);
   const at = list ? list.findIndex((a) => a.manifest.version === version) : -1;
   if (!list || at < 0) return false;
+  shown.delete(id);
   list.splice(at, 1);
   if (list.length === 0) {
     byId.delete(id);

@@ -502,6 +502,17 @@ describe('Registry.hide', () => {
     expect(ids(r.implementers('extraction.table'))).toEqual(['acme/pdf@2.0.0']);
   });
 
+  it('a search after a hide or an add shows the version listed now, not the one an earlier search showed', () => {
+    const r = fresh();
+    expect(ids(r.search({}))).toEqual(['acme/pdf@2.0.0', 'lena/tables-fr@0.3.0']);
+    r.hide('acme/pdf', '2.0.0');
+    expect(ids(r.search({}))).toEqual(['acme/pdf@1.2.0', 'lena/tables-fr@0.3.0']);
+    expect(r.add(agent('acme/pdf', '3.0.0', ['extraction.table']))).toBe(true);
+    expect(ids(r.search({}))).toEqual(['acme/pdf@3.0.0', 'lena/tables-fr@0.3.0']);
+    expect(r.add(agent('zed/new', '0.1.0-alpha.1'))).toBe(true);
+    expect(ids(r.search({}))).toEqual(['acme/pdf@3.0.0', 'lena/tables-fr@0.3.0', 'zed/new@0.1.0-alpha.1']);
+  });
+
   it('get() still finds a hidden version: admitted calls run and settle, forks still pay royalties', () => {
     const r = fresh();
     r.hide('lena/tables-fr', '0.3.0');

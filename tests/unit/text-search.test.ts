@@ -45,13 +45,13 @@ describe('documentParts', () => {
     expect(c).toBe('From PDF files  invoice pdf two x bad_pdf');
   });
 
-  test('a description is cut at 20 000 characters, the examples at 8 000', () => {
+  test('a description is cut at 4 000 characters, the examples at 2 000: a few KB per version', () => {
     const m = buildManifest({
       description: 'd'.repeat(30_000),
       interface: { input: {}, output: {}, errors: {}, examples: Array.from({ length: 50 }, () => ({ input: { text: 'e'.repeat(500) } })) },
     });
     const [, , c] = documentParts(m);
-    expect(c.length).toBe(20_000 + 1 + 8_000);
+    expect(c.length).toBe(4_000 + 1 + 2_000);
   });
 });
 
