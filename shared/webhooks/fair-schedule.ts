@@ -54,7 +54,7 @@ const total = (m: ReadonlyMap<string, number>): number => [...m.values()].reduce
 
 /** The plan for now: what starts, what is parked, and the state after. */
 export function planAttempts<T extends WaitingAttempt>(state: FairState<T>, limits: FairLimits, nowMs: number): FairPlan<T> {
-  const waiting = new Map([...state.waiting].map(([a, list]) => [a, [...list]] as const));
+  const waiting = new Map<string, T[]>([...state.waiting].map(([a, list]) => [a, [...list]]));
   const inFlight = new Map(state.inFlight);
   const breakers = new Map(state.breakers);
   // The ring's accounts that still wait, then any account with work the ring does not name yet (newest last).

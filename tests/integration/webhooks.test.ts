@@ -5,7 +5,7 @@
  * (HOLON_WEBHOOK_SCHEDULE and friends); the restart test restarts a real settler process.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
@@ -85,6 +85,10 @@ const verifies = (secret: string, r: Received): boolean => {
 const fast = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
   scheduleMs: [0, 300, 300],
   attemptTimeoutMs: 2_000,
+  firstByteTimeoutMs: 2_000,
+  accountInFlight: 4,
+  breakerFailures: 5,
+  breakerCoolDownMs: 30_000,
   rotationWindowS: 86_400,
   redeliveriesPerHour: 30,
   ...extra,
@@ -356,6 +360,99 @@ describe('webhooks, hosted: each account signs with its own secret', () => {
       const again = await signInWithGitHub(g.url, github, 'octo', 4242);
       expect(again.webhookSecret).toBeUndefined();
       expect(await rowsHolding(g, octo.webhookSecret!)).toEqual([]);
+    });
+  });
+});
+
+/** A receiver that accepts connections and never answers (a tarpit); its events go to `events`, in order. */
+async function startTarpit(events: string[]): Promise<{ url: string; open(): number; opened(): number; maxOpen(): number }> {
+  const sockets = new Set<Socket>();
+  let opened = 0;
+  let maxOpen = 0;
+  const server = createNetServer((socket) => {
+    opened++;
+    sockets.add(socket);
+    maxOpen = Math.max(maxOpen, sockets.size);
+    events.push('tarpit: accepted');
+    socket.on('data', () => {}); // read the request, answer nothing
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      sockets.delete(socket);
+      events.push('tarpit: closed');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    open: () => sockets.size,
+    opened: () => opened,
+    maxOpen: () => maxOpen,
+  };
+}
+
+describe('webhooks, hosted: one account cannot hold back another’s (fair delivery)', () => {
+  test('forty tarpit callbacks of one account in flight: another account’s delivery goes before any of them ends; theirs are still tried and logged', async () => {
+    const settings = fast({
+      scheduleMs: [0, 3_600_000], // a failed first attempt comes back in an hour: not within this test
+      attemptTimeoutMs: 10_000,
+      firstByteTimeoutMs: 5_000,
+      accountInFlight: 4,
+      breakerFailures: 3,
+      breakerCoolDownMs: 500,
+    });
+    await useAudited(await hosted(settings), async (g) => {
+      const alice = await signUpWithSecret(g, 'alice');
+      const bob = await signUpWithSecret(g, 'bob');
+      const events: string[] = [];
+      const tarpit = await startTarpit(events);
+      const hook = await startReceiver();
+
+      const aliceCalls: string[] = [];
+      for (let i = 0; i < 40; i++) aliceCalls.push(await callWithCallback(g, alice.agent, tarpit.url, `a${i}`));
+      // Alice's attempts are in flight: as many as her cap, and no more come while they hang.
+      await poll(() => tarpit.open() >= 4, { what: 'four of alice’s attempts in flight at the tarpit', timeoutMs: 30_000, intervalMs: 20 });
+
+      const bobCall = await callWithCallback(g, bob.agent, hook.url, 'for bob');
+      await waitForState(g, bob.human, bobCall, 'delivered', () => true, 30_000);
+      events.push('bob: delivered');
+      expect(hook.received.map((r) => r.headers['webhook-id'])).toEqual([`msg_${bobCall}`]);
+      // The order: bob's delivery went and was logged before any of alice's attempts ended (none of them freed a
+      // slot for it), while her backlog still waited: at most her cap had been tried.
+      expect(events.slice(0, events.indexOf('bob: delivered'))).not.toContain('tarpit: closed');
+      expect(events.filter((e) => e === 'tarpit: accepted').length).toBeLessThanOrEqual(4);
+
+      // Alice's deliveries are still tried and logged: her first four end at the first-byte timeout; the breaker
+      // (3 failures) then holds the tarpit, and after its cool-down one probe goes at a time.
+      const attemptsOfAlice = () =>
+        g.db.knex('webhook_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.account', 'alice').select('a.delivery_id', 'a.error');
+      const logged = await poll(
+        async () => {
+          const rows = await attemptsOfAlice();
+          return rows.length >= 5 ? rows : undefined;
+        },
+        { what: 'alice’s first four attempts and a probe, logged', timeoutMs: 45_000, intervalMs: 100 },
+      );
+      for (const r of logged) expect(r.error).toBe('no answer within the first-byte timeout');
+      expect(tarpit.maxOpen()).toBeLessThanOrEqual(4); // never more than her cap at once
+      // After her first four, only probes: at most one attempt out that is not logged yet.
+      expect(tarpit.opened() - (await attemptsOfAlice()).length).toBeLessThanOrEqual(1);
+      // Nothing lost, no attempt used by waiting: every delivery of hers still pending; those not tried yet have
+      // used nothing of their schedule.
+      const rows = await g.db.knex('webhook_deliveries').where({ account: 'alice' }).select('id', 'state', 'steps_made', 'attempts', 'next_attempt_at');
+      expect(rows).toHaveLength(40);
+      expect(new Set(rows.map((r) => r.state))).toEqual(new Set(['pending']));
+      const tried = new Set(logged.map((r) => r.delivery_id));
+      for (const r of rows.filter((r) => !tried.has(r.id))) expect([r.steps_made, r.attempts]).toEqual([0, 0]);
+      expect(rows.filter((r) => Number(r.steps_made) === 0).length).toBeGreaterThanOrEqual(40 - tarpit.opened());
+      // Her backlog still waits, each untried delivery with its next attempt due (the sweep finds it if its job is lost).
+      const untried = rows.filter((r) => Number(r.attempts) === 0);
+      expect(untried.length).toBeGreaterThan(0);
+      for (const r of untried) expect(r.next_attempt_at).not.toBeNull();
+      expect(new Set(rows.map((r) => String(r.id)))).toEqual(new Set(aliceCalls.map((id) => `msg_${id}`)));
     });
   });
 });
