@@ -173,7 +173,7 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   }
   let outcome: HostOutcome = 'neutral';
   try {
-    outcome = await attempt(ctx, job, d, { callbackUrl: call.callback_url, receipt }, runtime);
+    outcome = await attempt(ctx, { job, d, callbackUrl: call.callback_url, receipt }, runtime);
   } finally {
     slot.release(outcome);
   }
@@ -182,9 +182,7 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
 /** The attempt itself, once it has a slot: the POST, its record, the next step queued. How it counts for its host. */
 async function attempt(
   ctx: ServiceContext,
-  job: DeliverJob,
-  d: Delivery,
-  { callbackUrl, receipt }: { callbackUrl: string; receipt: ReceiptView },
+  { job, d, callbackUrl, receipt }: { job: DeliverJob; d: Delivery; callbackUrl: string; receipt: ReceiptView },
   runtime: WebhookRuntime,
 ): Promise<HostOutcome> {
   let output: unknown = null;

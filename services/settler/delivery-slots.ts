@@ -20,7 +20,7 @@
 import { afterResult, type BreakerSettings, type HostOutcome } from '../../shared/webhooks/circuit-breaker.js';
 import { type FairLimits, type FairState, planAttempts, type WaitingAttempt } from '../../shared/webhooks/fair-schedule.js';
 
-export type SlotAnswer = { kind: 'go'; release(outcome: HostOutcome): void } | { kind: 'postpone'; ms: number };
+type SlotAnswer = { kind: 'go'; release(outcome: HostOutcome): void } | { kind: 'postpone'; ms: number };
 
 export interface DeliverySlots {
   acquire(attempt: WaitingAttempt): Promise<SlotAnswer>;

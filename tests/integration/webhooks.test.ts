@@ -428,7 +428,11 @@ describe('webhooks, hosted: one account cannot hold back another’s (fair deliv
       // Alice's deliveries are still tried and logged: her first four end at the first-byte timeout; the breaker
       // (3 failures) then holds the tarpit, and after its cool-down one probe goes at a time.
       const attemptsOfAlice = () =>
-        g.db.knex('webhook_attempts as a').join('webhook_deliveries as d', 'd.id', 'a.delivery_id').where('d.account', 'alice').select('a.delivery_id', 'a.error');
+        g.db
+          .knex('webhook_attempts as a')
+          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+          .where('d.account', 'alice')
+          .select('a.delivery_id', 'a.error');
       const logged = await poll(
         async () => {
           const rows = await attemptsOfAlice();

@@ -6,15 +6,7 @@
  */
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import {
-  admission,
-  afterResult,
-  type BreakerSettings,
-  type BreakerState,
-  CLOSED,
-  hostKey,
-  hostOutcome,
-} from '../../shared/webhooks/circuit-breaker.js';
+import { admission, afterResult, type BreakerSettings, type BreakerState, CLOSED, hostKey, hostOutcome } from '../../shared/webhooks/circuit-breaker.js';
 import { type FairLimits, type FairState, planAttempts, type WaitingAttempt } from '../../shared/webhooks/fair-schedule.js';
 
 const BREAKER: BreakerSettings = { failures: 3, coolDownMs: 1_000 };
@@ -100,7 +92,8 @@ describe('planAttempts: the slots, the per-account cap, round robin', () => {
         const free = limits.slots - sum(state.inFlight);
         const probes = plan.start.some((s) => s.probe);
         const ableBefore = [...state.waiting].filter(
-          ([a, list]) => (state.inFlight.get(a) ?? 0) < limits.accountCap && list.some((w) => admission(state.breakers.get(w.host) ?? CLOSED, NOW).kind !== 'wait'),
+          ([a, list]) =>
+            (state.inFlight.get(a) ?? 0) < limits.accountCap && list.some((w) => admission(state.breakers.get(w.host) ?? CLOSED, NOW).kind !== 'wait'),
         );
         if (!probes && free >= ableBefore.length) {
           const first = plan.start.slice(0, ableBefore.length).map((s) => s.attempt.account);
@@ -157,7 +150,19 @@ describe('planAttempts: the slots, the per-account cap, round robin', () => {
   test('the tarpit case: one account’s forty waiting attempts take its cap, another account’s one starts at once', () => {
     const tarpit = Array.from({ length: 40 }, (_, i) => ({ key: `a${i}`, account: 'acc_a', host: '127.0.0.1:9001' }));
     const b = { key: 'b0', account: 'acc_b', host: '127.0.0.1:9002' };
-    const plan = planAttempts({ ring: [], waiting: new Map([['acc_a', tarpit], ['acc_b', [b]]]), inFlight: new Map(), breakers: new Map() }, { slots: 16, accountCap: 4 }, NOW);
+    const plan = planAttempts(
+      {
+        ring: [],
+        waiting: new Map([
+          ['acc_a', tarpit],
+          ['acc_b', [b]],
+        ]),
+        inFlight: new Map(),
+        breakers: new Map(),
+      },
+      { slots: 16, accountCap: 4 },
+      NOW,
+    );
     expect(plan.start.map((s) => s.attempt.key)).toEqual(['a0', 'b0', 'a1', 'a2', 'a3']);
     expect(plan.state.waiting.get('acc_a')).toHaveLength(36);
   });
