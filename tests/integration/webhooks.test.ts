@@ -11,6 +11,7 @@ import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
 import type { WebhookSettings, Config } from '../../shared/platform/config.js';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
+import { attemptQueued } from '../../shared/webhooks/deliveries.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startFakeGitHub } from '../support/fake-github.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
@@ -455,7 +456,12 @@ describe('webhooks, hosted: one account cannot hold back another’s (fair deliv
       // Her backlog still waits, each untried delivery with its next attempt due (the sweep finds it if its job is lost).
       const untried = rows.filter((r) => Number(r.attempts) === 0);
       expect(untried.length).toBeGreaterThan(0);
-      for (const r of untried) expect(r.next_attempt_at).not.toBeNull();
+      for (const r of untried) {
+        expect(r.next_attempt_at).not.toBeNull();
+        // Its first attempt's job is still in the queue (postponed, delayed in Redis, or waiting its turn).
+        const job = { callId: String(r.id).slice('msg_'.length), deliveryId: String(r.id), step: 0 };
+        expect(await attemptQueued(g.gw.context.messaging.queues, job)).toBe(true);
+      }
       expect(new Set(rows.map((r) => String(r.id)))).toEqual(new Set(aliceCalls.map((id) => `msg_${id}`)));
     });
   });
