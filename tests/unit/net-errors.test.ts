@@ -117,7 +117,7 @@ describe('attemptError (a webhook attempt in the delivery log)', () => {
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     const { port } = server.address() as net.AddressInfo;
     try {
-      const r = await postWebhook(`http://127.0.0.1:${port}/hook`, '{}', {}, { timeoutMs: 60_000, firstByteTimeoutMs: 200, now: Date.now });
+      const r = await postWebhook(`http://127.0.0.1:${port}/hook`, '{}', {}, { timeoutMs: 5_000, firstByteTimeoutMs: 200, now: Date.now });
       expect('error' in r && r.error).toBe('no answer within the first-byte timeout');
       expect(sockets.size).toBe(1);
     } finally {
