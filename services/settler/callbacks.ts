@@ -16,8 +16,10 @@
  *
  * Fair delivery: an attempt POSTs only once the process's delivery slots let it (delivery-slots.ts: a cap per account,
  * round robin between accounts, a circuit breaker per receiver host). One it does not let through now is postponed:
- * its job goes back to the queue, delayed, under its own id, and nothing of the schedule is used. Redirects are never followed. In hosted mode every connection goes through the
- * guarded client: loopback, private, link-local, metadata and other reserved addresses are refused.
+ * its job goes back to the queue, delayed, under its own id, and nothing of the schedule is used.
+ *
+ * Redirects are never followed. In hosted mode every connection goes through the guarded client: loopback, private,
+ * link-local, metadata and other reserved addresses are refused.
  *
  * The output of a succeeded call is kept for its delivery (shared/calls/outputs.ts): an attempt reads it, and only a
  * successful attempt hands it over (deleted once every consumer the call declared has it: a synchronous answer, the
