@@ -11,9 +11,15 @@
  *
  * Durable retries: every attempt is a job on the `deliver` queue ({callId, deliveryId, step | resend}: ids only),
  * the next one queued with the schedule's delay (shared/webhooks/schedule.ts), so a restarted settler carries on
- * where the last one stopped. Each attempt is bounded (HOLON_WEBHOOK_TIMEOUT_MS, 15 s) and logged
- * (shared/webhooks/deliveries.ts). Redirects are never followed. In hosted mode every connection goes through the
- * guarded client: loopback, private, link-local, metadata and other reserved addresses are refused.
+ * where the last one stopped. Each attempt is bounded (the answer's headers within HOLON_WEBHOOK_FIRST_BYTE_TIMEOUT_MS,
+ * 5 s; the whole attempt within HOLON_WEBHOOK_TIMEOUT_MS, 15 s) and logged (shared/webhooks/deliveries.ts).
+ *
+ * Fair delivery: an attempt POSTs only once the process's delivery slots let it (delivery-slots.ts: a cap per account,
+ * round robin between accounts, a circuit breaker per receiver host). One it does not let through now is postponed:
+ * its job goes back to the queue, delayed, under its own id, and nothing of the schedule is used.
+ *
+ * Redirects are never followed. In hosted mode every connection goes through the guarded client: loopback, private,
+ * link-local, metadata and other reserved addresses are refused.
  *
  * The output of a succeeded call is kept for its delivery (shared/calls/outputs.ts): an attempt reads it, and only a
  * successful attempt hands it over (deleted once every consumer the call declared has it: a synchronous answer, the
@@ -22,7 +28,10 @@
  * `collected` or `expired`), and the delivery log says why.
  */
 import { request, type Dispatcher } from 'undici';
-import { loadReceiptTree } from '../../shared/receipts/store.js';
+import type { JobResult } from '../../shared/messaging/types.js';
+import { hostKey, hostOutcome, type HostOutcome } from '../../shared/webhooks/circuit-breaker.js';
+import { deliverySlots, type DeliverySlots } from './delivery-slots.js';
+import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { handOutput, readOutput, type OutputGone } from '../../shared/calls/outputs.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
@@ -37,6 +46,7 @@ import {
   enqueueAttempt,
   loadDelivery,
   noteDelivery,
+  notePostponed,
   openDelivery,
   pendingDeliveries,
   recordAttempt,
@@ -56,7 +66,23 @@ export interface WebhookRuntime {
   settings: WebhookSettings;
   /** The secrets that sign an account's deliveries now, newest first. */
   secretsOf(account: string): Promise<string[]>;
+  /** Who may POST now: this process's delivery slots. */
+  slots: DeliverySlots;
   dispatcher?: Dispatcher;
+}
+
+/** Attempts in flight at once in one settler process. */
+export const DELIVERY_SLOTS = 16;
+
+/** The slots of a process from the settings; an attempt waits for its turn at most the first-byte timeout (0.25–5 s). */
+function slotsOf(settings: WebhookSettings, now: () => number): DeliverySlots {
+  return deliverySlots({
+    slots: DELIVERY_SLOTS,
+    accountCap: settings.accountInFlight,
+    breaker: { failures: settings.breakerFailures, coolDownMs: settings.breakerCoolDownMs },
+    holdMs: Math.min(Math.max(settings.firstByteTimeoutMs, 250), 5_000),
+    now,
+  });
 }
 
 /** Hosted: each account's own secrets (under HOLON_FILE_SECRET). Dev: the one local secret. */
@@ -68,6 +94,7 @@ export function webhookRuntime(
   return {
     settings: options.settings,
     secretsOf: options.hosted ? (account) => store.signing(ctx.db, account) : async () => [options.devSecret],
+    slots: slotsOf(options.settings, ctx.now),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   };
 }
@@ -88,18 +115,25 @@ async function queueCurrentStep(ctx: ServiceContext, d: Delivery): Promise<void>
   await enqueue(ctx, currentStep(d), delayMs);
 }
 
-/** One POST: the status and `Retry-After`, or why no answer came. Never follows a redirect; the body is not read. */
+/**
+ * One POST: the status and `Retry-After`, or why no answer came. Never follows a redirect; the body is not read.
+ * The answer's headers must come within `firstByteTimeoutMs` (undici's headersTimeout, on whichever dispatcher: the
+ * guarded client in hosted mode; default `timeoutMs`), the whole attempt within `timeoutMs`.
+ */
 export async function postWebhook(
   url: string,
   body: string,
   headers: Record<string, string>,
-  options: { dispatcher?: Dispatcher; timeoutMs: number; now: () => number },
+  options: { dispatcher?: Dispatcher; timeoutMs: number; firstByteTimeoutMs?: number; now: () => number },
 ): Promise<AttemptResult & { cause?: unknown }> {
+  const firstByteMs = options.firstByteTimeoutMs ?? options.timeoutMs;
   try {
     const res = await request(url, {
       method: 'POST',
       body,
       headers: { 'content-type': 'application/json', 'user-agent': 'holon-webhooks/1', ...headers },
+      // Only when shorter than the attempt's own bound, which otherwise says what happened.
+      ...(firstByteMs < options.timeoutMs ? { headersTimeout: firstByteMs } : {}),
       signal: AbortSignal.timeout(options.timeoutMs),
       ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     });
@@ -111,8 +145,11 @@ export async function postWebhook(
   }
 }
 
-/** One `deliver` job: an attempt of the schedule or a re-send. Idempotent: the delivery row decides. */
-export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtime: WebhookRuntime): Promise<void> {
+/**
+ * One `deliver` job: an attempt of the schedule or a re-send. Idempotent: the delivery row decides. Answers a
+ * postponement when the delivery slots do not let it through now (nothing recorded, nothing of the schedule used).
+ */
+export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtime: WebhookRuntime): Promise<JobResult> {
   const d = await loadDelivery(ctx.db, job.deliveryId);
   if (!d) return;
   if ('step' in job) {
@@ -126,6 +163,30 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   const call = await ctx.db('calls').where({ id: d.callId }).first('callback_url');
   const receipt = await loadReceiptTree(ctx.db, d.callId);
   if (!call?.callback_url || !receipt) return;
+  const slot = await runtime.slots.acquire({
+    key: 'step' in job ? `${d.id}-s${job.step}` : `${d.id}-r${job.resend}`,
+    account: d.account,
+    host: hostKey(call.callback_url) ?? call.callback_url,
+  });
+  if (slot.kind === 'postpone') {
+    await notePostponed(ctx.db, job, new Date(ctx.now() + slot.ms));
+    ctx.metrics?.webhookAttempts.inc({ verdict: 'postponed' });
+    return { postponeMs: slot.ms };
+  }
+  let outcome: HostOutcome = 'neutral';
+  try {
+    outcome = await attempt(ctx, { job, d, callbackUrl: call.callback_url, receipt }, runtime);
+  } finally {
+    slot.release(outcome);
+  }
+}
+
+/** The attempt itself, once it has a slot: the POST, its record, the next step queued. How it counts for its host. */
+async function attempt(
+  ctx: ServiceContext,
+  { job, d, callbackUrl, receipt }: { job: DeliverJob; d: Delivery; callbackUrl: string; receipt: ReceiptView },
+  runtime: WebhookRuntime,
+): Promise<HostOutcome> {
   let output: unknown = null;
   let outputGone: OutputGone | undefined;
   if (receipt.status === 'succeeded') {
@@ -143,8 +204,9 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   const result: AttemptResult =
     secrets.length === 0
       ? { error: NO_SECRET_ERROR }
-      : await postWebhook(call.callback_url, body, webhookHeaders(secrets, d.id, at, body), {
+      : await postWebhook(callbackUrl, body, webhookHeaders(secrets, d.id, at, body), {
           timeoutMs: runtime.settings.attemptTimeoutMs,
+          firstByteTimeoutMs: runtime.settings.firstByteTimeoutMs,
           now: ctx.now,
           ...(runtime.dispatcher ? { dispatcher: runtime.dispatcher } : {}),
         });
@@ -175,6 +237,7 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   // re-send until its TTL.
   if (v.kind === 'delivered' && receipt.status === 'succeeded' && outputGone === undefined) await handOutput(ctx, d.callId, 'webhook');
   if (recorded.next) await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: recorded.next.step }, recorded.next.delayMs);
+  return hostOutcome(result, secrets.length > 0);
 }
 
 /**

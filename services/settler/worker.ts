@@ -11,7 +11,7 @@ import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
 import { createSettleBatcher, type SettleBatcher } from './settle-batcher.js';
-import { runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
+import { DELIVERY_SLOTS, runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
 import { startRetentionSweep } from './retention.js';
@@ -67,7 +67,8 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
       { concurrency: options.concurrency },
     ),
     queues.worker<CallJob>(CALLBACK_QUEUE, (job) => startDelivery(ctx, job.callId), { concurrency: 4 }),
-    // Each attempt waits at most HOLON_WEBHOOK_TIMEOUT_MS for a receiver: enough of them at once that slow ones do not queue the rest.
+    // The POSTs in flight are DELIVERY_SLOTS at most (callbacks.ts, fairly shared between accounts); the jobs taken at
+    // once are more, so that attempts waiting briefly for their turn (or being postponed) do not keep the others out.
     queues.worker<DeliverJob>(
       DELIVER_QUEUE,
       (job) =>
@@ -76,7 +77,7 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
           ctx.metrics?.webhookAttempts.inc({ verdict: 'error' });
           throw e;
         }),
-      { concurrency: 16 },
+      { concurrency: DELIVERY_SLOTS * 4 },
     ),
   ];
   const sweeper = startSweeper(ctx);

@@ -17,12 +17,15 @@
  * lost delivery. A job that stalls more than `maxStalledCount` times is failed: Postgres is the truth and a
  * sweeper closes whatever is left.
  *
+ * A handler that answers `{ postponeMs }` moves its job back to `delayed` (Job.moveToDelayed with the worker's
+ * lock token, then BullMQ's DelayedError): the same id, no attempt counted, pending all along.
+ *
  * Tracing (`tracing: true`, set when an OTLP endpoint is configured: shared/platform/tracing.ts): every Queue and
  * Worker gets bullmq-otel's telemetry, so adding a job carries the active trace context in the job's options and the
  * worker's `process` span continues it: one trace from the API through the run and settle queues. Spans name queues
  * and job ids (call ids), never job data.
  */
-import { Queue as BullQueue, Worker as BullWorker, type Job, type JobsOptions } from 'bullmq';
+import { DelayedError, Queue as BullQueue, Worker as BullWorker, type Job, type JobsOptions } from 'bullmq';
 import { BullMQOtel } from 'bullmq-otel';
 import { Redis } from 'ioredis';
 import { namespaceOf } from './ephemeral.js';
@@ -242,10 +245,15 @@ class BullConnections {
   startWorker<T>(name: string, handler: JobHandler<T>, settings: StallSettings & { concurrency: number }): Worker {
     const worker = new BullWorker(
       name,
-      async (job: Job) => {
+      async (job: Job, token?: string) => {
         const info = jobInfo(job);
         if (info.attemptsMade === 0) this.onJobStart?.(name, waitedMs(job));
-        await handler(job.data as T, info);
+        const result = await handler(job.data as T, info);
+        if (result?.postponeMs !== undefined) {
+          // Back to `delayed` under its own id, no attempt counted (BullMQ's DelayedError: the job was moved).
+          await job.moveToDelayed(Date.now() + Math.max(1, Math.round(result.postponeMs)), token);
+          throw new DelayedError();
+        }
       },
       {
         connection: this.consumerConnection(),

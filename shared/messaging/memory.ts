@@ -7,6 +7,7 @@
  * - `delayMs` holds a job back; a handler that throws is retried after an exponential backoff
  *   (backoffMs · 2^(n-1)) while attempts remain, then dropped (BullMQ keeps it as failed for an hour);
  * - a `jobId` already waiting, delayed, running or awaiting a retry makes `add` a no-op;
+ * - a handler that answers `{ postponeMs }` puts its job back, delayed, under its id, no attempt counted;
  * - data is JSON round-tripped (what BullMQ stores), so each delivery gets a fresh copy and a payload
  *   that would not survive Redis fails here too;
  * - `Worker.close()` stops taking jobs and waits for its running handlers; `close()` of the backend drops
@@ -35,6 +36,8 @@ interface MemJob {
   attemptsMade: number;
   /** When the job was due (ms): added, plus its delay. */
   dueAt: number;
+  /** Delivered before (a postponed job comes back): onJobStart is told once. */
+  started?: boolean;
 }
 
 interface MemWorker {
@@ -193,12 +196,14 @@ class MemoryQueues {
   /** One delivery of `job` by `w`: done, retried after its backoff while attempts remain, or dropped. */
   private runJob(s: QueueState, w: MemWorker, job: MemJob, handler: JobHandler<unknown>): void {
     const info: JobInfo = { id: job.id, attemptsMade: job.attemptsMade };
-    if (job.attemptsMade === 0) this.onJobStart?.(s.name, Math.max(0, Date.now() - job.dueAt));
+    if (job.attemptsMade === 0 && !job.started) this.onJobStart?.(s.name, Math.max(0, Date.now() - job.dueAt));
+    job.started = true;
     s.active += 1;
     const p = (async () => {
       try {
-        await handler(JSON.parse(job.json), info);
-        if (job.custom) s.ids.delete(job.id);
+        const result = await handler(JSON.parse(job.json), info);
+        if (result?.postponeMs !== undefined && !this.closing) this.enqueue(s, job, Math.max(1, Math.round(result.postponeMs)));
+        else if (job.custom) s.ids.delete(job.id);
       } catch (err) {
         this.jobFailed(s, job, err);
       }

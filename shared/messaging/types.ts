@@ -50,7 +50,15 @@ export interface Worker {
   close(): Promise<void>;
 }
 
-export type JobHandler<T> = (data: T, job: JobInfo) => Promise<void>;
+/**
+ * What a handler answers: nothing (the job is done), or `{ postponeMs }`: the job goes back to the queue as it is,
+ * under its own id, due again after `postponeMs` (delayed; pending meanwhile). A postponement is not a failure: it
+ * does not count against the job's attempts, and its payload is not re-validated or changed.
+ */
+export type JobResult = undefined | { postponeMs: number };
+
+// biome-ignore lint/suspicious/noConfusingVoidType: a handler that answers nothing is the common case.
+export type JobHandler<T> = (data: T, job: JobInfo) => Promise<void | JobResult>;
 
 export interface QueueBackend {
   queue<T>(name: string): Queue<T>;

@@ -149,6 +149,14 @@ export interface WebhookSettings {
   scheduleMs: readonly number[];
   /** HOLON_WEBHOOK_TIMEOUT_MS: the longest one attempt may take (default 15000). */
   attemptTimeoutMs: number;
+  /** HOLON_WEBHOOK_FIRST_BYTE_TIMEOUT_MS: the longest wait for the answer's headers (default 5000, at most the attempt's). */
+  firstByteTimeoutMs: number;
+  /** HOLON_WEBHOOK_ACCOUNT_INFLIGHT: attempts of one account in flight at once, per settler process (default 4). */
+  accountInFlight: number;
+  /** HOLON_WEBHOOK_BREAKER_FAILURES: a host's consecutive failures that open its circuit breaker (default 5). */
+  breakerFailures: number;
+  /** HOLON_WEBHOOK_BREAKER_COOLDOWN_MS: how long an open breaker holds its host's attempts before one probe (default 30000). */
+  breakerCoolDownMs: number;
   /** HOLON_WEBHOOK_ROTATION_WINDOW_S: how long the old secret still signs after a rotation (default 86400). */
   rotationWindowS: number;
   /** HOLON_RATE_REDELIVERIES_PER_HOUR: re-sends (POST /v0/calls/{id}/deliveries) per account and hour (default 30). */
@@ -432,10 +440,17 @@ function webhookSettings(
   if (!scheduleMs || scheduleMs.length > 50 || scheduleMs.some((ms) => ms > 86_400_000)) {
     problems.push(`HOLON_WEBHOOK_SCHEDULE must be 1 to 50 delays of at most 24h such as ${DEFAULT_WEBHOOK_SCHEDULE}, not ${JSON.stringify(scheduleText)}`);
   }
+  const attemptTimeoutMs = int('HOLON_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000);
   return {
     ...(devSecret !== undefined && WEBHOOK_SECRET.test(devSecret) ? { devSecret } : {}),
     scheduleMs: scheduleMs && scheduleMs.length <= 50 ? scheduleMs : parseDurations(DEFAULT_WEBHOOK_SCHEDULE)!,
-    attemptTimeoutMs: int('HOLON_WEBHOOK_TIMEOUT_MS', 15_000, 100, 120_000),
+    attemptTimeoutMs,
+    // The headers must come well before the whole answer: a receiver that accepts and never answers holds a slot
+    // this long, not HOLON_WEBHOOK_TIMEOUT_MS.
+    firstByteTimeoutMs: Math.min(int('HOLON_WEBHOOK_FIRST_BYTE_TIMEOUT_MS', 5_000, 100, 120_000), attemptTimeoutMs),
+    accountInFlight: int('HOLON_WEBHOOK_ACCOUNT_INFLIGHT', 4, 1, 1_000),
+    breakerFailures: int('HOLON_WEBHOOK_BREAKER_FAILURES', 5, 1, 1_000),
+    breakerCoolDownMs: int('HOLON_WEBHOOK_BREAKER_COOLDOWN_MS', 30_000, 100, 3_600_000),
     rotationWindowS: int('HOLON_WEBHOOK_ROTATION_WINDOW_S', 86_400, 1, 30 * 86_400),
     // A re-send asks the caller's receiver again: its own bucket, per account.
     redeliveriesPerHour: int('HOLON_RATE_REDELIVERIES_PER_HOUR', 30, 1, 100_000),
@@ -849,6 +864,34 @@ export const SETTINGS: readonly Setting[] = [
     readBy: ['settler'],
   },
   { name: 'HOLON_WEBHOOK_TIMEOUT_MS', group: 'webhooks', default: '15000', what: 'the longest one attempt may take', readBy: ['settler'] },
+  {
+    name: 'HOLON_WEBHOOK_FIRST_BYTE_TIMEOUT_MS',
+    group: 'webhooks',
+    default: '5000',
+    what: "the longest an attempt waits for the answer's headers (at most `HOLON_WEBHOOK_TIMEOUT_MS`): a receiver that accepts and never answers frees its slot then",
+    readBy: ['settler'],
+  },
+  {
+    name: 'HOLON_WEBHOOK_ACCOUNT_INFLIGHT',
+    group: 'webhooks',
+    default: '4',
+    what: "attempts of one account's deliveries in flight at once, per settler process (of its 16 delivery slots); the rest wait their turn, round robin between accounts, without using an attempt",
+    readBy: ['settler'],
+  },
+  {
+    name: 'HOLON_WEBHOOK_BREAKER_FAILURES',
+    group: 'webhooks',
+    default: '5',
+    what: "a receiver host's consecutive failures (no connection, no answer in time, 5xx) that open its circuit breaker, per settler process: its attempts then wait without a slot",
+    readBy: ['settler'],
+  },
+  {
+    name: 'HOLON_WEBHOOK_BREAKER_COOLDOWN_MS',
+    group: 'webhooks',
+    default: '30000',
+    what: "how long an open breaker holds its host's attempts before one probe goes (its success closes the breaker, its failure opens it again)",
+    readBy: ['settler'],
+  },
   {
     name: 'HOLON_WEBHOOK_ROTATION_WINDOW_S',
     group: 'webhooks',

@@ -12,6 +12,8 @@ const MAX_ATTEMPT_ERROR = 300;
 
 /** The attempt's own bound fired (HOLON_WEBHOOK_TIMEOUT_MS). */
 const ATTEMPT_TIMED_OUT = 'no answer within the attempt timeout';
+/** No response headers in time (HOLON_WEBHOOK_FIRST_BYTE_TIMEOUT_MS): connected, then nothing. */
+const FIRST_BYTE_TIMED_OUT = 'no answer within the first-byte timeout';
 
 function hostOf(url: string): string | undefined {
   try {
@@ -26,6 +28,7 @@ function hostOf(url: string): string | undefined {
 export function attemptError(e: unknown, url: string): string {
   const name = (e as { name?: unknown } | null)?.name;
   if (name === 'TimeoutError' || name === 'AbortError') return ATTEMPT_TIMED_OUT;
+  if ((e as { code?: unknown } | null)?.code === 'UND_ERR_HEADERS_TIMEOUT') return FIRST_BYTE_TIMED_OUT;
   const receiver = hostOf(url);
   const who = receiver ? `the receiver ${receiver}` : 'the receiver';
   const refused = guardRefusal(e);

@@ -198,6 +198,15 @@ export async function recordAttempt(db: Db, a: AttemptRecord): Promise<{ attempt
   });
 }
 
+/**
+ * An attempt postponed by the fair schedule (not made: nothing of the schedule is used): a step's delivery says when
+ * it is due now, so the log and the delivery sweep see it waiting, not overdue. A re-send changes nothing here.
+ */
+export async function notePostponed(db: Db, job: DeliverJob, dueAt: Date): Promise<void> {
+  if (!('step' in job)) return;
+  await db('webhook_deliveries').where({ id: job.deliveryId, state: 'pending', steps_made: job.step }).update({ next_attempt_at: dueAt });
+}
+
 /** A re-send asked: its number (1, 2, …), counted on the delivery row (`no_delivery` once retention deleted it). */
 export async function askResend(db: Db, id: string): Promise<number> {
   const [row] = (await db('webhook_deliveries')

@@ -273,6 +273,31 @@ describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => 
       await poll(async () => expect(await q.pending('deliver-msg_1-s2')).toBe(false), { what: "the follow-up's job to end", ...SOON });
     });
 
+    test('a handler that postpones its job: back to delayed under its id (pending, adding it again a no-op), no attempt counted', async () => {
+      const m = await messaging();
+      const q = m.queues.queue<{ v: string }>('postponed');
+      const runs: Array<{ v: string; at: number }> = [];
+      const attempts = 2;
+      m.queues.worker<{ v: string }>(
+        'postponed',
+        async (data) => {
+          runs.push({ ...data, at: Date.now() });
+          return runs.length < 3 ? { postponeMs: 400 } : undefined;
+        },
+        { concurrency: 2 },
+      );
+      await q.add({ v: 'one' }, { jobId: 'deliver-msg_2-s0', attempts, backoffMs: 10 });
+      await poll(() => expect(runs).toHaveLength(1), { what: 'the first run', ...SOON });
+      await poll(async () => expect(await q.pending('deliver-msg_2-s0')).toBe(true), { what: 'the postponed job pending', ...SOON });
+      await q.add({ v: 'other data' }, { jobId: 'deliver-msg_2-s0' }); // a no-op: the postponed job exists
+      await poll(() => expect(runs).toHaveLength(3), { what: 'three runs: two postponements outlast `attempts`', ...SOON });
+      expect(runs.map((r) => r.v)).toEqual(['one', 'one', 'one']);
+      expect(runs[1]!.at - runs[0]!.at).toBeGreaterThanOrEqual(380);
+      await poll(async () => expect(await q.pending('deliver-msg_2-s0')).toBe(false), { what: 'the job to end', ...SOON });
+      await sleep(500);
+      expect(runs).toHaveLength(3);
+    });
+
     test('closing a worker waits for its running handler; later jobs wait for another worker', async () => {
       const m = await messaging();
       let started = false;

@@ -70,7 +70,16 @@ async function startReceiver(statuses: number[] = [], options: { holdAfter?: num
 const verified = (secret: string, r: Received) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, unknown>;
 
 /** A first attempt that fails, a retry 800 ms later: time for the other consumers to come first. */
-const RETRY_LATER: WebhookSettings = { scheduleMs: [0, 800, 800], attemptTimeoutMs: 2_000, rotationWindowS: 86_400, redeliveriesPerHour: 30 };
+const RETRY_LATER: WebhookSettings = {
+  scheduleMs: [0, 800, 800],
+  attemptTimeoutMs: 2_000,
+  firstByteTimeoutMs: 2_000,
+  accountInFlight: 4,
+  breakerFailures: 5,
+  breakerCoolDownMs: 30_000,
+  rotationWindowS: 86_400,
+  redeliveriesPerHour: 30,
+};
 
 type Backend = 'redis' | 'memory';
 

@@ -52,7 +52,17 @@ type Backend = 'redis' | 'memory';
 
 /** Dev mode, one known secret; `redisUrl: ''` overrides REDIS_URL: the in-process queues, notifier and store. */
 function settings(backend: Backend, secret: string): Partial<Config> {
-  const webhooks: WebhookSettings = { devSecret: secret, scheduleMs: [0, 300, 300], attemptTimeoutMs: 2_000, rotationWindowS: 86_400, redeliveriesPerHour: 30 };
+  const webhooks: WebhookSettings = {
+    devSecret: secret,
+    scheduleMs: [0, 300, 300],
+    attemptTimeoutMs: 2_000,
+    firstByteTimeoutMs: 2_000,
+    accountInFlight: 4,
+    breakerFailures: 5,
+    breakerCoolDownMs: 30_000,
+    rotationWindowS: 86_400,
+    redeliveriesPerHour: 30,
+  };
   return { webhooks, ...(backend === 'memory' ? { redisUrl: '' } : {}) };
 }
 

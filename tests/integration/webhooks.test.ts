@@ -5,12 +5,13 @@
  * (HOLON_WEBHOOK_SCHEDULE and friends); the restart test restarts a real settler process.
  */
 import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { type AddressInfo, createServer as createNetServer, type Socket } from 'node:net';
 import { Redis } from 'ioredis';
 import { Webhook } from 'standardwebhooks';
 import { afterEach, describe, expect, onTestFailed, test } from 'vitest';
 import type { WebhookSettings, Config } from '../../shared/platform/config.js';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
+import { attemptQueued } from '../../shared/webhooks/deliveries.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startFakeGitHub } from '../support/fake-github.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
@@ -85,6 +86,10 @@ const verifies = (secret: string, r: Received): boolean => {
 const fast = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
   scheduleMs: [0, 300, 300],
   attemptTimeoutMs: 2_000,
+  firstByteTimeoutMs: 2_000,
+  accountInFlight: 4,
+  breakerFailures: 5,
+  breakerCoolDownMs: 30_000,
   rotationWindowS: 86_400,
   redeliveriesPerHour: 30,
   ...extra,
@@ -358,6 +363,114 @@ describe('webhooks, hosted: each account signs with its own secret', () => {
       expect(await rowsHolding(g, octo.webhookSecret!)).toEqual([]);
     });
   });
+});
+
+/**
+ * A receiver that accepts connections and never answers (a tarpit). Each event goes to `events` in the order it
+ * happened; a connection's end says whether `other()` (another receiver's count of requests) was still 0 then.
+ */
+async function startTarpit(events: string[], other: () => number): Promise<{ url: string; open(): number; opened(): number; maxOpen(): number }> {
+  const sockets = new Set<Socket>();
+  let opened = 0;
+  let maxOpen = 0;
+  const server = createNetServer((socket) => {
+    opened++;
+    sockets.add(socket);
+    maxOpen = Math.max(maxOpen, sockets.size);
+    socket.on('data', () => {}); // read the request, answer nothing
+    socket.on('error', () => {});
+    socket.on('close', () => {
+      sockets.delete(socket);
+      events.push(other() === 0 ? 'tarpit: an attempt ended, bob not received yet' : 'tarpit: an attempt ended');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  cleanups.push(async () => {
+    for (const s of sockets) s.destroy();
+    await new Promise((resolve) => server.close(resolve));
+  });
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`,
+    open: () => sockets.size,
+    opened: () => opened,
+    maxOpen: () => maxOpen,
+  };
+}
+
+describe('webhooks, hosted: one account cannot hold back another’s (fair delivery)', () => {
+  test('forty tarpit callbacks of one account in flight: another account’s delivery does not wait for them; theirs are still tried and logged', async () => {
+    const cap = 4;
+    const settings = fast({
+      scheduleMs: [0, 3_600_000], // a failed first attempt comes back in an hour: not within this test
+      attemptTimeoutMs: 15_000,
+      firstByteTimeoutMs: 8_000,
+      accountInFlight: cap,
+      breakerFailures: 3,
+      breakerCoolDownMs: 500,
+    });
+    await useAudited(await hosted(settings), async (g) => {
+      const alice = await signUpWithSecret(g, 'alice');
+      const bob = await signUpWithSecret(g, 'bob');
+      const events: string[] = [];
+      const hook = await startReceiver();
+      const tarpit = await startTarpit(events, () => hook.received.length);
+
+      const aliceCalls: string[] = [];
+      for (let i = 0; i < 40; i += 8) {
+        const batch = Array.from({ length: 8 }, (_, j) => callWithCallback(g, alice.agent, tarpit.url, `a${i + j}`));
+        aliceCalls.push(...(await Promise.all(batch)));
+      }
+      // Alice's attempts hang at the tarpit: as many as her cap.
+      await poll(() => tarpit.open() >= cap, { what: 'alice’s cap of attempts in flight at the tarpit', timeoutMs: 30_000, intervalMs: 20 });
+
+      events.push('bob: submitted');
+      const bobCall = await callWithCallback(g, bob.agent, hook.url, 'for bob');
+      await waitForState(g, bob.human, bobCall, 'delivered', () => true, 30_000);
+      expect(hook.received.map((r) => r.headers['webhook-id'])).toEqual([`msg_${bobCall}`]);
+      // The order: bob's delivery did not wait for a slot that alice's attempts held. While it was on its way, at most
+      // her cap of attempts ended (those in flight ending on their own); waiting behind her forty would take the
+      // end of every slot's attempt, and her queued ones' turns, first.
+      const whileBobWaited = events.slice(events.indexOf('bob: submitted')).filter((e) => e === 'tarpit: an attempt ended, bob not received yet');
+      expect(whileBobWaited.length).toBeLessThanOrEqual(cap);
+      // Her backlog still waited: most of her deliveries had not been tried when bob's was delivered.
+      expect(tarpit.opened()).toBeLessThan(40 - cap);
+
+      // Alice's deliveries are still tried and logged: her attempts end at the first-byte timeout; after three
+      // failures the breaker holds the tarpit, and after its cool-down one probe goes at a time.
+      const attemptsOfAlice = () =>
+        g.db
+          .knex('webhook_attempts as a')
+          .join('webhook_deliveries as d', 'd.id', 'a.delivery_id')
+          .where('d.account', 'alice')
+          .select('a.delivery_id', 'a.error');
+      const logged = await poll(
+        async () => {
+          const rows = await attemptsOfAlice();
+          return rows.length >= 5 ? rows : undefined;
+        },
+        { what: 'five of alice’s attempts logged', timeoutMs: 60_000, intervalMs: 100 },
+      );
+      for (const r of logged) expect(r.error).toBe('no answer within the first-byte timeout');
+      expect(tarpit.maxOpen()).toBeLessThanOrEqual(cap); // never more than her cap at once
+      // Nothing lost, no attempt used by waiting: every delivery of hers still pending, each with one step of its
+      // schedule used per attempt made (none by a postponement), the untried ones still queued.
+      const rows = await g.db.knex('webhook_deliveries').where({ account: 'alice' }).select('id', 'state', 'steps_made', 'attempts', 'next_attempt_at');
+      expect(new Set(rows.map((r) => String(r.id)))).toEqual(new Set(aliceCalls.map((id) => `msg_${id}`)));
+      expect(new Set(rows.map((r) => r.state))).toEqual(new Set(['pending']));
+      for (const r of rows) expect(Number(r.steps_made)).toBe(Number(r.attempts));
+      const untried = rows.filter((r) => Number(r.attempts) === 0);
+      expect(untried.length).toBeGreaterThan(0);
+      for (const r of untried) {
+        expect(r.next_attempt_at).not.toBeNull();
+        // Its first attempt's job is still in the queue (postponed, delayed in Redis, or waiting its turn) — unless
+        // it ran meanwhile, which its row then says.
+        const job = { callId: String(r.id).slice('msg_'.length), deliveryId: String(r.id), step: 0 };
+        const queued = await attemptQueued(g.gw.context.messaging.queues, job);
+        const now = await g.db.knex('webhook_deliveries').where({ id: r.id }).first('attempts');
+        if (Number(now.attempts) === 0) expect(queued).toBe(true);
+      }
+    });
+  }, 120_000);
 });
 
 describe('webhooks, dev mode: one local secret', () => {

@@ -110,4 +110,19 @@ describe('attemptError (a webhook attempt in the delivery log)', () => {
   test("the attempt's own timeout keeps its wording", () => {
     expect(attemptError(new DOMException('The operation timed out.', 'TimeoutError'), url)).toBe('no answer within the attempt timeout');
   });
+
+  test('a receiver that accepts and never answers: cut at the first-byte timeout, long before the attempt’s own', async () => {
+    const sockets = new Set<net.Socket>();
+    const server = net.createServer((s) => void sockets.add(s.on('data', () => {})));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    const { port } = server.address() as net.AddressInfo;
+    try {
+      const r = await postWebhook(`http://127.0.0.1:${port}/hook`, '{}', {}, { timeoutMs: 5_000, firstByteTimeoutMs: 200, now: Date.now });
+      expect('error' in r && r.error).toBe('no answer within the first-byte timeout');
+      expect(sockets.size).toBe(1);
+    } finally {
+      for (const s of sockets) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    }
+  });
 });

@@ -64,9 +64,27 @@ describe('the retry schedule', () => {
 });
 
 describe('settings', () => {
-  test('defaults: the Standard Webhooks schedule, 15 s per attempt, a 24 h rotation window, 30 re-sends an hour', () => {
+  test('defaults: the Standard Webhooks schedule, 15 s per attempt (5 s to the first byte), 4 in flight per account, a breaker at 5 failures for 30 s, a 24 h rotation window, 30 re-sends an hour', () => {
     const c = loadConfig({});
-    expect(c.webhooks).toEqual({ scheduleMs: SCHEDULE, attemptTimeoutMs: 15_000, rotationWindowS: 86_400, redeliveriesPerHour: 30 });
+    expect(c.webhooks).toEqual({
+      scheduleMs: SCHEDULE,
+      attemptTimeoutMs: 15_000,
+      firstByteTimeoutMs: 5_000,
+      accountInFlight: 4,
+      breakerFailures: 5,
+      breakerCoolDownMs: 30_000,
+      rotationWindowS: 86_400,
+      redeliveriesPerHour: 30,
+    });
+  });
+
+  test('the first-byte timeout is never longer than the attempt’s; the fairness settings are bounded', () => {
+    expect(loadConfig({ HOLON_WEBHOOK_TIMEOUT_MS: '3000' }).webhooks.firstByteTimeoutMs).toBe(3_000);
+    expect(loadConfig({ HOLON_WEBHOOK_FIRST_BYTE_TIMEOUT_MS: '1500' }).webhooks.firstByteTimeoutMs).toBe(1_500);
+    const c = loadConfig({ HOLON_WEBHOOK_ACCOUNT_INFLIGHT: '2', HOLON_WEBHOOK_BREAKER_FAILURES: '10', HOLON_WEBHOOK_BREAKER_COOLDOWN_MS: '60000' });
+    expect(c.webhooks).toMatchObject({ accountInFlight: 2, breakerFailures: 10, breakerCoolDownMs: 60_000 });
+    expect(() => loadConfig({ HOLON_WEBHOOK_ACCOUNT_INFLIGHT: '0' })).toThrow(/HOLON_WEBHOOK_ACCOUNT_INFLIGHT/);
+    expect(() => loadConfig({ HOLON_WEBHOOK_BREAKER_FAILURES: 'many' })).toThrow(/HOLON_WEBHOOK_BREAKER_FAILURES/);
   });
 
   test('HOLON_CALLBACK_SECRET must be a whsec_ secret; the message never repeats it', () => {
