@@ -139,7 +139,7 @@ export interface HolonClient {
     list(options?: RequestOptions): Promise<MandateView[]>;
     /** POST /v0/mandates: a new root mandate (a human key). */
     create(mandate: MandateDocument, options?: RequestOptions): Promise<MandateView>;
-    /** GET /v0/mandates/{id}: a mandate and its budget (`alice/sandbox`). */
+    /** GET /v0/mandates/{ns}/{name}: a mandate and its budget (`get('alice/sandbox')`; an id without `/` throws a TypeError). */
     get(id: string, options?: RequestOptions): Promise<MandateView>;
   };
   readonly approvals: {

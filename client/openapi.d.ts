@@ -194,7 +194,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v0/mandates/{id}": {
+    "/v0/mandates/{ns}/{name}": {
         parameters: {
             query?: never;
             header?: never;
@@ -203,7 +203,9 @@ export interface paths {
         };
         /**
          * A mandate and its spent, reserved and remaining budget
-         * @description Who: human key, agent key (dev mode: the local operator).
+         * @description The mandate id `<ns>/<name>` is two path segments: `/v0/mandates/alice/sandbox`; a sub-mandate’s name holds its receipt id (`sandbox.r_…`). The whole id as one encoded segment (`/v0/mandates/alice%2Fsandbox`) is read the same.
+         *
+         *     Who: human key, agent key (dev mode: the local operator).
          */
         get: operations["readMandate"];
         put?: never;
@@ -2456,10 +2458,15 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The mandate id, `/` included (not encoded): `alice/sandbox`
-                 * @example alice/sandbox
+                 * @description The mandate id’s namespace (its issuer’s handle): `alice` of `alice/sandbox`
+                 * @example alice
                  */
-                id: string;
+                ns: string;
+                /**
+                 * @description The rest of the mandate id: `sandbox` of `alice/sandbox`, `sandbox.r_…` of a sub-mandate
+                 * @example sandbox
+                 */
+                name: string;
             };
             cookie?: never;
         };
@@ -4489,10 +4496,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The file’s bytes */
+        /** @description The file’s bytes, with their own Content-Type (any media type; none is application/octet-stream) */
         requestBody: {
             content: {
-                "application/octet-stream": Blob | ArrayBuffer | ArrayBufferView;
+                "*/*": Blob | ArrayBuffer | ArrayBufferView;
             };
         };
         responses: {
