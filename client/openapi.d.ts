@@ -1129,7 +1129,6 @@ export interface components {
             /** @description The input it would send: shown only while pending, deleted once decided */
             input?: unknown;
         };
-        CallAnswer: components["schemas"]["CallSucceeded"] | components["schemas"]["CallFailed"] | components["schemas"]["CallHeld"] | components["schemas"]["CallQueued"];
         /** @description The call succeeded: its output and its receipt */
         CallSucceeded: {
             /** @constant */
@@ -4126,7 +4125,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "sk_live_…"
+                 *       "token": "sk_live_51Hx0c2eXaMpLeToKeN"
                  *     }
                  */
                 "application/json": {
@@ -4511,7 +4510,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
-                        /** @example holon://files/f_… */
+                        /** @example holon://files/f_3q2Xr0cA9vT1kLmN8pQwZb */
                         handle: string;
                         /** @description Bytes */
                         size: number;

@@ -87,7 +87,7 @@ describe('GET /v0/openapi.json', () => {
     await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const served = await send(g.url, 'GET', '/v0/openapi.json');
       expect(served.status).toBe(200);
-      expect(served.body).toEqual(buildOpenApiDocument(ROUTE_OPERATIONS, { hosted: true }));
+      expect(served.body).toEqual(buildOpenApiDocument(ROUTE_OPERATIONS, { hosted: true, serverUrl: g.url }));
       const app = g.gw.app!;
       const layers = routeLayers(app).filter(isV0);
       expect(layers.length).toBeGreaterThan(30);
@@ -116,6 +116,9 @@ describe('GET /v0/openapi.json', () => {
       };
       expect(doc.paths['/v0/mandates/{ns}/{name}']!.get!.parameters!.map((p) => `${p.in}:${p.name}`)).toEqual(['path:ns', 'path:name']);
       expect(Object.keys(doc.paths).filter((p) => p.startsWith('/v0/mandates/'))).toEqual(['/v0/mandates/{ns}/{name}']);
+      // The dev gateway's one server is where it listens; it reads no key, so it declares none.
+      expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: g.url, description: 'This gateway' }]);
+      expect(doc.components.securitySchemes).toBeUndefined();
       const made = await g.mandate({ id: 'alice/two-parts' });
       const plain = await g.get('/v0/mandates/alice/two-parts');
       expect(plain.status).toBe(200);
