@@ -1066,7 +1066,7 @@ export interface components {
             /** @description What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed */
             statement: {
                 /** @description The document as stored (the `mandate` above, before any revocation) */
-                mandate: Record<string, unknown>;
+                mandate: components["schemas"]["MandateDocument"];
                 issuer: string;
                 /** Format: date-time */
                 signed_at: string;
@@ -1081,29 +1081,66 @@ export interface components {
         };
         /** @description A root mandate (spec mandate.md §1–2), validated by shared/core/mandate/validate.ts with every problem listed. Hosted: the id is put in your namespace, the issuer is you, the grantee `<handle>/…`, the currency EUR and `fx` the platform’s. */
         MandateDocument: {
-            /** @example sandbox-2 */
+            /** @example alice/sandbox-2 */
             id: string;
             issuer?: string;
             /** @example alice/assistant */
             grantee: string;
+            /** @description A sub-mandate’s parent mandate id (set by the gateway) */
+            readonly parent?: string;
+            /** @description A sub-mandate’s depth (set by the gateway; absent at 0) */
+            readonly depth?: number;
             allow: {
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
                 agents?: string[];
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
                 capabilities?: string[];
                 published?: boolean;
             };
-            deny?: Record<string, unknown>;
-            require?: Record<string, unknown>;
-            data?: Record<string, unknown>;
+            deny?: {
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
+                agents?: string[];
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
+                capabilities?: string[];
+            };
+            require?: {
+                /** @description `any`, `open-source`, or a list of SPDX ids */
+                license?: string | string[];
+                data?: {
+                    /** @description `none` or days: `30d` */
+                    retention?: string;
+                    region?: string[];
+                    training?: boolean;
+                };
+                evaluated?: boolean;
+                /** @example 0.92 */
+                min_success_rate?: string | number;
+            };
+            approval?: {
+                /** @example 0.002 */
+                above?: string;
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
+                agents?: string[];
+                first_use?: boolean;
+            };
             budget: {
                 /** @example 0.002 */
                 total: string;
                 currency?: string;
                 /** @example 0.002 */
                 per_call?: string;
+                /** @description Exchange rates into the budget’s currency, by currency code (`{"USD": "0.92"}`) */
+                fx?: {
+                    [key: string]: string | number;
+                };
             };
-            approval?: Record<string, unknown>;
-            delegation?: Record<string, unknown>;
-            expires?: string;
+            delegation?: {
+                max_depth?: number;
+            };
+            /** Format: date-time */
+            expires_at?: string;
+            /** @description Revoked (set by the gateway) */
+            readonly revoked?: boolean;
         };
         Approval: {
             id: string;
@@ -3239,7 +3276,7 @@ export interface operations {
                         /** @description What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed */
                         statement?: {
                             /** @description The document as stored (the `mandate` above, before any revocation) */
-                            mandate: Record<string, unknown>;
+                            mandate: components["schemas"]["MandateDocument"];
                             issuer: string;
                             /** Format: date-time */
                             signed_at: string;
