@@ -1756,6 +1756,8 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         openapi: "3.1.0";
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
