@@ -978,6 +978,16 @@ export interface components {
             };
             /** @description Refused calls get a receipt too (DESIGN §3.6) */
             receipt?: components["schemas"]["Receipt"];
+            /**
+             * @description A refused call replayed under its Idempotency-Key: its receipt’s status
+             * @enum {unknown}
+             */
+            status?: "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+            /**
+             * @description A refused call replayed under its Idempotency-Key (the first answer, again)
+             * @constant
+             */
+            replayed?: true;
         };
         Problem: {
             /** @description Where, as a JSON path: `$.input.text`, `query.limit` */

@@ -63,17 +63,21 @@ export const ERROR_BODY: JsonSchema = {
   },
 };
 
+/** The statuses of a receipt (spec receipts.md), of the call it records. */
+export const RECEIPT_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'] as const;
+
 export const ERROR: JsonSchema = {
   type: 'object',
   required: ['error'],
+  additionalProperties: false,
   properties: {
     error: ERROR_BODY,
     receipt: { $ref: '#/components/schemas/Receipt', description: 'Refused calls get a receipt too (DESIGN §3.6)' },
+    status: { enum: RECEIPT_STATUSES, description: 'A refused call replayed under its Idempotency-Key: its receipt’s status' },
+    replayed: { const: true, description: 'A refused call replayed under its Idempotency-Key (the first answer, again)' },
   },
 };
 
-/** The statuses of a receipt (spec receipts.md), of the call it records. */
-export const RECEIPT_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'] as const;
 
 /** A stable code: one of the gateway's (snake_case) (manifest.md §3, gateway.md) or an error the agent's manifest declares. */
 const ERROR_CODE: JsonSchema = {
