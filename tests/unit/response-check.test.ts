@@ -20,7 +20,10 @@ const DOC = {
             type: 'object',
             properties: { status: { type: 'string' } },
             required: ['status'],
-            oneOf: [{ properties: { call: { type: 'string' } }, required: ['call'] }, { properties: { receipt: { type: 'string' } }, required: ['receipt'] }],
+            oneOf: [
+              { properties: { call: { type: 'string' } }, required: ['call'] },
+              { properties: { receipt: { type: 'string' } }, required: ['receipt'] },
+            ],
           }),
         },
       },

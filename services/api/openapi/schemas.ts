@@ -78,7 +78,6 @@ export const ERROR: JsonSchema = {
   },
 };
 
-
 /** A stable code: one of the gateway's (snake_case) (manifest.md §3, gateway.md) or an error the agent's manifest declares. */
 const ERROR_CODE: JsonSchema = {
   type: 'string',
