@@ -20,8 +20,6 @@ export type Manifest = Schemas['Manifest'];
 export type Problem = Schemas['Problem'];
 /** Every refusal and failure: `{error: {code, message, problems?}}`. */
 export type ErrorAnswer = Schemas['Error'];
-/** What POST /v0/calls answers (a refusal aside): one of the four below, told apart by `status` (or `call`). */
-export type CallAnswer = Schemas['CallAnswer'];
 /** 200: `status: 'succeeded'`, the output (while kept) and the receipt. */
 export type CallSucceeded = Schemas['CallSucceeded'];
 /** 502: `status: 'failed'`, the error and the receipt (the client throws it as a HolonApiError). */
@@ -30,6 +28,8 @@ export type CallFailed = Schemas['CallFailed'];
 export type CallHeld = Schemas['CallHeld'];
 /** 202: `{status, call: {id, status}}`, on its way (`status`: queued, running or settling). */
 export type CallQueued = Schemas['CallQueued'];
+/** What POST /v0/calls answers (a refusal aside): one of the four above, told apart by `status` (or `call`). */
+export type CallAnswer = CallSucceeded | CallFailed | CallHeld | CallQueued;
 /** GET /v0/calls/{id}: `{call: {id, status}}`; once final the receipt, and a success's output while kept. */
 export type CallState = Schemas['CallState'];
 /** A call answer that has its receipt: a success, or a call held for approval. */
@@ -139,7 +139,7 @@ export interface HolonClient {
     list(options?: RequestOptions): Promise<MandateView[]>;
     /** POST /v0/mandates: a new root mandate (a human key). */
     create(mandate: MandateDocument, options?: RequestOptions): Promise<MandateView>;
-    /** GET /v0/mandates/{id}: a mandate and its budget (`alice/sandbox`). */
+    /** GET /v0/mandates/{ns}/{name}: a mandate and its budget (`get('alice/sandbox')`; an id without `/` throws a TypeError). */
     get(id: string, options?: RequestOptions): Promise<MandateView>;
   };
   readonly approvals: {

@@ -84,19 +84,19 @@ function finished({ receipt, output, output_gone }, response) {
   return { status: 'succeeded', output: output ?? null, ...(output_gone === undefined ? {} : { output_gone }), receipt };
 }
 
-/** `ns/name` → its two path parameters. @param {string} agent */
-function agentPath(agent) {
-  const at = agent.indexOf('/');
-  if (at <= 0 || at === agent.length - 1) throw new TypeError(`name the agent as ns/name, not ${JSON.stringify(agent)}`);
-  return { ns: agent.slice(0, at), name: agent.slice(at + 1) };
+/**
+ * `ns/name` (an agent, or a mandate: `alice/sandbox`, a sub-mandate `alice/sandbox.r_…`) → its two path parameters.
+ * @param {string} id
+ * @param {string} what
+ */
+function nsName(id, what) {
+  const at = id.indexOf('/');
+  if (at <= 0 || at === id.length - 1) throw new TypeError(`name the ${what} as ns/name, not ${JSON.stringify(id)}`);
+  return { ns: id.slice(0, at), name: id.slice(at + 1) };
 }
 
-/**
- * `{id}` of a mandate: its `/` stays a `/` (the route reads `alice/sandbox`, docs/openapi.md), each segment encoded.
- * @param {string} url the URL with its `{id}` (openapi-fetch's path serializer is handed the whole URL)
- * @param {Record<string, unknown>} params
- */
-const mandatePath = (url, params) => url.replace('{id}', String(params.id).split('/').map(encodeURIComponent).join('/'));
+/** @param {string} agent */
+const agentPath = (agent) => nsName(agent, 'agent');
 
 /** @param {ReceiptQuery} query */
 const receiptFilters = ({ limit, ...rest }) => ({ ...rest, ...(limit === undefined ? {} : { limit: Number(limit) }) });
@@ -175,7 +175,7 @@ export function createHolonClient({ baseUrl, key, fetch, headers }) {
         return unwrap(await raw.POST('/v0/mandates', { body: mandate, signal }));
       },
       async get(id, { signal } = {}) {
-        return unwrap(await raw.GET('/v0/mandates/{id}', { params: { path: { id } }, pathSerializer: mandatePath, signal }));
+        return unwrap(await raw.GET('/v0/mandates/{ns}/{name}', { params: { path: nsName(id, 'mandate') }, signal }));
       },
     },
 

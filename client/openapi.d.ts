@@ -194,7 +194,7 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/v0/mandates/{id}": {
+    "/v0/mandates/{ns}/{name}": {
         parameters: {
             query?: never;
             header?: never;
@@ -203,7 +203,9 @@ export interface paths {
         };
         /**
          * A mandate and its spent, reserved and remaining budget
-         * @description Who: human key, agent key (dev mode: the local operator).
+         * @description The mandate id `<ns>/<name>` is two path segments: `/v0/mandates/alice/sandbox`; a sub-mandate’s name holds its receipt id (`sandbox.r_…`). The whole id as one encoded segment (`/v0/mandates/alice%2Fsandbox`) is read the same.
+         *
+         *     Who: human key, agent key (dev mode: the local operator).
          */
         get: operations["readMandate"];
         put?: never;
@@ -976,6 +978,16 @@ export interface components {
             };
             /** @description Refused calls get a receipt too (DESIGN §3.6) */
             receipt?: components["schemas"]["Receipt"];
+            /**
+             * @description A refused call replayed under its Idempotency-Key: its receipt’s status
+             * @enum {unknown}
+             */
+            status?: "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+            /**
+             * @description A refused call replayed under its Idempotency-Key (the first answer, again)
+             * @constant
+             */
+            replayed?: true;
         };
         Problem: {
             /** @description Where, as a JSON path: `$.input.text`, `query.limit` */
@@ -1064,7 +1076,7 @@ export interface components {
             /** @description What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed */
             statement: {
                 /** @description The document as stored (the `mandate` above, before any revocation) */
-                mandate: Record<string, unknown>;
+                mandate: components["schemas"]["MandateDocument"];
                 issuer: string;
                 /** Format: date-time */
                 signed_at: string;
@@ -1079,29 +1091,66 @@ export interface components {
         };
         /** @description A root mandate (spec mandate.md §1–2), validated by shared/core/mandate/validate.ts with every problem listed. Hosted: the id is put in your namespace, the issuer is you, the grantee `<handle>/…`, the currency EUR and `fx` the platform’s. */
         MandateDocument: {
-            /** @example sandbox-2 */
+            /** @example alice/sandbox-2 */
             id: string;
             issuer?: string;
             /** @example alice/assistant */
             grantee: string;
+            /** @description A sub-mandate’s parent mandate id (set by the gateway) */
+            readonly parent?: string;
+            /** @description A sub-mandate’s depth (set by the gateway; absent at 0) */
+            readonly depth?: number;
             allow: {
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
                 agents?: string[];
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
                 capabilities?: string[];
                 published?: boolean;
             };
-            deny?: Record<string, unknown>;
-            require?: Record<string, unknown>;
-            data?: Record<string, unknown>;
+            deny?: {
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
+                agents?: string[];
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
+                capabilities?: string[];
+            };
+            require?: {
+                /** @description `any`, `open-source`, or a list of SPDX ids */
+                license?: string | string[];
+                data?: {
+                    /** @description `none` or days: `30d` */
+                    retention?: string;
+                    region?: string[];
+                    training?: boolean;
+                };
+                evaluated?: boolean;
+                /** @example 0.92 */
+                min_success_rate?: string | number;
+            };
+            approval?: {
+                /** @example 0.002 */
+                above?: string;
+                /** @description Patterns: `ns/*`, `ns/name`, `text.*` */
+                agents?: string[];
+                first_use?: boolean;
+            };
             budget: {
                 /** @example 0.002 */
                 total: string;
                 currency?: string;
                 /** @example 0.002 */
                 per_call?: string;
+                /** @description Exchange rates into the budget’s currency, by currency code (`{"USD": "0.92"}`) */
+                fx?: {
+                    [key: string]: string | number;
+                };
             };
-            approval?: Record<string, unknown>;
-            delegation?: Record<string, unknown>;
-            expires?: string;
+            delegation?: {
+                max_depth?: number;
+            };
+            /** Format: date-time */
+            expires_at?: string;
+            /** @description Revoked (set by the gateway) */
+            readonly revoked?: boolean;
         };
         Approval: {
             id: string;
@@ -1127,7 +1176,6 @@ export interface components {
             /** @description The input it would send: shown only while pending, deleted once decided */
             input?: unknown;
         };
-        CallAnswer: components["schemas"]["CallSucceeded"] | components["schemas"]["CallFailed"] | components["schemas"]["CallHeld"] | components["schemas"]["CallQueued"];
         /** @description The call succeeded: its output and its receipt */
         CallSucceeded: {
             /** @constant */
@@ -1718,6 +1766,8 @@ export interface operations {
                     "application/json": {
                         /** @constant */
                         openapi: "3.1.0";
+                    } & {
+                        [key: string]: unknown;
                     };
                 };
             };
@@ -2456,10 +2506,15 @@ export interface operations {
             header?: never;
             path: {
                 /**
-                 * @description The mandate id, `/` included (not encoded): `alice/sandbox`
-                 * @example alice/sandbox
+                 * @description The mandate id’s namespace (its issuer’s handle): `alice` of `alice/sandbox`
+                 * @example alice
                  */
-                id: string;
+                ns: string;
+                /**
+                 * @description The rest of the mandate id: `sandbox` of `alice/sandbox`, `sandbox.r_…` of a sub-mandate
+                 * @example sandbox
+                 */
+                name: string;
             };
             cookie?: never;
         };
@@ -3233,7 +3288,7 @@ export interface operations {
                         /** @description What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed */
                         statement?: {
                             /** @description The document as stored (the `mandate` above, before any revocation) */
-                            mandate: Record<string, unknown>;
+                            mandate: components["schemas"]["MandateDocument"];
                             issuer: string;
                             /** Format: date-time */
                             signed_at: string;
@@ -4119,7 +4174,7 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "token": "sk_live_…"
+                 *       "token": "sk_live_51Hx0c2eXaMpLeToKeN"
                  *     }
                  */
                 "application/json": {
@@ -4489,10 +4544,10 @@ export interface operations {
             path?: never;
             cookie?: never;
         };
-        /** @description The file’s bytes */
+        /** @description The file’s bytes, with their own Content-Type (any media type; none is application/octet-stream) */
         requestBody: {
             content: {
-                "application/octet-stream": Blob | ArrayBuffer | ArrayBufferView;
+                "*/*": Blob | ArrayBuffer | ArrayBufferView;
             };
         };
         responses: {
@@ -4504,7 +4559,7 @@ export interface operations {
                 content: {
                     "application/json": {
                         id: string;
-                        /** @example holon://files/f_… */
+                        /** @example holon://files/f_3q2Xr0cA9vT1kLmN8pQwZb */
                         handle: string;
                         /** @description Bytes */
                         size: number;

@@ -57,8 +57,13 @@ export function renderApi(operations: readonly Operation[] = ROUTE_OPERATIONS): 
     'Beside them: `/mcp`, the MCP server (find, hire and pay for agents; `call_agent` also as an MCP task:',
     '`docs/mcp.md`); `GET /metrics` (Prometheus; the admin key when hosted: `docs/operating.md`); `/console`, the',
     'console (`docs/console.md`). A call answers `200 {status, output, receipt}`, `202` (`Prefer: respond-async`, an approval,',
-    'or past `HOLON_SYNC_WAIT_S`), `403` denied, `404` unknown mandate or agent, `422` rejected input, `502` the agent',
-    'failed (with its receipt); `callback_url` deliveries are Standard Webhooks (`docs/webhooks.md`).',
+    'or past `HOLON_SYNC_WAIT_S`), `403` denied, `404` unknown mandate or agent, `409` `approval_used` (a spent approval',
+    're-sent; its receipt says `denied`, "approval … was already used"), `422` rejected input, `502` the agent failed',
+    '(with its receipt); `callback_url` deliveries are Standard Webhooks (`docs/webhooks.md`).',
+    '',
+    'A mandate id `<ns>/<name>` is two path segments (`GET /v0/mandates/alice/sandbox`, parameters `ns` and `name`); the',
+    'whole id as one encoded segment (`alice%2Fsandbox`) is read the same. `POST /v0/files` takes any media type: the',
+    'body is the file, its `Content-Type` kept (none: `application/octet-stream`).',
   ];
   const tags = [...new Set(operations.map((o) => o.tag))];
   for (const tag of tags) {

@@ -5,7 +5,7 @@
  * - a receipt (GET /v0/receipts/{id}, a call's answer's `receipt`, a webhook's): its signature against the key set,
  *   and every child's; with `--proof` (GET /v0/receipts/{id}/proof), its leaf, its inclusion proof against the
  *   proof's checkpoint, and the checkpoint's signed note;
- * - a mandate (GET /v0/mandates/{id}), or a chain of them, root first (a JSON array): each statement's signature,
+ * - a mandate (GET /v0/mandates/{ns}/{name}), or a chain of them, root first (a JSON array): each statement's signature,
  *   each link's parent hash, and each link attenuating its parent.
  *
  * The key set is `--jwks` (a saved /.well-known/jwks.json) or fetched from `--url`. Exit 0 verified, 1 not (saying

@@ -201,7 +201,8 @@ export function grantMismatch(
   now: number,
 ): string[] {
   const reasons: string[] = [];
-  if (a.status !== 'approved') reasons.push(`approval ${a.id} is ${a.status}, not approved`);
+  if (a.status === 'used') reasons.push(`approval ${a.id} was already used`);
+  else if (a.status !== 'approved') reasons.push(`approval ${a.id} is ${a.status}, not approved`);
   if (a.expiresAt.getTime() <= now) reasons.push(`approval ${a.id} has expired`);
   if (a.mandateId !== call.mandateId) reasons.push(`approval ${a.id} is for mandate ${a.mandateId}`);
   if (a.agentId !== call.agentId || a.agentVersion !== call.agentVersion) reasons.push(`approval ${a.id} is for ${a.agentId}@${a.agentVersion}`);

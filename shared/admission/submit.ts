@@ -95,7 +95,10 @@ async function redeemedApproval(ctx: ServiceContext, stored: KnownMandate, manif
         ctx.now(),
       )
     : [`there is no approval ${named.id}`];
-  return mismatch.length ? stop({ code: 'denied', status: 'denied', reasons: mismatch }) : next(named.id);
+  if (!mismatch.length) return next(named.id);
+  // A spent approval is its own refusal (409, as the race reserve.ts loses answers): the grantee re-sent a used grant.
+  const code = own?.status === 'used' ? 'approval_used' : 'denied';
+  return stop({ code, status: 'denied', reasons: mismatch });
 }
 
 /** Held for a human: the approval (binding the mandate, version, input and max_cost) and its receipt. */

@@ -63,9 +63,11 @@ describe('approvals', () => {
     const ok = await g.post<Ran>('/v0/calls', { ...call, approval: id });
     expect(ok.status).toBe(200);
     expect(ok.body.receipt).toMatchObject({ approval: id, cost: { own: '0.02' } });
+    // A spent grant is its own answer (409 approval_used, as documented), still with a `denied` receipt saying why.
     const again = await g.post<Refused>('/v0/calls', { ...call, approval: id });
-    expect(again.status).toBe(403);
-    expect(again.body.receipt!.reasons.join(' ')).toMatch(/used/);
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('approval_used');
+    expect(again.body.receipt).toMatchObject({ status: 'denied', reasons: [`approval ${id} was already used`] });
   });
 
   test('reject: nothing runs, the input is gone, it cannot be decided again', async ({ gateway: g }) => {

@@ -182,6 +182,10 @@ describe('the MCP server at /mcp', () => {
       expect(structured(await c.callTool({ name: 'get_approval', arguments: { id } })).status).toBe('approved');
       const ran = await c.callTool({ name: 'call_agent', arguments: { agent: 'examples/echo-upper', input: { text: 'later' }, approval: id } });
       expect(structured(ran)).toMatchObject({ status: 'succeeded', output: { text: 'LATER' } });
+      // The grant is spent: using it again is `approval_used`, as over REST (409), with its denied receipt.
+      const again = await c.callTool({ name: 'call_agent', arguments: { agent: 'examples/echo-upper', input: { text: 'later' }, approval: id } });
+      expect(again.isError).toBe(true);
+      expect(structured(again)).toMatchObject({ status: 'denied', error: { code: 'approval_used' }, receipt: { status: 'denied', billed: false } });
     });
     const spent = (await g.get('/v0/mandates/alice/test')).body.budget.spent;
     expect(spent).toBe('0.02');

@@ -87,7 +87,7 @@ describe('GET /v0/openapi.json', () => {
     await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const served = await send(g.url, 'GET', '/v0/openapi.json');
       expect(served.status).toBe(200);
-      expect(served.body).toEqual(buildOpenApiDocument(ROUTE_OPERATIONS, { hosted: true }));
+      expect(served.body).toEqual(buildOpenApiDocument(ROUTE_OPERATIONS, { hosted: true, serverUrl: g.url }));
       const app = g.gw.app!;
       const layers = routeLayers(app).filter(isV0);
       expect(layers.length).toBeGreaterThan(30);
@@ -106,6 +106,29 @@ describe('GET /v0/openapi.json', () => {
         if (!claimed.has(l)) problems.push(`served but not documented: ${l.methods.map((m) => m.toUpperCase()).join(',')} ${String(l.path)}`);
       }
       expect(problems).toEqual([]);
+    });
+  });
+
+  test('a mandate is read at /v0/mandates/{ns}/{name} (two parameters OpenAPI tools can route), and as one encoded segment', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      const doc = (await g.get('/v0/openapi.json')).body as Doc & {
+        paths: Record<string, Record<string, { parameters?: Array<{ name: string; in: string }> }>>;
+      };
+      expect(doc.paths['/v0/mandates/{ns}/{name}']!.get!.parameters!.map((p) => `${p.in}:${p.name}`)).toEqual(['path:ns', 'path:name']);
+      expect(Object.keys(doc.paths).filter((p) => p.startsWith('/v0/mandates/'))).toEqual(['/v0/mandates/{ns}/{name}']);
+      // The dev gateway's one server is where it listens; it reads no key, so it declares none.
+      expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: g.url, description: 'This gateway' }]);
+      expect(doc.components.securitySchemes).toBeUndefined();
+      const made = await g.mandate({ id: 'alice/two-parts' });
+      const plain = await g.get('/v0/mandates/alice/two-parts');
+      expect(plain.status).toBe(200);
+      expect(plain.body).toEqual(made);
+      const encoded = await g.get('/v0/mandates/alice%2Ftwo-parts');
+      expect(encoded.status).toBe(200);
+      expect(encoded.body).toEqual(made);
+      for (const missing of ['/v0/mandates/alice/nothing', '/v0/mandates/alice', '/v0/mandates/alice/two-parts/more']) {
+        expect((await g.get(missing)).status, missing).toBe(404);
+      }
     });
   });
 
@@ -140,7 +163,7 @@ describe('GET /v0/openapi.json', () => {
         ['/v0/me', '/v0/me'],
         ['/v0/catalog', '/v0/catalog'],
         ['/v0/mandates', '/v0/mandates'],
-        ['/v0/mandates/alice/sandbox', '/v0/mandates/{id}'],
+        ['/v0/mandates/alice/sandbox', '/v0/mandates/{ns}/{name}'],
         ['/v0/accounts', '/v0/accounts'],
         ['/v0/receipts', '/v0/receipts'],
         ['/v0/receipts?since=2026-01-01T00:00:00Z&status=succeeded', '/v0/receipts'],

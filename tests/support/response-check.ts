@@ -5,6 +5,14 @@
  * ours: `additionalProperties: false`), a wrong type or a missing field fails the test that received it, so the
  * document cannot drift from what the gateway answers. `send` (http.ts) and the test gateway's `request` call it.
  *
+ * Closed by default: an object schema that lists `properties` and says nothing of others (no `additionalProperties`,
+ * `unevaluatedProperties` or `patternProperties`) is checked as `unevaluatedProperties: false` (`closedSchema`), so
+ * a field the gateway answers and the document does not declare fails here even where the schema forgot to close
+ * itself. Free-form JSON (an agent's input or output, an author's JSON Schema, `JsonObject`) is a schema without
+ * `properties` (`{type: 'object'}`), or one that says `additionalProperties: true`: left open. A schema that is a
+ * branch of an `allOf`/`anyOf`/`oneOf`/`not`/`if` whose parent lists properties itself is not closed on its own
+ * (the parent's closing sees what the branch evaluated).
+ *
  * Not checked: answers that are not JSON, paths that are not `/v0/…` routes of the document (`/mcp`, `/healthz`,
  * `/console`), and statuses the operation does not document (middleware answers such as 429 and 413 are shared by
  * every route and documented once, as errors); each such answer still has the shared Error shape when it is JSON.
@@ -26,6 +34,50 @@ interface Checker {
 
 const checkers = new Map<string, Promise<Checker | null>>();
 
+/** Keywords whose values are data, not schemas. */
+const VALUE_KEYWORDS = new Set(['const', 'default', 'enum', 'examples', 'example']);
+/** Keywords whose values are maps of name → schema. */
+const SCHEMA_MAPS = new Set(['properties', 'patternProperties', '$defs', 'dependentSchemas']);
+/** In-place applicators: their subschemas see the same instance as their parent. */
+const IN_PLACE = new Set(['allOf', 'anyOf', 'oneOf', 'not', 'if', 'then', 'else']);
+
+const isObject = (v: unknown): v is Record<string, unknown> => v !== null && typeof v === 'object' && !Array.isArray(v);
+
+/**
+ * `schema` with every object schema that lists properties and says nothing of others closed
+ * (`unevaluatedProperties: false`); `inPlaceOfObject`: it is an in-place branch of a schema that lists properties.
+ */
+export function closedSchema(schema: unknown, inPlaceOfObject = false): unknown {
+  if (Array.isArray(schema)) return schema.map((s) => closedSchema(s, inPlaceOfObject));
+  if (!isObject(schema)) return schema;
+  const listsProperties = isObject(schema.properties);
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(schema)) {
+    if (VALUE_KEYWORDS.has(k)) out[k] = v;
+    else if (SCHEMA_MAPS.has(k) && isObject(v)) out[k] = Object.fromEntries(Object.entries(v).map(([n, s]) => [n, closedSchema(s)]));
+    else if (IN_PLACE.has(k)) out[k] = closedSchema(v, listsProperties || inPlaceOfObject);
+    else out[k] = closedSchema(v);
+  }
+  const saysOfOthers = 'additionalProperties' in schema || 'unevaluatedProperties' in schema || 'patternProperties' in schema;
+  if (listsProperties && !saysOfOthers && !inPlaceOfObject) out.unevaluatedProperties = false;
+  return out;
+}
+
+/** The document with its schemas (components and every operation's) closed as `closedSchema` says. */
+function closedDocument(doc: Doc): Doc {
+  const walk = (node: unknown): unknown => {
+    if (Array.isArray(node)) return node.map(walk);
+    if (!isObject(node)) return node;
+    return Object.fromEntries(Object.entries(node).map(([k, v]) => [k, k === 'schema' ? closedSchema(v) : walk(v)]));
+  };
+  const schemas = doc.components?.schemas ?? {};
+  return {
+    ...doc,
+    paths: walk(doc.paths) as Doc['paths'],
+    components: { ...doc.components, schemas: Object.fromEntries(Object.entries(schemas).map(([n, s]) => [n, closedSchema(s)])) },
+  };
+}
+
 /** On unless HOLON_RESPONSE_CHECK=0 (to see a test's own failure first while the document is being fixed). */
 const RESPONSE_CHECK = process.env.HOLON_RESPONSE_CHECK !== '0';
 
@@ -41,15 +93,7 @@ async function checkerFor(base: string): Promise<Checker | null> {
       try {
         const res = await fetch(`${base}/v0/openapi.json`);
         if (!res.ok) return null;
-        const doc = (await res.json()) as Doc;
-        const ajv = createAjv({ allErrors: true });
-        ajv.addSchema(doc as object, 'doc');
-        const templates = Object.keys(doc.paths).map((template) => ({
-          template,
-          pattern: templatePattern(template),
-          literal: template.replace(/\{[^}]+\}/g, '').length,
-        }));
-        return { templates, doc, compiled: new Map(), ajv };
+        return answerChecker((await res.json()) as Doc);
       } catch {
         return null;
       }
@@ -57,6 +101,19 @@ async function checkerFor(base: string): Promise<Checker | null> {
     checkers.set(base, c);
   }
   return c;
+}
+
+/** A checker of answers against `doc` (its schemas closed). */
+function answerChecker(served: Doc): Checker {
+  const doc = closedDocument(served);
+  const ajv = createAjv({ allErrors: true });
+  ajv.addSchema(doc as object, 'doc');
+  const templates = Object.keys(doc.paths).map((template) => ({
+    template,
+    pattern: templatePattern(template),
+    literal: template.replace(/\{[^}]+\}/g, '').length,
+  }));
+  return { templates, doc, compiled: new Map(), ajv };
 }
 
 const pointer = (parts: readonly string[]) => parts.map((s) => s.replace(/~/g, '~0').replace(/\//g, '~1')).join('/');
@@ -72,7 +129,10 @@ function templateOf(checker: Checker, path: string): string | undefined {
 function describeErrors(errors: readonly ErrorObject[] | null | undefined): string {
   return (errors ?? [])
     .slice(0, 8)
-    .map((e) => `${e.instancePath || '(root)'} ${e.message}${e.params && 'additionalProperty' in e.params ? `: ${String(e.params.additionalProperty)}` : ''}`)
+    .map((e) => {
+      const field = e.params && 'additionalProperty' in e.params ? e.params.additionalProperty : e.params?.unevaluatedProperty;
+      return `${e.instancePath || '(root)'} ${e.message}${field === undefined ? '' : `: ${String(field)}`}`;
+    })
     .join('; ');
 }
 
@@ -83,7 +143,16 @@ function describeErrors(errors: readonly ErrorObject[] | null | undefined): stri
 export async function checkAnswer(base: string, method: string, path: string, status: number, body: unknown, isJson: boolean): Promise<void> {
   if (!RESPONSE_CHECK || !isJson || !path.startsWith('/v0/')) return;
   const checker = await checkerFor(base);
-  if (!checker) return;
+  if (checker) checkWith(checker, method, path, status, body);
+}
+
+/** A checker of answers against this document (the unit test of the checker itself: tests/unit/response-check.test.ts). */
+export function checkerOf(doc: unknown): (method: string, path: string, status: number, body: unknown) => void {
+  const checker = answerChecker(doc as Doc);
+  return (method, path, status, body) => checkWith(checker, method, path, status, body);
+}
+
+function checkWith(checker: Checker, method: string, path: string, status: number, body: unknown): void {
   const template = templateOf(checker, path);
   if (!template) return;
   const m = method.toLowerCase();

@@ -183,6 +183,7 @@ describe('createHolonClient', () => {
     const holon = createHolonClient({ baseUrl: 'http://gw', fetch: s.fetch });
     await holon.mandates.get('alice/sandbox');
     expect(s.seen[0]!.url).toBe('http://gw/v0/mandates/alice/sandbox');
+    await expect(holon.mandates.get('sandbox')).rejects.toThrow(TypeError);
     expect(await holon.approvals.list({ mandate: 'alice/work' })).toEqual([]);
     expect((await holon.credential.set('bob/tables', 'sk_1')).credential.set).toBe(true);
     expect(s.seen[2]).toMatchObject({ method: 'PUT', url: 'http://gw/v0/agents/bob/tables/credential', body: '{"token":"sk_1"}' });

@@ -152,7 +152,7 @@ export const DELIVERY = closed('A delivery: its webhook-id, state and attempts',
 
 export const STORED_FILE = closed('The stored file', {
   id: { type: 'string', pattern: '^f_[A-Za-z0-9_-]{22}$' },
-  handle: { type: 'string', pattern: '^holon://files/f_[A-Za-z0-9_-]{22}$', examples: ['holon://files/f_…'] },
+  handle: { type: 'string', pattern: '^holon://files/f_[A-Za-z0-9_-]{22}$', examples: ['holon://files/f_3q2Xr0cA9vT1kLmN8pQwZb'] },
   size: { type: 'integer', minimum: 1, description: 'Bytes' },
   sha256: { type: 'string', pattern: '^[0-9a-f]{64}$' },
   content_type: { type: 'string' },

@@ -6,7 +6,7 @@
  *   CallHeld       202  {status: pending_approval, approval, receipt, replayed?}
  *   CallQueued     202  {status, call: {id, status}}: async, or still on its way past the synchronous wait
  *   CallState      GET /v0/calls/{id}: {call: {id, status}, receipt?, output?, output_gone?}
- * `CallAnswer` is any of the first four: what POST /v0/calls and an approval that runs answer.
+ * (`holon/client`'s `CallAnswer` is any of the first four: what POST /v0/calls and an approval that runs answer.)
  */
 import type { JsonSchema } from './operations.js';
 import { APPROVAL, ERROR_BODY, RECEIPT, RECEIPT_STATUSES } from './schemas.js';
@@ -83,9 +83,6 @@ export const CALL_QUEUED: JsonSchema = {
   required: ['status', 'call'],
   properties: { status: { enum: ['queued', 'running', 'settling'], description: 'The call’s own status, as `call.status`' }, call: CALL_REF },
 };
-
-/** What POST /v0/calls answers, whatever the outcome (a refusal aside): one of the four. */
-export const CALL_ANSWER: JsonSchema = { oneOf: [CALL_SUCCEEDED, CALL_FAILED, CALL_HELD, CALL_QUEUED] };
 
 const CALL_STATE_PROPERTIES = {
   call: CALL_REF,

@@ -4,7 +4,7 @@
  * approvals, keys), call-schemas.ts (call answers), catalogue-schemas.ts (agents, records, evaluations).
  */
 import { manifestSchema } from '../../../shared/core/manifest/index.js';
-import { CALL_ANSWER, CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED } from './call-schemas.js';
+import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED } from './call-schemas.js';
 import {
   AGENT_CARD,
   AGENT_RECORD,
@@ -29,7 +29,6 @@ export const COMPONENTS: Readonly<Record<string, JsonSchema>> = {
   MandateView: MANDATE_VIEW,
   MandateDocument: MANDATE_DOCUMENT,
   Approval: APPROVAL,
-  CallAnswer: CALL_ANSWER,
   CallSucceeded: CALL_SUCCEEDED,
   CallFailed: CALL_FAILED,
   CallHeld: CALL_HELD,

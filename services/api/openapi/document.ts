@@ -10,9 +10,12 @@ import { ERROR } from './schemas.js';
 import type { JsonSchema } from '../../../shared/core/json.js';
 
 export interface DocumentOptions {
-  /** HOLON_PUBLIC_URL, when set: the one server. */
+  /** The one server: HOLON_PUBLIC_URL, or the URL the gateway listens on (routes/openapi.ts); none for the client's types. */
   serverUrl?: string;
-  /** A dev gateway leaves out what only a hosted one serves. */
+  /**
+   * A dev gateway leaves out what only a hosted one serves, and its keys: it reads none (every request is the local
+   * operator's), so it declares no security scheme and every operation says `security: []`.
+   */
   hosted: boolean;
 }
 
@@ -39,12 +42,12 @@ type PathItemObject = Partial<Record<Operation['method'], OperationObject>>;
 type OpenApiDocument = {
   openapi: '3.1.0';
   info: { title: string; version: string; description: string };
-  servers?: Array<{ url: string }>;
+  servers?: Array<{ url: string; description: string }>;
   tags: Array<{ name: string }>;
   paths: Record<string, PathItemObject>;
   components: {
     schemas: Record<string, JsonSchema>;
-    securitySchemes: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>;
+    securitySchemes?: Record<string, { type: 'http'; scheme: 'bearer'; description: string }>;
   };
 };
 
@@ -89,7 +92,7 @@ function response(spec: ResponseSpec, ref: (s: unknown) => unknown): ResponseObj
   };
 }
 
-function operationObject(op: Operation, ref: (s: unknown) => unknown): OperationObject {
+function operationObject(op: Operation, ref: (s: unknown) => unknown, hosted: boolean): OperationObject {
   const names = [...op.path.matchAll(/\{([^}]+)\}/g)].map((m) => m[1]!);
   for (const n of names) if (!op.params?.[n]) throw new Error(`${op.id}: the path parameter {${n}} is not described`);
   const parameters: ParameterObject[] = [
@@ -159,7 +162,7 @@ function operationObject(op: Operation, ref: (s: unknown) => unknown): Operation
         }
       : {}),
     responses,
-    security: security(op.auth),
+    security: hosted ? security(op.auth) : [],
     ...(op.hostedOnly ? { 'x-holon-hosted-only': true } : {}),
   };
 }
@@ -176,7 +179,7 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
     const item = paths[op.path] ?? {};
     paths[op.path] = item;
     if (item[op.method]) throw new Error(`${op.method.toUpperCase()} ${op.path} is described twice`);
-    item[op.method] = operationObject(op, ref);
+    item[op.method] = operationObject(op, ref, options.hosted);
   }
   const tags = [...new Set(operations.map((o) => o.tag))].sort().map((name) => ({ name }));
   return {
@@ -187,13 +190,42 @@ export function buildOpenApiDocument(operations: readonly Operation[], options: 
       description:
         'Every call between agents goes through the gateway: mandates say what a caller may do, manifests what an agent offers, and every call gets a receipt. Errors are `{error: {code, message, problems?}}`; bad input is a 4xx listing every problem with its path.',
     },
-    ...(options.serverUrl ? { servers: [{ url: options.serverUrl }] } : {}),
+    ...(options.serverUrl ? { servers: [{ url: options.serverUrl.replace(/\/+$/, ''), description: 'This gateway' }] } : {}),
     tags,
     paths,
     components: {
-      // A component is an object, never replaced by a $ref to itself: withRefs answers an object for it.
-      schemas: Object.fromEntries(Object.entries(COMPONENTS).map(([n, s]) => [n, withRefs(s, names, s) as JsonSchema])),
-      securitySchemes: Object.fromEntries(Object.values(SCHEMES).map((s) => [s.name, { type: 'http', scheme: 'bearer', description: s.description }])),
+      schemas: usedComponents(paths, names),
+      ...(options.hosted
+        ? {
+            securitySchemes: Object.fromEntries(
+              Object.values(SCHEMES).map((s) => [s.name, { type: 'http' as const, scheme: 'bearer' as const, description: s.description }]),
+            ),
+          }
+        : {}),
     },
   };
+}
+
+/**
+ * The named schemas this document's operations use, directly or through one another (a dev document has no
+ * hosted-only route, so no Manifest or key): a component nothing refers to is left out. A component is an
+ * object, never replaced by a $ref to itself: withRefs answers an object for it.
+ */
+function usedComponents(paths: Record<string, PathItemObject>, names: ReadonlyMap<object, string>): Record<string, JsonSchema> {
+  const built = new Map(Object.entries(COMPONENTS).map(([n, s]) => [n, withRefs(s, names, s) as JsonSchema]));
+  const used = new Set<string>();
+  const visit = (value: unknown): void => {
+    if (Array.isArray(value)) for (const v of value) visit(v);
+    else if (value !== null && typeof value === 'object') {
+      const target = (value as { $ref?: unknown }).$ref;
+      const name = typeof target === 'string' ? target.replace('#/components/schemas/', '') : undefined;
+      if (name !== undefined && built.has(name) && !used.has(name)) {
+        used.add(name);
+        visit(built.get(name));
+      }
+      for (const v of Object.values(value)) visit(v);
+    }
+  };
+  visit(paths);
+  return Object.fromEntries([...built].filter(([n]) => used.has(n)));
 }

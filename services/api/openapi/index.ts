@@ -36,7 +36,11 @@ export const metaOperations = defineOperations({
     auth: ['none'],
     summary: 'This document: OpenAPI 3.1, generated from the schemas the routes validate with',
     responses: {
-      200: { description: 'The OpenAPI document', schema: object('An OpenAPI 3.1 document', { openapi: { const: '3.1.0' } }, ['openapi', 'paths']) },
+      200: {
+        description: 'The OpenAPI document',
+        // Open: the rest of the document is OpenAPI's, described by its own specification.
+        schema: { ...object('An OpenAPI 3.1 document', { openapi: { const: '3.1.0' } }, ['openapi', 'paths']), additionalProperties: true },
+      },
     },
   },
   health: {

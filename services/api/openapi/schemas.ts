@@ -63,17 +63,20 @@ export const ERROR_BODY: JsonSchema = {
   },
 };
 
+/** The statuses of a receipt (spec receipts.md), of the call it records. */
+export const RECEIPT_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'] as const;
+
 export const ERROR: JsonSchema = {
   type: 'object',
   required: ['error'],
+  additionalProperties: false,
   properties: {
     error: ERROR_BODY,
     receipt: { $ref: '#/components/schemas/Receipt', description: 'Refused calls get a receipt too (DESIGN §3.6)' },
+    status: { enum: RECEIPT_STATUSES, description: 'A refused call replayed under its Idempotency-Key: its receipt’s status' },
+    replayed: { const: true, description: 'A refused call replayed under its Idempotency-Key (the first answer, again)' },
   },
 };
-
-/** The statuses of a receipt (spec receipts.md), of the call it records. */
-export const RECEIPT_STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'] as const;
 
 /** A stable code: one of the gateway's (snake_case) (manifest.md §3, gateway.md) or an error the agent's manifest declares. */
 const ERROR_CODE: JsonSchema = {
@@ -185,7 +188,7 @@ export const MANDATE_VIEW = {
         'What the gateway signed when it stored the mandate (docs/receipts.md "Signed mandates"): the document as stored, the authenticated issuer, the time, and a sub-mandate’s parent with the SHA-256 of its statement. Null for a mandate stored before mandates were signed',
       required: ['mandate', 'issuer', 'signed_at', 'parent'],
       properties: {
-        mandate: { type: 'object', description: 'The document as stored (the `mandate` above, before any revocation)' },
+        mandate: { $ref: '#/components/schemas/MandateDocument', description: 'The document as stored (the `mandate` above, before any revocation)' },
         issuer: { type: 'string' },
         signed_at: TIMESTAMP,
         parent: {
@@ -204,31 +207,77 @@ export const MANDATE_VIEW = {
   additionalProperties: false,
 } satisfies JsonSchema;
 
-/** A mandate document as POSTed (spec mandate.md); validated by shared/core/mandate/validate.ts, described here. */
+const PATTERNS: JsonSchema = { type: 'array', items: { type: 'string' }, description: 'Patterns: `ns/*`, `ns/name`, `text.*`' };
+/** A decimal rate as text (`"0.92"`); the validator also reads a JSON number. */
+const RATE: JsonSchema = { type: ['string', 'number'], examples: ['0.92'] };
+
+/**
+ * A mandate document (spec mandate.md): what is POSTed, and the normalized document `GET /v0/mandates/{ns}/{name}`
+ * answers. Validated by shared/core/mandate/validate.ts (every field it knows is here; any other is "not a known
+ * field"), described here, closed at every level as the validator is.
+ */
 export const MANDATE_DOCUMENT: JsonSchema = {
   type: 'object',
   description:
     'A root mandate (spec mandate.md §1–2), validated by shared/core/mandate/validate.ts with every problem listed. Hosted: the id is put in your namespace, the issuer is you, the grantee `<handle>/…`, the currency EUR and `fx` the platform’s.',
   required: ['id', 'grantee', 'allow', 'budget'],
+  additionalProperties: false,
   properties: {
-    id: { type: 'string', examples: ['sandbox-2'] },
+    id: { type: 'string', examples: ['alice/sandbox-2'] },
     issuer: { type: 'string' },
     grantee: { type: 'string', examples: ['alice/assistant'] },
+    parent: { type: 'string', readOnly: true, description: 'A sub-mandate’s parent mandate id (set by the gateway)' },
+    depth: { type: 'integer', minimum: 1, readOnly: true, description: 'A sub-mandate’s depth (set by the gateway; absent at 0)' },
     allow: {
       type: 'object',
+      additionalProperties: false,
+      properties: { agents: PATTERNS, capabilities: PATTERNS, published: { type: 'boolean' } },
+    },
+    deny: { type: 'object', additionalProperties: false, properties: { agents: PATTERNS, capabilities: PATTERNS } },
+    require: {
+      type: 'object',
+      additionalProperties: false,
       properties: {
-        agents: { type: 'array', items: { type: 'string' } },
-        capabilities: { type: 'array', items: { type: 'string' } },
-        published: { type: 'boolean' },
+        license: {
+          description: '`any`, `open-source`, or a list of SPDX ids',
+          oneOf: [{ type: 'string' }, { type: 'array', items: { type: 'string' } }],
+        },
+        data: {
+          type: 'object',
+          additionalProperties: false,
+          properties: {
+            retention: { type: 'string', description: '`none` or days: `30d`' },
+            region: { type: 'array', items: { type: 'string' } },
+            training: { type: 'boolean' },
+          },
+        },
+        evaluated: { type: 'boolean' },
+        min_success_rate: RATE,
       },
     },
-    deny: { type: 'object' },
-    require: { type: 'object' },
-    data: { type: 'object' },
-    budget: { type: 'object', required: ['total'], properties: { total: AMOUNT, currency: { type: 'string' }, per_call: AMOUNT } },
-    approval: { type: 'object' },
-    delegation: { type: 'object' },
-    expires: { type: 'string' },
+    approval: {
+      type: 'object',
+      additionalProperties: false,
+      properties: { above: AMOUNT, agents: PATTERNS, first_use: { type: 'boolean' } },
+    },
+    budget: {
+      type: 'object',
+      required: ['total'],
+      additionalProperties: false,
+      properties: {
+        total: AMOUNT,
+        currency: { type: 'string' },
+        per_call: AMOUNT,
+        fx: {
+          type: 'object',
+          description: 'Exchange rates into the budget’s currency, by currency code (`{"USD": "0.92"}`)',
+          additionalProperties: RATE,
+        },
+      },
+    },
+    delegation: { type: 'object', additionalProperties: false, properties: { max_depth: { type: 'integer', minimum: 0 } } },
+    expires_at: TIMESTAMP,
+    revoked: { type: 'boolean', readOnly: true, description: 'Revoked (set by the gateway)' },
   },
   'x-holon-validated-by': 'shared/core/mandate/validate.ts',
 };

@@ -56,7 +56,7 @@ export const credentialOperations = defineOperations({
     id: 'setCredential',
     method: 'put',
     summary: 'Set the token sent as `Authorization: Bearer` to your agent’s endpoint (write-only)',
-    body: { schema: TOKEN_BODY, example: { token: 'sk_live_…' } },
+    body: { schema: TOKEN_BODY, example: { token: 'sk_live_51Hx0c2eXaMpLeToKeN' } },
     responses: {
       200: {
         description: 'Set',

@@ -38,7 +38,13 @@ export const fileOperations = defineOperations({
     tag: 'files',
     auth: ['human', 'agent'],
     summary: 'Upload a file (the body is the file, any content type, at most 20 MB); get a `holon://files/<id>` handle',
-    body: { schema: { type: 'string', format: 'binary' }, contentType: 'application/octet-stream', required: true, description: 'The file’s bytes' },
+    // Any media type (`*/*`): the Content-Type sent is stored and served back with the file (none: octet-stream).
+    body: {
+      schema: { type: 'string', format: 'binary' },
+      contentType: '*/*',
+      required: true,
+      description: 'The file’s bytes, with their own Content-Type (any media type; none is application/octet-stream)',
+    },
     responses: {
       201: { description: 'Stored for 24 hours', schema: STORED_FILE },
       400: failure('An empty body or a bad content type', 'invalid_request'),

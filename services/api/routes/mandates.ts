@@ -1,11 +1,11 @@
 /**
- * Mandates: GET|POST /v0/mandates and GET /v0/mandates/{id} (with its budget: spent, reserved, remaining).
+ * Mandates: GET|POST /v0/mandates and GET /v0/mandates/{ns}/{name} (with its budget: spent, reserved, remaining).
  * Dev mode: the local operator creates any root mandate, and its issuer gets demo credit once.
  * Hosted mode (gateway.md §7): a human creates root mandates in their own namespace — the id is put there, the
  * issuer is the caller, the grantee is `<handle>/…`, the currency EUR and `fx` the platform's (a caller cannot
  * pick the rate it pays at); no credit (sign-up gave it).
  */
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { HolonError, type Problem } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView, saveMandate } from '../../../shared/mandates/store.js';
@@ -13,7 +13,7 @@ import { creditSignup } from '../../../shared/ledger/demo-credit.js';
 import { validateMandate } from '../../../shared/core/mandate/validate.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
 import { requireObject } from '../requests.js';
-import { captured } from '../captures.js';
+import { capture, captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { exact, failure, MANDATE_DOCUMENT, MANDATE_VIEW } from '../openapi/schemas.js';
@@ -56,12 +56,19 @@ export const mandateOperations = defineOperations({
   read: {
     id: 'readMandate',
     method: 'get',
-    path: '/v0/mandates/{id}',
-    route: /^\/v0\/mandates\/(.+)$/,
+    path: '/v0/mandates/{ns}/{name}',
+    // The id `<ns>/<name>` as two path segments; one segment holding the whole id encoded (`alice%2Fsandbox`) is
+    // read the same (Express decodes it), so clients that encode path parameters reach it too.
+    route: /^\/v0\/mandates\/([^/]+)(?:\/([^/]+))?$/,
     tag: 'mandates',
     auth: ['human', 'agent'],
     summary: 'A mandate and its spent, reserved and remaining budget',
-    params: { id: { description: 'The mandate id, `/` included (not encoded): `alice/sandbox`', example: 'alice/sandbox' } },
+    description:
+      'The mandate id `<ns>/<name>` is two path segments: `/v0/mandates/alice/sandbox`; a sub-mandate’s name holds its receipt id (`sandbox.r_…`). The whole id as one encoded segment (`/v0/mandates/alice%2Fsandbox`) is read the same.',
+    params: {
+      ns: { description: 'The mandate id’s namespace (its issuer’s handle): `alice` of `alice/sandbox`', example: 'alice' },
+      name: { description: 'The rest of the mandate id: `sandbox` of `alice/sandbox`, `sandbox.r_…` of a sub-mandate', example: 'sandbox' },
+    },
     responses: {
       200: { description: 'The mandate', schema: MANDATE_VIEW },
       401: failure('No key', 'unauthorized'),
@@ -96,6 +103,12 @@ function ownMandateDoc(body: JsonObject, handle: string): { doc: JsonObject; pro
   if (budget && budget.fx !== undefined) problems.push({ path: '$.budget.fx', message: 'exchange rates are set by the platform' });
   const doc = { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };
   return { doc, problems };
+}
+
+/** The mandate id of GET /v0/mandates/{ns}/{name}: the two segments, or the one segment that holds it encoded. */
+function mandateIdOf(req: Request): string {
+  const name = capture(req, 1);
+  return name === undefined ? captured(req, 0) : `${captured(req, 0)}/${name}`;
 }
 
 const invalid = (problems: readonly Problem[]) =>
@@ -141,7 +154,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
     mandateOperations.read,
     asyncRoute(async (req, res) => {
       const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
-      const id = captured(req, 0);
+      const id = mandateIdOf(req);
       assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
       const stored = await loadMandate(ctx.db, id);
       if (!stored) throw new HolonError('not_found', `there is no mandate ${id.slice(0, 300)}`);
