@@ -1,14 +1,3 @@
-/**
- * The database out of reach (shared/db/unreachable.ts, shared/admission/reserve.ts `admitById`, services/api/app.ts):
- * a request that meets a lost connection is answered `503 database_unavailable` with `Retry-After`, never `500`; an
- * admission whose answer was lost after it committed is confirmed by the call's id, so the call is answered as it
- * really went (run once, billed once) instead of failing while it runs. The API under test reaches Postgres through
- * a proxy that cuts connections on cue (tests/support/pg-cut-proxy.ts); a second process of the same deployment runs
- * the runner and the settler on a direct connection.
- */
-import { mkdtemp, readFile, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import knex from 'knex';
 import pg from 'pg';
 import { describe, expect, onTestFinished, test } from 'vitest';
@@ -23,15 +12,8 @@ import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { poll } from '../support/poll.js';
-
-async function counterFile(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'holon-counter-'));
-  const file = path.join(dir, 'calls.log');
-  await writeFile(file, '');
-  return file;
-}
-
-const lines = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+import { counterFile, lines } from '../support/temp-files.js';
+import { row as admittedRow } from '../support/admitted-calls.js';
 
 /** `g` runs the workers on a direct connection; the API answering the test reaches Postgres through `proxy`. */
 async function withProxiedApi(use: (g: TestGateway, api: TestGateway, proxy: PgCutProxy) => Promise<void>): Promise<void> {
@@ -155,24 +137,7 @@ describe('an MCP tool call that meets a lost connection', () => {
 });
 
 describe('admission again by call id (migration 027)', () => {
-  const row = (id: string, worst: bigint): AdmittedCall => ({
-    id,
-    root_id: id,
-    parent_id: null,
-    mandate_id: 'alice/test',
-    caller: 'alice/assistant',
-    agent_id: 'examples/echo-upper',
-    agent_version: '1.0.0',
-    payer: 'alice',
-    currency: 'EUR',
-    worst_case: worst.toString(),
-    max_cost: null,
-    depth: 0,
-    delegated: false,
-    timeout_ms: 30_000,
-    deadline_at: new Date(Date.now() + 60_000),
-    callback_url: null,
-  });
+  const row = (id: string, worst: bigint): AdmittedCall => admittedRow(id, 'alice/test', 'alice', worst);
   const reservedNow = async (g: TestGateway) => {
     const m = await g.db.knex('mandates').where({ id: 'alice/test' }).first();
     const b = await readBalance(g.db.knex, 'alice', 'EUR');

@@ -1,5 +1,5 @@
 import { createServer, type Server } from 'node:http';
-import { mkdtemp, readFile, writeFile, mkdir } from 'node:fs/promises';
+import { mkdtemp, writeFile, mkdir } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test as base } from 'vitest';
@@ -15,15 +15,7 @@ import { readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { HolonError } from '../../shared/core/errors.js';
 import { httpStatusOf } from '../../services/api/http-status.js';
-
-async function counterFile(): Promise<string> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'holon-counter-'));
-  const file = path.join(dir, 'calls.log');
-  await writeFile(file, '');
-  return file;
-}
-
-const lines = async (file: string) => (await readFile(file, 'utf8')).split('\n').filter(Boolean);
+import { counterFile, lines } from '../support/temp-files.js';
 
 describe('at most once, exactly once', () => {
   test('a run job delivered again after its call finished does nothing; a settle job twice settles once', async ({ gateway: g }) => {

@@ -19,6 +19,7 @@ import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startTestCluster, startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { send, workMandate, type Account } from '../support/hosted.js';
 import { poll, sleep } from '../support/poll.js';
+import { testWebhookSettings } from '../support/webhook-settings.js';
 
 const FILE_SECRET = 'output-consumer-tests-file-secret-0123456789';
 
@@ -70,16 +71,7 @@ async function startReceiver(statuses: number[] = [], options: { holdAfter?: num
 const verified = (secret: string, r: Received) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, unknown>;
 
 /** A first attempt that fails, a retry 800 ms later: time for the other consumers to come first. */
-const RETRY_LATER: WebhookSettings = {
-  scheduleMs: [0, 800, 800],
-  attemptTimeoutMs: 2_000,
-  firstByteTimeoutMs: 2_000,
-  accountInFlight: 4,
-  breakerFailures: 5,
-  breakerCoolDownMs: 30_000,
-  rotationWindowS: 86_400,
-  redeliveriesPerHour: 30,
-};
+const RETRY_LATER: WebhookSettings = testWebhookSettings({ scheduleMs: [0, 800, 800] });
 
 type Backend = 'redis' | 'memory';
 

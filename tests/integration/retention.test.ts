@@ -17,6 +17,7 @@ import { askResend } from '../../shared/webhooks/deliveries.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
+import { testWebhookSettings } from '../support/webhook-settings.js';
 
 const DAY_MS = 86_400_000;
 
@@ -58,16 +59,7 @@ const deliveredCall = (g: TestGateway, url: string, text: string) => asyncCall(g
 
 test('finished deliveries and the tasks of final calls go after the retention; pending, re-sending and working ones stay', async () => {
   // A second attempt a day after the first: a failing delivery stays pending (retrying) for the whole test.
-  const webhooks = {
-    scheduleMs: [0, DAY_MS],
-    attemptTimeoutMs: 2_000,
-    firstByteTimeoutMs: 2_000,
-    accountInFlight: 4,
-    breakerFailures: 5,
-    breakerCoolDownMs: 30_000,
-    rotationWindowS: 86_400,
-    redeliveriesPerHour: 30,
-  };
+  const webhooks = testWebhookSettings({ scheduleMs: [0, DAY_MS] });
   await useAudited(await startTestGateway({ config: { webhooks, deliveryRetentionDays: 30 } }), async (g) => {
     await g.mandate({});
     await g.mandate({ id: 'alice/narrow', allow: { agents: ['fixtures/*'], capabilities: ['test.*'] } });

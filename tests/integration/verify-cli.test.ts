@@ -7,7 +7,7 @@
  * the new key, the key set keeps the old one with `retired_at`, and what it signed still verifies.
  */
 import { createHash } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import reference from 'canonicalize';
@@ -17,6 +17,7 @@ import { holonCli } from '../support/backup-checks.js';
 import { TEST_REGISTRY } from '../support/gateway.js';
 import { gatewayTest } from '../support/gateway-fixture.js';
 import { MANDATE_TYP, verifyDetachedJws, type KeySet } from '../support/independent-verifier.js';
+import { inDir } from '../support/temp-files.js';
 
 const canonicalize = reference as unknown as (value: unknown) => string;
 
@@ -24,19 +25,6 @@ function plusMicro(amount: string): string {
   const [whole, frac = ''] = amount.split('.');
   const next = BigInt(whole!) * 1_000_000n + BigInt(frac.padEnd(6, '0')) + 1n;
   return `${next / 1_000_000n}.${String(next % 1_000_000n).padStart(6, '0')}`;
-}
-
-async function inDir<T>(run: (file: (name: string, content: unknown) => Promise<string>) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'holon-verify-'));
-  try {
-    return await run(async (name, content) => {
-      const file = path.join(dir, name);
-      await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-      return file;
-    });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
 }
 
 describe('holon verify', () => {

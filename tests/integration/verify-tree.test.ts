@@ -1,37 +1,15 @@
-/**
- * `holon verify` checks the tree, not only each signature (shared/receipts/tree-checks.ts, services/cli/verify.ts), and
- * the independent verifier (tests/support/independent-verifier.ts) does the same: real trees of every delegation
- * shape the gateway makes verify; a delegated receipt whose `children` were replaced by another signed receipt of the
- * same payer, emptied, or list one child twice is NOT verified, naming the child and the rule; a mandate view whose
- * unsigned `mandate` differs from its signed statement is NOT verified; a damaged key set is exit 2 with a sentence.
- */
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { expect } from 'vitest';
 import { holonCli } from '../support/backup-checks.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import type { TestGateway } from '../support/gateway.js';
 import { verifyMandateView, verifyReceiptTree, type KeySet } from '../support/independent-verifier.js';
+import { inDir } from '../support/temp-files.js';
 
 const MANDATE = {
   allow: { agents: ['fixtures/*', 'examples/*'], capabilities: ['text.*', 'test.*'] },
   budget: { total: '5.00', currency: 'EUR' },
   delegation: { max_depth: 2 },
 };
-
-async function inDir<T>(run: (file: (name: string, content: unknown) => Promise<string>) => Promise<T>): Promise<T> {
-  const dir = await mkdtemp(path.join(tmpdir(), 'holon-verify-tree-'));
-  try {
-    return await run(async (name, content) => {
-      const file = path.join(dir, name);
-      await writeFile(file, typeof content === 'string' ? content : JSON.stringify(content, null, 2));
-      return file;
-    });
-  } finally {
-    await rm(dir, { recursive: true, force: true });
-  }
-}
 
 async function call(g: TestGateway, agent: string, input: unknown): Promise<any> {
   const r = await g.post('/v0/calls', { mandate: 'alice/test', agent, input });

@@ -20,6 +20,7 @@ import { startTestGateway, useAudited, type TestGateway } from '../support/gatew
 import { perTestCleanups } from '../support/cleanups.js';
 import { losingJobs } from '../support/lost-jobs.js';
 import { poll, sleep } from '../support/poll.js';
+import { testWebhookSettings } from '../support/webhook-settings.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -52,17 +53,7 @@ type Backend = 'redis' | 'memory';
 
 /** Dev mode, one known secret; `redisUrl: ''` overrides REDIS_URL: the in-process queues, notifier and store. */
 function settings(backend: Backend, secret: string): Partial<Config> {
-  const webhooks: WebhookSettings = {
-    devSecret: secret,
-    scheduleMs: [0, 300, 300],
-    attemptTimeoutMs: 2_000,
-    firstByteTimeoutMs: 2_000,
-    accountInFlight: 4,
-    breakerFailures: 5,
-    breakerCoolDownMs: 30_000,
-    rotationWindowS: 86_400,
-    redeliveriesPerHour: 30,
-  };
+  const webhooks: WebhookSettings = testWebhookSettings({ devSecret: secret });
   return { webhooks, ...(backend === 'memory' ? { redisUrl: '' } : {}) };
 }
 

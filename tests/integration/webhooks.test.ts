@@ -20,6 +20,7 @@ import { send, workMandate, type Account } from '../support/hosted.js';
 import type { ServiceProcess } from '../support/processes.js';
 import { poll, sleep } from '../support/poll.js';
 import { verifyReceiptTree, type KeySet } from '../support/independent-verifier.js';
+import { testWebhookSettings } from '../support/webhook-settings.js';
 
 const FILE_SECRET = 'webhook-tests-file-secret-0123456789abcdef';
 
@@ -83,17 +84,7 @@ const verifies = (secret: string, r: Received): boolean => {
   }
 };
 
-const fast = (extra: Partial<WebhookSettings> = {}): WebhookSettings => ({
-  scheduleMs: [0, 300, 300],
-  attemptTimeoutMs: 2_000,
-  firstByteTimeoutMs: 2_000,
-  accountInFlight: 4,
-  breakerFailures: 5,
-  breakerCoolDownMs: 30_000,
-  rotationWindowS: 86_400,
-  redeliveriesPerHour: 30,
-  ...extra,
-});
+const fast = testWebhookSettings;
 
 function hosted(webhooks: WebhookSettings, extra: Partial<Config> = {}) {
   return startTestGateway({ hosted: true, config: { fileSecret: FILE_SECRET, allowPrivateEndpoints: true, webhooks, ...extra } });
