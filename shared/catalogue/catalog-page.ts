@@ -57,6 +57,7 @@ export async function catalogPage(gateway: Pick<ServiceContext, 'db' | 'registry
         id,
         versions.map((v) => v.manifest.version),
         now,
+        gateway.settings.payerRule,
       );
       const own = records.versions.get(latest.manifest.version)!;
       const sample = sampleFor(gateway.settings.sampleRecords, id, records.agent.all_time.runs);

@@ -182,6 +182,7 @@ async function loadFacts(gateway: ServiceContext, found: readonly AgentVersion[]
   const records = await loadRecordSummaries(
     gateway.db,
     found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })),
+    gateway.settings.payerRule,
   );
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(found), false);
   const measured = (a: AgentVersion) => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
@@ -301,6 +302,7 @@ export async function describeAgent(gateway: ServiceContext, ref: string) {
     agent.manifest.id,
     versions.map((v) => v.manifest.version),
     gateway.now(),
+    gateway.settings.payerRule,
   );
   const own = measuredRecords.versions.get(agent.manifest.version)!;
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(versions), true);
