@@ -48,7 +48,13 @@ export interface ServiceContext {
   settleHere?: (callId: string) => Promise<unknown>;
 }
 
-export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300, rankingMinPayers: 3, payerRule: 'every_payer', logOrigin: 'holon.localhost/receipts' };
+export const DEFAULT_SETTINGS: ServiceSettings = {
+  resultTtlS: 600,
+  queueGraceS: 300,
+  rankingMinPayers: 3,
+  payerRule: 'every_payer',
+  logOrigin: 'holon.localhost/receipts',
+};
 
 /** What a started role hands its composition root, in the order the root stops things (services/compose.ts). */
 export interface StartedRole {

@@ -199,7 +199,17 @@ interface Tally {
   errors: Map<string, number>;
 }
 
-const emptyTally = (): Tally => ({ runs: 0, successes: 0, payers: 0, countedPayers: 0, billed: 0n, p50: null, p95: null, currencies: new Map(), errors: new Map() });
+const emptyTally = (): Tally => ({
+  runs: 0,
+  successes: 0,
+  payers: 0,
+  countedPayers: 0,
+  billed: 0n,
+  p50: null,
+  p95: null,
+  currencies: new Map(),
+  errors: new Map(),
+});
 
 function successRate(runs: number, successes: number): number | null {
   return runs > 0 ? Number((successes / runs).toFixed(4)) : null;

@@ -91,11 +91,10 @@ async function routing(g: TestGateway, who: Caller): Promise<{ ranked: string[];
 }
 
 const recordOf = async (g: TestGateway, id: string) => {
-  const r = await send<{ record: { runs: number; successes: number; payers: number; counted_payers: number }; records: { version: { all_time: { counted_payers: number } } } }>(
-    g.url,
-    'GET',
-    `/v0/agents/${id}`,
-  );
+  const r = await send<{
+    record: { runs: number; successes: number; payers: number; counted_payers: number };
+    records: { version: { all_time: { counted_payers: number } } };
+  }>(g.url, 'GET', `/v0/agents/${id}`);
   expect(r.status).toBe(200);
   expect(r.body.records.version.all_time.counted_payers).toBe(r.body.record.counted_payers);
   return r.body.record;
@@ -147,7 +146,11 @@ test('three fresh email accounts paying an agent 10 times each leave the routing
     expect(await recordOf(g, 'mallory/echo')).toMatchObject({ runs: 30, successes: 30, payers: 3, counted_payers: 0 });
     expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'mallory/echo'], reached: 'bob/echo@1.0.0' });
     // Billed like any call: mallory earned from them all the same.
-    const billed = await g.db.knex('receipts').whereIn('payer', ['puppet-a', 'puppet-b', 'puppet-c']).where({ billed: true }).count<{ count: string }[]>({ count: '*' });
+    const billed = await g.db
+      .knex('receipts')
+      .whereIn('payer', ['puppet-a', 'puppet-b', 'puppet-c'])
+      .where({ billed: true })
+      .count<{ count: string }[]>({ count: '*' });
     expect(Number(billed[0]!.count)).toBe(30);
 
     // The same three accounts linked to GitHub: now they count, and the measured record moves the ranking.
@@ -164,7 +167,11 @@ test('an email account counts once the admin’s credit covers what it spent on 
     for (const handle of ['puppet-a', 'puppet-b', 'puppet-c']) puppets.push(await caller(g, handle));
     for (const p of puppets) await callByName(g, p, 'mallory/echo', 10); // 0.30 each
     const credit = async (account: string, amount: string, requestKey: string) => {
-      const r = await send(g.url, 'POST', '/v0/admin/credit', { key: ADMIN_KEY, body: { account, amount, currency: 'EUR' }, headers: { 'Idempotency-Key': requestKey } });
+      const r = await send(g.url, 'POST', '/v0/admin/credit', {
+        key: ADMIN_KEY,
+        body: { account, amount, currency: 'EUR' },
+        headers: { 'Idempotency-Key': requestKey },
+      });
       expect(r.status, JSON.stringify(r.body)).toBeLessThan(300);
     };
     // 0.29 of outside money does not cover 0.30 spent on mallory/echo: still no counted payer.
@@ -186,7 +193,8 @@ test('min_success_rate reads only the runs of payers that count', async () => {
     await signUp(g.url, 'bob');
     await publish(g, 'bob/echo', '0.01');
     const strict = await caller(g, 'alice', { require: { min_success_rate: '0.9' } });
-    const failures = (payer: string) => Array.from({ length: 25 }, () => ({ agentId: 'bob/echo', version: '1.0.0', status: 'failed' as const, code: 'agent_error', latency: 5, payer }));
+    const failures = (payer: string) =>
+      Array.from({ length: 25 }, () => ({ agentId: 'bob/echo', version: '1.0.0', status: 'failed' as const, code: 'agent_error', latency: 5, payer }));
     // 25 failures paid by a fresh email account: shown in the record, but they do not count.
     await caller(g, 'puppet-a');
     await insertRuns(g.db.knex, failures('puppet-a'));

@@ -131,7 +131,11 @@ function operationObject(op: Operation, ref: (s: unknown) => unknown): Operation
   }
   const responses: Record<string, ResponseObject> = Object.fromEntries(Object.entries(op.responses).map(([status, spec]) => [status, response(spec, ref)]));
   responses.default = response(
-    { description: 'Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`)', schema: ERROR },
+    {
+      description:
+        'Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`)',
+      schema: ERROR,
+    },
     ref,
   );
   return {

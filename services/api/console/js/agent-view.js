@@ -60,7 +60,8 @@ export function recordLine(record) {
   const parts = [`${record.runs} run${record.runs === 1 ? '' : 's'}`, `${percent(record.success_rate)} succeeded`];
   // Samples (HOLON_RECORDS) have no payers: only a measured record says who paid.
   if (typeof record.payers === 'number') {
-    const counted = typeof record.counted_payers === 'number' && record.counted_payers !== record.payers ? ` (${record.counted_payers} counted for ranking)` : '';
+    const counted =
+      typeof record.counted_payers === 'number' && record.counted_payers !== record.payers ? ` (${record.counted_payers} counted for ranking)` : '';
     parts.push(`${record.payers} payer${record.payers === 1 ? '' : 's'}${counted}`);
   }
   if (record.cost_per_successful_run !== null && record.cost_per_successful_run !== undefined) {
