@@ -6,7 +6,8 @@
  *     a capability and check `require.min_success_rate` (shared/admission/resolve.ts).
  *   - The Agent Record shown on `GET /v0/agents…`: `loadAgentRecords` (one agent: per version and for the agent
  *     as a whole, last 30 days and all time) and `loadRecordSummaries` (search: a compact all-time record per
- *     listed version). Each is ONE query, whatever the number of versions (GROUPING SETS).
+ *     listed version). Each is one query over the events, whatever the number of versions (GROUPING SETS), and the
+ *     counted payers' (counted-payers.ts: one over the events per payer, two over what vouches for those payers).
  *
  * Definitions (every window, every scope):
  *   - runs: finished runs (succeeded or failed) that the agent answered or failed itself, delegated ones included;
@@ -269,9 +270,15 @@ type AgentRecordRow = { agent_version: string | null; currency: string | null; e
 
 /**
  * The Agent Record of one agent: per version (those given) and for the agent as a whole, over the last
- * 30 days (relative to `now`, epoch ms) and all time. One query.
+ * 30 days (relative to `now`, epoch ms) and all time, with the payers that count under `rule`: one query, and
+ * `countedPayersByScope`'s.
  */
-export async function loadAgentRecords(db: Queryable, agentId: string, versions: readonly string[], now: number, rule: PayerRule): Promise<AgentRecords> {
+export async function loadAgentRecords(
+  db: Queryable,
+  agentId: string,
+  versions: readonly string[],
+  { now, rule }: { now: number; rule: PayerRule },
+): Promise<AgentRecords> {
   const since = new Date(now - RECORD_WINDOW_DAYS * DAY_MS).toISOString();
   // g = GROUPING(agent_version, currency, error_code): bit 4 = version rolled up, 2 = currency, 1 = error code.
   //   3 (0b011) per version, 7 (0b111) the agent; 1 per version × currency, 5 agent × currency;

@@ -301,8 +301,7 @@ export async function describeAgent(gateway: ServiceContext, ref: string) {
     gateway.db,
     agent.manifest.id,
     versions.map((v) => v.manifest.version),
-    gateway.now(),
-    gateway.settings.payerRule,
+    { now: gateway.now(), rule: gateway.settings.payerRule },
   );
   const own = measuredRecords.versions.get(agent.manifest.version)!;
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(versions), true);
