@@ -1523,6 +1523,8 @@ export interface components {
             successes: number;
             /** @description Distinct accounts that paid for the runs (who paid for each delegation tree); the author’s own calls are never counted */
             payers: number;
+            /** @description Those of the payers that count toward ranking and require.min_success_rate: on a hosted gateway, accounts linked to GitHub or funded from outside the platform (not sign-up credit) for at least what they spent on the version; on a dev gateway, every payer */
+            counted_payers: number;
             /** @description successes ÷ runs, 4 decimals; null without runs */
             success_rate: number | null;
             /** @description Nearest-rank percentiles of observed latencies, whole ms */
@@ -1555,6 +1557,8 @@ export interface components {
             successes: number;
             /** @description Distinct accounts that paid for the runs (who paid for each delegation tree); the author’s own calls are never counted */
             payers: number;
+            /** @description Those of the payers that count toward ranking and require.min_success_rate: on a hosted gateway, accounts linked to GitHub or funded from outside the platform (not sign-up credit) for at least what they spent on the version; on a dev gateway, every payer */
+            counted_payers: number;
             /** @description successes ÷ runs, 4 decimals; null without runs */
             success_rate: number | null;
             latency_p50_ms: number | null;

@@ -189,6 +189,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
       ...DEFAULT_SETTINGS,
       resultTtlS: config.resultTtlS,
       rankingMinPayers: config.rankingMinPayers,
+      payerRule: config.hosted ? 'vouched_payers' : 'every_payer',
       logOrigin: config.logOrigin,
       ...(sampleRecords ? { sampleRecords } : {}),
     },

@@ -9,6 +9,7 @@ import type { Messaging } from './messaging/types.js';
 import type { Registry } from './registry/registry.js';
 import type { SampleRecords } from './catalogue/sample-records.js';
 import type { SigningKey } from './signing/keys.js';
+import type { PayerRule } from './core/counted-payer.js';
 
 export interface ServiceSettings {
   /** How long a finished call's output waits for pickup (HOLON_RESULT_TTL_S). */
@@ -17,6 +18,11 @@ export interface ServiceSettings {
   queueGraceS: number;
   /** HOLON_RANKING_MIN_PAYERS: distinct payers an agent version's runs need before its measured record moves its ranking. */
   rankingMinPayers: number;
+  /**
+   * Which payers count toward ranking facts and `require.min_success_rate` (shared/core/counted-payer.ts): vouched ones
+   * on a hosted gateway (anyone may sign up), every one on a dev gateway (the operator makes every account).
+   */
+  payerRule: PayerRule;
   /** HOLON_RECORDS: sample Agent Records by agent id, shown only beside agents without measured runs; absent = off. */
   sampleRecords?: SampleRecords;
   /** The receipt log's origin, the first line of its checkpoints (HOLON_LOG_ORIGIN; docs/receipts.md "Checkpoints"). */
@@ -42,7 +48,13 @@ export interface ServiceContext {
   settleHere?: (callId: string) => Promise<unknown>;
 }
 
-export const DEFAULT_SETTINGS: ServiceSettings = { resultTtlS: 600, queueGraceS: 300, rankingMinPayers: 3, logOrigin: 'holon.localhost/receipts' };
+export const DEFAULT_SETTINGS: ServiceSettings = {
+  resultTtlS: 600,
+  queueGraceS: 300,
+  rankingMinPayers: 3,
+  payerRule: 'every_payer',
+  logOrigin: 'holon.localhost/receipts',
+};
 
 /** What a started role hands its composition root, in the order the root stops things (services/compose.ts). */
 export interface StartedRole {

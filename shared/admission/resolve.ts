@@ -30,6 +30,7 @@ export async function resolveAgent(ctx: ServiceContext, stored: KnownMandate, su
   const records = await loadRecords(
     ctx.db,
     versions.map((v) => ({ id: v.manifest.id, version: v.manifest.version })),
+    ctx.settings.payerRule,
   );
   const standings = stored.mandate.require.evaluated ? await standingsOf(ctx, versions) : undefined;
   const candidates: Candidate[] = [];
@@ -81,7 +82,7 @@ export async function factsOf(ctx: ServiceContext, agent: AgentVersion, needs: {
   const facts: AgentFacts = { origin: agent.origin, evaluation: needs.evaluation ? await standingsOf(ctx, [agent]).then((m) => m.get(keyOf(agent))!) : 'none' };
   const withRecord = needs.record;
   if (withRecord) {
-    const records = await loadRecords(ctx.db, [{ id: agent.manifest.id, version: agent.manifest.version }]);
+    const records = await loadRecords(ctx.db, [{ id: agent.manifest.id, version: agent.manifest.version }], ctx.settings.payerRule);
     const r = records.get(recordKey(agent.manifest.id, agent.manifest.version)) ?? EMPTY_RECORD;
     facts.record = { runs: r.runs, successes: r.successes };
   }

@@ -2,10 +2,12 @@
  * Measured records of agent versions, computed from `call_events` (what the platform observed; gateway.md §7).
  *
  * Two readers:
- *   - `loadRecords`: all-time runs / successes / billed per version, to rank a capability (shared/admission/resolve.ts).
+ *   - `loadRecords`: the ranking facts, all-time runs / successes / billed per version of the payers that count, to rank
+ *     a capability and check `require.min_success_rate` (shared/admission/resolve.ts).
  *   - The Agent Record shown on `GET /v0/agents…`: `loadAgentRecords` (one agent: per version and for the agent
  *     as a whole, last 30 days and all time) and `loadRecordSummaries` (search: a compact all-time record per
- *     listed version). Each is ONE query, whatever the number of versions (GROUPING SETS).
+ *     listed version). Each is one query over the events, whatever the number of versions (GROUPING SETS), and the
+ *     counted payers' (counted-payers.ts: one over the events per payer, two over what vouches for those payers).
  *
  * Definitions (every window, every scope):
  *   - runs: finished runs (succeeded or failed) that the agent answered or failed itself, delegated ones included;
@@ -18,6 +20,11 @@
  *   - payers: the distinct accounts that paid for the counted runs (the payer of each delegation tree's root: whose
  *     money started it). Ranking reads a measured success rate only from `HOLON_RANKING_MIN_PAYERS` of them
  *     (shared/core/resolution.ts `rankingRecord`);
+ *   - counted_payers: those of the payers that count (shared/core/counted-payer.ts: on a hosted gateway, linked to
+ *     GitHub or funded from outside the platform beyond sign-up credit; on a dev gateway, all). Only their runs are
+ *     ranking facts (`loadRecords`); the record shown counts every payer's runs and says how many payers count. A
+ *     payer counts for a version by what it spent on that version (all time); for the agent, when it counts for a
+ *     version it paid for; in the last 30 days, when it also paid for a run of that version in the window.
  *     success_rate: successes / runs rounded to 4 decimals, null without runs.
  *   - latency: `percentile_disc` (nearest rank: the smallest observed latency whose cumulative share is ≥ p,
  *     i.e. the ceil(p·n)-th smallest), so p50/p95 are latencies that really happened, in whole ms — never an
@@ -44,6 +51,8 @@ import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { divRound, formatAmount, type Micros } from '../core/money.js';
 import { NOT_THE_AGENTS_DOING } from '../calls/outcome.js';
+import type { PayerRule } from '../core/counted-payer.js';
+import { countedPayers, payerKey } from './counted-payers.js';
 
 /**
  * The call events an agent's record counts, one rule for every reader (ranking, the record, search): what the agent
@@ -59,7 +68,7 @@ const notTheAgents = [...NOT_THE_AGENTS_DOING];
 export interface MeasuredRecord {
   runs: number;
   successes: number;
-  /** Distinct accounts that paid for those runs. */
+  /** Distinct accounts that paid for those runs: the payers that count. */
   payers: number;
   /** Total billed over those runs (in each event's currency; the dev gateway settles in the mandate's). */
   billed: bigint;
@@ -69,26 +78,45 @@ export const EMPTY_RECORD: MeasuredRecord = { runs: 0, successes: 0, payers: 0, 
 
 export const recordKey = (id: string, version: string): string => `${id}@${version}`;
 
-/** All-time records for the given versions, in one query. Versions without runs get EMPTY_RECORD. */
-export async function loadRecords(db: Queryable, versions: ReadonlyArray<{ id: string; version: string }>): Promise<Map<string, MeasuredRecord>> {
+/**
+ * The ranking facts of the given versions (all time): the runs of the payers that count for each version
+ * (counted-payers.ts), in one query and, unless every payer counts, two more for what vouches for those payers.
+ * Versions without counted runs get EMPTY_RECORD.
+ */
+export async function loadRecords(
+  db: Queryable,
+  versions: ReadonlyArray<{ id: string; version: string }>,
+  rule: PayerRule,
+): Promise<Map<string, MeasuredRecord>> {
   const out = new Map<string, MeasuredRecord>(versions.map((v) => [recordKey(v.id, v.version), EMPTY_RECORD]));
   if (versions.length === 0) return out;
-  const r = await db.raw<{ rows: Array<{ agent_id: string; agent_version: string; runs: DbBigInt; successes: DbBigInt; payers: DbBigInt; billed: DbBigInt }> }>(
-    `SELECT agent_id, agent_version, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes,
-            count(DISTINCT root_payer) AS payers, coalesce(sum(cost), 0) AS billed
+  const r = await db.raw<{
+    rows: Array<{ agent_id: string; agent_version: string; root_payer: string; currency: string; runs: DbBigInt; successes: DbBigInt; billed: DbBigInt }>;
+  }>(
+    `SELECT agent_id, agent_version, root_payer, currency, count(*) AS runs, count(*) FILTER (WHERE status = 'succeeded') AS successes,
+            coalesce(sum(cost), 0) AS billed
        FROM ${COUNTED_EVENTS} ev
       WHERE (agent_id, agent_version) IN (SELECT * FROM unnest(?::text[], ?::text[]))
-      GROUP BY agent_id, agent_version`,
+      GROUP BY agent_id, agent_version, root_payer, currency`,
     [notTheAgents, versions.map((v) => v.id), versions.map((v) => v.version)],
   );
-  for (const row of r.rows) {
-    out.set(recordKey(row.agent_id, row.agent_version), {
-      runs: Number(row.runs),
-      successes: Number(row.successes),
-      payers: Number(row.payers),
-      billed: toBigInt(row.billed),
-    });
+  const rows = r.rows.map((row) => ({
+    version: recordKey(row.agent_id, row.agent_version),
+    payer: row.root_payer,
+    currency: row.currency,
+    runs: Number(row.runs),
+    successes: Number(row.successes),
+    spent: toBigInt(row.billed),
+  }));
+  const counted = await countedPayers(db, rule, rows);
+  const payers = new Map<string, Set<string>>();
+  for (const row of rows) {
+    if (!counted.has(payerKey(row.version, row.payer))) continue;
+    const t = out.get(row.version)!;
+    out.set(row.version, { runs: t.runs + row.runs, successes: t.successes + row.successes, payers: 0, billed: t.billed + row.spent });
+    payers.set(row.version, (payers.get(row.version) ?? new Set()).add(row.payer));
   }
+  for (const [version, who] of payers) out.set(version, { ...out.get(version)!, payers: who.size });
   return out;
 }
 
@@ -112,6 +140,8 @@ export interface WindowRecord {
   successes: number;
   /** Distinct accounts that paid for the runs (the payer of each delegation tree's root). */
   payers: number;
+  /** Those of `payers` that count toward ranking (counted-payers.ts). */
+  counted_payers: number;
   success_rate: number | null;
   latency_ms: { p50: number | null; p95: number | null };
   currency: string | null;
@@ -139,6 +169,7 @@ export interface RecordSummary {
   runs: number;
   successes: number;
   payers: number;
+  counted_payers: number;
   success_rate: number | null;
   latency_p50_ms: number | null;
   cost_per_successful_run: string | null;
@@ -149,6 +180,7 @@ export const EMPTY_SUMMARY: RecordSummary = {
   runs: 0,
   successes: 0,
   payers: 0,
+  counted_payers: 0,
   success_rate: null,
   latency_p50_ms: null,
   cost_per_successful_run: null,
@@ -160,6 +192,7 @@ interface Tally {
   runs: number;
   successes: number;
   payers: number;
+  countedPayers: number;
   billed: Micros;
   p50: number | null;
   p95: number | null;
@@ -167,7 +200,17 @@ interface Tally {
   errors: Map<string, number>;
 }
 
-const emptyTally = (): Tally => ({ runs: 0, successes: 0, payers: 0, billed: 0n, p50: null, p95: null, currencies: new Map(), errors: new Map() });
+const emptyTally = (): Tally => ({
+  runs: 0,
+  successes: 0,
+  payers: 0,
+  countedPayers: 0,
+  billed: 0n,
+  p50: null,
+  p95: null,
+  currencies: new Map(),
+  errors: new Map(),
+});
 
 function successRate(runs: number, successes: number): number | null {
   return runs > 0 ? Number((successes / runs).toFixed(4)) : null;
@@ -200,6 +243,7 @@ function windowView(t: Tally): WindowRecord {
     runs: t.runs,
     successes: t.successes,
     payers: t.payers,
+    counted_payers: t.countedPayers,
     success_rate: successRate(t.runs, t.successes),
     latency_ms: { p50: t.runs > 0 ? t.p50 : null, p95: t.runs > 0 ? t.p95 : null },
     currency,
@@ -226,9 +270,15 @@ type AgentRecordRow = { agent_version: string | null; currency: string | null; e
 
 /**
  * The Agent Record of one agent: per version (those given) and for the agent as a whole, over the last
- * 30 days (relative to `now`, epoch ms) and all time. One query.
+ * 30 days (relative to `now`, epoch ms) and all time, with the payers that count under `rule`: one query, and
+ * `countedPayersByScope`'s.
  */
-export async function loadAgentRecords(db: Queryable, agentId: string, versions: readonly string[], now: number): Promise<AgentRecords> {
+export async function loadAgentRecords(
+  db: Queryable,
+  agentId: string,
+  versions: readonly string[],
+  { now, rule }: { now: number; rule: PayerRule },
+): Promise<AgentRecords> {
   const since = new Date(now - RECORD_WINDOW_DAYS * DAY_MS).toISOString();
   // g = GROUPING(agent_version, currency, error_code): bit 4 = version rolled up, 2 = currency, 1 = error code.
   //   3 (0b011) per version, 7 (0b111) the agent; 1 per version × currency, 5 agent × currency;
@@ -283,6 +333,12 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
       }
     }
   }
+  const counted = await countedPayersByScope(db, agentId, since, rule);
+  for (const [version, scope] of tallies) {
+    const c = counted.get(version);
+    scope.all_time.countedPayers = c?.all.size ?? 0;
+    scope.last_30_days.countedPayers = c?.recent.size ?? 0;
+  }
   const view = (s: { last_30_days: Tally; all_time: Tally }): AgentRecord => ({
     last_30_days: windowView(s.last_30_days),
     all_time: windowView(s.all_time),
@@ -293,12 +349,47 @@ export async function loadAgentRecords(db: Queryable, agentId: string, versions:
   };
 }
 
+/**
+ * The payers that count, per version (keyed by version) and for the agent (key null), all time and since `since`:
+ * what each payer spent on each version of the agent, then the rule (counted-payers.ts).
+ */
+async function countedPayersByScope(
+  db: Queryable,
+  agentId: string,
+  since: string,
+  rule: PayerRule,
+): Promise<Map<string | null, { all: Set<string>; recent: Set<string> }>> {
+  const r = await db.raw<{ rows: Array<{ agent_version: string; root_payer: string; currency: string; spent: DbBigInt; recent: boolean }> }>(
+    `SELECT agent_version, root_payer, currency, coalesce(sum(cost), 0) AS spent, bool_or(created_at >= ?::timestamptz) AS recent
+       FROM ${COUNTED_EVENTS} e WHERE e.agent_id = ?
+      GROUP BY agent_version, root_payer, currency`,
+    [since, notTheAgents, agentId],
+  );
+  const counted = await countedPayers(
+    db,
+    rule,
+    r.rows.map((row) => ({ version: row.agent_version, payer: row.root_payer, currency: row.currency, spent: toBigInt(row.spent) })),
+  );
+  const out = new Map<string | null, { all: Set<string>; recent: Set<string> }>();
+  for (const row of r.rows) {
+    if (!counted.has(payerKey(row.agent_version, row.root_payer))) continue;
+    for (const scope of [row.agent_version, null]) {
+      const sets = out.get(scope) ?? { all: new Set<string>(), recent: new Set<string>() };
+      out.set(scope, sets);
+      sets.all.add(row.root_payer);
+      if (row.recent) sets.recent.add(row.root_payer);
+    }
+  }
+  return out;
+}
+
 /** The compact form of a window (search results, the one-agent view's top-level `record`). */
 export function summarize(w: WindowRecord): RecordSummary {
   return {
     runs: w.runs,
     successes: w.successes,
     payers: w.payers,
+    counted_payers: w.counted_payers,
     success_rate: w.success_rate,
     latency_p50_ms: w.latency_ms.p50,
     cost_per_successful_run: w.cost_per_successful_run,
@@ -307,12 +398,13 @@ export function summarize(w: WindowRecord): RecordSummary {
 }
 
 /**
- * Compact all-time records for many versions (search results), in one query; keyed by `recordKey`.
- * `measured` is the same figure `loadRecords` gives (billed summed over currencies, as ranking expects).
+ * Compact all-time records for many versions (search results), keyed by `recordKey`: one query, and `loadRecords`'
+ * for `measured` (the ranking facts: the counted payers' runs, billed summed over currencies, as ranking expects).
  */
 export async function loadRecordSummaries(
   db: Queryable,
   versions: ReadonlyArray<{ id: string; version: string }>,
+  rule: PayerRule,
 ): Promise<Map<string, { summary: RecordSummary; measured: MeasuredRecord }>> {
   const out = new Map<string, { summary: RecordSummary; measured: MeasuredRecord }>(
     versions.map((v) => [recordKey(v.id, v.version), { summary: EMPTY_SUMMARY, measured: EMPTY_RECORD }]),
@@ -350,8 +442,10 @@ export async function loadRecordSummaries(
     if (Number(row.g) === 1) Object.assign(t, { runs, successes, payers: num(row.payers), billed, p50: numOrNull(row.p50) });
     else t.currencies.set(String(row.currency), { runs, successes, billed });
   }
+  const measured = await loadRecords(db, versions, rule);
   for (const [key, t] of tallies) {
-    out.set(key, { summary: summarize(windowView(t)), measured: { runs: t.runs, successes: t.successes, payers: t.payers, billed: t.billed } });
+    const m = measured.get(key) ?? EMPTY_RECORD;
+    out.set(key, { summary: summarize(windowView({ ...t, countedPayers: m.payers })), measured: m });
   }
   return out;
 }

@@ -56,7 +56,7 @@ export async function catalogPage(gateway: Pick<ServiceContext, 'db' | 'registry
         gateway.db,
         id,
         versions.map((v) => v.manifest.version),
-        now,
+        { now, rule: gateway.settings.payerRule },
       );
       const own = records.versions.get(latest.manifest.version)!;
       const sample = sampleFor(gateway.settings.sampleRecords, id, records.agent.all_time.runs);

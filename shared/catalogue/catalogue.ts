@@ -183,6 +183,7 @@ async function loadFacts(gateway: ServiceContext, found: readonly AgentVersion[]
   const records = await loadRecordSummaries(
     gateway.db,
     found.map((a) => ({ id: a.manifest.id, version: a.manifest.version })),
+    gateway.settings.payerRule,
   );
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(found), false);
   const measured = (a: AgentVersion) => records.get(recordKey(a.manifest.id, a.manifest.version))?.measured ?? EMPTY_RECORD;
@@ -301,7 +302,7 @@ export async function describeAgent(gateway: ServiceContext, ref: string) {
     gateway.db,
     agent.manifest.id,
     versions.map((v) => v.manifest.version),
-    gateway.now(),
+    { now: gateway.now(), rule: gateway.settings.payerRule },
   );
   const own = measuredRecords.versions.get(agent.manifest.version)!;
   const evaluations = await loadEvaluationSummaries(gateway.db, publishedOf(versions), true);

@@ -7,6 +7,9 @@ import { HolonError } from '../core/errors.js';
 import { DEMO_CREDIT_ACCOUNT, ensureAccount } from './accounts.js';
 import { postEntry } from './entries.js';
 
+/** The kind of a sign-up credit entry: money anyone gets for opening an account, so it vouches for no one (shared/core/counted-payer.ts). */
+export const SIGNUP_KIND = 'signup';
+
 /** Demo credit for an issuer, once: journal entry `signup:<handle>` from `external:demo-credit`. */
 export async function creditSignup(db: Queryable, handle: string, amount: bigint, currency: string): Promise<boolean> {
   if (amount <= 0n) return false;
@@ -14,7 +17,7 @@ export async function creditSignup(db: Queryable, handle: string, amount: bigint
   await ensureAccount(db, handle);
   const posted = await postEntry(db, {
     key: `signup:${handle}`,
-    kind: 'signup',
+    kind: SIGNUP_KIND,
     lines: [
       { account: DEMO_CREDIT_ACCOUNT, currency, amount: -amount },
       { account: handle, currency, amount },

@@ -43,7 +43,7 @@ export interface Config {
   resultTtlS: number;
   /** HOLON_DELIVERY_RETENTION_DAYS: finished webhook deliveries and MCP tasks of final calls are deleted after this (default 30). */
   deliveryRetentionDays: number;
-  /** HOLON_RANKING_MIN_PAYERS: distinct payers before a measured success rate moves the ranking. */
+  /** HOLON_RANKING_MIN_PAYERS: distinct counted payers before a measured success rate moves the ranking. */
   rankingMinPayers: number;
   /** HOLON_SEC_CONTACT: the contact holon-labs/sec-company sends EDGAR; the registry lists the agent only with it. */
   secContact?: string;
@@ -660,7 +660,7 @@ export const SETTINGS: readonly Setting[] = [
     name: 'HOLON_RANKING_MIN_PAYERS',
     group: 'gateway',
     default: '3',
-    what: "distinct payers whose runs an agent version needs before its measured success rate and cost move the capability ranking and search (below: it ranks on its worst case at 50 %, like a new agent); its author's own calls never count",
+    what: "distinct payers whose runs an agent version needs before its measured success rate and cost move the capability ranking and search (below: it ranks on its worst case at 50 %, like a new agent); its author's own calls never count, and on a hosted gateway only payers linked to GitHub or funded from outside beyond sign-up credit (docs/publishing.md)",
     readBy: ['api', 'runner'],
   },
   {

@@ -35,6 +35,7 @@ test("gateway errors, restarts and cancellations are recorded but are not the ag
       runs: 0,
       successes: 0,
       payers: 0,
+      counted_payers: 0, // a dev gateway: every payer counts
       success_rate: null,
       latency_p50_ms: null,
       cost_per_successful_run: null,

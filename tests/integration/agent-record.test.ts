@@ -35,6 +35,7 @@ const EMPTY_WINDOW = {
   runs: 0,
   successes: 0,
   payers: 0,
+  counted_payers: 0, // a dev gateway: every payer counts
   success_rate: null,
   latency_ms: { p50: null, p95: null },
   currency: null,
@@ -61,6 +62,7 @@ describe('the Agent Record from real calls', () => {
       runs: 5,
       successes: 2,
       payers: 1,
+      counted_payers: 1,
       success_rate: 0.4,
       latency_ms: { p50: nearestRank(latencies, 0.5), p95: nearestRank(latencies, 0.95) },
       currency: 'EUR',
@@ -76,6 +78,7 @@ describe('the Agent Record from real calls', () => {
       runs: 5,
       successes: 2,
       payers: 1,
+      counted_payers: 1,
       success_rate: 0.4,
       latency_p50_ms: window.latency_ms.p50,
       cost_per_successful_run: '0.015',
@@ -95,6 +98,7 @@ describe('the Agent Record from real calls', () => {
       runs: 0,
       successes: 0,
       payers: 0,
+      counted_payers: 0,
       success_rate: null,
       latency_p50_ms: null,
       cost_per_successful_run: null,
@@ -159,6 +163,7 @@ describe('the Agent Record from known events', () => {
       runs: 10,
       successes: 7,
       payers: 3,
+      counted_payers: 3,
       success_rate: 0.7,
       latency_ms: { p50: 50, p95: 100 }, // 5th and 10th of 10
       currency: 'EUR',
@@ -170,6 +175,7 @@ describe('the Agent Record from known events', () => {
       runs: 20,
       successes: 16,
       payers: 4, // payer-0..2 in the window, payer-3 before it
+      counted_payers: 4,
 
       success_rate: 0.8,
       latency_ms: { p50: 100, p95: 9000 }, // 10th and 19th of 20
@@ -182,6 +188,7 @@ describe('the Agent Record from known events', () => {
       runs: 23,
       successes: 18,
       payers: 5, // and payer-usd, of a version no longer listed
+      counted_payers: 5,
       success_rate: 0.7826,
       latency_ms: { p50: 90, p95: 9000 }, // 12th and 22nd of 7,7,7,10..100,1000..10000
       // most runs were settled in EUR: the money fields are in EUR; each currency on its own below
@@ -202,6 +209,7 @@ describe('the Agent Record from known events', () => {
       runs: 20,
       successes: 16,
       payers: 4,
+      counted_payers: 4,
       success_rate: 0.8,
       latency_p50_ms: 100,
       cost_per_successful_run: '0.068125',
@@ -226,6 +234,7 @@ describe('the Agent Record from known events', () => {
         runs: 2,
         successes: 0,
         payers: 1,
+        counted_payers: 1,
         success_rate: 0,
         latency_ms: { p50: 3, p95: 5 },
         currency: 'EUR',
@@ -243,6 +252,7 @@ describe('the Agent Record from known events', () => {
       runs: 0,
       successes: 0,
       payers: 0,
+      counted_payers: 0,
       success_rate: null,
       latency_p50_ms: null,
       cost_per_successful_run: null,

@@ -45,6 +45,7 @@ const EMPTY_WINDOW = {
   runs: 0,
   successes: 0,
   payers: 0,
+  counted_payers: 0, // a dev gateway: every payer counts
   success_rate: null,
   latency_ms: { p50: null, p95: null },
   currency: null,

@@ -3,6 +3,7 @@
  * runs an agent's author paid for — directly or as the payer of a delegation tree's root — never enter its Agent
  * Record, its ranking or a `min_success_rate` check, and a measured record moves the capability ranking only once
  * HOLON_RANKING_MIN_PAYERS (3) distinct accounts paid for its runs. The calls themselves are billed as any other.
+ * Every payer here is vouched for by the admin's credit (tests/integration/sign-up-payers.test.ts: payers that are not).
  */
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -10,7 +11,7 @@ import { expect, test } from 'vitest';
 import { validateManifest } from '../../shared/core/manifest/validate.js';
 import { recordPublished } from '../../shared/registry/published.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { send, signUp, workMandate, type Account } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp, workMandate, type Account } from '../support/hosted.js';
 import { insertRuns } from '../support/synthetic-runs.js';
 
 async function echoServer(): Promise<{ url: string; server: Server }> {
@@ -41,6 +42,16 @@ async function publish(g: TestGateway, id: string, amount: string, endpoint: str
   expect(await recordPublished(g.gw.context, { manifest: v.manifest, author: id.split('/')[0]! })).toBe('listed');
 }
 
+/** The admin's credit to an account (1.00 EUR): outside money, so the account counts as a payer (counted-payer.ts). */
+async function vouch(g: TestGateway, account: string): Promise<void> {
+  const r = await send(g.url, 'POST', '/v0/admin/credit', {
+    key: ADMIN_KEY,
+    body: { account, amount: '1.00', currency: 'EUR' },
+    headers: { 'Idempotency-Key': `vouch-${account}` },
+  });
+  expect(r.status, JSON.stringify(r.body)).toBe(201);
+}
+
 interface Caller {
   account: Account;
   mandate: string;
@@ -49,6 +60,7 @@ interface Caller {
 
 async function caller(g: TestGateway, handle: string, doc: Record<string, unknown> = {}): Promise<Caller> {
   const account = await signUp(g.url, handle);
+  await vouch(g, handle);
   const work = await workMandate(g.url, account, { allow: { agents: ['bob/*', 'carol/*'], capabilities: ['text.*'], published: true }, ...doc });
   return { account, mandate: work.mandate, key: work.agent };
 }
@@ -96,6 +108,7 @@ test('an author calling her own agent 30 times, or a second account of hers doin
           payer: `customer-${i % 3}`,
         })),
       );
+      for (const customer of ['customer-0', 'customer-1', 'customer-2']) await vouch(g, customer);
       const alice = await caller(g, 'alice');
       // Before: bob/echo (0.01 ÷ smoothed 21/102 ≈ 0.049 per success; about 0.044 once alice's three routed calls
       // succeeded) beats carol/echo's prior (0.03 ÷ 50 % = 0.06).
@@ -109,12 +122,12 @@ test('an author calling her own agent 30 times, or a second account of hers doin
       // A second account of hers, signed up by email, makes the same 30 calls: counted, but one payer ranks nothing.
       const carol2 = await caller(g, 'carol-two');
       await callByName(g, carol2, 'carol/echo', 30);
-      expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 30, successes: 30, payers: 1 });
+      expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 30, successes: 30, payers: 1, counted_payers: 1 });
       expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
 
       // Two more real payers (three in all): now the measured record moves the ranking.
       for (const handle of ['dave', 'erin']) await callByName(g, await caller(g, handle), 'carol/echo', 2);
-      expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 34, successes: 34, payers: 3 });
+      expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 34, successes: 34, payers: 3, counted_payers: 3 });
       expect(await routing(g, alice)).toEqual({ ranked: ['carol/echo', 'bob/echo'], reached: 'carol/echo@1.0.0' });
 
       // Every one of those calls was billed: carol paid for her own 30 like anyone else.
@@ -142,6 +155,7 @@ test('runs the author paid for, directly or at the root of a delegation tree, ne
       expect(admitted.status, JSON.stringify(admitted.body)).toBe(200);
       // The same failures paid for by someone else count, and the mandate now refuses the agent.
       await insertRuns(g.db.knex, failures({ payer: 'dave' }));
+      await vouch(g, 'dave');
       expect(await recordOf(g, 'bob/echo')).toMatchObject({ runs: 26, successes: 1, payers: 2 });
       const denied = await send<{ receipt: { reasons: string[] } }>(g.url, 'POST', '/v0/calls', { key: strict.key, body: { agent: 'bob/echo', input: {} } });
       expect(denied.status).toBe(403);

@@ -15,16 +15,18 @@ async function hop(url: string, cookie?: string): Promise<{ location: string; co
 }
 
 /**
- * Add `login` to the fake GitHub (unless it is there) and sign in to the gateway as them: a new account (handle =
- * the login in lower case) the first time, with a human key and the sandbox's agent key.
+ * Add `login` to the fake GitHub (with `emails`, else GitHub's default address) and sign in to the gateway as them: a
+ * new account (handle = the login in lower case) the first time, with a human key and the sandbox's agent key; or,
+ * when an email account has the login's verified primary address, that account, now linked.
  */
 export async function signInWithGitHub(
   base: string,
   github: FakeGitHub,
   login: string,
   id: number,
+  emails?: Array<{ email: string; primary: boolean; verified: boolean }>,
 ): Promise<Account & { githubId: number; webhookSecret?: string | null }> {
-  github.addUser({ id, login });
+  github.addUser({ id, login, ...(emails ? { emails } : {}) });
   github.signIn(login);
   const start = await hop(`${base}/v0/auth/github`);
   const cookie = start.cookies.map((c) => c.split(';')[0]!).join('; ');

@@ -18,6 +18,12 @@ const PAYERS: JsonSchema = {
   minimum: 0,
   description: 'Distinct accounts that paid for the runs (who paid for each delegation tree); the author’s own calls are never counted',
 };
+const COUNTED_PAYERS: JsonSchema = {
+  type: 'integer',
+  minimum: 0,
+  description:
+    'Those of the payers that count toward ranking and require.min_success_rate: on a hosted gateway, accounts linked to GitHub or funded from outside the platform (not sign-up credit) for at least what they spent on the version; on a dev gateway, every payer',
+};
 
 // ---------------------------------------------------------------------------------------------------------
 // The Agent Record (agent-record.ts says what each figure means)
@@ -26,6 +32,7 @@ export const RECORD_SUMMARY = closed('The compact all-time record of one version
   runs: INTEGER,
   successes: INTEGER,
   payers: PAYERS,
+  counted_payers: COUNTED_PAYERS,
   success_rate: RATE,
   latency_p50_ms: MS,
   cost_per_successful_run: nullable(AMOUNT),
@@ -48,6 +55,7 @@ export const WINDOW_RECORD = closed(
     runs: INTEGER,
     successes: INTEGER,
     payers: PAYERS,
+    counted_payers: COUNTED_PAYERS,
     success_rate: RATE,
     latency_ms: LATENCY,
     currency: { type: ['string', 'null'], description: 'The currency of the window’s runs (the one with most runs when several)' },

@@ -59,7 +59,11 @@ export function recordLine(record) {
   if (!record?.runs) return 'No runs measured yet.';
   const parts = [`${record.runs} run${record.runs === 1 ? '' : 's'}`, `${percent(record.success_rate)} succeeded`];
   // Samples (HOLON_RECORDS) have no payers: only a measured record says who paid.
-  if (typeof record.payers === 'number') parts.push(`${record.payers} payer${record.payers === 1 ? '' : 's'}`);
+  if (typeof record.payers === 'number') {
+    const counted =
+      typeof record.counted_payers === 'number' && record.counted_payers !== record.payers ? ` (${record.counted_payers} counted for ranking)` : '';
+    parts.push(`${record.payers} payer${record.payers === 1 ? '' : 's'}${counted}`);
+  }
   if (record.cost_per_successful_run !== null && record.cost_per_successful_run !== undefined) {
     parts.push(`${amountOr(record.cost_per_successful_run, record.currency)} per successful run`);
   }
@@ -73,6 +77,7 @@ function recordTable(caption, windows) {
     ['Runs', (w) => String(w.runs)],
     ['Successes', (w) => String(w.successes)],
     ['Distinct payers (the author’s own calls never count)', (w) => String(w.payers)],
+    ['Payers counted for ranking (linked to GitHub, or paying with more than sign-up credit)', (w) => String(w.counted_payers)],
     ['Success rate', (w) => percent(w.success_rate)],
     ['Cost per successful run', (w) => amountOr(w.cost_per_successful_run, w.currency)],
     ['Billed in all', (w) => (w.runs ? amountOr(w.billed_total, w.currency) : '—')],
