@@ -24,6 +24,7 @@ import * as m018 from './migrations/018_receipts_by_payer.js';
 import * as m019 from './migrations/019_log_retention.js';
 import * as m020 from './migrations/020_admit_batch.js';
 import * as m021 from './migrations/021_receipt_log.js';
+import * as m023 from './migrations/023_sign_in_nonce.js';
 
 interface Migration {
   name: string;
@@ -66,6 +67,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m019,
   m020,
   m021,
+  m023,
 ].map(forwardOnly);
 
 const source: Knex.MigrationSource<Migration> = {
