@@ -245,8 +245,7 @@ export interface Exchanged {
 }
 
 /** One answer for a code that is unknown, used, expired or not this browser's: a planted code cannot be probed. */
-const invalidCode = () =>
-  new HolonError('invalid_code', 'the sign-in code is unknown, used, expired or was not started in this browser: sign in again');
+const invalidCode = () => new HolonError('invalid_code', 'the sign-in code is unknown, used, expired or was not started in this browser: sign in again');
 
 /**
  * The code and the nonce of the browser that started the sign-in, for keys. The code is spent only with its own
@@ -271,7 +270,9 @@ export async function exchangeLoginCode(
       .forUpdate()
       .first('account', 'outcome', 'nonce_hash')) as { account: string; outcome: SignInOutcome; nonce_hash: string } | undefined;
     if (!found || !sameSecret(sha256(nonce), found.nonce_hash)) throw invalidCode();
-    await trx('github_login_codes').where({ code_hash: sha256(code) }).update({ used_at: at });
+    await trx('github_login_codes')
+      .where({ code_hash: sha256(code) })
+      .update({ used_at: at });
     const used = found;
     // Locked: two codes of one account traded at once mint one starter agent key, not two.
     const account = (await lockAccount(trx, { handle: used.account }))!;
