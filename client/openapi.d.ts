@@ -483,7 +483,9 @@ export interface paths {
         };
         /**
          * Start signing in with GitHub: a redirect to GitHub, the state in an HttpOnly cookie
-         * @description Who: no key.
+         * @description The sign-in is bound to the browser tab that starts it: the console makes a random nonce, keeps it in the tab’s sessionStorage and sends it here; only its SHA-256 is stored, and POST /v0/auth/exchange needs the nonce again, so a /console#login=<code> link opened in another browser signs nobody in.
+         *
+         *     Who: no key.
          *
          *     Hosted gateway only (`--hosted`).
          */
@@ -529,7 +531,9 @@ export interface paths {
         put?: never;
         /**
          * Trade the one-time login code for the handle and a human key expiring in 30 days (once)
-         * @description Who: no key.
+         * @description Only with the nonce the sign-in was started with. A wrong nonce is answered exactly like an unknown code (`invalid_code`) and does not spend the code; the code is spent by the one exchange that succeeds (or by one for a disabled account).
+         *
+         *     Who: no key.
          *
          *     Hosted gateway only (`--hosted`).
          */
@@ -3439,7 +3443,10 @@ export interface operations {
     };
     startGitHubSignIn: {
         parameters: {
-            query?: never;
+            query: {
+                /** @description The browser’s sign-in nonce (43 base64url characters: 32 random bytes), kept by the tab until the exchange */
+                nonce: string;
+            };
             header?: never;
             path?: never;
             cookie?: never;
@@ -3454,6 +3461,15 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content?: never;
+            };
+            /** @description No nonce, or a malformed one: start signing in from the console (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
             };
             /** @description Sign-in with GitHub is not configured on this gateway (`github_sign_in_off`) */
             503: {
@@ -3531,12 +3547,15 @@ export interface operations {
             content: {
                 /**
                  * @example {
-                 *       "code": "c0ffee"
+                 *       "code": "c0ffee",
+                 *       "nonce": "n0nce"
                  *     }
                  */
                 "application/json": {
                     /** @description The one-time code from /console#login=<code> */
                     code: string;
+                    /** @description The nonce the sign-in was started with (GET /v0/auth/github?nonce=), kept by the browser tab that started it (43 base64url characters: 32 random bytes) */
+                    nonce: string;
                 };
             };
         };
@@ -3575,7 +3594,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description A bad body, or a code that is unknown, used or expired (`invalid_code`) */
+            /** @description A bad body (`invalid_request`: no nonce), or a code that is unknown, used, expired or not this nonce’s (`invalid_code`) */
             400: {
                 headers: {
                     [name: string]: unknown;

@@ -25,6 +25,7 @@ import * as m019 from './migrations/019_log_retention.js';
 import * as m020 from './migrations/020_admit_batch.js';
 import * as m021 from './migrations/021_receipt_log.js';
 import * as m022 from './migrations/022_search_documents.js';
+import * as m023 from './migrations/023_sign_in_nonce.js';
 import * as m026 from './migrations/026_receipt_requester.js';
 import * as m027 from './migrations/027_admit_by_call_id.js';
 
@@ -70,6 +71,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m020,
   m021,
   m022,
+  m023,
   m026,
   m027,
 ].map(forwardOnly);

@@ -2,18 +2,23 @@
  * Signing in with GitHub (gateway.md §7 Accounts), in three steps, every one of them in Postgres so that any API
  * process can take any step:
  *
- *   1. `startSignIn`: a random `state` (256 bits), stored as its SHA-256 with the callback URL and an expiry of
- *      10 minutes; the route also sets it in an HttpOnly, SameSite=Lax cookie and sends the browser to GitHub.
+ *   1. `startSignIn`: a random `state` (256 bits), stored as its SHA-256 with the callback URL, the SHA-256 of the
+ *      browser's sign-in nonce and an expiry of 10 minutes; the route also sets the state in an HttpOnly,
+ *      SameSite=Lax cookie and sends the browser to GitHub. The nonce (256 bits) is made by the console, which keeps
+ *      it in the tab's sessionStorage: it binds the sign-in to the tab that started it.
  *   2. `finishSignIn` (GitHub's redirect back): the state must be in the query AND the cookie (that browser only;
  *      compared in constant time), and unused and unexpired in Postgres (marked used in the same statement: once).
  *      The code is traded for a token, the token reads `/user` (stable id, login) and `/user/emails`, and is then
  *      dropped: it is never stored or logged. The account is found by GitHub id, else an email account whose
  *      address is GitHub's primary verified one is linked, else one is created (`createAccount`, the same as email
  *      sign-up: handle = the login in lower case, the same refusals, demo credit and starter mandate). A one-time
- *      login code (256 bits, stored as its SHA-256, 2 minutes) names the account.
- *   3. `exchangeLoginCode` (`POST /v0/auth/exchange`): the code, once, for a new human key that expires after 30
- *      days, plus the starter agent key when the account has never had a key (it was just made). Keys are minted
- *      here, so none is ever at rest in plaintext. A disabled account gets no key.
+ *      login code (256 bits, stored as its SHA-256, 2 minutes) names the account and carries the nonce's hash.
+ *   3. `exchangeLoginCode` (`POST /v0/auth/exchange`): the code with the nonce of the tab that started the sign-in
+ *      (compared as hashes, in constant time), once, for a new human key that expires after 30 days, plus the
+ *      starter agent key when the account has never had a key (it was just made). A code sent to another browser
+ *      (`/console#login=<code>` in a link) cannot be traded there: that browser has not the nonce. A wrong nonce is
+ *      refused exactly like an unknown code and does not spend it. Keys are minted here, so none is ever at rest in
+ *      plaintext. A disabled account gets no key.
  *
  * Refusals of step 2 are `SignInRefused` with the reason the browser is sent back with (`#login_error=<reason>`).
  */
@@ -53,11 +58,12 @@ export class SignInRefused extends Error {
 
 export type SignInOutcome = 'created' | 'linked' | 'signed_in';
 
-/** 32 random bytes, base64url: what states and login codes look like (43 characters). */
-const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
+/** 32 random bytes, base64url: what states, login codes and the console's nonces look like (43 characters). */
+export const SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
 const newSecret = (): string => randomBytes(32).toString('base64url');
 const sha256 = (s: string): string => createHash('sha256').update(s, 'utf8').digest('hex');
 
+/** Two secrets (or two hashes) compared in constant time. */
 function sameSecret(a: string, b: string): boolean {
   const x = Buffer.from(a, 'utf8');
   const y = Buffer.from(b, 'utf8');
@@ -73,13 +79,20 @@ export interface Started {
   location: string;
 }
 
-export async function startSignIn(db: Db, github: GitHubSettings, redirectUri: string, now: number): Promise<Started> {
+/** `nonce` is the browser's (SECRET_SHAPE, checked by the route); only its hash is stored. */
+export async function startSignIn(db: Db, github: GitHubSettings, start: { redirectUri: string; nonce: string }, now: number): Promise<Started> {
+  const { redirectUri, nonce } = start;
   const at = new Date(now);
   // What has expired can be forgotten: an unknown state or code is refused exactly like an expired one.
   await db('github_oauth_states').where('expires_at', '<=', at).delete();
   await db('github_login_codes').where('expires_at', '<=', at).delete();
   const state = newSecret();
-  await db('github_oauth_states').insert({ state_hash: sha256(state), redirect_uri: redirectUri, expires_at: new Date(now + STATE_TTL_MS) });
+  await db('github_oauth_states').insert({
+    state_hash: sha256(state),
+    redirect_uri: redirectUri,
+    nonce_hash: sha256(nonce),
+    expires_at: new Date(now + STATE_TTL_MS),
+  });
   return { state, location: authorizeUrl(github, { state, redirectUri }) };
 }
 
@@ -104,7 +117,7 @@ export interface SignInContext {
 
 /** The one-time login code for the console, or `SignInRefused`. */
 export async function finishSignIn(c: SignInContext, cb: Callback): Promise<{ code: string; account: string; outcome: SignInOutcome }> {
-  const redirectUri = await takeState(c.db, cb, c.now);
+  const { redirectUri, nonceHash } = await takeState(c.db, cb, c.now);
   if (cb.error !== undefined) {
     throw cb.error === 'access_denied'
       ? new SignInRefused('denied', 'the sign-in was not authorised on GitHub')
@@ -129,15 +142,21 @@ export async function finishSignIn(c: SignInContext, cb: Callback): Promise<{ co
   const done = await c.db.transaction(async (trx) => {
     const { handle, outcome } = await accountFor(trx, user, email, c.signup);
     const code = newSecret();
-    await trx('github_login_codes').insert({ code_hash: sha256(code), account: handle, outcome, expires_at: new Date(c.now + LOGIN_CODE_TTL_MS) });
+    await trx('github_login_codes').insert({
+      code_hash: sha256(code),
+      account: handle,
+      outcome,
+      nonce_hash: nonceHash,
+      expires_at: new Date(c.now + LOGIN_CODE_TTL_MS),
+    });
     return { code, account: handle, outcome };
   });
   c.log.info({ account: done.account, github_id: user.id, outcome: done.outcome }, 'GitHub sign-in');
   return done;
 }
 
-/** The state's callback URL, once: the query's state must be the cookie's, unused and unexpired. */
-async function takeState(db: Db, cb: Callback, now: number): Promise<string> {
+/** The state's callback URL and nonce hash, once: the query's state must be the cookie's, unused and unexpired. */
+async function takeState(db: Db, cb: Callback, now: number): Promise<{ redirectUri: string; nonceHash: string }> {
   const refused = new SignInRefused('invalid_state', 'the sign-in link is unknown, used, expired or from another browser: sign in again');
   const { state, cookie } = cb;
   // A state from another browser is refused before it is used, so it stays good for the browser it belongs to.
@@ -148,9 +167,9 @@ async function takeState(db: Db, cb: Callback, now: number): Promise<string> {
     .whereNull('used_at')
     .where('expires_at', '>', at)
     .update({ used_at: at })
-    .returning(['redirect_uri'])) as Array<{ redirect_uri: string }>;
+    .returning(['redirect_uri', 'nonce_hash'])) as Array<{ redirect_uri: string; nonce_hash: string }>;
   if (rows.length !== 1) throw refused;
-  return rows[0]!.redirect_uri;
+  return { redirectUri: rows[0]!.redirect_uri, nonceHash: rows[0]!.nonce_hash };
 }
 
 interface AccountRow {
@@ -225,20 +244,36 @@ export interface Exchanged {
   webhook_secret?: string | null;
 }
 
-const invalidCode = () => new HolonError('invalid_code', 'the sign-in code is unknown, used or expired: sign in again');
+/** One answer for a code that is unknown, used, expired or not this browser's: a planted code cannot be probed. */
+const invalidCode = () => new HolonError('invalid_code', 'the sign-in code is unknown, used, expired or was not started in this browser: sign in again');
 
-export async function exchangeLoginCode(db: Db, code: string, now: number, webhooks?: Pick<WebhookSecrets, 'mint'>): Promise<Exchanged> {
-  if (!SECRET_SHAPE.test(code)) throw invalidCode();
+/**
+ * The code and the nonce of the browser that started the sign-in, for keys. The code is spent only with its own
+ * nonce: a wrong one is refused without spending it (as a state from another browser is), so whoever holds a leaked
+ * code cannot spoil the sign-in of the browser it belongs to, and with 256 bits it cannot be guessed.
+ */
+export async function exchangeLoginCode(
+  db: Db,
+  proof: { code: string; nonce: string },
+  now: number,
+  webhooks?: Pick<WebhookSecrets, 'mint'>,
+): Promise<Exchanged> {
+  const { code, nonce } = proof;
+  if (!SECRET_SHAPE.test(code) || !SECRET_SHAPE.test(nonce)) throw invalidCode();
   const at = new Date(now);
   const done = await db.transaction(async (trx) => {
-    const rows = (await trx('github_login_codes')
+    // Locked: the code is found, its nonce compared here in constant time, and marked used, by one exchange at a time.
+    const found = (await trx('github_login_codes')
       .where({ code_hash: sha256(code) })
       .whereNull('used_at')
       .where('expires_at', '>', at)
-      .update({ used_at: at })
-      .returning(['account', 'outcome'])) as Array<{ account: string; outcome: SignInOutcome }>;
-    const used = rows[0];
-    if (!used) throw invalidCode();
+      .forUpdate()
+      .first('account', 'outcome', 'nonce_hash')) as { account: string; outcome: SignInOutcome; nonce_hash: string } | undefined;
+    if (!found || !sameSecret(sha256(nonce), found.nonce_hash)) throw invalidCode();
+    await trx('github_login_codes')
+      .where({ code_hash: sha256(code) })
+      .update({ used_at: at });
+    const used = found;
     // Locked: two codes of one account traded at once mint one starter agent key, not two.
     const account = (await lockAccount(trx, { handle: used.account }))!;
     // The code is used up either way (committed), but a disabled account gets no key.

@@ -1,9 +1,11 @@
 /**
  * Sign in with GitHub (gateway.md §7 Accounts) against a fake GitHub on loopback (tests/support/fake-github.ts):
- * the whole redirect flow with a browser that follows redirects and keeps cookies, then the exchange of the
- * one-time code for keys; every refusal's reason; sign-in off without an OAuth app; several API processes on one
- * database; and nothing secret at rest. Real Postgres and Redis; the ledger audit runs after every gateway test.
+ * the whole redirect flow with a browser that follows redirects, keeps cookies and starts each sign-in with its own
+ * nonce (the console's, in the tab's sessionStorage), then the exchange of the one-time code for keys, which needs
+ * that nonce (a code planted in another browser is refused); every refusal's reason; sign-in off without an OAuth
+ * app; several API processes on one database; and nothing secret at rest. Real Postgres and Redis; the ledger audit runs after every gateway test.
  */
+import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { fetch } from 'undici';
 import type { Knex } from 'knex';
@@ -28,9 +30,13 @@ interface Visit {
   hops: Array<{ url: string; status: number; location: string | null; setCookie: string[] }>;
 }
 
-/** A cookie jar per host name (as in browsers, ports do not separate cookies), honouring Path and Max-Age=0. */
+/**
+ * A cookie jar per host name (as in browsers, ports do not separate cookies), honouring Path and Max-Age=0, and the
+ * sign-in nonce the console keeps in this browser's sessionStorage.
+ */
 class Browser {
   private readonly jar = new Map<string, { value: string; path: string }>();
+  readonly nonce = newNonce();
 
   constructor(private readonly route: (url: string) => string = (u) => u) {}
 
@@ -78,23 +84,40 @@ class Browser {
 
 const COOKIE = 'holon_github_state';
 
-async function signIn(browser: Browser, base: string): Promise<Visit> {
-  return browser.open(`${base}/v0/auth/github`);
+/** What the console makes: 32 random bytes, base64url. */
+function newNonce(): string {
+  return randomBytes(32).toString('base64url');
 }
 
-async function loginCode(browser: Browser, base: string): Promise<string> {
-  const v = await signIn(browser, base);
+const startUrl = (browser: Browser, base: string) => `${base}/v0/auth/github?nonce=${browser.nonce}`;
+
+async function signIn(browser: Browser, base: string): Promise<Visit> {
+  return browser.open(startUrl(browser, base));
+}
+
+/** A login code and the nonce of the browser it came back to. */
+interface Login {
+  code: unknown;
+  nonce?: unknown;
+}
+
+/** The code the sign-in came back with, and this browser's nonce. */
+function loginOf(browser: Browser, v: Visit): { code: string; nonce: string } {
   const code = v.hash.get('login');
   if (!code) throw new Error(`no login code: ${v.url}`);
-  return code;
+  return { code, nonce: browser.nonce };
+}
+
+async function loginCode(browser: Browser, base: string): Promise<{ code: string; nonce: string }> {
+  return loginOf(browser, await signIn(browser, base));
 }
 
 /** Up to GitHub's redirect back, not taking it: the callback URL, with GitHub's code and the state. */
 async function callbackOf(browser: Browser, base: string): Promise<string> {
-  return (await browser.open(`${base}/v0/auth/github`, (u) => u.pathname === '/v0/auth/github/callback')).url;
+  return (await browser.open(startUrl(browser, base), (u) => u.pathname === '/v0/auth/github/callback')).url;
 }
 
-const exchange = (base: string, code: unknown) => send(base, 'POST', '/v0/auth/exchange', { body: { code } });
+const exchange = (base: string, login: Login) => send(base, 'POST', '/v0/auth/exchange', { body: login });
 
 /** The human key (and the agent key, for a new account) of a whole sign-in. */
 async function signedIn(browser: Browser, base: string): Promise<any> {
@@ -155,6 +178,7 @@ describe('Sign in with GitHub', () => {
 
       // The gateway sends the browser to GitHub with a state, also set in an HttpOnly, SameSite=Lax cookie.
       const [start, authorize, callback] = v.hops;
+      expect(start!.url).toBe(`${g.url}/v0/auth/github?nonce=${browser.nonce}`);
       expect(start!.status).toBe(302);
       const to = new URL(start!.location!);
       expect(`${to.origin}${to.pathname}`).toBe(`${github.url}/login/oauth/authorize`);
@@ -175,8 +199,8 @@ describe('Sign in with GitHub', () => {
       expect(browser.cookie(COOKIE)).toBeUndefined();
       for (const hop of v.hops) expect(hop.location ?? '').not.toContain('hlk_');
 
-      const code = v.hash.get('login')!;
-      const r = await exchange(g.url, code);
+      const login = loginOf(browser, v);
+      const r = await exchange(g.url, login);
       expect(r.status).toBe(200);
       expect(r.headers.get('cache-control')).toBe('no-store');
       expect(r.body).toMatchObject({
@@ -208,7 +232,7 @@ describe('Sign in with GitHub', () => {
       });
 
       // The code is good once.
-      expect([(await exchange(g.url, code)).status, (await exchange(g.url, code)).body.error.code]).toEqual([400, 'invalid_code']);
+      expect([(await exchange(g.url, login)).status, (await exchange(g.url, login)).body.error.code]).toEqual([400, 'invalid_code']);
 
       // GitHub was asked the way its API wants: the code traded for JSON, the token as a Bearer with the API version.
       const token = github.requests.find((q) => q.path === '/login/oauth/access_token')!;
@@ -346,11 +370,52 @@ describe('Sign in with GitHub', () => {
       expect(await rowCount(g.db.knex, 'api_keys')).toBe(2);
 
       for (const code of ['A'.repeat(43), 'short', 42, '']) {
-        const r = await exchange(g.url, code);
+        const r = await exchange(g.url, { code, nonce: used.nonce });
         expect([r.status, r.body.error.code], String(code)).toEqual([400, typeof code === 'string' && code !== '' ? 'invalid_code' : 'invalid_request']);
       }
-      expect((await send(g.url, 'POST', '/v0/auth/exchange', { body: { code: used, extra: 1 } })).status).toBe(400);
+      expect((await send(g.url, 'POST', '/v0/auth/exchange', { body: { ...used, extra: 1 } })).status).toBe(400);
       expect((await send(g.url, 'POST', '/v0/auth/exchange', { body: '{' })).status).toBe(400);
+    });
+  });
+
+  test('a code is traded only with the nonce of the browser that started the sign-in; a wrong one does not spend it', async () => {
+    await withGateway(async (g) => {
+      octocat();
+      // Starting needs a nonce: without one (or a malformed one, or two) the browser is not sent to GitHub.
+      for (const query of ['', '?nonce=', '?nonce=short', `?nonce=${'A'.repeat(42)}!`, `?nonce=${newNonce()}&nonce=${newNonce()}`]) {
+        const r = await send(g.url, 'GET', `/v0/auth/github${query}`);
+        expect([r.status, r.body.error.code, r.body.error.problems[0].path], query).toEqual([400, 'invalid_request', 'query.nonce']);
+      }
+      expect(await rowCount(g.db.knex, 'github_oauth_states')).toBe(0);
+      expect(github.requests).toEqual([]);
+
+      // The attacker signs in in their browser and sends the code (/console#login=<code>) to someone else.
+      const attacker = new Browser();
+      const planted = await loginCode(attacker, g.url);
+      const victim = new Browser();
+      const unknown = await exchange(g.url, { code: newNonce(), nonce: victim.nonce });
+      expect([unknown.status, unknown.body.error.code]).toEqual([400, 'invalid_code']);
+      // No nonce is a bad body; another browser's nonce, or one of no shape, is answered exactly as an unknown code.
+      const none = await exchange(g.url, { code: planted.code });
+      expect([none.status, none.body.error.code]).toEqual([400, 'invalid_request']);
+      expect((await exchange(g.url, { code: planted.code, nonce: 42 })).body.error.code).toBe('invalid_request');
+      for (const nonce of [victim.nonce, newNonce(), 'short', `${planted.nonce.slice(0, 42)}x`]) {
+        const r = await exchange(g.url, { code: planted.code, nonce });
+        expect([r.status, r.body.error], nonce).toEqual([400, unknown.body.error]);
+      }
+      // The victim started a sign-in of their own (their nonce is bound to it), and was sent the attacker's code.
+      const theirs = new Browser();
+      await callbackOf(theirs, g.url);
+      expect((await exchange(g.url, { code: planted.code, nonce: theirs.nonce })).body.error.code).toBe('invalid_code');
+      expect(await rowCount(g.db.knex, 'api_keys')).toBe(0);
+
+      // None of that spent the code: the attacker's own browser trades it, once, even when asked at once.
+      const answers = await Promise.all(Array.from({ length: 4 }, () => exchange(g.url, planted)));
+      expect(answers.map((a) => a.status).sort()).toEqual([200, 400, 400, 400]);
+      expect(answers.find((a) => a.status === 200)!.body.handle).toBe('octo-cat');
+      expect((await exchange(g.url, planted)).body.error.code).toBe('invalid_code');
+      expect(await g.db.knex('api_keys').pluck('kind')).toEqual(expect.arrayContaining(['human', 'agent']));
+      expect(await rowCount(g.db.knex, 'api_keys')).toBe(2);
     });
   });
 
@@ -474,7 +539,7 @@ describe('Sign in with GitHub', () => {
         const browser = new Browser(callbackOnOther);
         const v = await signIn(browser, g.url);
         expect(v.hops.map((h) => new URL(h.url).origin)).toEqual([g.url, github.url, other.url]);
-        const r = await exchange(g.url, v.hash.get('login')!);
+        const r = await exchange(g.url, loginOf(browser, v));
         expect(r.body).toMatchObject({ handle: 'octo-cat', outcome: 'created' });
         expect((await send(other.url, 'GET', '/v0/me', { key: r.body.keys.human.key })).status).toBe(200);
         // A code from one process is good once on all of them.
@@ -491,35 +556,36 @@ describe('Sign in with GitHub', () => {
     await withGateway(
       async (g) => {
         octocat();
-        const start = await fetch(`${g.url}/v0/auth/github`, { redirect: 'manual' });
+        const start = await fetch(`${g.url}/v0/auth/github?nonce=${newNonce()}`, { redirect: 'manual' });
         expect(new URL(start.headers.get('location')!).searchParams.get('redirect_uri')).toBe('https://api.holon.example/v0/auth/github/callback');
         // Over https the cookie is Secure and __Host- prefixed.
         expect(start.headers.getSetCookie()[0]).toMatch(/^__Host-holon_github_state=[A-Za-z0-9_-]{43}; Max-Age=600; Path=\/; HttpOnly; SameSite=Lax; Secure$/);
         // The public URL is not this test's address: the browser goes there, and the callback is brought back here.
         const browser = new Browser((u) => u.replace('https://api.holon.example', g.url));
-        const v = await browser.open(`${g.url}/v0/auth/github`);
+        const v = await signIn(browser, g.url);
         // HOLON_SITE_URL serves no console: the browser comes back to the gateway's own /console.
         expect(v.hops.at(-1)!.location).toMatch(/^https:\/\/api\.holon\.example\/console#login=[A-Za-z0-9_-]{43}$/);
-        expect((await exchange(g.url, v.hash.get('login')!)).status).toBe(200);
+        expect((await exchange(g.url, loginOf(browser, v))).status).toBe(200);
       },
       { publicUrl: 'https://api.holon.example', siteUrl: 'https://holon.example' },
     );
   });
 
-  test('no GitHub token, state, login code or plaintext key is stored in any table', async () => {
+  test('no GitHub token, state, nonce, login code or plaintext key is stored in any table', async () => {
     await withGateway(async (g) => {
       const alice = await signUp(g.url, 'alice');
       github.addUser({ id: 1001, login: 'alice', emails: [{ email: 'alice@example.test', primary: true, verified: true }] });
       octocat();
       const secrets: string[] = [alice.human.slice(15), alice.sandboxAgent.slice(15)];
-      for (const login of ['Octo-Cat', 'Octo-Cat', 'alice']) {
-        github.signIn(login);
-        const v = await signIn(new Browser(), g.url);
+      for (const who of ['Octo-Cat', 'Octo-Cat', 'alice']) {
+        github.signIn(who);
+        const browser = new Browser();
+        const v = await signIn(browser, g.url);
         secrets.push(new URL(v.hops[0]!.location!).searchParams.get('state')!);
-        const code = v.hash.get('login')!;
-        const r = await exchange(g.url, code);
+        const login = loginOf(browser, v);
+        const r = await exchange(g.url, login);
         expect(r.status).toBe(200);
-        secrets.push(code, r.body.keys.human.key.slice(15), ...(r.body.keys.agent ? [r.body.keys.agent.key.slice(15)] : []));
+        secrets.push(login.code, login.nonce, r.body.keys.human.key.slice(15), ...(r.body.keys.agent ? [r.body.keys.agent.key.slice(15)] : []));
       }
       expect(github.tokens).toHaveLength(3);
       secrets.push(...github.tokens, github.clientSecret);
@@ -530,7 +596,14 @@ describe('Sign in with GitHub', () => {
         { handle: 'alice', github_id: 1001n, github_login: 'alice' },
         { handle: 'octo-cat', github_id: 583231n, github_login: 'Octo-Cat' },
       ]);
-      expect((await g.db.knex('github_login_codes').pluck('code_hash')).every((h: string) => /^[0-9a-f]{64}$/.test(h))).toBe(true);
+      for (const [table, columns] of [
+        ['github_oauth_states', ['state_hash', 'nonce_hash']],
+        ['github_login_codes', ['code_hash', 'nonce_hash']],
+      ] as const) {
+        const rows: Array<Record<string, string>> = await g.db.knex(table).select(...columns);
+        expect(rows).toHaveLength(3);
+        for (const row of rows) for (const column of columns) expect(row[column], `${table}.${column}`).toMatch(/^[0-9a-f]{64}$/);
+      }
     });
   });
 });

@@ -1,9 +1,11 @@
 /**
  * Signing in with GitHub (gateway.md §7 Accounts), hosted only; no key needed (the principal `none`):
- *   GET  /v0/auth/github            → 302 to GitHub's authorize page, the state also in an HttpOnly, SameSite=Lax cookie
+ *   GET  /v0/auth/github?nonce=     → 302 to GitHub's authorize page, the state also in an HttpOnly, SameSite=Lax cookie;
+ *                                     the nonce is the console tab's (sessionStorage), bound to the sign-in by its hash
  *   GET  /v0/auth/github/callback   → 302 to the console the gateway serves (HOLON_PUBLIC_URL/console, else the request's
  *                                     own origin) #login=<code> or #login_error=<reason>; never HOLON_SITE_URL, the public site
- *   POST /v0/auth/exchange {code}   → handle, a human key expiring in 30 days (and the agent key for a new account), once
+ *   POST /v0/auth/exchange {code, nonce} → handle, a human key expiring in 30 days (and the agent key for a new account),
+ *                                     once, to the browser tab that started the sign-in (its nonce)
  * Without HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET all three answer 503; the rest of the gateway works.
  * The flow itself is shared/hosted/github-sign-in.ts.
  */
@@ -11,19 +13,25 @@ import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { GitHubSettings } from '../../../shared/hosted/github.js';
-import { exchangeLoginCode, finishSignIn, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/hosted/github-sign-in.js';
+import { exchangeLoginCode, finishSignIn, SECRET_SHAPE, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/hosted/github-sign-in.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
+import { badQuery, queryString as oneQueryValue } from '../query.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { SIGNED_IN } from '../openapi/author-schemas.js';
 import { failure, text } from '../openapi/schemas.js';
 
+const NONCE_SHAPE = '43 base64url characters: 32 random bytes';
+
 const EXCHANGE_BODY = {
   type: 'object',
   additionalProperties: false,
-  required: ['code'],
-  properties: { code: text(200, 'The one-time code from /console#login=<code>') },
+  required: ['code', 'nonce'],
+  properties: {
+    code: text(200, 'The one-time code from /console#login=<code>'),
+    nonce: text(200, `The nonce the sign-in was started with (GET /v0/auth/github?nonce=), kept by the browser tab that started it (${NONCE_SHAPE})`),
+  },
 } as const;
 
 const OFF = failure('Sign-in with GitHub is not configured on this gateway', 'github_sign_in_off');
@@ -38,7 +46,16 @@ export const authOperations = defineOperations({
     auth: ['none'],
     hostedOnly: true,
     summary: 'Start signing in with GitHub: a redirect to GitHub, the state in an HttpOnly cookie',
-    responses: { 302: REDIRECT, 503: OFF },
+    description:
+      'The sign-in is bound to the browser tab that starts it: the console makes a random nonce, keeps it in the tab’s sessionStorage and sends it here; only its SHA-256 is stored, and POST /v0/auth/exchange needs the nonce again, so a /console#login=<code> link opened in another browser signs nobody in.',
+    query: {
+      nonce: {
+        description: `The browser’s sign-in nonce (${NONCE_SHAPE}), kept by the tab until the exchange`,
+        required: true,
+        schema: { type: 'string', pattern: SECRET_SHAPE.source },
+      },
+    },
+    responses: { 302: REDIRECT, 400: failure('No nonce, or a malformed one: start signing in from the console', 'invalid_request'), 503: OFF },
   },
   callback: {
     id: 'finishGitHubSignIn',
@@ -63,17 +80,23 @@ export const authOperations = defineOperations({
     auth: ['none'],
     hostedOnly: true,
     summary: 'Trade the one-time login code for the handle and a human key expiring in 30 days (once)',
-    body: { schema: EXCHANGE_BODY, example: { code: 'c0ffee' } },
+    description:
+      'Only with the nonce the sign-in was started with. A wrong nonce is answered exactly like an unknown code (`invalid_code`) and does not spend the code; the code is spent by the one exchange that succeeds (or by one for a disabled account).',
+    body: { schema: EXCHANGE_BODY, example: { code: 'c0ffee', nonce: 'n0nce' } },
     responses: {
       200: { description: 'Signed in; keys shown once', schema: SIGNED_IN },
-      400: failure('A bad body, or a code that is unknown, used or expired', 'invalid_code'),
+      400: failure(
+        'A bad body (`invalid_request`: no nonce), or a code that is unknown, used, expired or not this nonce’s (`invalid_code`)',
+        'invalid_request',
+        'invalid_code',
+      ),
       403: failure('The account is disabled', 'account_disabled'),
       503: OFF,
     },
   },
 });
 
-const readExchange = bodyReader<{ code: string }>(EXCHANGE_BODY);
+const readExchange = bodyReader<{ code: string; nonce: string }>(EXCHANGE_BODY);
 
 export interface GitHubSignInOptions {
   /** The OAuth app (HOLON_GITHUB_*); undefined = sign-in is off (503). */
@@ -119,6 +142,15 @@ const queryString = (req: Request, name: string): string | undefined => {
   return typeof v === 'string' ? v : undefined;
 };
 
+/** The browser's sign-in nonce, or a 400: without one the code the sign-in ends with could never be traded. */
+function nonceOf(req: Request): string {
+  const nonce = oneQueryValue(req, 'nonce', 200);
+  if (nonce === undefined || !SECRET_SHAPE.test(nonce)) {
+    throw badQuery('nonce', `is required: ${NONCE_SHAPE}, made by the browser that signs in (start signing in from the console)`);
+  }
+  return nonce;
+}
+
 export function authRoutes(deps: AuthDeps): Router {
   const router = Router();
   if (!deps.hosted) return router;
@@ -141,8 +173,9 @@ export function authRoutes(deps: AuthDeps): Router {
     authOperations.start,
     asyncRoute(async (req, res) => {
       const github = configured();
+      const nonce = nonceOf(req);
       const origin = originOf(req, options);
-      const started = await startSignIn(ctx.db, github, `${origin}${CALLBACK_PATH}`, ctx.now());
+      const started = await startSignIn(ctx.db, github, { redirectUri: `${origin}${CALLBACK_PATH}`, nonce }, ctx.now());
       const cookie = stateCookie(origin.startsWith('https:'));
       noStore(res);
       res.set('Set-Cookie', `${cookie.name}=${started.state}; Max-Age=${STATE_TTL_MS / 1000}; ${cookie.attributes}`);
@@ -184,7 +217,7 @@ export function authRoutes(deps: AuthDeps): Router {
       configured();
       const r = readExchange(req.body);
       r.done();
-      const exchanged = await exchangeLoginCode(ctx.db, r.body.code, ctx.now(), deps.webhooks);
+      const exchanged = await exchangeLoginCode(ctx.db, r.body, ctx.now(), deps.webhooks);
       noStore(res);
       res.json({
         ...exchanged,

@@ -3,6 +3,8 @@
 // operator, who sees the dev mandates.
 
 const STORE = 'holon.console.key';
+/** The nonce of the GitHub sign-in this tab started, until the code comes back (docs/hosted.md). */
+const SIGN_IN = 'holon.console.sign-in';
 
 export const mode = document.querySelector('meta[name="holon-mode"]')?.content === 'hosted' ? 'hosted' : 'dev';
 
@@ -42,3 +44,28 @@ export function forget(why = '') {
 
 /** Why the person is on the sign-in page (a refused key, signing out), until they sign in again. */
 export const takeReason = () => reason;
+
+/**
+ * A GitHub sign-in starts in this tab: a new random nonce (32 bytes, base64url), kept in this tab until the code comes
+ * back. The gateway binds the sign-in to it: a /console#login=<code> link opened anywhere else cannot be traded.
+ */
+export function startSignIn() {
+  const bytes = crypto.getRandomValues(new Uint8Array(32));
+  const nonce = btoa(String.fromCharCode(...bytes))
+    .replace(/\+/g, '-')
+    .replace(/\//g, '_')
+    .replace(/=+$/, '');
+  sessionStorage.setItem(SIGN_IN, nonce);
+  return nonce;
+}
+
+/** The nonce of the sign-in this tab started, once (it is forgotten here), or null when none is pending. */
+export function takeSignIn() {
+  try {
+    const nonce = sessionStorage.getItem(SIGN_IN);
+    sessionStorage.removeItem(SIGN_IN);
+    return nonce;
+  } catch {
+    return null;
+  }
+}

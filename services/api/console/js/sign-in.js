@@ -1,10 +1,12 @@
-// Signing in (gateway.md §7): with GitHub — the callback sends the browser to /console#login=<code> (or
-// #login_error=<reason>) and the code is traded once with POST /v0/auth/exchange — or by pasting a key: a human
-// key (email accounts) or the operator's admin key. The key is kept in sessionStorage for this tab only.
+// Signing in (gateway.md §7): with GitHub — the tab makes a nonce and keeps it (session.js), the callback sends the
+// browser to /console#login=<code> (or #login_error=<reason>) and the code is traded once with POST
+// /v0/auth/exchange with that nonce; a code that comes back to a tab that started no sign-in (a link someone sent)
+// is not used — or by pasting a key: a human key (email accounts) or the operator's admin key. The key is kept in
+// sessionStorage for this tab only.
 
 import { ApiError, post, request } from './api.js';
 import { copyButton, field, fill, h, notice, setFieldError } from './dom.js';
-import { keep, setCurrent, takeReason } from './session.js';
+import { keep, key, setCurrent, startSignIn, takeReason, takeSignIn } from './session.js';
 
 const REASONS = {
   denied: 'You did not authorise Holon on GitHub.',
@@ -24,6 +26,11 @@ export function takeLoginFragment() {
   const code = fragment.get('login');
   if (code) return { code };
   return { error: REASONS[fragment.get('login_error')] || 'The sign-in was refused. Sign in again.' };
+}
+
+/** The button that starts a GitHub sign-in bound to this tab (its nonce), then goes to GitHub. */
+export function gitHubButton(label, id) {
+  return h('button', { type: 'button', id, on: { click: () => location.assign(`/v0/auth/github?nonce=${startSignIn()}`) } }, label);
 }
 
 export function signInPage(view, done) {
@@ -87,7 +94,7 @@ export function signInPage(view, done) {
         { class: 'card' },
         h('h2', {}, 'With GitHub'),
         h('p', {}, 'Required to publish agents.'),
-        h('p', {}, h('a', { id: 'sign-in', class: 'button', href: '/v0/auth/github' }, 'Sign in with GitHub')),
+        h('p', {}, gitHubButton('Sign in with GitHub', 'sign-in')),
       ),
       form,
       status,
@@ -95,13 +102,18 @@ export function signInPage(view, done) {
   );
 }
 
-/** After GitHub: trade the code once, show the keys once, keep the human key for this tab. */
+/**
+ * After GitHub: trade the code once with this tab's nonce, show the keys once, keep the human key for this tab. A
+ * code this tab did not ask for is not traded, and the key the tab kept stays.
+ */
 export async function showKeysOnce(view, login, proceed) {
+  const nonce = takeSignIn();
   if (login.error) return failed(view, login.error);
+  if (!nonce) return notStartedHere(view, proceed);
   fill(view, h('section', { id: 'working' }, h('h1', {}, 'Signing you in…'), h('p', { role: 'status' }, 'Trading the one-time code for your keys.')));
   let body;
   try {
-    body = await post('/v0/auth/exchange', { code: login.code }, { key: '' });
+    body = await post('/v0/auth/exchange', { code: login.code, nonce }, { key: '' });
   } catch (e) {
     return failed(view, e instanceof ApiError ? e.message : 'The gateway could not be reached. Sign in again.');
   }
@@ -128,6 +140,32 @@ export async function showKeysOnce(view, login, proceed) {
   view.querySelector('h1')?.focus();
 }
 
+/** A #login= link this tab did not start: said, and nothing replaced; signing in here is the person's choice. */
+function notStartedHere(view, proceed) {
+  const kept = Boolean(key());
+  fill(
+    view,
+    h(
+      'section',
+      { id: 'not-started' },
+      h('h1', { tabindex: '-1' }, 'This sign-in was not started here'),
+      h(
+        'p',
+        { id: 'not-started-reason', role: 'alert' },
+        'The sign-in link you opened was not started in this browser tab, so Holon did not use it. A link like this, sent by someone else, would sign you in to their account.',
+      ),
+      h('p', {}, kept ? 'You are still signed in with the key this tab kept: nothing changed.' : 'Nothing changed: you are not signed in.'),
+      h(
+        'p',
+        {},
+        gitHubButton('Sign in with GitHub here', 'sign-in-here'),
+        h('button', { type: 'button', class: 'secondary', id: 'stay', on: { click: proceed } }, kept ? 'Go on with the key I have' : 'Back to sign-in'),
+      ),
+    ),
+  );
+  view.querySelector('h1')?.focus();
+}
+
 function failed(view, message) {
   fill(
     view,
@@ -136,7 +174,7 @@ function failed(view, message) {
       { id: 'failed' },
       h('h1', {}, 'The sign-in did not work'),
       h('p', { id: 'failure', role: 'alert' }, message),
-      h('p', {}, h('a', { class: 'button', href: '/v0/auth/github' }, 'Sign in again')),
+      h('p', {}, gitHubButton('Sign in again')),
     ),
   );
 }

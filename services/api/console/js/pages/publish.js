@@ -7,6 +7,7 @@ import { actionButton, field, fill, h, notice, setFieldError, uid } from '../dom
 import { page, section, when } from '../format.js';
 import { formatMicros, sum, toMicros } from '../money.js';
 import { describeProblem, evaluationView, placeProblems, sentence } from '../agent-view.js';
+import { gitHubButton } from '../sign-in.js';
 
 const AMOUNT = /^[0-9]+(\.[0-9]{1,6})?$/;
 const agentPath = (id) => id.split('/').map(encodeURIComponent).join('/');
@@ -26,7 +27,7 @@ function githubNotice(me) {
       me?.account?.email ? ` (${me.account.email})` : '',
       ', this account is linked, keeps its handle, its mandates and its credit, and can publish. Holon never keeps your GitHub token.',
     ),
-    h('p', {}, h('a', { class: 'button', href: '/v0/auth/github' }, 'Sign in with GitHub')),
+    h('p', {}, gitHubButton('Sign in with GitHub')),
   );
 }
 
