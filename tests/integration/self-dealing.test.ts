@@ -11,8 +11,9 @@ import { expect, test } from 'vitest';
 import { validateManifest } from '../../shared/core/manifest/validate.js';
 import { recordPublished } from '../../shared/registry/published.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { ADMIN_KEY, send, signUp, workMandate, type Account } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
 import { insertRuns } from '../support/synthetic-runs.js';
+import { callByName, routing, type Caller } from '../support/routing-checks.js';
 
 async function echoServer(): Promise<{ url: string; server: Server }> {
   const server = createServer((req, res) => {
@@ -52,35 +53,11 @@ async function vouch(g: TestGateway, account: string): Promise<void> {
   expect(r.status, JSON.stringify(r.body)).toBe(201);
 }
 
-interface Caller {
-  account: Account;
-  mandate: string;
-  key: string;
-}
-
 async function caller(g: TestGateway, handle: string, doc: Record<string, unknown> = {}): Promise<Caller> {
   const account = await signUp(g.url, handle);
   await vouch(g, handle);
   const work = await workMandate(g.url, account, { allow: { agents: ['bob/*', 'carol/*'], capabilities: ['text.*'], published: true }, ...doc });
   return { account, mandate: work.mandate, key: work.agent };
-}
-
-async function callByName(g: TestGateway, who: Caller, agent: string, times: number): Promise<void> {
-  for (let i = 0; i < times; i++) {
-    const r = await send<{ receipt: { billed: boolean; payer: string } }>(g.url, 'POST', '/v0/calls', { key: who.key, body: { agent, input: { i } } });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    // A normal, billed call with its receipt: only its place in the record differs.
-    expect(r.body.receipt).toMatchObject({ billed: true, payer: who.account.handle });
-  }
-}
-
-/** Which agent a capability search ranks first, and which one a capability call reaches, for `who`. */
-async function routing(g: TestGateway, who: Caller): Promise<{ ranked: string[]; reached: string }> {
-  const search = await send<{ agents: Array<{ id: string }> }>(g.url, 'GET', `/v0/agents?capability=text.echo&mandate=${who.mandate}`, { key: who.key });
-  expect(search.status, JSON.stringify(search.body)).toBe(200);
-  const call = await send<{ receipt: { agent: string } }>(g.url, 'POST', '/v0/calls', { key: who.key, body: { capability: 'text.echo', input: {} } });
-  expect(call.status, JSON.stringify(call.body)).toBe(200);
-  return { ranked: search.body.agents.map((a) => a.id), reached: call.body.receipt.agent };
 }
 
 const recordOf = async (g: TestGateway, id: string) =>
@@ -112,23 +89,23 @@ test('an author calling her own agent 30 times, or a second account of hers doin
       const alice = await caller(g, 'alice');
       // Before: bob/echo (0.01 ÷ smoothed 21/102 ≈ 0.049 per success; about 0.044 once alice's three routed calls
       // succeeded) beats carol/echo's prior (0.03 ÷ 50 % = 0.06).
-      expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
+      expect(await routing(g.url, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
 
       // The reviewer's scenario: carol calls her own agent 30 times. Counted, 30 of 30 at 0.03 (≈ 0.032) would rank it first.
-      await callByName(g, carol, 'carol/echo', 30);
+      await callByName(g.url, carol, 'carol/echo', 30);
       expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 0, successes: 0, payers: 0 });
-      expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
+      expect(await routing(g.url, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
 
       // A second account of hers, signed up by email, makes the same 30 calls: counted, but one payer ranks nothing.
       const carol2 = await caller(g, 'carol-two');
-      await callByName(g, carol2, 'carol/echo', 30);
+      await callByName(g.url, carol2, 'carol/echo', 30);
       expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 30, successes: 30, payers: 1, counted_payers: 1 });
-      expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
+      expect(await routing(g.url, alice)).toEqual({ ranked: ['bob/echo', 'carol/echo'], reached: 'bob/echo@1.0.0' });
 
       // Two more real payers (three in all): now the measured record moves the ranking.
-      for (const handle of ['dave', 'erin']) await callByName(g, await caller(g, handle), 'carol/echo', 2);
+      for (const handle of ['dave', 'erin']) await callByName(g.url, await caller(g, handle), 'carol/echo', 2);
       expect(await recordOf(g, 'carol/echo')).toMatchObject({ runs: 34, successes: 34, payers: 3, counted_payers: 3 });
-      expect(await routing(g, alice)).toEqual({ ranked: ['carol/echo', 'bob/echo'], reached: 'carol/echo@1.0.0' });
+      expect(await routing(g.url, alice)).toEqual({ ranked: ['carol/echo', 'bob/echo'], reached: 'carol/echo@1.0.0' });
 
       // Every one of those calls was billed: carol paid for her own 30 like anyone else.
       const own = await g.db.knex('receipts').where({ payer: 'carol', agent: 'carol/echo@1.0.0', billed: true }).count<{ count: string }[]>({ count: '*' });

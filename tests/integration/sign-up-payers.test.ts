@@ -14,8 +14,9 @@ import { recordPublished } from '../../shared/registry/published.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { signInWithGitHub } from '../support/github-accounts.js';
-import { ADMIN_KEY, send, signUp, workMandate, type Account } from '../support/hosted.js';
+import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
 import { insertRuns } from '../support/synthetic-runs.js';
+import { callByName, routing, type Caller } from '../support/routing-checks.js';
 
 let github: FakeGitHub;
 let agent: { url: string; server: Server };
@@ -56,38 +57,11 @@ async function publish(g: TestGateway, id: string, amount: string): Promise<void
   expect(await recordPublished(g.gw.context, { manifest: v.manifest, author: id.split('/')[0]! })).toBe('listed');
 }
 
-interface Caller {
-  account: Account;
-  mandate: string;
-  key: string;
-}
-
 /** A fresh email account (free, unverified, with its sign-up credit) and a work mandate for published echo agents. */
 async function caller(g: TestGateway, handle: string, doc: Record<string, unknown> = {}): Promise<Caller> {
   const account = await signUp(g.url, handle);
   const work = await workMandate(g.url, account, { allow: { agents: ['bob/*', 'mallory/*'], capabilities: ['text.*'], published: true }, ...doc });
   return { account, mandate: work.mandate, key: work.agent };
-}
-
-async function callByName(g: TestGateway, who: Caller, agentId: string, times: number): Promise<void> {
-  for (let i = 0; i < times; i++) {
-    const r = await send<{ receipt: { billed: boolean; payer: string; cost: string } }>(g.url, 'POST', '/v0/calls', {
-      key: who.key,
-      body: { agent: agentId, input: { i } },
-    });
-    expect(r.status, JSON.stringify(r.body)).toBe(200);
-    // A normal, billed call with its receipt: only its place in the ranking differs.
-    expect(r.body.receipt).toMatchObject({ billed: true, payer: who.account.handle });
-  }
-}
-
-/** Which agent a capability search ranks first, and which one a capability call reaches, for `who`. */
-async function routing(g: TestGateway, who: Caller): Promise<{ ranked: string[]; reached: string }> {
-  const search = await send<{ agents: Array<{ id: string }> }>(g.url, 'GET', `/v0/agents?capability=text.echo&mandate=${who.mandate}`, { key: who.key });
-  expect(search.status, JSON.stringify(search.body)).toBe(200);
-  const call = await send<{ receipt: { agent: string } }>(g.url, 'POST', '/v0/calls', { key: who.key, body: { capability: 'text.echo', input: {} } });
-  expect(call.status, JSON.stringify(call.body)).toBe(200);
-  return { ranked: search.body.agents.map((a) => a.id), reached: call.body.receipt.agent };
 }
 
 const recordOf = async (g: TestGateway, id: string) => {
@@ -137,14 +111,14 @@ test('three fresh email accounts paying an agent 10 times each leave the routing
   await withGateway(async (g) => {
     const alice = await market(g);
     // bob/echo: 0.01 ÷ smoothed 21/102 ≈ 0.049 per success, beats mallory/echo's prior (0.03 ÷ 50 % = 0.06).
-    expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'mallory/echo'], reached: 'bob/echo@1.0.0' });
+    expect(await routing(g.url, alice)).toEqual({ ranked: ['bob/echo', 'mallory/echo'], reached: 'bob/echo@1.0.0' });
 
     // The reviewer's scenario: three puppets, 10 calls each. Counted, 30 of 30 at 0.03 (≈ 0.031) would rank it first.
     const puppets: Caller[] = [];
     for (const handle of ['puppet-a', 'puppet-b', 'puppet-c']) puppets.push(await caller(g, handle));
-    for (const p of puppets) await callByName(g, p, 'mallory/echo', 10);
+    for (const p of puppets) await callByName(g.url, p, 'mallory/echo', 10);
     expect(await recordOf(g, 'mallory/echo')).toMatchObject({ runs: 30, successes: 30, payers: 3, counted_payers: 0 });
-    expect(await routing(g, alice)).toEqual({ ranked: ['bob/echo', 'mallory/echo'], reached: 'bob/echo@1.0.0' });
+    expect(await routing(g.url, alice)).toEqual({ ranked: ['bob/echo', 'mallory/echo'], reached: 'bob/echo@1.0.0' });
     // Billed like any call: mallory earned from them all the same.
     const billed = await g.db
       .knex('receipts')
@@ -156,7 +130,7 @@ test('three fresh email accounts paying an agent 10 times each leave the routing
     // The same three accounts linked to GitHub: now they count, and the measured record moves the ranking.
     for (const [i, p] of puppets.entries()) await linkToGitHub(g, p.account.handle, 9000 + i);
     expect(await recordOf(g, 'mallory/echo')).toMatchObject({ runs: 30, successes: 30, payers: 3, counted_payers: 3 });
-    expect(await routing(g, alice)).toEqual({ ranked: ['mallory/echo', 'bob/echo'], reached: 'mallory/echo@1.0.0' });
+    expect(await routing(g.url, alice)).toEqual({ ranked: ['mallory/echo', 'bob/echo'], reached: 'mallory/echo@1.0.0' });
   });
 });
 
@@ -165,7 +139,7 @@ test('an email account counts once the admin’s credit covers what it spent on 
     const alice = await market(g);
     const puppets: Caller[] = [];
     for (const handle of ['puppet-a', 'puppet-b', 'puppet-c']) puppets.push(await caller(g, handle));
-    for (const p of puppets) await callByName(g, p, 'mallory/echo', 10); // 0.30 each
+    for (const p of puppets) await callByName(g.url, p, 'mallory/echo', 10); // 0.30 each
     const credit = async (account: string, amount: string, requestKey: string) => {
       const r = await send(g.url, 'POST', '/v0/admin/credit', {
         key: ADMIN_KEY,
@@ -177,14 +151,14 @@ test('an email account counts once the admin’s credit covers what it spent on 
     // 0.29 of outside money does not cover 0.30 spent on mallory/echo: still no counted payer.
     for (const p of puppets) await credit(p.account.handle, '0.29', `first-${p.account.handle}`);
     expect(await recordOf(g, 'mallory/echo')).toMatchObject({ payers: 3, counted_payers: 0 });
-    expect((await routing(g, alice)).reached).toBe('bob/echo@1.0.0');
+    expect((await routing(g.url, alice)).reached).toBe('bob/echo@1.0.0');
     // bob has earned from alice's routed calls (an author's share): money from other accounts, not from outside.
     const bob = await g.db.knex('journal_lines').where({ account: 'bob' }).where('amount', '>', 0).count<{ count: string }[]>({ count: '*' });
     expect(Number(bob[0]!.count)).toBeGreaterThan(1);
     // One more cent each: 0.30 covers it, the three count, and the ranking moves.
     for (const p of puppets) await credit(p.account.handle, '0.01', `second-${p.account.handle}`);
     expect(await recordOf(g, 'mallory/echo')).toMatchObject({ payers: 3, counted_payers: 3 });
-    expect(await routing(g, alice)).toEqual({ ranked: ['mallory/echo', 'bob/echo'], reached: 'mallory/echo@1.0.0' });
+    expect(await routing(g.url, alice)).toEqual({ ranked: ['mallory/echo', 'bob/echo'], reached: 'mallory/echo@1.0.0' });
   });
 });
 
