@@ -35,7 +35,7 @@ import { audit } from '../shared/ledger/audit.js';
 import { createMessaging } from '../shared/messaging/index.js';
 import { createLogger } from '../shared/platform/log.js';
 import { createRegistry } from '../shared/registry/registry.js';
-import { createSettleBatcher } from '../services/settler/settle-batcher.js';
+import { createSettleBatcher } from '../shared/calls/settle/batcher.js';
 import { row, world } from '../tests/support/admitted-calls.js';
 import { createDriver, describeStatuses, startBenchGateway } from './gateway.js';
 import { quantile } from './load.js';

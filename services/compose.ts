@@ -24,7 +24,7 @@ import { createMessaging } from '../shared/messaging/index.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sample-records.js';
-import { type CallWaiter, createCallWaiter } from '../shared/calls/waiter.js';
+import { type CallWaiter, createCallWaiter } from '../shared/calls/answer/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
 import { credentialLookup } from '../shared/hosted/credentials.js';

@@ -8,7 +8,7 @@ import { HolonError } from '../../shared/core/errors.js';
 import { databaseUnavailable, isDatabaseUnreachable } from '../../shared/db/unreachable.js';
 import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/platform/log.js';
-import type { CallWaiter } from '../../shared/calls/waiter.js';
+import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { checkBody, requireJson } from './bodies.js';
@@ -20,7 +20,7 @@ import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
 import { consoleRoutes } from './routes/console.js';
-import { callRoutes } from './routes/calls.js';
+import { callRoutes } from './routes/calls/routes.js';
 import { catalogRoutes } from './routes/catalog.js';
 import { credentialRoutes } from './routes/credentials.js';
 import { draftRoutes } from './routes/drafts.js';
@@ -43,7 +43,7 @@ import { deliveryRoutes } from './routes/deliveries.js';
 import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookSecrets } from '../../shared/webhooks/secrets.js';
 import { accessLog } from './access-log.js';
-import { callTelemetry } from './call-telemetry.js';
+import { callTelemetry } from './routes/calls/telemetry.js';
 import { metricsRoutes } from './routes/metrics.js';
 
 export interface ApiDeps {

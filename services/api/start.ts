@@ -3,7 +3,7 @@
  */
 import type { Express } from 'express';
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
-import type { CallWaiter, WaitOptions } from '../../shared/calls/waiter.js';
+import type { CallWaiter, WaitOptions } from '../../shared/calls/answer/waiter.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
@@ -168,7 +168,7 @@ function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter 
 export async function startApi(ctx: ServiceContext, config: Config, processWaiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
   const release: StartedRole['release'] = [];
   const handBack = new AbortController();
-  // Every request that waits listens to it until its wait ends (shared/calls/waiter.ts removes the listener): as many
+  // Every request that waits listens to it until its wait ends (shared/calls/answer/waiter.ts removes the listener): as many
   // as requests wait at once, which is not a leak.
   setMaxListeners(0, handBack.signal);
   const waiter = drainedWaiter(processWaiter, handBack.signal);

@@ -3,13 +3,13 @@
  * runtimes, hearing cancellations for the runs it holds. Published agents' calls go through the guarded client
  * (runtimes/published.ts); shipped agents are exempt.
  */
-import type { CallWaiter } from '../../shared/calls/waiter.js';
+import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
 import { RUN_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../../shared/files/access.js';
-import { createCancelWatcher } from './cancel-watcher.js';
-import { HandedBack, runCall } from './run-call.js';
+import { createCancelWatcher } from '../../shared/calls/run/cancel-watcher.js';
+import { HandedBack, runCall } from '../../shared/calls/run/run-call.js';
 import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 import { inSpan } from '../../shared/platform/tracing.js';

@@ -21,7 +21,7 @@
  * Redirects are never followed. In hosted mode every connection goes through the guarded client: loopback, private,
  * link-local, metadata and other reserved addresses are refused.
  *
- * The output of a succeeded call is kept for its delivery (shared/calls/outputs.ts): an attempt reads it, and only a
+ * The output of a succeeded call is kept for its delivery (shared/calls/answer/outputs.ts): an attempt reads it, and only a
  * successful attempt hands it over (deleted once every consumer the call declared has it: a synchronous answer, the
  * webhook), so a retry after a failure still carries it, within HOLON_RESULT_TTL_S. An attempt that finds it gone
  * still tells the receiver the call ended (its receipt, `output: null`, `output_expired: true`, and `output_gone`:
@@ -33,7 +33,7 @@ import { hostKey, hostOutcome, type HostOutcome } from '../../shared/webhooks/ci
 import { deliverySlots, type DeliverySlots } from './delivery-slots.js';
 import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
 import type { ServiceContext } from '../../shared/context.js';
-import { handOutput, readOutput, type OutputGone } from '../../shared/calls/outputs.js';
+import { handOutput, readOutput, type OutputGone } from '../../shared/calls/answer/outputs.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { callCompleted, webhookHeaders } from '../../shared/webhooks/payload.js';
 import { parseRetryAfter, verdict, type AttemptResult } from '../../shared/webhooks/schedule.js';

@@ -6,13 +6,13 @@
  * With the in-process queue (`holon serve` without REDIS_URL) the queue died with the process, so at start-up
  * every queued or running call is orphaned and closed here, and every call left `settling` is handed to the
  * settler again. With Redis, queued jobs survive and a running call's job is redelivered after its runner's lock
- * expires (the redelivery closes it, services/runner/run-call.ts); the sweeper is the backstop for both.
+ * expires (the redelivery closes it, shared/calls/run/run-call.ts); the sweeper is the backstop for both.
  *
- * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/hosted/idempotency.ts). Counted in
+ * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/calls/submit/idempotency.ts). Counted in
  * `holon_sweeper_actions_total` as `restart_closed` and `restart_resettled`.
  */
 import { unbilled } from '../../shared/calls/outcome.js';
-import { markInterrupted } from '../../shared/hosted/idempotency.js';
+import { markInterrupted } from '../../shared/calls/submit/idempotency.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
 import { countSweep } from '../../shared/platform/metrics.js';

@@ -11,7 +11,7 @@
  */
 import { unbilled } from '../../shared/calls/outcome.js';
 import { callStatus, closeCall, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
-import { expireApprovals } from '../../shared/admission/approvals.js';
+import { expireApprovals } from '../../shared/calls/submit/approvals.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { countSweep } from '../../shared/platform/metrics.js';
 import { type Periodic, startPeriodic } from '../../shared/platform/periodic.js';

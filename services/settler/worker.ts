@@ -1,6 +1,6 @@
 /**
  * The settler service (`holon settler`): takes `settle` jobs and settles them in batches (settle-batcher.ts, group
- * commit; shared/settlement/settle.ts), delivers webhooks (callbacks.ts: the settlement writes each delivery's
+ * commit; shared/calls/settle/settle.ts), delivers webhooks (callbacks.ts: the settlement writes each delivery's
  * row, the `callback` job wakes the dispatcher, each attempt is a `deliver` job; the delivery sweep finds those with no job), sweeps what nobody finished (sweeper.ts),
  * deletes expired files (file-sweeper.ts) and what is past its retention (retention.ts), and signs the receipt
  * log's checkpoints (checkpointer.ts).
@@ -10,7 +10,7 @@ import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
-import { createSettleBatcher, type SettleBatcher } from './settle-batcher.js';
+import { createSettleBatcher, type SettleBatcher } from '../../shared/calls/settle/batcher.js';
 import { DELIVERY_SLOTS, runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';

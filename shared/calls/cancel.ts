@@ -7,7 +7,7 @@
  *   running  → the runner that holds it is told, wherever it runs: a mark in the ephemeral store (the truth, for
  *              a runner that has not started watching yet) plus a notification (the prompt path). The runner
  *              aborts the run's signal with a cancel reason, so the agent sees the cancellation exactly as at
- *              a timeout, and the runtime reports `cancelled` (services/runner/cancel-watcher.ts).
+ *              a timeout, and the runtime reports `cancelled` (shared/calls/run/cancel-watcher.ts).
  *   pending approval (a receipt, no call row, nothing held) → its approval is rejected: nobody can run it any more.
  *   anything else (settling, done): too late, nothing happens.
  *
@@ -17,11 +17,11 @@
  * never guesses.
  */
 import type { ServiceContext } from '../context.js';
-import { decideApproval } from '../admission/approvals.js';
+import { decideApproval } from './submit/approvals.js';
 import { inputKey } from './jobs.js';
 import { callStatus, closeCall } from './transitions.js';
 import { unbilled } from './outcome.js';
-import type { CallWaiter } from './waiter.js';
+import type { CallWaiter } from './answer/waiter.js';
 
 export const CALLS_CANCEL_CHANNEL = 'calls-cancel';
 export const cancelKey = (callId: string): string => `cancel:${callId}`;

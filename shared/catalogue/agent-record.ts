@@ -3,7 +3,7 @@
  *
  * Two readers:
  *   - `loadRecords`: the ranking facts, all-time runs / successes / billed per version of the payers that count, to rank
- *     a capability and check `require.min_success_rate` (shared/admission/resolve.ts).
+ *     a capability and check `require.min_success_rate` (shared/calls/submit/resolve.ts).
  *   - The Agent Record shown on `GET /v0/agents…`: `loadAgentRecords` (one agent: per version and for the agent
  *     as a whole, last 30 days and all time) and `loadRecordSummaries` (search: a compact all-time record per
  *     listed version). Each is one query over the events, whatever the number of versions (GROUPING SETS), and the

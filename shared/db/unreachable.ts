@@ -3,7 +3,7 @@
  * server shutting down or terminating the backend (SQLSTATE class 08, 57P01–57P03), no connection to be had from
  * the pool in time. Such a failure is the gateway's, and a passing one: the API answers `503 database_unavailable`
  * with `Retry-After` (services/api/app.ts), never `500`, and admission confirms a call it may have admitted
- * (shared/admission/reserve.ts).
+ * (shared/calls/submit/reserve.ts).
  */
 import { HolonError } from '../core/errors.js';
 

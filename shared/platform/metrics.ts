@@ -107,7 +107,7 @@ export function countSweep(metrics: GatewayMetrics | undefined, action: SweeperA
   if (n > 0) metrics?.sweeperActions.inc({ action }, n);
 }
 
-/** The outcome label of a call request from its HTTP status (services/api/answers.ts decides the status; MCP maps its answers to one). */
+/** The outcome label of a call request from its HTTP status (services/api/routes/calls/answers.ts decides the status; MCP maps its answers to one). */
 export function callOutcomeClass(status: number): string {
   if (status === 200) return 'succeeded';
   if (status === 202) return 'pending';

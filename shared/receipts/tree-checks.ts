@@ -7,7 +7,7 @@
  * - **distinct**: no receipt id appears twice anywhere in the tree;
  * - **downstream**: a receipt whose signed `cost.downstream` is not zero passed its children's cost through
  *   (`passthrough`: only then is it other than zero, and then it is exactly the sum of its children's `cost.total`,
- *   shared/settlement/settle.ts), so the totals of the children shown must add up to it, in its currency. A
+ *   shared/calls/settle/settle.ts), so the totals of the children shown must add up to it, in its currency. A
  *   receipt with `downstream` zero tells nothing about its children (`included`: the author paid them), so children
  *   removed from it cannot be told from none.
  *

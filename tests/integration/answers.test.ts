@@ -1,11 +1,11 @@
 /**
- * How finished calls are worded (services/api/answers.ts, shared/receipts/store.ts describeFailure): a failure's
+ * How finished calls are worded (services/api/routes/calls/answers.ts, shared/receipts/store.ts describeFailure): a failure's
  * message agrees with its receipt about money, and a 202 never carries a finished status.
  */
 import type { Server } from 'node:http';
 import { expect } from 'vitest';
 import { createApp } from '../../services/api/app.js';
-import { createCallWaiter } from '../../shared/calls/waiter.js';
+import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { Notifier } from '../../shared/messaging/types.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 

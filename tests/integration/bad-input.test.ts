@@ -4,7 +4,7 @@
  * bodies that are not declared JSON — on REST and on /mcp (as JSON-RPC errors).
  */
 import { describe, expect } from 'vitest';
-import { submitCall } from '../../shared/admission/submit.js';
+import { submitCall } from '../../shared/calls/submit/submit.js';
 import { MAX_JSON_DEPTH } from '../../shared/core/json-limits.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';

@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { cancelKey, requestCancel } from '../../shared/calls/cancel.js';
-import { createCancelWatcher } from '../../services/runner/cancel-watcher.js';
+import { createCancelWatcher } from '../../shared/calls/run/cancel-watcher.js';
 import { inputKey } from '../../shared/calls/jobs.js';
 import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';

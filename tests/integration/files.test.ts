@@ -16,7 +16,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ALL_ROLES, startGateway } from '../../services/compose.js';
 import { startRunner } from '../../services/runner/worker.js';
 import { startFileSweeper, sweepFiles } from '../../services/settler/file-sweeper.js';
-import { createCallWaiter } from '../../shared/calls/waiter.js';
+import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import { fileHandle } from '../../shared/files/handles.js';
 import { signFileLink } from '../../shared/files/links.js';
 import { FILE_TTL_MS, MAX_FILE_BYTES } from '../../shared/files/store.js';

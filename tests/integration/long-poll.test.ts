@@ -1,5 +1,5 @@
 /**
- * Long-polling `GET /v0/calls/{id}?wait=<seconds>` (services/api/long-poll.ts, shared/calls/waiter.ts): held until
+ * Long-polling `GET /v0/calls/{id}?wait=<seconds>` (services/api/routes/calls/long-poll.ts, shared/calls/answer/waiter.ts): held until
  * the call is final or the wait ends, on any API process (woken by `calls-done`, the receipt row the truth), with
  * the same answer as a plain GET; strangers get 404 as ever; a client that goes away releases its place.
  */
@@ -10,7 +10,7 @@ import path from 'node:path';
 import type { Response } from 'express';
 import { describe, expect, test } from 'vitest';
 import { HolonError } from '../../shared/core/errors.js';
-import { LongPolls, waitParam } from '../../services/api/long-poll.js';
+import { LongPolls, waitParam } from '../../services/api/routes/calls/long-poll.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
 import { send, signUp, workMandate } from '../support/hosted.js';
 import { poll } from '../support/poll.js';
@@ -113,7 +113,7 @@ describe('long-polling a call', () => {
   });
 });
 
-describe('long-poll places (services/api/long-poll.ts)', () => {
+describe('long-poll places (services/api/routes/calls/long-poll.ts)', () => {
   const fakeResponse = () => Object.assign(new EventEmitter(), { set: () => undefined }) as unknown as Response & EventEmitter;
 
   test('a client that goes away ends its wait and gives its place back; the limits refuse with 429 and 503', async () => {

@@ -1,6 +1,6 @@
 /**
  * MCP's call_agent in the call-latency histogram (holon_call_request_duration_seconds; services/api/mcp/call-agent.ts,
- * services/api/call-telemetry.ts, docs/operating.md "Metrics"): `surface` tells `mcp` from REST's `rest`, and the
+ * services/api/routes/calls/telemetry.ts, docs/operating.md "Metrics"): `surface` tells `mcp` from REST's `rest`, and the
  * outcome is the class REST's answer to the same call has — succeeded, refused (a denial, arguments it cannot take),
  * pending (held for approval). Driven by the SDK's own client over Streamable HTTP, read back from GET /metrics.
  */

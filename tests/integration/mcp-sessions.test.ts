@@ -17,7 +17,7 @@ import express from 'express';
 import { createMcpEndpoint, type McpEndpoint } from '../../services/api/mcp/server.js';
 import { SessionTable } from '../../services/api/mcp/sessions.js';
 import { authenticate } from '../../services/api/principal.js';
-import { createCallWaiter } from '../../shared/calls/waiter.js';
+import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { signUp, workMandate } from '../support/hosted.js';
 import { poll } from '../support/poll.js';

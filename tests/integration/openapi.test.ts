@@ -9,7 +9,7 @@ import { describe, expect, test } from 'vitest';
 import { buildOpenApiDocument } from '../../services/api/openapi/document.js';
 import { ROUTE_OPERATIONS } from '../../services/api/openapi/index.js';
 import { expressPath, type Operation } from '../../services/api/openapi/operations.js';
-import { callOperations } from '../../services/api/routes/calls.js';
+import { callOperations } from '../../services/api/routes/calls/routes.js';
 import { manifestSchema } from '../../shared/core/manifest/index.js';
 import { createAjv } from '../../shared/core/schema/ajv.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';

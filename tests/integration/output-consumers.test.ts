@@ -1,5 +1,5 @@
 /**
- * An output reaches every consumer the call declared (shared/calls/outputs.ts, docs/lifecycle.md "The output and its
+ * An output reaches every consumer the call declared (shared/calls/answer/outputs.ts, docs/lifecycle.md "The output and its
  * consumers", docs/webhooks.md): it is kept until the synchronous answer (when there is one) and the webhook (when
  * `callback_url` is set) both have it, or until HOLON_RESULT_TTL_S ends. Reading it — GET /v0/calls/{id}, a long-poll,
  * an Idempotency-Key replay, a failed webhook attempt — takes nothing. Once it is gone the answer says why:

@@ -18,7 +18,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { newApprovalId } from '../../shared/admission/approvals.js';
+import { newApprovalId } from '../../shared/calls/submit/approvals.js';
 import { newReceiptId } from '../../shared/calls/ids.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
 import { gatewayTest } from '../support/gateway-fixture.js';

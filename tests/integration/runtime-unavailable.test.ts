@@ -8,7 +8,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, test } from 'vitest';
-import { runCall } from '../../services/runner/run-call.js';
+import { runCall } from '../../shared/calls/run/run-call.js';
 import { createRuntimes } from '../../shared/runtimes/index.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, TEST_REGISTRY, useAudited } from '../support/gateway.js';

@@ -1,5 +1,5 @@
 /**
- * Group commit (shared/settlement/settle.ts settleBatch, services/settler/settle-batcher.ts): many top-level calls
+ * Group commit (shared/calls/settle/settle.ts settleBatch, shared/calls/settle/batcher.ts): many top-level calls
  * settled in one transaction, the shared rows changed once with the sums. It must be exactly what settling them one
  * by one does — every receipt, hold, mandate and balance — whatever accounts coincide and however small the amounts;
  * two settlers racing on the same calls settle each once; a batch that fails as a whole changes nothing and its
@@ -7,7 +7,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { submitCall } from '../../shared/admission/submit.js';
+import { submitCall } from '../../shared/calls/submit/submit.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { PLATFORM_ACCOUNT, readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
@@ -16,9 +16,9 @@ import { saveMandate } from '../../shared/mandates/store.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import type { Messaging } from '../../shared/messaging/types.js';
 import { createLogger } from '../../shared/platform/log.js';
-import { settleBatch, settleCall } from '../../shared/settlement/settle.js';
-import { runCall } from '../../services/runner/run-call.js';
-import { createSettleBatcher } from '../../services/settler/settle-batcher.js';
+import { settleBatch, settleCall } from '../../shared/calls/settle/settle.js';
+import { runCall } from '../../shared/calls/run/run-call.js';
+import { createSettleBatcher } from '../../shared/calls/settle/batcher.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest, type TestDatabase } from '../support/db.js';

@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { submitCall } from '../../shared/admission/submit.js';
+import { submitCall } from '../../shared/calls/submit/submit.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
@@ -16,8 +16,8 @@ import { creditSignup } from '../../shared/ledger/demo-credit.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
-import { settleCall } from '../../shared/settlement/settle.js';
-import { runCall } from '../../services/runner/run-call.js';
+import { settleCall } from '../../shared/calls/settle/settle.js';
+import { runCall } from '../../shared/calls/run/run-call.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest } from '../support/db.js';

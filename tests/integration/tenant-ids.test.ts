@@ -29,7 +29,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CallToolResultSchema, CreateTaskResultSchema } from '@modelcontextprotocol/sdk/types.js';
 import { afterAll, beforeAll, describe, expect, test } from 'vitest';
-import { newApprovalId } from '../../shared/admission/approvals.js';
+import { newApprovalId } from '../../shared/calls/submit/approvals.js';
 import { newReceiptId } from '../../shared/calls/ids.js';
 import { fileHandle } from '../../shared/files/handles.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';

@@ -1,5 +1,5 @@
 /**
- * A webhook delivery starts durably (docs/webhooks.md "Retries, durably"; shared/settlement/settle.ts,
+ * A webhook delivery starts durably (docs/webhooks.md "Retries, durably"; shared/calls/settle/settle.ts,
  * shared/webhooks/deliveries.ts, services/settler/callbacks.ts): the settlement writes the delivery's row in its own
  * transaction, so a settler that dies right after the commit — before the `callback` wake-up is queued — loses no
  * delivery: the next settler to run sends it, once. Both settlement paths (`settleCall` and the batch `settleBatch`),
@@ -14,7 +14,7 @@ import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
 import { CALLBACK_QUEUE } from '../../shared/calls/jobs.js';
 import type { Config, WebhookSettings } from '../../shared/platform/config.js';
-import { settleBatch, settleCall } from '../../shared/settlement/settle.js';
+import { settleBatch, settleCall } from '../../shared/calls/settle/settle.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { perTestCleanups } from '../support/cleanups.js';

@@ -1,11 +1,11 @@
 /**
- * The call waiter (shared/calls/waiter.ts): a wait for a call queued here trusts the `calls-done` notices it heard —
+ * The call waiter (shared/calls/answer/waiter.ts): a wait for a call queued here trusts the `calls-done` notices it heard —
  * one that came before the wait began is remembered — and reads no receipt; any other wait reads the receipt row
  * once, so a call that ended before anyone listened is still seen.
  */
 import { describe, expect, test } from 'vitest';
 import { CALLS_DONE_CHANNEL } from '../../shared/calls/jobs.js';
-import { createCallWaiter } from '../../shared/calls/waiter.js';
+import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { Db } from '../../shared/db/connect.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 

@@ -1,11 +1,11 @@
 /**
- * What an agent's result makes of a call (services/runner/outcome.ts decideOutcome). An agent cannot report one of the
+ * What an agent's result makes of a call (shared/calls/run/decide-outcome.ts decideOutcome). An agent cannot report one of the
  * gateway's own error codes: `gateway_error`, `cancelled`, `file_not_found`… are left out of its Agent Record
  * (NOT_THE_AGENTS_DOING), so an agent saying them would hide its failures; they become `agent_error`, unbilled.
  */
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { decideOutcome } from '../../services/runner/outcome.js';
+import { decideOutcome } from '../../shared/calls/run/decide-outcome.js';
 import { isErrorCode } from '../../shared/core/manifest/schema.js';
 import { RESERVED_ERROR_CODES } from '../../shared/core/manifest/types.js';
 import { buildManifest } from '../support/manifest-builder.js';

@@ -18,11 +18,11 @@ import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/proto
 import { type ErrorCode, HolonError, type Problem } from '../../../shared/core/errors.js';
 import { requestCancel } from '../../../shared/calls/cancel.js';
 import { callStatus } from '../../../shared/calls/transitions.js';
-import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
-import { takeOutput } from '../../../shared/calls/outputs.js';
+import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js';
+import { takeOutput } from '../../../shared/calls/answer/outputs.js';
 import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
-import { submitCall, type Submitted } from '../../../shared/admission/submit.js';
-import type { Held } from '../../../shared/admission/types.js';
+import { submitCall, type Submitted } from '../../../shared/calls/submit/submit.js';
+import type { Held } from '../../../shared/calls/submit/types.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { callOutcomeClass } from '../../../shared/platform/metrics.js';
 import { httpStatusOf } from '../http-status.js';

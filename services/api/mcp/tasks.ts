@@ -21,9 +21,9 @@ import {
   RELATED_TASK_META_KEY,
   type CallToolResult,
 } from '@modelcontextprotocol/sdk/types.js';
-import { approvalView, loadApproval } from '../../../shared/admission/approvals.js';
+import { approvalView, loadApproval } from '../../../shared/calls/submit/approvals.js';
 import { cancelAndWait, requestCancel } from '../../../shared/calls/cancel.js';
-import { takeOutput } from '../../../shared/calls/outputs.js';
+import { takeOutput } from '../../../shared/calls/answer/outputs.js';
 import { isTerminal, listTasks, readTask, recordTask, type CallTask, type TaskOwner } from '../../../shared/calls/tasks.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { finishedAnswer, pendingAnswer, refusedAnswer, submitFor } from './call-agent.js';

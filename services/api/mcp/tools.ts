@@ -3,9 +3,9 @@
  * throw a HolonError (turned into `isError` with `{error: {code, message}}` by the server). Everything another
  * agent or an author wrote reaches the text blocks through `untrusted()`.
  */
-import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/admission/approvals.js';
+import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/calls/submit/approvals.js';
 import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
-import type { CallWaiter } from '../../../shared/calls/waiter.js';
+import type { CallWaiter } from '../../../shared/calls/answer/waiter.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';

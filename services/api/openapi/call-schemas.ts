@@ -1,5 +1,5 @@
 /**
- * What the call routes answer (services/api/answers.ts, routes/calls.ts), one exact shape per outcome:
+ * What the call routes answer (services/api/routes/calls/answers.ts, routes/calls.ts), one exact shape per outcome:
  *
  *   CallSucceeded  200  {status: succeeded, output, output_gone?, receipt, replayed?}
  *   CallFailed     502  {status: failed, error, receipt, replayed?}  (a refusal — 403, 404, 422 — is the Error shape)

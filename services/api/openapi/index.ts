@@ -8,7 +8,7 @@ import { adminOperations } from '../routes/admin.js';
 import { agentOperations } from '../routes/agents.js';
 import { approvalOperations } from '../routes/approvals.js';
 import { authOperations } from '../routes/auth.js';
-import { callOperations } from '../routes/calls.js';
+import { callOperations } from '../routes/calls/routes.js';
 import { catalogOperations } from '../routes/catalog.js';
 import { credentialOperations } from '../routes/credentials.js';
 import { deliveryOperations } from '../routes/deliveries.js';

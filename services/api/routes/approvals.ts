@@ -5,12 +5,12 @@
  *   moment it stops being pending.
  */
 import { Router } from 'express';
-import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/admission/approvals.js';
-import { decideAndSubmit } from '../../../shared/admission/decide-approval.js';
+import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/calls/submit/approvals.js';
+import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js';
 import { bodyReader } from '../requests.js';
 import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
-import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
+import { answerSubmission, wantsAsync, type AnswerDeps } from './calls/answers.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_SUCCEEDED } from '../openapi/call-schemas.js';
 import { APPROVAL, BOOLEAN, exact, failure } from '../openapi/schemas.js';

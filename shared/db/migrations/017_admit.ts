@@ -5,7 +5,7 @@
  * order is unchanged (docs/ledger.md): the call row is new (nobody else can hold it), then the two hot rows. When the
  * reservation is short it raises `HL001` with the shortfall as its message, so the statement — the call row
  * included — rolls back as a whole. Calls that redeem an approval or reserve from a parent hold keep their
- * transaction (shared/admission/reserve.ts).
+ * transaction (shared/calls/submit/reserve.ts).
  */
 export const name = '017_admit';
 

@@ -5,10 +5,10 @@
  * whoever is woken reads the database again — unless the notice carried the receipt the settler committed
  * (`receiptOf`).
  */
-import type { Db } from '../db/connect.js';
-import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
-import { CALLS_DONE_CHANNEL, readCallsDone } from './jobs.js';
-import type { Notifier } from '../messaging/types.js';
+import type { Db } from '../../db/connect.js';
+import { loadReceiptTree, type ReceiptView } from '../../receipts/store.js';
+import { CALLS_DONE_CHANNEL, readCallsDone } from '../jobs.js';
+import type { Notifier } from '../../messaging/types.js';
 
 export interface CallWaiter {
   /**

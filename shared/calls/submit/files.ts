@@ -3,9 +3,9 @@
  * it may not use is refused before anything is held — receipt `failed / file_not_found`, not billed, refused like a
  * rejected input (the input cannot be run as given). More handles than a call may carry: `rejected_input`.
  */
-import type { Mandate } from '../core/mandate/types.js';
-import type { ServiceContext } from '../context.js';
-import { checkCallFiles } from '../files/access.js';
+import type { Mandate } from '../../core/mandate/types.js';
+import type { ServiceContext } from '../../context.js';
+import { checkCallFiles } from '../../files/access.js';
 import type { Refusal } from './types.js';
 
 export async function fileRefusal(ctx: ServiceContext, input: unknown, mandate: Mandate): Promise<Refusal | undefined> {

@@ -2,12 +2,12 @@
  * Group commit for the settle worker (docs/PERFORMANCE.md; shared/db/group-commit.ts): settle jobs that arrive while a
  * batch is being committed wait for it, then go together in the next one (at most `maxBatch`); a job that arrives
  * when nothing is in flight is settled at once, so an idle gateway adds no latency. The batch is `settleBatch`
- * (shared/settlement/settle.ts); calls of a delegation tree are settled one by one with `settleCall`, and so is every
+ * (shared/calls/settle/settle.ts); calls of a delegation tree are settled one by one with `settleCall`, and so is every
  * call of a batch that failed as a whole (each then finds its own way: a settled one is a no-op).
  */
-import type { ServiceContext } from '../../shared/context.js';
-import { groupCommit } from '../../shared/db/group-commit.js';
-import { settleBatch, settleCall } from '../../shared/settlement/settle.js';
+import type { ServiceContext } from '../../context.js';
+import { groupCommit } from '../../db/group-commit.js';
+import { settleBatch, settleCall } from './settle.js';
 
 type Result = 'settled' | 'noop' | 'deferred';
 

@@ -7,27 +7,27 @@
  * runner that claimed it died: the call is closed `failed / gateway_restarted`, unbilled, and its hold released
  * by the settler.
  */
-import { fxRateFor } from '../../shared/core/pricing.js';
-import { divRound, formatAmount } from '../../shared/core/money.js';
-import { knownMandate } from '../../shared/mandates/store.js';
-import type { CallWaiter } from '../../shared/calls/waiter.js';
-import { callChild, prepareDelegation } from '../../shared/admission/delegate.js';
-import { mintDelegationToken, revokeDelegationToken } from '../../shared/admission/delegation-tokens.js';
-import type { ServiceContext } from '../../shared/context.js';
-import { inputKey, outputKey } from '../../shared/calls/jobs.js';
-import type { CallOutcome } from '../../shared/calls/outcome.js';
-import { unbilled, type UnbilledCode } from '../../shared/calls/outcome.js';
-import { callStatus, claimCall, closeCall, enqueueSettle, type ClaimedCall } from '../../shared/calls/transitions.js';
-import { checkCallFiles, fileLinks, type FileLink, type FileLinkSigner } from '../../shared/files/access.js';
-import type { AgentContextExtension } from '../../shared/runtimes/node.js';
-import type { AgentVersion, RunContext, RunResult } from '../../shared/runtimes/types.js';
-import type { Mandate } from '../../shared/core/mandate/types.js';
-import type { Manifest } from '../../shared/core/manifest/types.js';
+import { fxRateFor } from '../../core/pricing.js';
+import { divRound, formatAmount } from '../../core/money.js';
+import { knownMandate } from '../../mandates/store.js';
+import type { CallWaiter } from '../answer/waiter.js';
+import { callChild, prepareDelegation } from './delegate.js';
+import { mintDelegationToken, revokeDelegationToken } from '../delegation-tokens.js';
+import type { ServiceContext } from '../../context.js';
+import { inputKey, outputKey } from '../jobs.js';
+import type { CallOutcome } from '../outcome.js';
+import { unbilled, type UnbilledCode } from '../outcome.js';
+import { callStatus, claimCall, closeCall, enqueueSettle, type ClaimedCall } from '../transitions.js';
+import { checkCallFiles, fileLinks, type FileLink, type FileLinkSigner } from '../../files/access.js';
+import type { AgentContextExtension } from '../../runtimes/node.js';
+import type { AgentVersion, RunContext, RunResult } from '../../runtimes/types.js';
+import type { Mandate } from '../../core/mandate/types.js';
+import type { Manifest } from '../../core/manifest/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
-import { decideOutcome } from './outcome.js';
-import { runDeadline } from '../../shared/runtimes/abort.js';
-import { addSpanAttributes } from '../../shared/platform/tracing.js';
-import { runErrorLabel } from '../../shared/platform/metrics.js';
+import { decideOutcome } from './decide-outcome.js';
+import { runDeadline } from '../../runtimes/abort.js';
+import { addSpanAttributes } from '../../platform/tracing.js';
+import { runErrorLabel } from '../../platform/metrics.js';
 
 interface RuntimeRunner {
   run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;

@@ -1,7 +1,7 @@
 /**
  * A finished call's output and who it is for (docs/lifecycle.md, "The output and its consumers").
  *
- * The runner stores the output in the ephemeral store for HOLON_RESULT_TTL_S (`outputKey`, services/runner/run-call.ts).
+ * The runner stores the output in the ephemeral store for HOLON_RESULT_TTL_S (`outputKey`, shared/calls/run/run-call.ts).
  * It is kept until every consumer the call declared has it, or until that TTL ends, whichever comes first:
  *   - `sync`: the synchronous answer (POST /v0/calls without `Prefer: respond-async`, MCP call_agent, tasks/result,
  *     a parent's ctx.call);
@@ -12,9 +12,9 @@
  * hands nothing over, however often. Once collected, a note says so (for HOLON_RESULT_TTL_S): an answer without the
  * output then says `collected`, and `expired` when the TTL ended first. Nothing of the output outlives its TTL.
  */
-import type { ServiceContext } from '../context.js';
-import type { Kept } from '../messaging/types.js';
-import { outputKey } from './jobs.js';
+import type { ServiceContext } from '../../context.js';
+import type { Kept } from '../../messaging/types.js';
+import { outputKey } from '../jobs.js';
 
 export type OutputConsumer = 'sync' | 'webhook';
 

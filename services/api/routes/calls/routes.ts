@@ -3,24 +3,24 @@
  * POST /v0/calls/{id}/cancel (gateway.md §5, docs/lifecycle.md). How a submission is answered: answers.ts.
  */
 import { Router } from 'express';
-import { HolonError } from '../../../shared/core/errors.js';
-import { outputFields, readOutput } from '../../../shared/calls/outputs.js';
-import { readCall } from '../../../shared/calls/transitions.js';
-import { cancelAndWait, cancelState } from '../../../shared/calls/cancel.js';
-import { approvalView, loadApproval } from '../../../shared/admission/approvals.js';
-import { loadOwnedReceiptTree, type ReceiptOwner, type ReceiptView } from '../../../shared/receipts/store.js';
-import { submitCall } from '../../../shared/admission/submit.js';
-import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
-import { answerSubmission, wantsAsync, type AnswerDeps } from '../answers.js';
-import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from '../call-submission.js';
-import { bodyReader, httpUrlOf } from '../requests.js';
-import { parseAmount } from '../../../shared/core/money.js';
-import { defineOperations, mount } from '../openapi/operations.js';
-import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../openapi/call-schemas.js';
-import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
-import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../principal.js';
-import { asyncRoute } from '../route.js';
-import { LongPolls, principalKey, waitParam } from '../long-poll.js';
+import { HolonError } from '../../../../shared/core/errors.js';
+import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
+import { readCall } from '../../../../shared/calls/transitions.js';
+import { cancelAndWait, cancelState } from '../../../../shared/calls/cancel.js';
+import { approvalView, loadApproval } from '../../../../shared/calls/submit/approvals.js';
+import { loadOwnedReceiptTree, type ReceiptOwner, type ReceiptView } from '../../../../shared/receipts/store.js';
+import { submitCall } from '../../../../shared/calls/submit/submit.js';
+import { assertPublicUrl } from '../../../../shared/platform/guarded-net.js';
+import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
+import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from './submission.js';
+import { bodyReader, httpUrlOf } from '../../requests.js';
+import { parseAmount } from '../../../../shared/core/money.js';
+import { defineOperations, mount } from '../../openapi/operations.js';
+import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../../openapi/call-schemas.js';
+import { amount, failure, httpUrl, text } from '../../openapi/schemas.js';
+import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../../principal.js';
+import { asyncRoute } from '../../route.js';
+import { LongPolls, principalKey, waitParam } from './long-poll.js';
 
 export interface CallRoutesDeps extends AnswerDeps {
   /** Hosted: a callback URL must resolve only to public addresses. */
@@ -152,7 +152,7 @@ async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise
 
 /**
  * What GET /v0/calls/{id} answers: the status, and once final the receipt and a success's output. The output is
- * read, never taken (the synchronous answer and the webhook are its consumers, shared/calls/outputs.ts): null with
+ * read, never taken (the synchronous answer and the webhook are its consumers, shared/calls/answer/outputs.ts): null with
  * `output_gone` (`collected` | `expired`) once it is no longer kept.
  */
 async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { withOutput: boolean }) {

@@ -5,23 +5,23 @@
  * the settler's dispatcher finds it even when the process died right after the commit; shared/webhooks/deliveries.ts).
  * A second delivery finds the call no longer `settling` and does nothing.
  */
-import { ensureAccountCached, PLATFORM_ACCOUNT } from '../ledger/accounts.js';
-import { type PostedEntry, recordEntries, SETTLEMENT_KIND } from '../ledger/entries.js';
-import { ensureBalanceRow, type ResolvedHold, resolveHolds } from '../ledger/holds.js';
-import { settleBatchSharedCall, settleSharedCall, type MoneyCall, type SharedSettlement } from '../ledger/money-functions.js';
-import type { Manifest } from '../core/manifest/types.js';
-import { journalLinesForSettlement, split, type ChainLink } from '../core/splits.js';
-import type { Registry } from '../registry/registry.js';
-import { insertedReceiptView, receiptRow, type ReceiptValues, type ReceiptView } from '../receipts/store.js';
-import { signAndLog } from '../receipts/log.js';
-import type { SigningKey } from '../signing/keys.js';
-import type { ServiceContext } from '../context.js';
-import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, callsDoneNotice, type CallJob } from '../calls/jobs.js';
-import { enqueueSettle } from '../calls/transitions.js';
-import { type DbBigInt, fromJsonb, toBigInt, type Tx } from '../db/connect.js';
-import type { CallOutcome } from '../calls/outcome.js';
-import { runErrorLabel } from '../platform/metrics.js';
-import { insertDeliveries, newDelivery, type NewDelivery } from '../webhooks/deliveries.js';
+import { ensureAccountCached, PLATFORM_ACCOUNT } from '../../ledger/accounts.js';
+import { type PostedEntry, recordEntries, SETTLEMENT_KIND } from '../../ledger/entries.js';
+import { ensureBalanceRow, type ResolvedHold, resolveHolds } from '../../ledger/holds.js';
+import { settleBatchSharedCall, settleSharedCall, type MoneyCall, type SharedSettlement } from '../../ledger/money-functions.js';
+import type { Manifest } from '../../core/manifest/types.js';
+import { journalLinesForSettlement, split, type ChainLink } from '../../core/splits.js';
+import type { Registry } from '../../registry/registry.js';
+import { insertedReceiptView, receiptRow, type ReceiptValues, type ReceiptView } from '../../receipts/store.js';
+import { signAndLog } from '../../receipts/log.js';
+import type { SigningKey } from '../../signing/keys.js';
+import type { ServiceContext } from '../../context.js';
+import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, callsDoneNotice, type CallJob } from '../jobs.js';
+import { enqueueSettle } from '../transitions.js';
+import { type DbBigInt, fromJsonb, toBigInt, type Tx } from '../../db/connect.js';
+import type { CallOutcome } from '../outcome.js';
+import { runErrorLabel } from '../../platform/metrics.js';
+import { insertDeliveries, newDelivery, type NewDelivery } from '../../webhooks/deliveries.js';
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
 function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {

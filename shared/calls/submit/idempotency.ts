@@ -10,11 +10,11 @@
  *     STALE_CLAIM_MS without a call (its API process died) → 409: the outcome is unknown, check GET /v0/receipts
  *     and send the call again with a new key
  *   - otherwise                                       → the original receipt, `replayed: true`, and a success's
- *     output while it is kept (read, not handed over: shared/calls/outputs.ts), else `output: null` with `output_gone`
+ *     output while it is kept (read, not handed over: shared/calls/answer/outputs.ts), else `output: null` with `output_gone`
  * A key is never run twice. Keys are kept (they are small: no input, no output).
  */
-import type { Queryable } from '../db/connect.js';
-import { canonicalJson, sha256Hex } from '../core/canonical-json.js';
+import type { Queryable } from '../../db/connect.js';
+import { canonicalJson, sha256Hex } from '../../core/canonical-json.js';
 
 /** A claim with no call after this long was left by an API process that died mid-request. */
 export const STALE_CLAIM_MS = 5 * 60_000;

@@ -6,9 +6,9 @@
  * carries the status and the call id, nothing the caller sent.
  */
 import type { RequestHandler } from 'express';
-import { callOutcomeClass, type GatewayMetrics } from '../../shared/platform/metrics.js';
-import { requestSpan } from '../../shared/platform/tracing.js';
-import { afterResponse } from './access-log.js';
+import { callOutcomeClass, type GatewayMetrics } from '../../../../shared/platform/metrics.js';
+import { requestSpan } from '../../../../shared/platform/tracing.js';
+import { afterResponse } from '../../access-log.js';
 
 export function callTelemetry(metrics: GatewayMetrics | undefined): RequestHandler {
   return (req, res, next) => {

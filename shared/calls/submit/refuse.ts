@@ -4,12 +4,12 @@
  * `refuse` a refusal (its code), `holdForApproval` the held call (its approval). A refused request never has children:
  * the receipt answered is the one written, not read back.
  */
-import { HolonError } from '../core/errors.js';
-import type { ServiceContext } from '../context.js';
-import { newReceiptId } from '../calls/ids.js';
-import { loadMandate, type KnownMandate } from '../mandates/store.js';
-import { signAndLog } from '../receipts/log.js';
-import { insertedReceiptView, receiptRow, type ReceiptStatus, type ReceiptView } from '../receipts/store.js';
+import { HolonError } from '../../core/errors.js';
+import type { ServiceContext } from '../../context.js';
+import { newReceiptId } from '../ids.js';
+import { loadMandate, type KnownMandate } from '../../mandates/store.js';
+import { signAndLog } from '../../receipts/log.js';
+import { insertedReceiptView, receiptRow, type ReceiptStatus, type ReceiptView } from '../../receipts/store.js';
 import { approvalView, loadApproval } from './approvals.js';
 import type { Delegation, Held, Refusal, Refused } from './types.js';
 

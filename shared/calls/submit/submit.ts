@@ -2,22 +2,22 @@
  * Admission: resolve → admit (checkCall) → check input → reserve → enqueue (gateway.md §1, steps 1–4).
  * Every request that names a mandate gets a receipt, denied and rejected ones included.
  */
-import { compileInterface } from '../core/manifest/interface-validator.js';
-import type { CallRequest } from '../core/mandate/types.js';
-import { checkCall } from '../core/mandate/check-call.js';
-import { worstCase } from '../core/pricing.js';
-import { HolonError } from '../core/errors.js';
-import { jsonProblem, MAX_JSON_DEPTH } from '../core/json-limits.js';
-import type { ServiceContext } from '../context.js';
-import { newReceiptId } from '../calls/ids.js';
-import { inputKey } from '../calls/jobs.js';
-import { declareConsumers } from '../calls/outputs.js';
-import { unbilled } from '../calls/outcome.js';
-import { closeCall, enqueueRun } from '../calls/transitions.js';
-import { knownMandate, type KnownMandate } from '../mandates/store.js';
-import type { AgentVersion } from '../registry/agent-version.js';
-import type { Manifest } from '../core/manifest/types.js';
-import { settleCall } from '../settlement/settle.js';
+import { compileInterface } from '../../core/manifest/interface-validator.js';
+import type { CallRequest } from '../../core/mandate/types.js';
+import { checkCall } from '../../core/mandate/check-call.js';
+import { worstCase } from '../../core/pricing.js';
+import { HolonError } from '../../core/errors.js';
+import { jsonProblem, MAX_JSON_DEPTH } from '../../core/json-limits.js';
+import type { ServiceContext } from '../../context.js';
+import { newReceiptId } from '../ids.js';
+import { inputKey } from '../jobs.js';
+import { declareConsumers } from '../answer/outputs.js';
+import { unbilled } from '../outcome.js';
+import { closeCall, enqueueRun } from '../transitions.js';
+import { knownMandate, type KnownMandate } from '../../mandates/store.js';
+import type { AgentVersion } from '../../registry/agent-version.js';
+import type { Manifest } from '../../core/manifest/types.js';
+import { settleCall } from '../settle/settle.js';
 import { createApproval, grantMismatch, loadApproval, newApprovalId } from './approvals.js';
 import { fileRefusal } from './files.js';
 import { holdForApproval, refuse, type RefusedRequest } from './refuse.js';

@@ -4,9 +4,9 @@
  * `approval`, `reject` refuses. Each approval is decided once. Used by POST /v0/approvals/{id} and by the MCP
  * server's elicitation (spec/mcp.md §2).
  */
-import { HolonError } from '../core/errors.js';
+import { HolonError } from '../../core/errors.js';
 import { approvalView, decideApproval, loadApproval } from './approvals.js';
-import type { ServiceContext } from '../context.js';
+import type { ServiceContext } from '../../context.js';
 import { submitCall, type Submitted } from './submit.js';
 
 export type ApprovalDecision = 'run' | 'grant' | 'reject';

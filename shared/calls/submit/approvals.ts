@@ -5,12 +5,12 @@
  * Every transition is one conditional UPDATE, so an approval is used once even when decided concurrently,
  * and the stored input is set to NULL in the same statement that ends `pending`.
  */
-import { issuerMandatesLike } from '../mandates/store.js';
+import { issuerMandatesLike } from '../../mandates/store.js';
 import { randomBytes } from 'node:crypto';
-import type { Queryable } from '../db/connect.js';
-import { toBigInt } from '../db/connect.js';
-import { inputHash } from '../core/canonical-json.js';
-import { formatAmount } from '../core/money.js';
+import type { Queryable } from '../../db/connect.js';
+import { toBigInt } from '../../db/connect.js';
+import { inputHash } from '../../core/canonical-json.js';
+import { formatAmount } from '../../core/money.js';
 
 const APPROVAL_TTL_MS = 7 * 24 * 3600 * 1000;
 

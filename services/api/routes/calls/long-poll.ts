@@ -1,6 +1,6 @@
 /**
  * Long-polling `GET /v0/calls/{id}?wait=<seconds>` (docs/lifecycle.md): the request is held until the call's
- * receipt exists or the wait ends, woken by the `calls-done` notification (shared/calls/waiter.ts: one subscription
+ * receipt exists or the wait ends, woken by the `calls-done` notification (shared/calls/answer/waiter.ts: one subscription
  * per process, the receipt row the truth). A client that goes away releases its place at once.
  *
  * Bounded per API process: LONG_POLL_LIMITS.perProcess held requests in all, LONG_POLL_LIMITS.perPrincipal for one
@@ -8,8 +8,8 @@
  * the principal) with `Retry-After`, rather than answered early: an early answer would only invite a tighter loop.
  */
 import type { Response } from 'express';
-import { HolonError } from '../../shared/core/errors.js';
-import type { Principal } from './principal.js';
+import { HolonError } from '../../../../shared/core/errors.js';
+import type { Principal } from '../../principal.js';
 
 /** The longest wait a client may ask for, in seconds. */
 const MAX_WAIT_S = 60;

@@ -3,15 +3,15 @@
  * implementers by their Agent Record (shared/core/resolution.ts is the pure rule). Also the facts admission needs:
  * whether a version was used under a mandate's tree before, and the agent's record.
  */
-import type { AgentFacts } from '../core/mandate/types.js';
-import type { Manifest } from '../core/manifest/types.js';
-import { rankCapability, rankingRecord, type Candidate } from '../core/resolution.js';
-import { EMPTY_RECORD, loadRecords, recordKey } from '../catalogue/agent-record.js';
-import type { ServiceContext } from '../context.js';
-import type { KnownMandate } from '../mandates/store.js';
-import type { AgentVersion } from '../registry/agent-version.js';
-import { standingOf, type Standing } from '../evaluation/standing.js';
-import { latestEvaluations } from '../evaluation/store.js';
+import type { AgentFacts } from '../../core/mandate/types.js';
+import type { Manifest } from '../../core/manifest/types.js';
+import { rankCapability, rankingRecord, type Candidate } from '../../core/resolution.js';
+import { EMPTY_RECORD, loadRecords, recordKey } from '../../catalogue/agent-record.js';
+import type { ServiceContext } from '../../context.js';
+import type { KnownMandate } from '../../mandates/store.js';
+import type { AgentVersion } from '../../registry/agent-version.js';
+import { standingOf, type Standing } from '../../evaluation/standing.js';
+import { latestEvaluations } from '../../evaluation/store.js';
 import { label, type CallSubmission, type Refusal } from './types.js';
 
 export type Resolution = { ok: true; agent: AgentVersion } | { ok: false; refusal: Refusal };

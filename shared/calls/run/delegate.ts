@@ -4,22 +4,22 @@
  * Each child call goes through the same admission as an API call (`submitCall`), under the sub-mandate,
  * with `delegated: true` (nobody can approve), matched to a declared `calls` slot and its max_cost.
  */
-import { checkAttenuation } from '../core/mandate/attenuation.js';
-import { deriveSubMandate } from '../core/mandate/derive.js';
-import { matchesAgent } from '../core/mandate/patterns.js';
-import type { Mandate } from '../core/mandate/types.js';
-import type { CallSlot, Manifest } from '../core/manifest/types.js';
-import { stringProblem } from '../core/json-limits.js';
-import { convert, ONE_RATE, tryParseAmount } from '../core/money.js';
-import { fxRateFor, subMandateBudget } from '../core/pricing.js';
-import { ensureAccountCached } from '../ledger/accounts.js';
-import type { CallWaiter } from '../calls/waiter.js';
-import type { ServiceContext } from '../context.js';
-import { takeOutput } from '../calls/outputs.js';
-import { saveMandate } from '../mandates/store.js';
-import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
-import { submitCall, type Delegation, type Submitted } from './submit.js';
-import { refuseDelegated } from './refuse.js';
+import { checkAttenuation } from '../../core/mandate/attenuation.js';
+import { deriveSubMandate } from '../../core/mandate/derive.js';
+import { matchesAgent } from '../../core/mandate/patterns.js';
+import type { Mandate } from '../../core/mandate/types.js';
+import type { CallSlot, Manifest } from '../../core/manifest/types.js';
+import { stringProblem } from '../../core/json-limits.js';
+import { convert, ONE_RATE, tryParseAmount } from '../../core/money.js';
+import { fxRateFor, subMandateBudget } from '../../core/pricing.js';
+import { ensureAccountCached } from '../../ledger/accounts.js';
+import type { CallWaiter } from '../answer/waiter.js';
+import type { ServiceContext } from '../../context.js';
+import { takeOutput } from '../answer/outputs.js';
+import { saveMandate } from '../../mandates/store.js';
+import { loadReceiptTree, type ReceiptView } from '../../receipts/store.js';
+import { submitCall, type Delegation, type Submitted } from '../submit/submit.js';
+import { refuseDelegated } from '../submit/refuse.js';
 
 type CallTarget = string | { agent: string } | { capability: string };
 

@@ -3,9 +3,9 @@
  * notifier subscription per process, fanned out to the runs; a cancel that arrived before a run started
  * watching left its mark in the ephemeral store.
  */
-import type { EphemeralStore, Notifier } from '../../shared/messaging/types.js';
-import { CALLS_CANCEL_CHANNEL, cancelKey } from '../../shared/calls/cancel.js';
-import { cancelReason } from '../../shared/runtimes/abort.js';
+import type { EphemeralStore, Notifier } from '../../messaging/types.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey } from '../cancel.js';
+import { cancelReason } from '../../runtimes/abort.js';
 
 interface CancelWatch {
   /** Aborts (with a cancel reason) when someone cancels the call. */

@@ -3,12 +3,12 @@
  * manifest's `interface.output`, the agent's error code checked for its shape, then `charge` decides what is
  * billed. Nothing here touches the database or the clock.
  */
-import { compileInterface } from '../../shared/core/manifest/interface-validator.js';
-import { isErrorCode } from '../../shared/core/manifest/schema.js';
-import { RESERVED_ERROR_CODES, type Manifest } from '../../shared/core/manifest/types.js';
-import { charge, type MandateBudget, type Outcome } from '../../shared/core/pricing.js';
-import { unbilled, type CallOutcome } from '../../shared/calls/outcome.js';
-import type { RunResult } from '../../shared/runtimes/types.js';
+import { compileInterface } from '../../core/manifest/interface-validator.js';
+import { isErrorCode } from '../../core/manifest/schema.js';
+import { RESERVED_ERROR_CODES, type Manifest } from '../../core/manifest/types.js';
+import { charge, type MandateBudget, type Outcome } from '../../core/pricing.js';
+import { unbilled, type CallOutcome } from '../outcome.js';
+import type { RunResult } from '../../runtimes/types.js';
 
 const RESERVED: ReadonlySet<string> = new Set(RESERVED_ERROR_CODES);
 

@@ -1,7 +1,7 @@
 /** What admission takes and answers: a call's submission, a delegated call's terms, refusals. */
-import type { ErrorCode, Problem } from '../core/errors.js';
-import type { Manifest } from '../core/manifest/types.js';
-import type { ReceiptStatus, ReceiptView } from '../receipts/store.js';
+import type { ErrorCode, Problem } from '../../core/errors.js';
+import type { Manifest } from '../../core/manifest/types.js';
+import type { ReceiptStatus, ReceiptView } from '../../receipts/store.js';
 import type { approvalView } from './approvals.js';
 
 export interface CallSubmission {
@@ -15,7 +15,7 @@ export interface CallSubmission {
   callbackUrl?: string;
   /**
    * A synchronous answer waits for the outcome (POST /v0/calls without `Prefer: respond-async`): with a callbackUrl,
-   * the output is kept for both (shared/calls/outputs.ts).
+   * the output is kept for both (shared/calls/answer/outputs.ts).
    */
   syncAnswer?: boolean;
   /** A granted approval (`{"run": false}`) this call redeems: same mandate, version, input and max_cost. */

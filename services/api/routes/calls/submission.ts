@@ -4,16 +4,22 @@
  * replayed, released on failure, recorded with the outcome).
  */
 import type { Request, Response } from 'express';
-import { submitChild } from '../../shared/admission/delegate.js';
-import { parentOfToken } from '../../shared/admission/delegation-tokens.js';
-import type { Submitted } from '../../shared/admission/submit.js';
-import type { ServiceContext } from '../../shared/context.js';
-import { HolonError } from '../../shared/core/errors.js';
-import { claimIdempotencyKey, isIdempotencyKey, recordIdempotentCall, releaseIdempotencyKey, requestHash } from '../../shared/hosted/idempotency.js';
+import { submitChild } from '../../../../shared/calls/run/delegate.js';
+import { parentOfToken } from '../../../../shared/calls/delegation-tokens.js';
+import type { Submitted } from '../../../../shared/calls/submit/submit.js';
+import type { ServiceContext } from '../../../../shared/context.js';
+import { HolonError } from '../../../../shared/core/errors.js';
+import {
+  claimIdempotencyKey,
+  isIdempotencyKey,
+  recordIdempotentCall,
+  releaseIdempotencyKey,
+  requestHash,
+} from '../../../../shared/calls/submit/idempotency.js';
 import { answerReplay, answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
-import { httpStatusOf } from './http-status.js';
-import { assertSeesMandate, type Principal } from './principal.js';
-import type { Body } from './requests.js';
+import { httpStatusOf } from '../../http-status.js';
+import { assertSeesMandate, type Principal } from '../../principal.js';
+import type { Body } from '../../requests.js';
 
 /** A POST /v0/calls body, once its schema has been checked (routes/calls.ts `CALL_BODY`). */
 export type CallBody = Body & {

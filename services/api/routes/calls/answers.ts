@@ -5,15 +5,15 @@
  * 502 the agent failed (with its receipt).
  */
 import type { Request, Response } from 'express';
-import { HolonError } from '../../shared/core/errors.js';
-import { httpStatusOf } from './http-status.js';
-import type { ServiceContext } from '../../shared/context.js';
-import type { Submitted } from '../../shared/admission/submit.js';
-import { handOutput, outputFields, readOutput } from '../../shared/calls/outputs.js';
-import { callStatus } from '../../shared/calls/transitions.js';
-import type { CallWaiter } from '../../shared/calls/waiter.js';
-import { STALE_CLAIM_MS, type IdempotencyRow } from '../../shared/hosted/idempotency.js';
-import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
+import { HolonError } from '../../../../shared/core/errors.js';
+import { httpStatusOf } from '../../http-status.js';
+import type { ServiceContext } from '../../../../shared/context.js';
+import type { Submitted } from '../../../../shared/calls/submit/submit.js';
+import { handOutput, outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
+import { callStatus } from '../../../../shared/calls/transitions.js';
+import type { CallWaiter } from '../../../../shared/calls/answer/waiter.js';
+import { STALE_CLAIM_MS, type IdempotencyRow } from '../../../../shared/calls/submit/idempotency.js';
+import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
 
 export interface AnswerDeps {
   ctx: ServiceContext;
@@ -65,7 +65,7 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
 /**
  * A repeated Idempotency-Key: the original receipt, with a success's output while it is kept (read, not handed
  * over: the retry of a request whose answer was lost gets what it would have got), or 409/422
- * (shared/hosted/idempotency.ts).
+ * (shared/calls/submit/idempotency.ts).
  */
 export async function answerReplay(ctx: ServiceContext, res: Response, row: IdempotencyRow, hash: string): Promise<void> {
   if (row.requestHash !== hash) {

@@ -2,16 +2,16 @@
  * Reserving a call's worst case (gateway.md §1 step 4): the call row, the hold and the mandate's `reserved`, in
  * one transaction, hot rows last and in the global lock order (docs/ledger.md, "Lock order").
  */
-import type { Manifest } from '../core/manifest/types.js';
-import { formatAmount } from '../core/money.js';
-import { ensureBalanceRow, reserveFromParentHold } from '../ledger/holds.js';
-import { admitAgain, admitShared, reserveShared, type AdmittedCall } from '../ledger/money-functions.js';
-import { HolonError } from '../core/errors.js';
-import { isDatabaseUnreachable, isUniqueViolation } from '../db/unreachable.js';
-import { callStatus } from '../calls/transitions.js';
-import { readBalance } from '../ledger/accounts.js';
-import type { ServiceContext } from '../context.js';
-import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../mandates/store.js';
+import type { Manifest } from '../../core/manifest/types.js';
+import { formatAmount } from '../../core/money.js';
+import { ensureBalanceRow, reserveFromParentHold } from '../../ledger/holds.js';
+import { admitAgain, admitShared, reserveShared, type AdmittedCall } from '../../ledger/money-functions.js';
+import { HolonError } from '../../core/errors.js';
+import { isDatabaseUnreachable, isUniqueViolation } from '../../db/unreachable.js';
+import { callStatus } from '../transitions.js';
+import { readBalance } from '../../ledger/accounts.js';
+import type { ServiceContext } from '../../context.js';
+import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../../mandates/store.js';
 import type { CallSubmission, Refusal } from './types.js';
 
 /** What was short, thrown inside the transaction so that everything it wrote rolls back. */
