@@ -35,15 +35,16 @@ export async function migrateCommand(
     try {
       // This release's migrations, loaded with the database layer (openTarget): a misuse exits without them.
       const { migrate } = await import('../../shared/db/migrate.js');
-      const { applied, schema, total } = await migrate(db.knex);
+      const { applied, functions, schema, total } = await migrate(db.knex);
       const seconds = (Date.now() - started) / 1000;
-      if (values.json) out.write(`${JSON.stringify({ database: target.label, applied, schema, migrations: total, seconds })}\n`);
+      if (values.json) out.write(`${JSON.stringify({ database: target.label, applied, functions, schema, migrations: total, seconds })}\n`);
       else if (applied.length === 0) out.write(`migrate: ${target.label} is up to date: schema ${schema} (${total} migrations), nothing applied\n`);
       else
         out.write(
           `migrate: ${target.label}: applied ${applied.length} migration${applied.length === 1 ? '' : 's'} in ${seconds.toFixed(2)} s\n` +
             `${applied.map((name) => `  ${name}\n`).join('')}  schema ${schema} (${total} migrations)\n`,
         );
+      if (!values.json && functions.length) out.write(`migrate: SQL functions created or replaced from their files: ${functions.join(', ')}\n`);
       return 0;
     } finally {
       await db.close();

@@ -1,8 +1,11 @@
 /**
- * Forward-only knex migrations, listed here in order (no directory scanning, so they run the same
- * under tsx, vitest and a bundled build).
+ * Forward-only knex migrations, listed here in order (no directory scanning), then the SQL functions kept as files
+ * (`SQL_FUNCTIONS`, shared/db/sql-functions.ts): each applied when the database does not hold its text.
  */
 import type { Knex } from 'knex';
+import { CALL_SQL_FUNCTIONS } from '../calls/sql/index.js';
+import { LEDGER_SQL_FUNCTIONS } from '../ledger/sql/index.js';
+import { applySqlFunctions, type SqlFunctionFile } from './sql-functions.js';
 import * as m001 from './migrations/001_ledger.js';
 import * as m002 from './migrations/002_calls.js';
 import * as m003 from './migrations/003_call_lifecycle.js';
@@ -28,6 +31,7 @@ import * as m022 from './migrations/022_search_documents.js';
 import * as m023 from './migrations/023_sign_in_nonce.js';
 import * as m026 from './migrations/026_receipt_requester.js';
 import * as m027 from './migrations/027_admit_by_call_id.js';
+import * as m028 from './migrations/028_drop_holon_admit.js';
 
 interface Migration {
   name: string;
@@ -74,7 +78,11 @@ export const MIGRATIONS: readonly Migration[] = [
   m023,
   m026,
   m027,
+  m028,
 ].map(forwardOnly);
+
+/** The SQL functions kept as files, applied after the migrations: the current text of each. */
+export const SQL_FUNCTIONS: readonly SqlFunctionFile[] = [...LEDGER_SQL_FUNCTIONS, ...CALL_SQL_FUNCTIONS];
 
 const source: Knex.MigrationSource<Migration> = {
   getMigrations: async () => [...MIGRATIONS],
@@ -94,6 +102,8 @@ const MIGRATION_LOCK_KEY = '7310582064377125229';
 /** What `migrateToLatest` answers: the migrations it applied (oldest first) and every migration now applied. */
 export interface Migrated {
   applied: string[];
+  /** The SQL functions whose file's text the database did not hold, created or replaced by this run. */
+  functions: string[];
   /** The name of the newest migration applied to the database (its schema version), after this run. */
   schema: string;
   /** How many migrations the database has now. */
@@ -107,11 +117,11 @@ export async function migrateToLatest(knex: Knex): Promise<string[]> {
 
 /** `migrateToLatest`, answering what was applied and what the schema is now (`holon migrate`). */
 export async function migrate(knex: Knex): Promise<Migrated> {
-  const applied = await underMigrationLock(knex, async () => {
+  const { applied, functions } = await underMigrationLock(knex, async () => {
     const [, names] = (await knex.migrate.latest({ migrationSource: source })) as [number, string[]];
-    return names;
+    return { applied: names, functions: await applySqlFunctions(knex, SQL_FUNCTIONS) };
   });
-  return { applied, schema: MIGRATIONS.at(-1)!.name, total: MIGRATIONS.length };
+  return { applied, functions, schema: MIGRATIONS.at(-1)!.name, total: MIGRATIONS.length };
 }
 
 interface RawConnection {
