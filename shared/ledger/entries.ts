@@ -60,7 +60,8 @@ function entryProblems(entry: EntryInput): string[] {
   }
   if (problems.length) return problems;
   const lines = normalizeLines(entry.lines);
-  // Only a settlement may move nothing: a charge paid into the payer's own account (migration 008).
+  // Only a settlement may move nothing: a charge paid into the payer's own account (as
+  // shared/ledger/sql/journal_check_entry_balanced.sql checks at commit).
   if (lines.length === 1 || (lines.length === 0 && entry.kind !== SETTLEMENT_KIND)) problems.push('an entry needs at least two non-zero lines');
   const totals = new Map<string, bigint>();
   for (const l of lines) totals.set(l.currency, (totals.get(l.currency) ?? 0n) + l.amount);

@@ -80,7 +80,7 @@ export async function loadMandate(db: Queryable, id: string): Promise<StoredMand
  * Mandate documents by id, per database handle, as admission and the runner read them (docs/PERFORMANCE.md): a
  * stored document never changes, so it is read once per process, not once per call. Only the document is kept —
  * never the counters (`spent`, `reserved`: the reservation's SQL reads and checks them under its row lock) — and
- * revocation, the one thing a row may change, is checked again by that SQL too (`holon_reserve`, migration 020),
+ * revocation, the one thing a row may change, is checked again by that SQL too (`holon_admit_one`, `holon_reserve`: shared/calls/sql/),
  * which answers `revoked`; the caller then forgets the entry (`forgetMandate`). Unknown ids are never kept: a
  * mandate stored by another process is found at its first use here.
  */

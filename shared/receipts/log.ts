@@ -1,8 +1,8 @@
 /**
- * The transparency log of receipts, kept in Postgres (migration 021, docs/receipts.md "The log"): an RFC 6962
- * Merkle tree whose leaves are the receipts in the commit order of the transactions that wrote them. Every complete
- * subtree's hash is stored when its last leaf is appended, so a root or a proof reads O(log n) rows in one query,
- * whatever the log's size. The tree's shape is the pure core's (shared/core/merkle.ts).
+ * The transparency log of receipts, kept in Postgres (docs/receipts.md "The log"; the append:
+ * shared/calls/sql/holon_log_append.sql): an RFC 6962 Merkle tree whose leaves are the receipts in the commit order
+ * of the transactions that wrote them. Every complete subtree's hash is stored when its last leaf is appended, so a
+ * root or a proof reads O(log n) rows in one query, whatever the log's size. The tree's shape is the pure core's (shared/core/merkle.ts).
  */
 import { EMPTY_ROOT, inclusionRanges, consistencyRanges, neededNodes, proofFrom, rangeHash, rangeNodes, type NodeId } from '../core/merkle.js';
 import type { Queryable } from '../db/connect.js';

@@ -1,9 +1,9 @@
 /**
- * `holon_admit` (migration 017): a call's row and its reservation in one statement. Admitted, it writes exactly
+ * Admission (`holon_admit_one`, shared/calls/sql/): a call's row and its reservation in one statement. Admitted, it writes exactly
  * what the transaction did (the `queued` row, the hold, the mandate's `reserved`, the payer's `held`); short, it
  * leaves nothing behind — not the row, not the mandate's reservation taken before the balance was found short —
  * on Postgres and on PGlite; under contention a budget admits exactly what it covers. Calls admitted together go in
- * one statement (`holon_admit_batch`, migration 020) with exactly the outcomes they would have alone, in arrival
+ * one statement (`holon_admit_batch`) with exactly the outcomes they would have alone, in arrival
  * order, and batches of two processes never deadlock; a revoked mandate's row refuses the reservation.
  */
 import fc from 'fast-check';
@@ -20,7 +20,7 @@ const count = async (db: TestDatabase, table: string, where: Record<string, unkn
 
 for (const backend of BACKENDS) {
   const test = dbTest(backend);
-  describe(`holon_admit on ${backend}`, () => {
+  describe(`admission (holon_admit_one) on ${backend}`, () => {
     test('any sequence of calls: each is admitted exactly when budget and balance cover it, and a refusal leaves nothing', async ({ db }) => {
       let n = 0;
       await fc.assert(
@@ -107,7 +107,7 @@ for (const backend of BACKENDS) {
     test('the same call admitted twice is reserved once; another call under a taken id is an error, not a shortfall', async ({ db }) => {
       const mandateId = await world(db, 'dupe-payer', 1_000_000n, 1_000_000n);
       expect(await admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
-      // Idempotent by call id (migration 027): the repeat finds its row and reserves nothing more.
+      // Idempotent by call id (holon_admit_batch): the repeat finds its row and reserves nothing more.
       expect(await admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
       await expect(admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 20n))).rejects.toThrow(/duplicate key|calls_pkey|another call/);
       expect(await reservedOf(db, mandateId)).toBe(10n);
@@ -115,7 +115,7 @@ for (const backend of BACKENDS) {
   });
 }
 
-describe('holon_admit under contention (Postgres)', () => {
+describe('admission under contention (Postgres)', () => {
   const test = dbTest('postgres', { poolMax: 10 });
   test('40 concurrent calls of 0.10 on a 0.50 budget: exactly 5 admitted, the rest short, nothing stray', async ({ db }) => {
     const mandateId = await world(db, 'race-payer', 500_000n, 5_000_000n);

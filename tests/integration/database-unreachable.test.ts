@@ -136,7 +136,7 @@ describe('an MCP tool call that meets a lost connection', () => {
   });
 });
 
-describe('admission again by call id (migration 027)', () => {
+describe('admission again by call id (holon_admit_batch)', () => {
   const row = (id: string, worst: bigint): AdmittedCall => admittedRow(id, 'alice/test', 'alice', worst);
   const reservedNow = async (g: TestGateway) => {
     const m = await g.db.knex('mandates').where({ id: 'alice/test' }).first();

@@ -1,5 +1,5 @@
 /**
- * A payer with a mandate and demo credit, and the row of a call admitted under it (`holon_admit`): for tests of the
+ * A payer with a mandate and demo credit, and the row of a call admitted under it (`holon_admit_one`): for tests of the
  * admission and of what happens to an admitted call, without the HTTP and the registry around them.
  */
 import { ensureAccount } from '../../shared/ledger/accounts.js';
