@@ -5,7 +5,10 @@
  * migrations, as Flyway's repeatable migrations): a change to a function is a change to its file, and nothing else.
  */
 import { readFile } from 'node:fs/promises';
-import type { Queryable } from './connect.js';
+import type { Knex } from 'knex';
+
+/** A database handle or an open transaction (as connect.ts's `Queryable`; imported from there, it would be a cycle). */
+type Queryable = Knex | Knex.Transaction;
 
 /** A function's file: its name (the file's, without `.sql`) and where it is. */
 export interface SqlFunctionFile {
@@ -24,7 +27,7 @@ const SCHEMA_QUALIFIER = /^(CREATE OR REPLACE FUNCTION )(?:"(?:[^"]|"")+"|[^\s."
  * A function's text as compared: without leading `--` comment lines, without the schema `pg_get_functiondef` puts
  * before the name, without whitespace at either end.
  */
-export function functionText(sql: string): string {
+function functionText(sql: string): string {
   const lines = sql.split('\n');
   let first = 0;
   while (first < lines.length && (lines[first]!.startsWith('--') || lines[first]!.trim() === '')) first++;
