@@ -2,7 +2,7 @@
  * SQL functions kept as files, one current text each: `<name>.sql` holds exactly one `CREATE OR REPLACE FUNCTION
  * <name>(…)` in the form `pg_get_functiondef` prints it (without the schema), after optional `--` comment lines. The
  * migrator re-applies every file whose text the database does not hold (`applySqlFunctions`, after the versioned
- * migrations, as Flyway's repeatable migrations): a change to a function is a change to its file, and nothing else.
+ * migrations, as Flyway's repeatable migrations): a change to a function's body is a change to its file, and nothing else.
  */
 import { readFile } from 'node:fs/promises';
 import type { Knex } from 'knex';
