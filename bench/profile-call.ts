@@ -154,7 +154,7 @@ try {
     evs[evs.length - 1]?.t,
   ];
   const names = [
-    'API: parse, mandate read, checkCall (→ holon_admit sent)',
+    'API: parse, mandate read, checkCall (→ holon_admit_one sent)',
     'admit (one statement), input SET, run job added, runner wakes (→ claim)',
     'runner: claim, input GETDEL, agent HTTP, output SET (→ close)',
     'close, settle job added, queue hop, settler pre-read (→ BEGIN)',
