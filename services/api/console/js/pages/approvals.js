@@ -1,3 +1,4 @@
+// @ts-check
 // Approvals (the page gateway.md §8 left out): each pending approval with the agent and its exact version, the
 // worst case and max_cost in the mandate's currency, the reasons, the expiry, and the input it would receive —
 // as text, never as HTML, long inputs folded. Approve and run, grant only, or reject; the outcome is shown in

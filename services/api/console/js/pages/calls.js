@@ -1,3 +1,4 @@
+// @ts-check
 // Calls: recent calls (top-level receipts) with status, cost and duration, filtered by mandate, agent or status,
 // newest first, a page at a time.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Home: the balance, each mandate's budget as a bar, pending approvals (newest first) and the last calls.
 
 import { get } from '../api.js';

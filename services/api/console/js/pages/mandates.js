@@ -1,3 +1,4 @@
+// @ts-check
 // Mandates and keys: the root mandates and their budgets; a form to create one that shows every problem the API
 // reports at its own field; agent keys (hosted): mint one (shown once, with the `claude mcp add` line), revoke one,
 // and whether each is ask_in_client.

@@ -1,3 +1,4 @@
+// @ts-check
 // A month's reconciliation, as receipts.md "Reconciling a month" describes it: per mandate (Σ billed receipts
 // against what the mandate reports as spent, never above its total), per agent and version, against the balance
 // (credited − billed + earned against what the journal holds), and what was paid for nothing. The sums are made

@@ -1,3 +1,4 @@
+// @ts-check
 // Operator (#/operator, the admin key): find accounts and disable one (its keys revoked, its email blocked, its
 // agents withdrawn if asked), withdraw one published version, give demo credit, and read the moderation log.
 // Every action carries a reason and lands in the log; outcomes are shown in place, without a reload.

@@ -1,3 +1,4 @@
+// @ts-check
 // Publish (#/publish, human keys): connect a webhook (draft a listing from one real call, review the YAML,
 // publish it), set the endpoint credential of an agent (write-only), and watch your versions: listed or yanked,
 // their evaluations, what each earned. Every text an author, an endpoint or the gateway wrote is shown as text.

@@ -1,3 +1,4 @@
+// @ts-check
 // One receipt tree: the top receipt's figures, and its children opened one by one (own, downstream and total
 // cost, splits, reasons), so a delegated run shows where its total went, agent by agent.
 

@@ -1,3 +1,4 @@
+// @ts-check
 // Try an agent (#/try, #/try/<ns>/<name>): find an agent in the catalogue, read what it offers and what Holon
 // measured of it, and call it under one of your mandates. The output is shown as text, with the call's receipt.
 
