@@ -51,15 +51,15 @@ export const cost = (receipt) =>
  * A table with a caption: columns [{label, cell: (row) => node|string, numeric?}].
  * @template R
  * @param {string} caption
- * @param {Column<R>[]} columns
+ * @param {Column<NoInfer<R>>[]} columns
  * @param {R[]} rows
- * @param {{ empty?: string }} [options]
+ * @param {{ empty?: string, wide?: boolean }} [options] `wide`: many columns, so the numeric columns' headings may wrap
  */
-export function table(caption, columns, rows, { empty = 'Nothing yet.' } = {}) {
+export function table(caption, columns, rows, { empty = 'Nothing yet.', wide = false } = {}) {
   if (!rows.length) return h('p', { class: 'empty' }, empty);
   return h(
     'div',
-    { class: 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
+    { class: wide ? 'table-wrap wide' : 'table-wrap', role: 'region', 'aria-label': caption, tabindex: '0' },
     h(
       'table',
       {},

@@ -6,12 +6,21 @@ import { get, qs } from '../api.js';
 import { field, h } from '../dom.js';
 import { cost, duration, page, status, table, when } from '../format.js';
 
+/**
+ * @typedef {import('../api-types.js').Mandates} Mandates
+ * @typedef {import('../api-types.js').ReceiptPage} ReceiptPage
+ */
+
 const STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'];
 
+/** @param {import('../app.js').PageContext} page */
 export async function render({ query, navigate }) {
   const filters = { mandate: query.get('mandate') ?? '', agent: query.get('agent') ?? '', status: query.get('status') ?? '' };
   const before = query.get('before') ?? undefined;
-  const [mandates, pageOf] = await Promise.all([get('/v0/mandates'), get(`/v0/receipts${qs({ ...filters, limit: 25, before })}`)]);
+  const [mandates, pageOf] = await Promise.all([
+    /** @type {Promise<Mandates>} */ (get('/v0/mandates')),
+    /** @type {Promise<ReceiptPage>} */ (get(`/v0/receipts${qs({ ...filters, limit: 25, before })}`)),
+  ]);
   const mandate = field({
     label: 'Mandate',
     name: 'mandate',
