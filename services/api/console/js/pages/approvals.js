@@ -127,7 +127,10 @@ function describeOutcome(body, answer) {
   if (body.decision === 'reject') return notice('ok', h('span', {}, 'Rejected. ', status('rejected'), ' The input was deleted; nothing was charged.'));
   // Granting only answers the approval; running answers the call, with its receipt once it ran.
   if (body.run === false)
-    return notice('ok', h('span', {}, 'Granted. ', status('granted'), ` The agent may now re-submit the same input with approval ${/** @type {Approval} */ (b).id}.`));
+    return notice(
+      'ok',
+      h('span', {}, 'Granted. ', status('granted'), ` The agent may now re-submit the same input with approval ${/** @type {Approval} */ (b).id}.`),
+    );
   const r = /** @type {{ receipt?: Receipt }} */ (b).receipt;
   if (!r) return notice('ok', 'Approved; the call is on its way.');
   return notice(
