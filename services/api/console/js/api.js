@@ -3,6 +3,7 @@
 // A refused key (401) signs the person out with a plain sentence; every other failure is an ApiError with the
 // API's own code, message and per-field problems.
 
+import { REQUEST_ERRORS, wordsFor } from './error-words.js';
 import { forget, key } from './session.js';
 
 /**
@@ -29,7 +30,7 @@ export class ApiError extends Error {
    */
   constructor(status, body) {
     const error = /** @type {{ error?: Partial<ErrorBody['error']> & { details?: Problem[] } } | null} */ (body)?.error;
-    super(error?.message || `the gateway answered ${status}`);
+    super(error?.message || wordsFor(REQUEST_ERRORS, error?.code) || `the gateway answered ${status}`);
     this.status = status;
     this.code = error?.code ?? 'error';
     /** @type {Problem[]} */

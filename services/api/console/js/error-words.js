@@ -18,7 +18,7 @@ export const RUN_ERRORS = {
   denied: 'the mandate does not allow this call',
 };
 
-/** A refused request's code in plain words: said when the answer carries no message of its own. */
+/** A refused request's code in plain words: said when the answer carries no message of its own (api.js ApiError). */
 export const REQUEST_ERRORS = {
   bad_request: 'the request is not one the gateway understands',
   invalid_json: 'the request’s body is not valid JSON',

@@ -7,7 +7,7 @@ const DECIMALS = 6;
 const UNIT = 10n ** BigInt(DECIMALS);
 
 /** An amount a person types (a price, demo credit): digits, and up to 6 decimals after a point. */
-export const AMOUNT = /^[0-9]+(\.[0-9]{1,6})?$/;
+const AMOUNT = /^[0-9]+(\.[0-9]{1,6})?$/;
 
 /** What a person typed in an amount field, read as an amount: trimmed, a decimal comma taken as a point. */
 export const typedAmount = (/** @type {string} */ text) => text.trim().replace(',', '.');

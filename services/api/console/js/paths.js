@@ -6,7 +6,7 @@
  * "alice/tables" → "alice/tables", each segment URL-encoded.
  * @param {string} id
  */
-export const agentPath = (id) => id.split('/').map(encodeURIComponent).join('/');
+const agentPath = (id) => id.split('/').map(encodeURIComponent).join('/');
 
 /** GET /v0/agents/{ns}/{name}. @param {string} id */
 export const agentUrl = (id) => `/v0/agents/${agentPath(id)}`;
