@@ -6,6 +6,7 @@
 import { h } from './dom.js';
 import { cost, duration, status, when } from './format.js';
 import { money } from './money.js';
+import { receiptHash } from './paths.js';
 
 /**
  * @typedef {import('./api-types.js').AgentView} AgentView
@@ -399,7 +400,7 @@ export function evaluationView(evaluation, { cases = true } = {}) {
 export function receiptFacts(receipt) {
   /** @type {Array<[string, Child] | null>} */
   const rows = [
-    ['Receipt', h('a', { href: `#/receipts/${encodeURIComponent(receipt.id)}` }, receipt.id)],
+    ['Receipt', h('a', { href: receiptHash(receipt.id) }, receipt.id)],
     ['Status', status(receipt.status)],
     receipt.error ? ['Error code', h('code', {}, receipt.error)] : null,
     ['Agent', receipt.agent ?? '—'],

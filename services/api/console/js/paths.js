@@ -1,6 +1,7 @@
 // @ts-check
 // Where an agent and a version live: in the API (/v0/agents/<ns>/<name>, …@<version>) and in the console
-// (#/try/<ns>/<name>). Each segment is encoded on its own, so the "/" between namespace and name stays a "/".
+// (#/try/<ns>/<name>); and a receipt's page in the console (#/receipts/<id>). Each segment is encoded on its own,
+// so the "/" between namespace and name stays a "/".
 
 /**
  * "alice/tables" → "alice/tables", each segment URL-encoded.
@@ -34,6 +35,12 @@ export const adminYankUrl = (id, version) => `/v0/admin/agents/${agentPath(id)}@
  * @param {string} [query]
  */
 export const tryHash = (id, query = '') => `#/try/${agentPath(id)}${query}`;
+
+/**
+ * The console's page of a receipt: #/receipts/<id>.
+ * @param {string} id
+ */
+export const receiptHash = (id) => `#/receipts/${encodeURIComponent(id)}`;
 
 /** A version reference a person types: "alice/tables@1.0.0" → its agent id and version, or null. */
 const VERSION_REF = /^([a-z0-9][a-z0-9-]*\/[a-z0-9][a-z0-9-]*)@([0-9A-Za-z.+-]+)$/;

@@ -8,6 +8,7 @@ import { ApiError, get, request } from '../api.js';
 import { fill, foldedText, h, notice } from '../dom.js';
 import { cost, page, status, when } from '../format.js';
 import { money } from '../money.js';
+import { receiptHash } from '../paths.js';
 
 /**
  * @typedef {import('../api-types.js').Approval} Approval
@@ -142,7 +143,7 @@ function describeOutcome(body, answer) {
       status(r.status),
       ` — ${cost(r)}. `,
       r.error ? `Error: ${r.error}. ` : '',
-      h('a', { href: `#/receipts/${encodeURIComponent(r.id)}` }, 'Open the receipt'),
+      h('a', { href: receiptHash(r.id) }, 'Open the receipt'),
     ),
   );
 }

@@ -5,6 +5,7 @@
 import { get, qs } from '../api.js';
 import { field, h } from '../dom.js';
 import { cost, duration, page, status, table, when } from '../format.js';
+import { receiptHash } from '../paths.js';
 
 /**
  * @typedef {import('../api-types.js').Mandates} Mandates
@@ -60,7 +61,7 @@ export async function render({ query, navigate }) {
     table(
       before ? 'Older calls' : 'Recent calls',
       [
-        { label: 'When', cell: (r) => h('a', { href: `#/receipts/${encodeURIComponent(r.id)}` }, when(r.created_at)) },
+        { label: 'When', cell: (r) => h('a', { href: receiptHash(r.id) }, when(r.created_at)) },
         { label: 'Agent', cell: (r) => r.agent ?? '—' },
         { label: 'Mandate', cell: (r) => r.mandate ?? '—' },
         { label: 'Status', cell: (r) => [status(r.status), r.error ? h('span', { class: 'hint' }, ` ${r.error}`) : null] },

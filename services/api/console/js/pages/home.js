@@ -7,6 +7,7 @@ import { h } from '../dom.js';
 import { cost, duration, page, section, status, table, when } from '../format.js';
 import { money } from '../money.js';
 import { balancesOf } from '../accounts.js';
+import { receiptHash } from '../paths.js';
 
 /**
  * @typedef {import('../api-types.js').Mandates} Mandates
@@ -75,7 +76,7 @@ export async function render({ who }) {
       table(
         'The most recent calls',
         [
-          { label: 'When', cell: (r) => h('a', { href: `#/receipts/${encodeURIComponent(r.id)}` }, when(r.created_at)) },
+          { label: 'When', cell: (r) => h('a', { href: receiptHash(r.id) }, when(r.created_at)) },
           { label: 'Agent', cell: (r) => r.agent ?? '—' },
           { label: 'Status', cell: (r) => status(r.status) },
           { label: 'Cost', cell: cost, numeric: true },

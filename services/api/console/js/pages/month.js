@@ -299,7 +299,10 @@ function forNothing(receipts) {
  */
 function chart(receipts, b) {
   const perDay = Array.from({ length: b.days }, () => 0n);
-  for (const r of receipts) perDay[new Date(r.created_at).getUTCDate() - 1] += toMicros(r.cost.total);
+  for (const r of receipts) {
+    const day = new Date(r.created_at).getUTCDate() - 1;
+    perDay[day] = (perDay[day] ?? 0n) + toMicros(r.cost.total);
+  }
   // biome-ignore lint/complexity/useMathMinMax: BigInt amounts: Math.max does not take them
   const top = perDay.reduce((m, v) => (v > m ? v : m), 0n);
   const W = 620;
