@@ -1,3 +1,4 @@
+// @ts-check
 // Pieces shared by the Try, Publish and Operator pages: an agent's price, its Agent Record, its evaluation, a
 // receipt in short, and the API's per-field problems put where they belong. Everything an author, an agent or a
 // caller wrote goes in as text (dom.js `h`), never as HTML.
@@ -5,47 +6,86 @@
 import { h } from './dom.js';
 import { cost, duration, status, when } from './format.js';
 import { money } from './money.js';
+import { receiptHash } from './paths.js';
 
-/** An API message as a sentence: capital first letter, a full stop at the end. */
+/**
+ * @typedef {import('./api-types.js').AgentView} AgentView
+ * @typedef {import('./api-types.js').Evaluation} Evaluation
+ * @typedef {import('./api-types.js').EvaluationSuite} EvaluationSuite
+ * @typedef {NonNullable<EvaluationSuite['cases']>[number]} EvaluationCase
+ * @typedef {import('./api-types.js').Pricing} Pricing
+ * @typedef {import('./api-types.js').Problem} Problem
+ * @typedef {import('./api-types.js').Receipt} Receipt
+ * @typedef {import('./api-types.js').WindowRecord} WindowRecord
+ * @typedef {import('./dom.js').Child} Child
+ * @typedef {import('./dom.js').Field} Field
+ */
+
+/**
+ * The figures of a compact record line (a search result's `record`, or an operator's sample).
+ * @typedef {{ runs?: number, success_rate?: number | null, payers?: number, counted_payers?: number,
+ *   cost_per_successful_run?: string | null, currency?: string | null, latency_p50_ms?: number | null }} RecordFigures
+ */
+
+/**
+ * An API message as a sentence: capital first letter, a full stop at the end.
+ * @param {unknown} message
+ */
 export function sentence(message) {
   const s = String(message ?? '').trim();
   if (!s) return '';
-  const first = s[0].toUpperCase() + s.slice(1);
+  const first = s.charAt(0).toUpperCase() + s.slice(1);
   return /[.!?]$/.test(first) ? first : `${first}.`;
 }
 
-/** `$.text` → `text`, `$.items[0].name` → `items[0].name`, `$` → `the whole value`. */
+/**
+ * `$.text` → `text`, `$.items[0].name` → `items[0].name`, `$` → `the whole value`.
+ * @param {unknown} path
+ */
 function fieldName(path) {
   const p = String(path ?? '$');
   if (p === '$') return 'the whole value';
   return p.replace(/^\$\.?/, '');
 }
 
-/** A success rate (0..1, 4 decimals) as a percentage; floats are fine here: it is not money. */
+/**
+ * A success rate (0..1, 4 decimals) as a percentage; floats are fine here: it is not money.
+ * @param {number | string | null | undefined} rate
+ */
 function percent(rate) {
   if (rate === null || rate === undefined) return '—';
   return `${Math.round(Number(rate) * 10000) / 100} %`;
 }
 
+/**
+ * @param {string | null | undefined} amount
+ * @param {string | null | undefined} currency
+ */
 const amountOr = (amount, currency) => (amount === null || amount === undefined ? '—' : money(amount, currency ?? undefined));
 
-/** The list price in words: "0.01 EUR per run", "0.005 EUR per page, at most 0.50 EUR a run", … */
+/**
+ * The list price in words: "0.01 EUR per run", "0.005 EUR per page, at most 0.50 EUR a run", …
+ * @param {Pricing | null | undefined} pricing
+ */
 export function priceText(pricing) {
   if (!pricing) return '—';
   const c = pricing.currency;
+  // A model's amounts are there for it (the manifest was validated): a missing one would show as "not an amount".
+  const amount = String(pricing.amount);
+  const max = String(pricing.max);
   let text;
   switch (pricing.model) {
     case 'free':
       text = 'Free';
       break;
     case 'per_run':
-      text = `${money(pricing.amount, c)} per run`;
+      text = `${money(amount, c)} per run`;
       break;
     case 'per_unit':
-      text = `${money(pricing.amount, c)} per ${pricing.unit ?? 'unit'}, at most ${money(pricing.max, c)} a run`;
+      text = `${money(amount, c)} per ${pricing.unit ?? 'unit'}, at most ${money(max, c)} a run`;
       break;
     case 'quote':
-      text = `Quoted by the agent for each run, at most ${money(pricing.max, c)}`;
+      text = `Quoted by the agent for each run, at most ${money(max, c)}`;
       break;
     default:
       text = String(pricing.model);
@@ -54,7 +94,10 @@ export function priceText(pricing) {
   return text;
 }
 
-/** The compact record of search results: "12 runs · 91.67 % succeeded · 4 payers · 0.011 EUR per successful run · median 40 ms". */
+/**
+ * The compact record of search results: "12 runs · 91.67 % succeeded · 4 payers · 0.011 EUR per successful run · median 40 ms".
+ * @param {RecordFigures | null | undefined} record
+ */
 export function recordLine(record) {
   if (!record?.runs) return 'No runs measured yet.';
   const parts = [`${record.runs} run${record.runs === 1 ? '' : 's'}`, `${percent(record.success_rate)} succeeded`];
@@ -71,8 +114,13 @@ export function recordLine(record) {
   return parts.join(' · ');
 }
 
-/** A measure-by-window table: rows are measures (th scope=row), columns the windows. */
+/**
+ * A measure-by-window table: rows are measures (th scope=row), columns the windows.
+ * @param {string} caption
+ * @param {Array<[string, WindowRecord]>} windows
+ */
 function recordTable(caption, windows) {
+  /** @type {Array<[string, (w: WindowRecord) => string]>} */
   const measures = [
     ['Runs', (w) => String(w.runs)],
     ['Successes', (w) => String(w.successes)],
@@ -117,12 +165,16 @@ function recordTable(caption, windows) {
   );
 }
 
-/** The full Agent Record (GET /v0/agents/{ns}/{name} `records`, and `sample` when the operator set one). */
+/**
+ * The full Agent Record (GET /v0/agents/{ns}/{name} `records`, and `sample` when the operator set one).
+ * @param {AgentView} agent
+ */
 export function agentRecord(agent) {
   const r = agent.records;
   const version = r?.version;
   const whole = r?.agent;
   const measured = Boolean(whole?.all_time?.runs || version?.all_time?.runs);
+  /** @type {HTMLElement[]} */
   const parts = [
     h(
       'p',
@@ -196,7 +248,10 @@ export function agentRecord(agent) {
   return parts;
 }
 
-/** A Markdown text (an author's description) as plain paragraphs of text: never parsed, never HTML. */
+/**
+ * A Markdown text (an author's description) as plain paragraphs of text: never parsed, never HTML.
+ * @param {string | null | undefined} text
+ */
 export function plainParagraphs(text, { show = 2 } = {}) {
   const paragraphs = String(text ?? '')
     .trim()
@@ -216,6 +271,7 @@ export function plainParagraphs(text, { show = 2 } = {}) {
   ];
 }
 
+/** @type {Readonly<Record<string, [string, string]>>} */
 const EVALUATION_WORDS = {
   passed: ['passed', 's-succeeded'],
   failed: ['failed', 's-failed'],
@@ -226,12 +282,16 @@ const EVALUATION_WORDS = {
   none: ['not evaluated', ''],
 };
 
-/** An evaluation standing or a suite's status as a word with a shape (never colour alone). */
+/**
+ * An evaluation standing or a suite's status as a word with a shape (never colour alone).
+ * @param {string} s
+ */
 function evaluationStatus(s) {
   const [word, cls] = EVALUATION_WORDS[s] ?? [String(s), ''];
   return h('span', { class: `status ${cls}`.trim() }, word);
 }
 
+/** @param {unknown} value */
 const asJson = (value) => {
   try {
     return JSON.stringify(value, null, 2) ?? String(value);
@@ -240,9 +300,14 @@ const asJson = (value) => {
   }
 };
 
+/**
+ * One case of a suite's run: hidden ones as passed or failed only.
+ * @param {EvaluationCase} c
+ * @param {boolean} hidden
+ */
 function caseItem(c, hidden) {
   const mark = c.passed ? h('span', { class: 'check-ok' }, '✓ passed') : h('span', { class: 'check-bad' }, '✗ failed');
-  if (hidden) return h('li', {}, `Case ${c.case}: `, mark);
+  if (hidden || !('id' in c)) return h('li', {}, `Case ${c.case}: `, mark);
   const reasons = Array.isArray(c.reasons) ? c.reasons : [];
   return h(
     'li',
@@ -273,7 +338,47 @@ function caseItem(c, hidden) {
   );
 }
 
-/** A version's evaluation: its standing and each suite's latest run; with cases, public ones in detail. */
+/**
+ * One suite's latest run: its status, how many cases passed, when; with `cases`, each case.
+ * @param {EvaluationSuite} s
+ * @param {boolean} cases
+ */
+function suiteItem(s, cases) {
+  const unfinished = s.status === 'queued' || s.status === 'running';
+  const needs = s.pass_threshold !== undefined ? `; passing needs ${percent(Number(s.pass_threshold))} of the cases` : '';
+  return h(
+    'li',
+    {},
+    h('code', {}, s.capability),
+    ' ',
+    evaluationStatus(s.status),
+    unfinished ? `: ${s.progress ?? 'no case'} judged so far.` : `: ${s.passed} of ${s.total} case${s.total === 1 ? '' : 's'} passed${needs}.`,
+    ` Suite version ${s.suite_version}, run ${s.run}`,
+    s.finished_at ? `, finished ${when(s.finished_at)}` : '',
+    s.duration_ms !== null && s.duration_ms !== undefined ? ` in ${duration(s.duration_ms)}` : '',
+    '.',
+    s.hidden ? h('p', { class: 'hint' }, 'Hidden holdout cases: shown as passed or failed only.') : null,
+    s.reason ? h('p', {}, 'Why it could not finish: ', sentence(s.reason)) : null,
+    cases && s.cases?.length
+      ? h(
+          'details',
+          {},
+          h('summary', {}, `The ${s.cases.length} case${s.cases.length === 1 ? '' : 's'}`),
+          h(
+            'ul',
+            {},
+            s.cases.map((c) => caseItem(c, s.hidden)),
+          ),
+        )
+      : null,
+  );
+}
+
+/**
+ * A version's evaluation: its standing and each suite's latest run; with cases, public ones in detail.
+ * @param {Evaluation | null | undefined} evaluation
+ * @returns {Child[]}
+ */
 export function evaluationView(evaluation, { cases = true } = {}) {
   if (!evaluation || evaluation.status === 'none' || !evaluation.suites?.length) {
     return [h('p', {}, evaluationStatus('none'), ' No evaluation suite applies to its capabilities, or it ships with the gateway.')];
@@ -283,44 +388,19 @@ export function evaluationView(evaluation, { cases = true } = {}) {
     h(
       'ul',
       {},
-      evaluation.suites.map((s) => {
-        const unfinished = s.status === 'queued' || s.status === 'running';
-        const needs = s.pass_threshold !== undefined ? `; passing needs ${percent(Number(s.pass_threshold))} of the cases` : '';
-        return h(
-          'li',
-          {},
-          h('code', {}, s.capability),
-          ' ',
-          evaluationStatus(s.status),
-          unfinished ? `: ${s.progress ?? 'no case'} judged so far.` : `: ${s.passed} of ${s.total} case${s.total === 1 ? '' : 's'} passed${needs}.`,
-          ` Suite version ${s.suite_version}, run ${s.run}`,
-          s.finished_at ? `, finished ${when(s.finished_at)}` : '',
-          s.duration_ms !== null && s.duration_ms !== undefined ? ` in ${duration(s.duration_ms)}` : '',
-          '.',
-          s.hidden ? h('p', { class: 'hint' }, 'Hidden holdout cases: shown as passed or failed only.') : null,
-          s.reason ? h('p', {}, 'Why it could not finish: ', sentence(s.reason)) : null,
-          cases && s.cases?.length
-            ? h(
-                'details',
-                {},
-                h('summary', {}, `The ${s.cases.length} case${s.cases.length === 1 ? '' : 's'}`),
-                h(
-                  'ul',
-                  {},
-                  s.cases.map((c) => caseItem(c, s.hidden)),
-                ),
-              )
-            : null,
-        );
-      }),
+      evaluation.suites.map((s) => suiteItem(s, cases)),
     ),
   ];
 }
 
-/** A receipt in short: status, cost, splits, duration, with a link to the whole receipt. */
+/**
+ * A receipt in short: status, cost, splits, duration, with a link to the whole receipt.
+ * @param {Receipt} receipt
+ */
 export function receiptFacts(receipt) {
+  /** @type {Array<[string, Child] | null>} */
   const rows = [
-    ['Receipt', h('a', { href: `#/receipts/${encodeURIComponent(receipt.id)}` }, receipt.id)],
+    ['Receipt', h('a', { href: receiptHash(receipt.id) }, receipt.id)],
     ['Status', status(receipt.status)],
     receipt.error ? ['Error code', h('code', {}, receipt.error)] : null,
     ['Agent', receipt.agent ?? '—'],
@@ -350,11 +430,11 @@ export function receiptFacts(receipt) {
           ),
         ]
       : null,
-  ].filter(Boolean);
+  ];
   return h(
     'dl',
     { class: 'facts' },
-    rows.map(([term, value]) => [h('dt', {}, term), h('dd', {}, value)]),
+    rows.map((row) => (row ? [h('dt', {}, row[0]), h('dd', {}, row[1])] : null)),
   );
 }
 
@@ -363,8 +443,16 @@ export function receiptFacts(receipt) {
  * path belongs to, or null. Messages for one field are joined; the rest go into `list` (a <ul>) as
  * "path: message". Returns how many problems were not placed at a field.
  */
+/**
+ * @param {Problem[] | null | undefined} problems
+ * @param {(path: string) => Field | null | undefined} fieldFor
+ * @param {(f: Field, message: string) => void} setError
+ * @param {HTMLElement | null} list
+ */
 export function placeProblems(problems, fieldFor, setError, list) {
+  /** @type {Map<Field, Problem[]>} */
   const byField = new Map();
+  /** @type {Problem[]} */
   const rest = [];
   for (const p of problems ?? []) {
     const f = fieldFor(p.path);
@@ -379,33 +467,22 @@ export function placeProblems(problems, fieldFor, setError, list) {
   return rest.length;
 }
 
-/** One problem in words, for a field: 'The field “text” is required.', or 'The value must be object.' for the whole. */
+/**
+ * One problem in words, for a field: 'The field “text” is required.', or 'The value must be object.' for the whole.
+ * @param {{ path?: unknown, message?: unknown }} p
+ */
 export function describeProblem(p) {
   const name = fieldName(p.path);
   const message = String(p.message ?? '');
   if (name === 'the whole value') return sentence(`the value ${message}`);
   // Some messages name their field already ("token must be …"): not twice.
-  const last = name.split(/[.[]/).pop();
+  const last = name.split(/[.[]/).pop() ?? '';
   if (message.startsWith(`${last} `)) return sentence(`the field “${name}” ${message.slice(last.length + 1)}`);
   return sentence(`the field “${name}” ${message}`);
 }
 
-/** The gateway's own failure codes (manifest.md §3), in plain words. None of them is ever billed. */
-export const GATEWAY_ERRORS = {
-  timeout: 'the agent did not answer within its time limit',
-  invalid_output: 'the agent answered something that does not match its own output schema',
-  agent_error: 'the agent crashed or answered something that is not a valid result',
-  runtime_unavailable: 'the agent’s server could not be reached',
-  gateway_error: 'the gateway failed on its side',
-  gateway_restarted: 'the gateway restarted while the call ran',
-  file_not_found: 'a file named in the input is not yours, or has expired',
-  cancelled: 'the call was cancelled',
-  rejected_input: 'the input does not match the agent’s schema',
-  denied: 'the mandate does not allow this call',
-};
-
 /** A unique-enough Idempotency-Key for a retried admin action. */
 export function requestKey() {
-  if (globalThis.crypto?.randomUUID) return crypto.randomUUID();
+  if (typeof globalThis.crypto?.randomUUID === 'function') return crypto.randomUUID();
   return `${Date.now().toString(36)}-${Math.random().toString(36).slice(2)}`;
 }

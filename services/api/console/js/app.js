@@ -1,3 +1,4 @@
+// @ts-check
 // The console's shell: who is signed in, the navigation, and a hash router (#/home, #/calls?status=failed,
 // #/receipts/<id>, #/month/2026-12, …). Each page is a module of js/pages/ with `title` and `render(page)`.
 // GitHub's sign-in comes back as #login=<code>; that fragment is taken out of the address bar at once.
@@ -7,6 +8,28 @@ import { fill, h, notice } from './dom.js';
 import { current, forget, key, mode, setCurrent } from './session.js';
 import { showKeysOnce, signInPage, takeLoginFragment } from './sign-in.js';
 
+/**
+ * @typedef {import('./session.js').Who} Who
+ * @typedef {Who['kind']} Kind
+ */
+
+/**
+ * What a page's `render` is given: the route's segments and query, who is signed in, a way to go elsewhere, and a
+ * way to stop what the page started (timers, polling) when it is left.
+ * @typedef {object} PageContext
+ * @property {string[]} params
+ * @property {URLSearchParams} query
+ * @property {Who} who
+ * @property {(hash: string) => void} navigate
+ * @property {(fn: () => void) => void} onLeave
+ */
+
+/**
+ * A page of the console: its route, its title, who may see it, whether the navigation lists it, and its module.
+ * @typedef {{ path: string, title: string, kinds: Kind[], nav?: boolean, load: () => Promise<{ render: (page: PageContext) => Promise<Node> }> }} Page
+ */
+
+/** @type {Page[]} */
 const PAGES = [
   { path: 'try', title: 'Try an agent', kinds: ['operator', 'human'], load: () => import('./pages/try.js') },
   { path: 'home', title: 'Home', kinds: ['operator', 'human'], load: () => import('./pages/home.js') },
@@ -22,23 +45,32 @@ const PAGES = [
 /** Where a principal starts: a newcomer on a dev gateway tries an agent first. */
 const START = { operator: 'try', human: 'home', admin: 'operator' };
 
-const view = document.getElementById('view');
-const nav = document.getElementById('nav');
-const whoBox = document.getElementById('who');
+/** @param {string} id */
+const byId = (id) => {
+  const el = document.getElementById(id);
+  if (!el) throw new Error(`index.html has no #${id}`);
+  return el;
+};
+const view = byId('view');
+const nav = byId('nav');
+const whoBox = byId('who');
+/** @type {Array<() => void>} */
 let leaving = [];
 
 function parseHash() {
   const raw = location.hash.replace(/^#\/?/, '');
   const [path, query = ''] = raw.split('?');
-  const segments = path.split('/').filter(Boolean).map(decodeURIComponent);
+  const segments = (path ?? '').split('/').filter(Boolean).map(decodeURIComponent);
   return { name: segments[0] ?? '', params: segments.slice(1), query: new URLSearchParams(query) };
 }
 
+/** @param {string} hash */
 export function navigate(hash) {
   if (location.hash === hash) route();
   else location.hash = hash;
 }
 
+/** @param {Who} who */
 function renderNav(who) {
   const here = parseHash().name;
   fill(
@@ -83,14 +115,19 @@ function leave() {
   leaving = [];
 }
 
-/** Who the console acts as: the dev operator, or what the kept key is (human or admin). */
+/**
+ * Who the console acts as: the dev operator, or what the kept key is (human or admin).
+ * @returns {Promise<Who | null>}
+ */
 async function identify() {
   if (mode === 'dev') return { kind: 'operator' };
   if (!key()) return null;
-  if (current()) return current();
+  const known = current();
+  if (known) return known;
   try {
+    /** @type {import('./api-types.js').Me} */
     const me = await get('/v0/me');
-    if (me.kind === 'human') return { kind: 'human', handle: me.account?.handle, me };
+    if (me.kind === 'human') return { kind: 'human', handle: me.account.handle, me };
     forget('That is an agent key: it acts for an agent under one mandate. Sign in with your human key (hlk_h_…).');
     return null;
   } catch (e) {
@@ -117,7 +154,7 @@ async function route() {
   try {
     who = await identify();
   } catch (e) {
-    fill(view, h('h1', {}, 'The console could not start'), notice('error', e.message));
+    fill(view, h('h1', {}, 'The console could not start'), notice('error', messageOf(e)));
     return;
   }
   if (!who) {
@@ -147,7 +184,7 @@ async function route() {
     fill(
       view,
       h('h1', {}, page.title),
-      notice('error', e instanceof ApiError ? e.message : `Something went wrong in the page: ${e.message}`, ' Reload to try again.'),
+      notice('error', e instanceof ApiError ? e.message : `Something went wrong in the page: ${messageOf(e)}`, ' Reload to try again.'),
     );
   } finally {
     view.removeAttribute('aria-busy');
@@ -157,6 +194,11 @@ async function route() {
     heading.setAttribute('tabindex', '-1');
     heading.focus({ preventScroll: true });
   }
+}
+
+/** @param {unknown} e */
+function messageOf(e) {
+  return e instanceof Error ? e.message : String(e);
 }
 
 window.addEventListener('hashchange', route);

@@ -1,3 +1,4 @@
+// @ts-check
 // Who is using the console. The key lives in sessionStorage only (this tab, gone when it closes) — never in a URL,
 // a cookie or local storage, and never logged. A dev gateway (`npm start`) has no keys: the page acts as the local
 // operator, who sees the dev mandates.
@@ -6,8 +7,14 @@ const STORE = 'holon.console.key';
 /** The nonce of the GitHub sign-in this tab started, until the code comes back (docs/hosted.md). */
 const SIGN_IN = 'holon.console.sign-in';
 
-export const mode = document.querySelector('meta[name="holon-mode"]')?.content === 'hosted' ? 'hosted' : 'dev';
+export const mode = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="holon-mode"]'))?.content === 'hosted' ? 'hosted' : 'dev';
 
+/**
+ * Who the console acts as: the dev operator, a human (their handle and GET /v0/me), or the operator's admin key.
+ * @typedef {{ kind: 'operator' } | { kind: 'human', handle: string, me?: import('./api-types.js').HumanMe } | { kind: 'admin' }} Who
+ */
+
+/** @type {Who | null} */
 let who = null;
 let reason = '';
 
@@ -20,6 +27,7 @@ export function key() {
   }
 }
 
+/** @param {string} value */
 export function keep(value) {
   sessionStorage.setItem(STORE, value);
   reason = '';
@@ -27,6 +35,7 @@ export function keep(value) {
 
 /** The principal the console acts as: { kind: 'operator' | 'human' | 'admin', handle?, me? }. */
 export const current = () => who;
+/** @param {Who | null} value */
 export const setCurrent = (value) => {
   who = value;
 };

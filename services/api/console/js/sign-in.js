@@ -1,3 +1,4 @@
+// @ts-check
 // Signing in (gateway.md §7): with GitHub — the tab makes a nonce and keeps it (session.js), the callback sends the
 // browser to /console#login=<code> (or #login_error=<reason>) and the code is traded once with POST
 // /v0/auth/exchange with that nonce; a code that comes back to a tab that started no sign-in (a link someone sent)
@@ -7,16 +8,13 @@
 import { ApiError, post, request } from './api.js';
 import { copyButton, field, fill, h, notice, setFieldError } from './dom.js';
 import { keep, key, setCurrent, startSignIn, takeReason, takeSignIn } from './session.js';
+import { SIGN_IN_ERRORS, wordsFor } from './error-words.js';
 
-const REASONS = {
-  denied: 'You did not authorise Holon on GitHub.',
-  invalid_state: 'The sign-in link is unknown, used, expired or from another browser. Sign in again from this page.',
-  github_unavailable: 'GitHub could not be reached or refused the sign-in. Try again in a moment.',
-  no_verified_email: 'Your GitHub account has no verified primary email. Verify one on GitHub, then sign in again.',
-  email_unavailable: 'The account with your email is linked to another GitHub account.',
-  handle_unavailable: 'Your GitHub login cannot be used as a Holon handle (taken or reserved).',
-  account_disabled: 'This account is disabled.',
-};
+/**
+ * @typedef {import('./api-types.js').Me} Me
+ * @typedef {import('./api-types.js').Answer<'exchangeLoginCode'>} Exchanged
+ * @typedef {{ code: string } | { error: string }} Login
+ */
 
 /** The GitHub return, read from the fragment and removed from the address bar before anything else runs. */
 export function takeLoginFragment() {
@@ -25,14 +23,55 @@ export function takeLoginFragment() {
   history.replaceState(null, '', location.pathname);
   const code = fragment.get('login');
   if (code) return { code };
-  return { error: REASONS[fragment.get('login_error')] || 'The sign-in was refused. Sign in again.' };
+  return { error: wordsFor(SIGN_IN_ERRORS, fragment.get('login_error')) || 'The sign-in was refused. Sign in again.' };
 }
 
-/** The button that starts a GitHub sign-in bound to this tab (its nonce), then goes to GitHub. */
+/**
+ * The button that starts a GitHub sign-in bound to this tab (its nonce), then goes to GitHub.
+ * @param {string} label
+ * @param {string} [id]
+ */
 export function gitHubButton(label, id) {
   return h('button', { type: 'button', id, on: { click: () => location.assign(`/v0/auth/github?nonce=${startSignIn()}`) } }, label);
 }
 
+const AGENT_KEY = 'That is an agent key: it acts for an agent under one mandate. Paste your human key (hlk_h_…).';
+
+/**
+ * A pasted key: a human key is kept and signs in; else the operator's admin key; else what is wrong, at the field.
+ * @param {import('./dom.js').Field} keyField
+ * @param {() => void} done
+ */
+async function signInWithKey(keyField, done) {
+  const value = keyField.input.value.trim();
+  setFieldError(keyField, '');
+  if (!value) return setFieldError(keyField, 'Paste your key here.');
+  if (value.startsWith('hlk_a_')) return setFieldError(keyField, AGENT_KEY);
+  /** @type {import('./api.js').Answer<Me>} */
+  const me = await request('GET', '/v0/me', undefined, { key: value, any: true });
+  if (me.status === 401) return setFieldError(keyField, 'This key is unknown, expired or revoked. Sign in with GitHub for a new one.');
+  if (me.status === 200 && me.body.kind === 'agent') return setFieldError(keyField, AGENT_KEY);
+  if (me.status === 200 && me.body.kind === 'human') {
+    keep(value);
+    setCurrent({ kind: 'human', handle: me.body.account.handle, me: me.body });
+    done();
+    return;
+  }
+  const admin = await request('GET', '/v0/admin/log', undefined, { key: value, any: true });
+  if (admin.status === 200) {
+    keep(value);
+    setCurrent({ kind: 'admin' });
+    done();
+    return;
+  }
+  setFieldError(keyField, 'The gateway did not accept this key.');
+}
+
+/**
+ * The sign-in page: GitHub, or a pasted key.
+ * @param {HTMLElement} view
+ * @param {() => void} done
+ */
 export function signInPage(view, done) {
   const reason = takeReason();
   const keyField = field({
@@ -49,31 +88,9 @@ export function signInPage(view, done) {
       class: 'card',
       'aria-labelledby': 'paste-heading',
       on: {
-        submit: async (event) => {
+        submit: (/** @type {SubmitEvent} */ event) => {
           event.preventDefault();
-          const value = keyField.input.value.trim();
-          setFieldError(keyField, '');
-          if (!value) return setFieldError(keyField, 'Paste your key here.');
-          if (value.startsWith('hlk_a_'))
-            return setFieldError(keyField, 'That is an agent key: it acts for an agent under one mandate. Paste your human key (hlk_h_…).');
-          const me = await request('GET', '/v0/me', undefined, { key: value, any: true });
-          if (me.status === 401) return setFieldError(keyField, 'This key is unknown, expired or revoked. Sign in with GitHub for a new one.');
-          if (me.status === 200 && me.body.kind === 'agent')
-            return setFieldError(keyField, 'That is an agent key: it acts for an agent under one mandate. Paste your human key (hlk_h_…).');
-          if (me.status === 200) {
-            keep(value);
-            setCurrent({ kind: 'human', handle: me.body.account?.handle, me: me.body });
-            done();
-            return;
-          }
-          const admin = await request('GET', '/v0/admin/log', undefined, { key: value, any: true });
-          if (admin.status === 200) {
-            keep(value);
-            setCurrent({ kind: 'admin' });
-            done();
-            return;
-          }
-          setFieldError(keyField, 'The gateway did not accept this key.');
+          return signInWithKey(keyField, done);
         },
       },
     },
@@ -106,11 +123,17 @@ export function signInPage(view, done) {
  * After GitHub: trade the code once with this tab's nonce, show the keys once, keep the human key for this tab. A
  * code this tab did not ask for is not traded, and the key the tab kept stays.
  */
+/**
+ * @param {HTMLElement} view
+ * @param {Login} login
+ * @param {() => void} proceed
+ */
 export async function showKeysOnce(view, login, proceed) {
   const nonce = takeSignIn();
-  if (login.error) return failed(view, login.error);
+  if ('error' in login) return failed(view, login.error);
   if (!nonce) return notStartedHere(view, proceed);
   fill(view, h('section', { id: 'working' }, h('h1', {}, 'Signing you in…'), h('p', { role: 'status' }, 'Trading the one-time code for your keys.')));
+  /** @type {Exchanged} */
   let body;
   try {
     body = await post('/v0/auth/exchange', { code: login.code, nonce }, { key: '' });
@@ -119,6 +142,7 @@ export async function showKeysOnce(view, login, proceed) {
   }
   keep(body.keys.human.key);
   setCurrent(null);
+  /** @type {(label: string, id: string, value: string) => import('./dom.js').Child} */
   const row = (label, id, value) => [h('dt', {}, label), h('dd', {}, h('code', { id }, value), ' ', copyButton(value))];
   fill(
     view,
@@ -130,7 +154,7 @@ export async function showKeysOnce(view, login, proceed) {
       h(
         'dl',
         { class: 'keys' },
-        row(`Human key (expires ${new Date(body.keys.human.expires_at).toUTCString()})`, 'human-key', body.keys.human.key),
+        row(`Human key (expires ${new Date(body.keys.human.expires_at ?? 0).toUTCString()})`, 'human-key', body.keys.human.key),
         body.keys.agent ? row('Agent key (acts under the sandbox mandate)', 'agent-key', body.keys.agent.key) : null,
       ),
       h('p', {}, 'Publish from a terminal with ', h('code', {}, 'holon publish holon.yaml --key <human key>'), '.'),
@@ -140,7 +164,11 @@ export async function showKeysOnce(view, login, proceed) {
   view.querySelector('h1')?.focus();
 }
 
-/** A #login= link this tab did not start: said, and nothing replaced; signing in here is the person's choice. */
+/**
+ * A #login= link this tab did not start: said, and nothing replaced; signing in here is the person's choice.
+ * @param {HTMLElement} view
+ * @param {() => void} proceed
+ */
 function notStartedHere(view, proceed) {
   const kept = Boolean(key());
   fill(
@@ -166,6 +194,10 @@ function notStartedHere(view, proceed) {
   view.querySelector('h1')?.focus();
 }
 
+/**
+ * @param {HTMLElement} view
+ * @param {string} message
+ */
 function failed(view, message) {
   fill(
     view,

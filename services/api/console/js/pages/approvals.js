@@ -1,3 +1,4 @@
+// @ts-check
 // Approvals (the page gateway.md §8 left out): each pending approval with the agent and its exact version, the
 // worst case and max_cost in the mandate's currency, the reasons, the expiry, and the input it would receive —
 // as text, never as HTML, long inputs folded. Approve and run, grant only, or reject; the outcome is shown in
@@ -7,9 +8,19 @@ import { ApiError, get, request } from '../api.js';
 import { fill, foldedText, h, notice } from '../dom.js';
 import { cost, page, status, when } from '../format.js';
 import { money } from '../money.js';
+import { receiptHash } from '../paths.js';
+
+/**
+ * @typedef {import('../api-types.js').Approval} Approval
+ * @typedef {import('../api-types.js').Answer<'listApprovals'>} Approvals
+ * @typedef {import('../api-types.js').Receipt} Receipt
+ * @typedef {Approval | { receipt?: Receipt }} Decided the approval (granted, rejected), or the call's answer (run)
+ * @typedef {{ decision?: 'reject', run?: false }} Decision
+ */
 
 const POLL_MS = 3000;
 
+/** @param {import('../app.js').PageContext} page */
 export async function render({ who, onLeave }) {
   const list = h('ul', { class: 'plain', id: 'approval-list', 'aria-live': 'polite', 'aria-relevant': 'additions' });
   const empty = h('p', { class: 'empty', id: 'no-approvals' }, 'No approval is waiting. New ones appear here as they arrive.');
@@ -17,6 +28,7 @@ export async function render({ who, onLeave }) {
   const canDecide = who.kind === 'human' || who.kind === 'operator';
 
   async function refresh() {
+    /** @type {Approvals} */
     const { approvals } = await get('/v0/approvals');
     const newest = [...approvals].sort((a, b) => b.created_at.localeCompare(a.created_at));
     for (const a of newest.reverse()) {
@@ -40,13 +52,19 @@ export async function render({ who, onLeave }) {
   return page('Approvals', 'Calls your mandates hold for a human decision. Only you, the issuer, decide; an agent key never can.', empty, list);
 }
 
+/**
+ * @param {Approval} a
+ * @param {boolean} canDecide
+ */
 function approvalCard(a, canDecide) {
   const outcome = h('div', { class: 'outcome', 'aria-live': 'polite' });
   const buttons = h('div', { class: 'actions' });
+  /** @type {(label: string, body: Decision) => Promise<void>} */
   const decide = async (label, body) => {
     for (const b of buttons.querySelectorAll('button')) b.disabled = true;
     fill(outcome, h('p', { role: 'status' }, `${label}…`));
     try {
+      /** @type {import('../api.js').Answer<Decided>} */
       const answer = await request('POST', `/v0/approvals/${encodeURIComponent(a.id)}`, body, { any: true });
       if (answer.status >= 400 && !answer.body?.receipt) throw new ApiError(answer.status, answer.body);
       fill(outcome, describeOutcome(body, answer));
@@ -101,12 +119,20 @@ function approvalCard(a, canDecide) {
   );
 }
 
+/**
+ * @param {Decision} body
+ * @param {import('../api.js').Answer<Decided>} answer
+ */
 function describeOutcome(body, answer) {
   const b = answer.body;
   if (body.decision === 'reject') return notice('ok', h('span', {}, 'Rejected. ', status('rejected'), ' The input was deleted; nothing was charged.'));
+  // Granting only answers the approval; running answers the call, with its receipt once it ran.
   if (body.run === false)
-    return notice('ok', h('span', {}, 'Granted. ', status('granted'), ` The agent may now re-submit the same input with approval ${b.id}.`));
-  const r = b.receipt;
+    return notice(
+      'ok',
+      h('span', {}, 'Granted. ', status('granted'), ` The agent may now re-submit the same input with approval ${/** @type {Approval} */ (b).id}.`),
+    );
+  const r = /** @type {{ receipt?: Receipt }} */ (b).receipt;
   if (!r) return notice('ok', 'Approved; the call is on its way.');
   return notice(
     r.status === 'succeeded' ? 'ok' : 'error',
@@ -117,7 +143,7 @@ function describeOutcome(body, answer) {
       status(r.status),
       ` — ${cost(r)}. `,
       r.error ? `Error: ${r.error}. ` : '',
-      h('a', { href: `#/receipts/${encodeURIComponent(r.id)}` }, 'Open the receipt'),
+      h('a', { href: receiptHash(r.id) }, 'Open the receipt'),
     ),
   );
 }

@@ -1,16 +1,27 @@
+// @ts-check
 // Calls: recent calls (top-level receipts) with status, cost and duration, filtered by mandate, agent or status,
 // newest first, a page at a time.
 
 import { get, qs } from '../api.js';
 import { field, h } from '../dom.js';
 import { cost, duration, page, status, table, when } from '../format.js';
+import { receiptHash } from '../paths.js';
+
+/**
+ * @typedef {import('../api-types.js').Mandates} Mandates
+ * @typedef {import('../api-types.js').ReceiptPage} ReceiptPage
+ */
 
 const STATUSES = ['succeeded', 'failed', 'denied', 'rejected_input', 'pending_approval'];
 
+/** @param {import('../app.js').PageContext} page */
 export async function render({ query, navigate }) {
   const filters = { mandate: query.get('mandate') ?? '', agent: query.get('agent') ?? '', status: query.get('status') ?? '' };
   const before = query.get('before') ?? undefined;
-  const [mandates, pageOf] = await Promise.all([get('/v0/mandates'), get(`/v0/receipts${qs({ ...filters, limit: 25, before })}`)]);
+  const [mandates, pageOf] = await Promise.all([
+    /** @type {Promise<Mandates>} */ (get('/v0/mandates')),
+    /** @type {Promise<ReceiptPage>} */ (get(`/v0/receipts${qs({ ...filters, limit: 25, before })}`)),
+  ]);
   const mandate = field({
     label: 'Mandate',
     name: 'mandate',
@@ -50,7 +61,7 @@ export async function render({ query, navigate }) {
     table(
       before ? 'Older calls' : 'Recent calls',
       [
-        { label: 'When', cell: (r) => h('a', { href: `#/receipts/${encodeURIComponent(r.id)}` }, when(r.created_at)) },
+        { label: 'When', cell: (r) => h('a', { href: receiptHash(r.id) }, when(r.created_at)) },
         { label: 'Agent', cell: (r) => r.agent ?? '—' },
         { label: 'Mandate', cell: (r) => r.mandate ?? '—' },
         { label: 'Status', cell: (r) => [status(r.status), r.error ? h('span', { class: 'hint' }, ` ${r.error}`) : null] },

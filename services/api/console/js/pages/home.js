@@ -1,3 +1,4 @@
+// @ts-check
 // Home: the balance, each mandate's budget as a bar, pending approvals (newest first) and the last calls.
 
 import { get } from '../api.js';
@@ -6,12 +7,20 @@ import { h } from '../dom.js';
 import { cost, duration, page, section, status, table, when } from '../format.js';
 import { money } from '../money.js';
 import { balancesOf } from '../accounts.js';
+import { receiptHash } from '../paths.js';
 
+/**
+ * @typedef {import('../api-types.js').Mandates} Mandates
+ * @typedef {import('../api-types.js').Answer<'listApprovals'>} Approvals
+ * @typedef {import('../api-types.js').ReceiptPage} ReceiptPage
+ */
+
+/** @param {import('../app.js').PageContext} page */
 export async function render({ who }) {
   const [mandates, approvals, receipts, balances] = await Promise.all([
-    get('/v0/mandates'),
-    get('/v0/approvals'),
-    get('/v0/receipts?limit=8'),
+    /** @type {Promise<Mandates>} */ (get('/v0/mandates')),
+    /** @type {Promise<Approvals>} */ (get('/v0/approvals')),
+    /** @type {Promise<ReceiptPage>} */ (get('/v0/receipts?limit=8')),
     balancesOf(who),
   ]);
   const pending = [...approvals.approvals].sort((a, b) => b.created_at.localeCompare(a.created_at));
@@ -31,7 +40,7 @@ export async function render({ who }) {
               { class: 'facts', id: 'balances' },
               balances.map((b) => [
                 h('dt', {}, who.kind === 'operator' ? b.account : 'Your balance'),
-                h('dd', {}, money(b.balance, b.currency), b.held !== '0.00' ? ` (${money(b.held)} held for calls running now)` : ''),
+                h('dd', {}, money(b.balance, b.currency), b.held !== '0.00' ? ` (${money(String(b.held))} held for calls running now)` : ''),
               ]),
             )
           : h('p', { class: 'empty' }, 'No money yet.'),
@@ -67,7 +76,7 @@ export async function render({ who }) {
       table(
         'The most recent calls',
         [
-          { label: 'When', cell: (r) => h('a', { href: `#/receipts/${encodeURIComponent(r.id)}` }, when(r.created_at)) },
+          { label: 'When', cell: (r) => h('a', { href: receiptHash(r.id) }, when(r.created_at)) },
           { label: 'Agent', cell: (r) => r.agent ?? '—' },
           { label: 'Status', cell: (r) => status(r.status) },
           { label: 'Cost', cell: cost, numeric: true },

@@ -1,27 +1,40 @@
+// @ts-check
 // A month's reconciliation, as receipts.md "Reconciling a month" describes it: per mandate (Σ billed receipts
 // against what the mandate reports as spent, never above its total), per agent and version, against the balance
 // (credited − billed + earned against what the journal holds), and what was paid for nothing. The sums are made
 // here, in micro-units, from the receipts the API returns; the other side of each check comes from another table
 // (mandates, the journal), read through GET /v0/mandates and GET /v0/statement. Any month; a CSV of it.
 
-import { get, qs, request } from '../api.js';
+import { download, get, qs } from '../api.js';
 import { statementAccounts } from '../accounts.js';
 import { actionButton, h, notice, svg } from '../dom.js';
 import { page, section, table } from '../format.js';
 import { formatMicros, money, sum, toMicros } from '../money.js';
 
+/**
+ * @typedef {import('../api-types.js').Receipt} Receipt
+ * @typedef {import('../api-types.js').ReceiptPage} ReceiptPage
+ * @typedef {import('../api-types.js').MandateView} MandateView
+ * @typedef {import('../api-types.js').Statement} Statement
+ * @typedef {ReturnType<typeof monthBounds>} Bounds
+ */
+
+/** @param {number} n */
 const pad = (n) => String(n).padStart(2, '0');
 
-/** "2026-12" → its bounds in UTC, and the months around it. */
-export function monthBounds(month) {
-  const [y, m] = month.split('-').map(Number);
+/**
+ * "2026-12" → its bounds in UTC, and the months around it.
+ * @param {string} month
+ */
+function monthBounds(month) {
+  const [y = 0, m = 1] = month.split('-').map(Number);
   const since = new Date(Date.UTC(y, m - 1, 1));
   const until = new Date(Date.UTC(y, m, 1));
   const prev = new Date(Date.UTC(y, m - 2, 1));
   return {
     since: since.toISOString(),
     until: until.toISOString(),
-    days: Math.round((until - since) / 86_400_000),
+    days: Math.round((until.getTime() - since.getTime()) / 86_400_000),
     prev: `${prev.getUTCFullYear()}-${pad(prev.getUTCMonth() + 1)}`,
     next: `${until.getUTCFullYear()}-${pad(until.getUTCMonth() + 1)}`,
   };
@@ -32,11 +45,18 @@ const thisMonth = () => {
   return `${d.getUTCFullYear()}-${pad(d.getUTCMonth() + 1)}`;
 };
 
-/** Every top-level receipt of the period, page after page. */
+/**
+ * Every top-level receipt of the period, page after page.
+ * @param {string} since
+ * @param {string} until
+ */
 async function allReceipts(since, until) {
+  /** @type {Receipt[]} */
   const out = [];
+  /** @type {string | null | undefined} */
   let before;
   do {
+    /** @type {ReceiptPage} */
     const pageOf = await get(`/v0/receipts${qs({ since, until, limit: 200, before })}`);
     out.push(...pageOf.receipts);
     before = pageOf.next;
@@ -44,46 +64,59 @@ async function allReceipts(since, until) {
   return out;
 }
 
+/** @type {(receipts: Receipt[]) => Receipt[]} */
 const flatten = (receipts) => receipts.flatMap((r) => [r, ...flatten(r.children ?? [])]);
 
+/** @type {(ok: boolean, yes: string, no: string) => HTMLElement} */
 const check = (ok, yes, no) => h('span', { class: ok ? 'check-ok' : 'check-bad' }, ok ? `✓ ${yes}` : `✗ ${no}`);
 
-export async function render({ params, who, navigate }) {
-  const month = /^\d{4}-\d{2}$/.test(params[0] ?? '') ? params[0] : thisMonth();
-  const b = monthBounds(month);
-  const accounts = await statementAccounts(who);
-  const [receipts, mandates, statements] = await Promise.all([
-    allReceipts(b.since, b.until),
-    get('/v0/mandates'),
-    Promise.all(accounts.map((account) => get(`/v0/statement${qs({ since: b.since, until: b.until, ...(who.kind === 'operator' ? { account } : {}) })}`))),
-  ]);
-  const billed = receipts.filter((r) => r.billed);
-  const picker = h(
+/**
+ * The month picker, with links to the months around it.
+ * @param {string} month
+ * @param {Bounds} b
+ * @param {(hash: string) => void} navigate
+ */
+function picker(month, b, navigate) {
+  const input = h('input', { id: 'month', name: 'month', type: 'month', value: month, required: true });
+  return h(
     'form',
     {
       class: 'filters',
       'aria-label': 'Choose the month',
       on: {
-        submit: (e) => {
+        submit: (/** @type {SubmitEvent} */ e) => {
           e.preventDefault();
-          navigate(`#/month/${e.target.elements.month.value}`);
+          navigate(`#/month/${input.value}`);
         },
       },
     },
-    h(
-      'div',
-      { class: 'field' },
-      h('label', { for: 'month' }, 'Month'),
-      h('input', { id: 'month', name: 'month', type: 'month', value: month, required: true }),
-    ),
+    h('div', { class: 'field' }, h('label', { for: 'month' }, 'Month'), input),
     h('button', { type: 'submit' }, 'Show'),
     h('a', { href: `#/month/${b.prev}` }, `← ${b.prev}`),
     h('a', { href: `#/month/${b.next}` }, `${b.next} →`),
   );
+}
+
+/** @param {import('../app.js').PageContext} page */
+export async function render({ params, who, navigate }) {
+  const month = params[0] && /^\d{4}-\d{2}$/.test(params[0]) ? params[0] : thisMonth();
+  const b = monthBounds(month);
+  const accounts = await statementAccounts(who);
+  const [receipts, mandates, statements] = await Promise.all([
+    allReceipts(b.since, b.until),
+    /** @type {Promise<import('../api-types.js').Mandates>} */ (get('/v0/mandates')),
+    Promise.all(
+      accounts.map(
+        (account) =>
+          /** @type {Promise<Statement>} */ (get(`/v0/statement${qs({ since: b.since, until: b.until, ...(who.kind === 'operator' ? { account } : {}) })}`)),
+      ),
+    ),
+  ]);
+  const billed = receipts.filter((r) => r.billed);
   return page(
     `Month ${month}`,
     `From ${b.since.slice(0, 10)} to ${b.until.slice(0, 10)} (UTC): ${receipts.length} call${receipts.length === 1 ? '' : 's'}, ${billed.length} billed. A delegated run counts in the month its top receipt was written.`,
-    picker,
+    picker(month, b, navigate),
     h(
       'p',
       {},
@@ -97,6 +130,13 @@ export async function render({ params, who, navigate }) {
   );
 }
 
+/**
+ * Per mandate: Σ of its receipts against what it reports as spent, and never above its total.
+ * @param {Receipt[]} receipts
+ * @param {MandateView[]} mandates
+ * @param {Statement[]} statements
+ * @param {boolean} current the month is not over: what was billed to its end is all that was billed
+ */
 function perMandate(receipts, mandates, statements, current) {
   const ranged = new Map(statements.flatMap((s) => s.mandates).map((m) => [m.id, m]));
   const rows = mandates.map((m) => {
@@ -137,7 +177,7 @@ function perMandate(receipts, mandates, statements, current) {
         },
       ],
       rows,
-      { empty: 'No mandate.' },
+      { empty: 'No mandate.', wide: true },
     ),
     h(
       'p',
@@ -147,7 +187,12 @@ function perMandate(receipts, mandates, statements, current) {
   );
 }
 
+/**
+ * Per agent and version: calls, billed calls, what they were charged.
+ * @param {Receipt[]} receipts
+ */
 function perAgent(receipts) {
+  /** @type {Map<string, { agent: string, currency: string | null, calls: number, billedCalls: number, billed: bigint }>} */
   const groups = new Map();
   for (const r of receipts) {
     const key = r.agent ?? '(not resolved)';
@@ -175,6 +220,11 @@ function perAgent(receipts) {
   );
 }
 
+/**
+ * Against the balance: opening + credited − billed + earned against the journal's closing balance.
+ * @param {Statement[]} statements
+ * @param {Receipt[]} receipts
+ */
 function againstBalance(statements, receipts) {
   const rows = statements.flatMap((s) =>
     s.currencies.map((c) => {
@@ -189,7 +239,7 @@ function againstBalance(statements, receipts) {
     table(
       'Credited, billed and earned against the balance',
       [
-        ...(statements.length > 1 ? [{ label: 'Account', cell: (r) => r.account }] : []),
+        ...(statements.length > 1 ? [{ label: 'Account', cell: (/** @type {{ account: string }} */ r) => r.account }] : []),
         { label: 'Opening', cell: (r) => money(r.c.opening, r.c.currency), numeric: true },
         { label: 'Credited', cell: (r) => `+ ${money(r.c.credited)}`, numeric: true },
         { label: 'Billed', cell: (r) => `− ${money(r.c.billed)}`, numeric: true },
@@ -215,9 +265,10 @@ function againstBalance(statements, receipts) {
   );
 }
 
+/** @param {Receipt[]} receipts */
 function forNothing(receipts) {
   const all = flatten(receipts);
-  const count = (s) => all.filter((r) => r.status === s).length;
+  const count = (/** @type {string} */ s) => all.filter((r) => r.status === s).length;
   const rejected = count('rejected_input');
   return section(
     'Paid for nothing',
@@ -241,10 +292,17 @@ function forNothing(receipts) {
   );
 }
 
-/** Σ billed per day, as bars; the figures are also in the table of the per-mandate section. */
+/**
+ * Σ billed per day, as bars; the figures are also in the table of the per-mandate section.
+ * @param {Receipt[]} receipts
+ * @param {Bounds} b
+ */
 function chart(receipts, b) {
   const perDay = Array.from({ length: b.days }, () => 0n);
-  for (const r of receipts) perDay[new Date(r.created_at).getUTCDate() - 1] += toMicros(r.cost.total);
+  for (const r of receipts) {
+    const day = new Date(r.created_at).getUTCDate() - 1;
+    perDay[day] = (perDay[day] ?? 0n) + toMicros(r.cost.total);
+  }
   // biome-ignore lint/complexity/useMathMinMax: BigInt amounts: Math.max does not take them
   const top = perDay.reduce((m, v) => (v > m ? v : m), 0n);
   const W = 620;
@@ -276,8 +334,12 @@ function chart(receipts, b) {
   );
 }
 
+/**
+ * @param {Bounds} b
+ * @param {string} month
+ */
 async function downloadCsv(b, month) {
-  const response = await request('GET', `/v0/receipts.csv${qs({ since: b.since, until: b.until })}`, undefined, { raw: true, accept: 'text/csv' });
+  const response = await download(`/v0/receipts.csv${qs({ since: b.since, until: b.until })}`, 'text/csv');
   const url = URL.createObjectURL(await response.blob());
   const a = h('a', { href: url, download: `holon-receipts-${month}.csv`, hidden: true });
   document.body.append(a);

@@ -1,3 +1,4 @@
+// @ts-check
 // One receipt tree: the top receipt's figures, and its children opened one by one (own, downstream and total
 // cost, splits, reasons), so a delegated run shows where its total went, agent by agent.
 
@@ -6,7 +7,11 @@ import { h } from '../dom.js';
 import { duration, page, status, when } from '../format.js';
 import { money } from '../money.js';
 
+/** @typedef {import('../api-types.js').Receipt} Receipt */
+
+/** @param {import('../app.js').PageContext} page */
 export async function render({ params }) {
+  /** @type {Receipt} */
   const receipt = await get(`/v0/receipts/${encodeURIComponent(params[0] ?? '')}`);
   return page(
     `Receipt ${receipt.id}`,
@@ -17,6 +22,7 @@ export async function render({ params }) {
   );
 }
 
+/** @param {Receipt} r */
 function facts(r) {
   const c = r.currency;
   return h(
@@ -74,7 +80,11 @@ function facts(r) {
   );
 }
 
-/** Each child behind its own <details>, its children inside it: the tree opens one level at a time. */
+/**
+ * Each child behind its own <details>, its children inside it: the tree opens one level at a time.
+ * @param {Receipt} r
+ * @returns {HTMLElement}
+ */
 function children(r) {
   return h(
     'ul',
