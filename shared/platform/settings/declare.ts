@@ -41,12 +41,12 @@ export interface ReadContext {
 }
 
 /** What a production rule may look at besides the value: the variable's text, and the agents left out. */
-export interface ProductionFacts {
+interface ProductionFacts {
   raw: string | undefined;
   exclude: readonly string[];
 }
 
-export interface ProductionRule<V> {
+interface ProductionRule<V> {
   /** Production refuses to start while the variable is unset (blank, and no command-line override): `production needs <VAR> <needs>`. */
   needs?: string;
   /** Any other rule production holds the value to: a problem, or undefined. */
