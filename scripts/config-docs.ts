@@ -1,81 +1,95 @@
 /**
- * docs/configuration.md, generated from the table of settings in shared/platform/config.ts (SETTINGS): every
- * environment variable, its default, what it does and which roles read it.
+ * docs/configuration.md, generated from the declarations of shared/platform/settings/ (DOCUMENTED): every
+ * environment variable, its default, what it does and which roles read it, and what production requires.
  *
  *   node --import tsx scripts/config-docs.ts           writes docs/configuration.md
  *   node --import tsx scripts/config-docs.ts --check   exit 1 when docs/configuration.md is not what it would write
  *
- * tests/unit/config-docs.test.ts runs the same comparison, so a setting added to config.ts without regenerating the
- * page fails the unit tests.
+ * tests/unit/config-docs.test.ts runs the same comparison, so a setting declared without regenerating the page fails
+ * the unit tests.
  */
 import path from 'node:path';
-import { writeOrCheck } from './generated-file.js';
 import { fileURLToPath, pathToFileURL } from 'node:url';
-import { ROLES, SETTINGS, type Setting, type SettingGroup, type SettingReader } from '../shared/platform/config.js';
+import { type Documented, type Reader, ROLES, type Section } from '../shared/platform/settings/declare.js';
+import { DOCUMENTED, SETTINGS } from '../shared/platform/settings/index.js';
+import { leaves } from '../shared/platform/settings/walk.js';
+import { writeOrCheck } from './generated-file.js';
 
 export const CONFIGURATION_DOC = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../docs/configuration.md');
 
-const GROUPS: ReadonlyArray<{ group: SettingGroup; title: string; intro?: string }> = [
-  { group: 'gateway', title: 'The gateway, in any mode' },
-  {
-    group: 'hosted',
-    title: 'Hosted mode and production',
-    intro:
-      'With `NODE_ENV=production` the gateway refuses to start without `DATABASE_URL`, `HOLON_PUBLIC_URL`, `HOLON_SITE_URL`,\n' +
-      '`HOLON_FILE_SECRET`, `HOLON_ADMIN_KEY` and `HOLON_TRUST_PROXY` (set explicitly), and refuses\n' +
-      '`HOLON_ALLOW_PRIVATE_ENDPOINTS=1` (`docs/operating.md`, "Settings").',
-  },
-  { group: 'webhooks', title: 'Webhooks (`docs/webhooks.md`)' },
-  { group: 'observability', title: 'Metrics, traces and logs (`docs/operating.md`)' },
-  { group: 'tools', title: "The command line's client commands and the reference agent host" },
+const SECTIONS: ReadonlyArray<{ section: Section; title: string; intro?: () => string }> = [
+  { section: 'gateway', title: 'The gateway, in any mode' },
+  { section: 'hosted', title: 'Hosted mode and production', intro: productionIntro },
+  { section: 'webhooks', title: 'Webhooks (`docs/webhooks.md`)' },
+  { section: 'observability', title: 'Metrics, traces and logs (`docs/operating.md`)' },
+  { section: 'tools', title: "The command line's client commands and the reference agent host" },
 ];
 
+/** What production requires, from the declarations' production rules. */
+function productionIntro(): string {
+  const rules = leaves(SETTINGS, undefined, undefined).flatMap(({ declared }) => (declared.production ? [{ env: declared.env, ...declared.production }] : []));
+  const needed = rules.filter((r) => r.needs).map((r) => `\`${r.env}\``);
+  const refused = rules.flatMap((r) => (r.refuses ? [r.refuses] : []));
+  return (
+    `With \`NODE_ENV=production\` the gateway refuses to start without ${needed.slice(0, -1).join(', ')} and ${needed.at(-1)} (each set ` +
+    `explicitly), ${refused.join(', ')}, or with a secret that does not look random or serves two settings ` +
+    '(`docs/operating.md`, "Settings" and "Secrets").'
+  );
+}
+
 /** `every role` for the four roles together, then the other readers, in the table's words. */
-export function readersText(readBy: readonly SettingReader[]): string {
-  const all = ROLES.every((r) => readBy.includes(r));
-  const rest = readBy.filter((r) => !(all && ROLES.includes(r)));
+export function readersText(roles: readonly Reader[]): string {
+  const all = ROLES.every((r) => roles.includes(r));
+  const rest = roles.filter((r) => !(all && ROLES.includes(r)));
   const named = rest.map((r) => (r === 'serve' ? '`holon serve`' : r));
   return [...(all ? ['every role'] : []), ...named].join(', ');
 }
 
-function row(s: Setting): string {
-  for (const text of [s.default, s.what]) {
-    if (text.includes('|') || text.includes('\n')) throw new Error(`${s.name}: a table cell may not hold "|" or a line break`);
-  }
-  return `| \`${s.name}\` | ${s.default || '—'} | ${s.what} | ${readersText(s.readBy)} |`;
+/** The default in words, and a number's allowed range. */
+function defaultText(s: Documented): string {
+  const range = s.bounds ? `${s.bounds.min} to ${s.bounds.max}` : '';
+  return [s.shown, range].filter(Boolean).join('; ') || '—';
 }
 
-export function renderConfiguration(settings: readonly Setting[] = SETTINGS): string {
+function row(s: Documented): string {
+  const cells = [defaultText(s), s.doc];
+  for (const text of cells) {
+    if (text.includes('|') || text.includes('\n')) throw new Error(`${s.env}: a table cell may not hold "|" or a line break`);
+  }
+  return `| \`${s.env}\` | ${cells[0]} | ${cells[1]} | ${readersText(s.roles)} |`;
+}
+
+export function renderConfiguration(settings: readonly Documented[] = DOCUMENTED): string {
   const seen = new Set<string>();
   for (const s of settings) {
-    if (seen.has(s.name)) throw new Error(`${s.name} is listed twice in SETTINGS`);
-    seen.add(s.name);
+    if (seen.has(s.env)) throw new Error(`${s.env} is declared twice`);
+    seen.add(s.env);
   }
   const out: string[] = [
     '# Configuration',
     '',
-    '<!-- Generated from SETTINGS in shared/platform/config.ts by `node --import tsx scripts/config-docs.ts`',
-    '     (npm run docs:config). Edit the table there, then regenerate; tests/unit/config-docs.test.ts compares. -->',
+    '<!-- Generated from the declarations of shared/platform/settings/ by `node --import tsx scripts/config-docs.ts`',
+    '     (npm run docs:config). Edit a declaration there, then regenerate; tests/unit/config-docs.test.ts compares. -->',
     '',
     'Every environment variable Holon reads. The gateway reads its own in one place, `shared/platform/config.ts`, at',
     'start-up: an invalid value stops the start with every problem listed. Command-line options (`--port`, `--host`,',
-    '`--db`, `--registry`, `--mandates`, `--hosted`) win over the environment.',
+    "`--db`, `--registry`, `--mandates`, `--hosted`) win over the environment. A number's allowed range follows its default.",
     '',
     '"Read by" names the roles that use a setting: `api`, `runner`, `settler`, `evaluator` (`holon serve` runs all four,',
     'so it reads what any of them reads; `holon serve` alone marks what only the one-process dev gateway does), the',
     "other commands of the CLI, the reference MCP agent host (`agents/host.mjs`) and the image's entrypoint",
     '(`infra/entrypoint.sh`). Scaled out, give every process the same values: `docs/operating.md`, "Scaling out".',
   ];
-  for (const { group, title, intro } of GROUPS) {
-    const rows = settings.filter((s) => s.group === group);
+  for (const { section, title, intro } of SECTIONS) {
+    const rows = settings.filter((s) => s.section === section);
     if (!rows.length) continue;
     out.push('', `## ${title}`, '');
-    if (intro) out.push(intro, '');
+    if (intro) out.push(intro(), '');
     out.push('| Variable | Default | What it does | Read by |', '|---|---|---|---|', ...rows.map(row));
   }
-  const grouped = new Set(GROUPS.map((g) => g.group));
-  const stray = settings.filter((s) => !grouped.has(s.group));
-  if (stray.length) throw new Error(`settings in no group: ${stray.map((s) => s.name).join(', ')}`);
+  const listed = new Set(SECTIONS.map((g) => g.section));
+  const stray = settings.filter((s) => !s.section || !listed.has(s.section));
+  if (stray.length) throw new Error(`settings in no section: ${stray.map((s) => s.env).join(', ')}`);
   return `${out.join('\n')}\n`;
 }
 
@@ -84,8 +98,8 @@ function main(argv: string[]): number {
     file: CONFIGURATION_DOC,
     text: renderConfiguration(),
     argv,
-    stale: 'docs/configuration.md is not what shared/platform/config.ts says: run node --import tsx scripts/config-docs.ts',
-    wrote: `${SETTINGS.length} variables`,
+    stale: 'docs/configuration.md is not what shared/platform/settings/ declares: run node --import tsx scripts/config-docs.ts',
+    wrote: `${DOCUMENTED.length} variables`,
   });
 }
 

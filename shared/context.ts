@@ -10,6 +10,8 @@ import type { Registry } from './registry/registry.js';
 import type { SampleRecords } from './catalogue/sample-records.js';
 import type { SigningKey } from './signing/keys.js';
 import type { PayerRule } from './core/counted-payer.js';
+import { SETTINGS } from './platform/settings/index.js';
+import { DEFAULT_LOG_ORIGIN } from './platform/settings/signing.js';
 
 export interface ServiceSettings {
   /** How long a finished call's output waits for pickup (HOLON_RESULT_TTL_S). */
@@ -48,12 +50,13 @@ export interface ServiceContext {
   settleHere?: (callId: string) => Promise<unknown>;
 }
 
+/** A bare context's settings: the declared defaults (shared/platform/settings/). */
 export const DEFAULT_SETTINGS: ServiceSettings = {
-  resultTtlS: 600,
+  resultTtlS: SETTINGS.resultTtlS.default,
   queueGraceS: 300,
-  rankingMinPayers: 3,
+  rankingMinPayers: SETTINGS.rankingMinPayers.default,
   payerRule: 'every_payer',
-  logOrigin: 'holon.localhost/receipts',
+  logOrigin: DEFAULT_LOG_ORIGIN,
 };
 
 /** What a started role hands its composition root, in the order the root stops things (services/compose.ts). */

@@ -51,7 +51,7 @@ export interface ApiDeps {
   waiter: CallWaiter;
   syncWaitMs: number;
   signupCredit: bigint;
-  /** Largest request body (HOLON_BODY_LIMIT, default 1 MB). */
+  /** Largest request body (HOLON_BODY_LIMIT). */
   bodyLimitBytes: number;
   /** The MCP server at /mcp (spec/mcp.md). */
   mcp?: McpEndpoint;

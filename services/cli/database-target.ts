@@ -6,6 +6,8 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import type { Database } from '../../shared/db/connect.js';
 import { BackupError } from '../../shared/backup/errors.js';
+import { valueIn } from '../../shared/platform/settings/declare.js';
+import { SETTINGS } from '../../shared/platform/settings/index.js';
 
 export interface DatabaseTarget {
   url?: string;
@@ -32,7 +34,7 @@ export function databaseTarget(db: string | undefined, env: NodeJS.ProcessEnv): 
     }
     return { url, label };
   }
-  const dir = path.resolve(db ?? (env.HOLON_DB?.trim() || '.holon/db'));
+  const dir = db === undefined ? valueIn(SETTINGS.dbDir, env) : path.resolve(db);
   return { dir, label: `PGlite ${dir}` };
 }
 

@@ -14,6 +14,8 @@
 import { parseArgs } from 'node:util';
 import { parseTimestamp } from '../../shared/core/timestamps.js';
 import { ConfigError } from '../../shared/platform/config.js';
+import { valueIn } from '../../shared/platform/settings/declare.js';
+import { SETTINGS } from '../../shared/platform/settings/index.js';
 import { parseRetiredKeys } from '../../shared/signing/key-set.js';
 import { keyFileOf, keyOfSetting, newPrivateJwk, rotateKeyFile } from '../../shared/signing/keys.js';
 import { failed } from './backup-output.js';
@@ -43,9 +45,10 @@ export async function keysCommand(argv: string[], env: NodeJS.ProcessEnv = proce
     process.stderr.write(`holon keys rotate: --at must be an RFC 3339 time with a time zone, such as 2026-03-01T00:00:00Z\n`);
     return 2;
   }
-  const setting = env.HOLON_SIGNING_KEY?.trim();
   try {
-    if (setting) return await rotateSetting(setting, env.HOLON_RETIRED_KEYS, new Date(at.instant.iso).toISOString(), { json: values.json === true, out });
+    const setting = valueIn(SETTINGS.signingKey, env);
+    if (setting)
+      return await rotateSetting(setting, valueIn(SETTINGS.retiredKeys, env), new Date(at.instant.iso).toISOString(), { json: values.json === true, out });
     if (env.DATABASE_URL?.trim()) {
       process.stderr.write('holon keys rotate: on Postgres every process needs the same key in HOLON_SIGNING_KEY; set it (then rotate with this command)\n');
       return 2;

@@ -1,5 +1,5 @@
 /**
- * The log's checkpoints (docs/receipts.md "Checkpoints"): every HOLON_CHECKPOINT_S (default 10 s) the settler signs
+ * The log's checkpoints (docs/receipts.md "Checkpoints"): every HOLON_CHECKPOINT_S seconds the settler signs
  * a checkpoint of the receipt log when receipts arrived since the last one (shared/receipts/checkpoints.ts); a quiet
  * log gets none. Any number of settlers may do it at once: one checkpoint is kept per size.
  */

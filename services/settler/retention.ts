@@ -1,5 +1,5 @@
 /**
- * Retention (docs/webhooks.md "Retention", docs/mcp.md "Tasks"): after HOLON_DELIVERY_RETENTION_DAYS (default 30),
+ * Retention (docs/webhooks.md "Retention", docs/mcp.md "Tasks"): after HOLON_DELIVERY_RETENTION_DAYS,
  * the settler deletes the delivery log of deliveries that finished before then (delivered, gone, gave up: the row
  * and its attempts; never a pending one, nor one with a re-send still to make) and the `mcp_tasks` rows created
  * before then whose call is final. Once at start, then every hour; the clock is the context's (`ctx.now()`), so

@@ -9,6 +9,7 @@ import { PGlite } from '@electric-sql/pglite';
 import ClientPGLite from 'knex-pglite';
 import { migrateToLatest } from './migrate.js';
 import { lockPglite } from './pglite-lock.js';
+import { SETTINGS } from '../platform/settings/index.js';
 
 export type Db = Knex;
 export type Tx = Knex.Transaction;
@@ -25,7 +26,7 @@ export interface DatabaseOptions {
   dir?: string;
   /** Run migrations on open (default true). */
   migrate?: boolean;
-  /** Largest pool for Postgres (default 10). PGlite always has exactly one connection. */
+  /** Largest pool for Postgres (default HOLON_DB_POOL's). PGlite always has exactly one connection. */
   poolMax?: number;
 }
 
@@ -44,7 +45,7 @@ export async function openDatabase(options: DatabaseOptions = {}): Promise<Datab
     knex = knexFactory({
       client: 'pg',
       connection: options.url,
-      pool: { min: 0, max: options.poolMax ?? 10 },
+      pool: { min: 0, max: options.poolMax ?? SETTINGS.dbPool.default },
       // a transaction waiting on a row lock must not wait forever for a pooled connection
       acquireConnectionTimeout: 30_000,
     });

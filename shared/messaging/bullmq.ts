@@ -2,7 +2,7 @@
  * The Redis implementation of QueueBackend, on BullMQ. This is the ONLY file in the project that imports
  * `bullmq`; everything else sees the interfaces of ./types.ts.
  *
- * Keys: every queue lives under `<prefix>:q:<queue name>:…` (prefix from HOLON_REDIS_PREFIX, default `holon`),
+ * Keys: every queue lives under `<prefix>:q:<queue name>:…` (prefix from HOLON_REDIS_PREFIX),
  * so two gateways with different prefixes on one Redis never see each other's jobs.
  *
  * Connections: one shared ioredis connection for all producers (Queue instances), one shared connection for
@@ -59,7 +59,7 @@ const DEFAULT_STALL_SETTINGS: Readonly<StallSettings> = Object.freeze({
 export interface BullBackendOptions {
   /** Redis URL (`redis://…` or `rediss://…`). */
   connection: string;
-  /** Key prefix (HOLON_REDIS_PREFIX); default `holon`. */
+  /** Key prefix (HOLON_REDIS_PREFIX). */
   prefix?: string;
   /** Stall/lock settings for every worker of this backend (per-worker options override them). */
   worker?: Partial<StallSettings>;

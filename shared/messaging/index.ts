@@ -14,7 +14,7 @@ export type * from './types.js';
 export interface MessagingOptions {
   /** REDIS_URL; absent = in-process implementations. */
   redisUrl?: string;
-  /** HOLON_REDIS_PREFIX; default `holon`. Ignored without Redis. */
+  /** HOLON_REDIS_PREFIX (default DEFAULT_REDIS_PREFIX). Ignored without Redis. */
   prefix?: string;
   /** Stall/lock settings for BullMQ workers (defaults: DEFAULT_STALL_SETTINGS in ./bullmq.ts). */
   worker?: Partial<StallSettings>;

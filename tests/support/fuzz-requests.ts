@@ -32,11 +32,13 @@ import {
   type Path,
 } from './fuzz-arbitraries.js';
 import { checkRest, drainedWithoutLiveHolds, excerpt, problemPaths, rawRequest, type RawReply } from './fuzz-http.js';
+import { SETTINGS } from '../../shared/platform/settings/index.js';
 
 export const SEED = process.env.FUZZ_SEED ? Number(process.env.FUZZ_SEED) : 20_250_611;
 export const SCALE = process.env.FUZZ_RUNS ? Number(process.env.FUZZ_RUNS) : 1;
 const runs = (n: number) => Math.max(1, Math.round(n * SCALE));
-export const LIMIT = 1_048_576;
+/** The gateway's default HOLON_BODY_LIMIT. */
+export const LIMIT = SETTINGS.bodyLimitBytes.default;
 /** Nesting this deep (or deeper) must be refused. */
 export const TOO_DEEP = 1000;
 

@@ -13,6 +13,9 @@ import path from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { parseAllDocuments } from 'yaml';
 import { ConfigError, loadConfig } from '../../shared/platform/config.js';
+import { SETTINGS } from '../../shared/platform/settings/index.js';
+import { TRACING } from '../../shared/platform/settings/observability.js';
+import { leaves } from '../../shared/platform/settings/walk.js';
 import { poll } from '../support/poll.js';
 
 const ROOT = path.resolve(import.meta.dirname, '../..');
@@ -52,12 +55,10 @@ function cliCommands(): Set<string> {
   return new Set(names.filter((n) => n !== 'help'));
 }
 
-/** Every variable shared/platform/config.ts reads, and those the agents of agents/ read from ctx.env. */
+/** Every variable shared/platform/config.ts reads (its declarations, shared/platform/settings/), and those the agents of agents/ read from ctx.env. */
 function knownVariables(): Set<string> {
-  const config = read('shared/platform/config.ts');
   const names = new Set<string>();
-  for (const m of config.matchAll(/\benv\.([A-Z][A-Z0-9_]*)/g)) names.add(m[1]!);
-  for (const m of config.matchAll(/\b(?:int|flag|url|missing)\('([A-Z][A-Z0-9_]*)'/g)) names.add(m[1]!);
+  for (const { declared } of [...leaves(SETTINGS, undefined, undefined), ...leaves(TRACING, undefined, undefined)]) names.add(declared.env);
   for (const dir of readdirSync(path.join(ROOT, 'agents'))) {
     const tool = path.join(ROOT, 'agents', dir, 'tool.mjs');
     if (!existsSync(tool)) continue;
