@@ -28,7 +28,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { CallOutcome } from '../shared/calls/outcome.js';
+import type { CallOutcome } from '../shared/calls/call-outcome.js';
 import { DEFAULT_SETTINGS, type ServiceContext } from '../shared/context.js';
 import { openDatabase } from '../shared/db/connect.js';
 import { audit } from '../shared/ledger/audit.js';

@@ -4,7 +4,7 @@
  * (runtimes/published.ts); shipped agents are exempt.
  */
 import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
-import { RUN_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
+import { RUN_QUEUE, type CallJob } from '../../shared/calls/wire.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../../shared/files/access.js';

@@ -11,7 +11,7 @@
  * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/calls/submit/idempotency.ts). Counted in
  * `holon_sweeper_actions_total` as `restart_closed` and `restart_resettled`.
  */
-import { unbilled } from '../../shared/calls/outcome.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
 import { markInterrupted } from '../../shared/calls/submit/idempotency.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';

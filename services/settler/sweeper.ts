@@ -9,7 +9,7 @@
  * - Pending approvals past their 7 days expire.
  * Each action counts in `holon_sweeper_actions_total` (requeued, abandoned, closed, resettled, approvals_expired).
  */
-import { unbilled } from '../../shared/calls/outcome.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
 import { callStatus, closeCall, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
 import { expireApprovals } from '../../shared/calls/submit/approvals.js';
 import type { ServiceContext } from '../../shared/context.js';

@@ -5,7 +5,7 @@
  * deletes expired files (file-sweeper.ts) and what is past its retention (retention.ts), and signs the receipt
  * log's checkpoints (checkpointer.ts).
  */
-import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
+import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/wire.js';
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';

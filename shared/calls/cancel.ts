@@ -18,13 +18,11 @@
  */
 import type { ServiceContext } from '../context.js';
 import { decideApproval } from './submit/approvals.js';
-import { inputKey } from './jobs.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey, inputKey } from './wire.js';
 import { callStatus, closeCall } from './transitions.js';
-import { unbilled } from './outcome.js';
+import { unbilled } from './call-outcome.js';
 import type { CallWaiter } from './answer/waiter.js';
 
-export const CALLS_CANCEL_CHANNEL = 'calls-cancel';
-export const cancelKey = (callId: string): string => `cancel:${callId}`;
 /** A cancel mark outlives any run (timeout_s ≤ 300). */
 const CANCEL_MARK_TTL_S = 900;
 /** How long a cancel answered to a caller waits for the call's final state before it answers `cancelling`. */

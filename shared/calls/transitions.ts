@@ -9,8 +9,8 @@
 import type { Db, DbBigInt } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import type { ServiceContext } from '../context.js';
-import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './jobs.js';
-import type { CallOutcome } from './outcome.js';
+import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './wire.js';
+import type { CallOutcome } from './call-outcome.js';
 
 export type CallStatus = 'queued' | 'running' | 'settling' | 'succeeded' | 'failed';
 

@@ -1,11 +1,11 @@
 /**
- * The Agent Record counts only what the agent caused (shared/calls/outcome.ts NOT_THE_AGENTS_DOING): calls the
+ * The Agent Record counts only what the agent caused (shared/calls/call-outcome.ts NOT_THE_AGENTS_DOING): calls the
  * gateway closed itself — a gateway error, a restart, a cancellation — are recorded (receipt, call event) but count
  * neither as runs nor against the success rate, the cost per successful run or the ranking.
  */
 import { expect, test } from 'vitest';
 import { requestCancel } from '../../shared/calls/cancel.js';
-import { unbilled } from '../../shared/calls/outcome.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
 import { closeCall } from '../../shared/calls/transitions.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';

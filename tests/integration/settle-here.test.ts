@@ -5,8 +5,8 @@
  * `settling` is the durable hand-off in every case.
  */
 import { describe, expect } from 'vitest';
-import { SETTLE_QUEUE } from '../../shared/calls/jobs.js';
-import { unbilled } from '../../shared/calls/outcome.js';
+import { SETTLE_QUEUE } from '../../shared/calls/wire.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
 import { claimCall, closeCall } from '../../shared/calls/transitions.js';
 import { DEFAULT_SETTINGS, type ServiceContext } from '../../shared/context.js';
 import { admitShared } from '../../shared/ledger/money-functions.js';

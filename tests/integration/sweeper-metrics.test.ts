@@ -14,7 +14,7 @@ import { sweepFiles } from '../../services/settler/file-sweeper.js';
 import { recoverOrphanedCalls } from '../../services/settler/recovery.js';
 import { sweep } from '../../services/settler/sweeper.js';
 import { submitCall } from '../../shared/calls/submit/submit.js';
-import { CALLBACK_QUEUE, RUN_QUEUE } from '../../shared/calls/jobs.js';
+import { CALLBACK_QUEUE, RUN_QUEUE } from '../../shared/calls/wire.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { FILE_TTL_MS } from '../../shared/files/store.js';
 import { settleCall } from '../../shared/calls/settle/settle.js';
