@@ -13,15 +13,16 @@
  */
 import { unbilled } from '../../shared/calls/call-outcome.js';
 import { markInterrupted } from '../../shared/calls/submit/idempotency.js';
-import type { ServiceContext } from '../../shared/context.js';
-import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
+import { enqueueSettle } from '../../shared/calls/transitions.js';
 import { countSweep } from '../../shared/platform/metrics.js';
 
-export async function recoverOrphanedCalls(ctx: ServiceContext): Promise<{ closed: number; resettled: number }> {
+export async function recoverOrphanedCalls(engine: CallEngine): Promise<{ closed: number; resettled: number }> {
+  const ctx = engine.resources;
   const orphaned = await ctx.db('calls').whereIn('status', ['queued', 'running']).select('id', 'status');
   const closed: string[] = [];
   for (const c of orphaned) {
-    const ok = await closeCall(ctx, String(c.id), c.status, unbilled('gateway_restarted'));
+    const ok = await engine.close(String(c.id), c.status, unbilled('gateway_restarted'));
     if (ok) closed.push(String(c.id));
   }
   await markInterrupted(ctx.db, closed);

@@ -8,7 +8,7 @@ import { ensureBalanceRow, reserveFromParentHold } from '../../ledger/holds.js';
 import { admitAgain, admitShared, reserveShared, type AdmittedCall } from '../../ledger/money-functions.js';
 import { HolonError } from '../../core/errors.js';
 import { isDatabaseUnreachable, isUniqueViolation } from '../../db/unreachable.js';
-import { callStatus } from '../transitions.js';
+import { callStatus, insertQueuedCall } from '../transitions.js';
 import { readBalance } from '../../ledger/accounts.js';
 import type { ServiceContext } from '../../context.js';
 import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../../mandates/store.js';
@@ -104,7 +104,7 @@ async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalI
         );
         if (used.rows.length === 0) throw new Shortfall('approval_used');
       }
-      await trx('calls').insert({ ...row, status: 'queued', approval_id: approvalId ?? null });
+      await insertQueuedCall(trx, row, approvalId);
       const outcome =
         d?.mode === 'passthrough'
           ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
