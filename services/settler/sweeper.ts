@@ -12,6 +12,7 @@
 import { unbilled } from '../../shared/calls/call-outcome.js';
 import { callStatus, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
 import type { CallEngine } from '../../shared/calls/engine-types.js';
+import { pastDeadline, queuedSince, settlingSince } from '../../shared/calls/unfinished.js';
 import { expireApprovals } from '../../shared/calls/submit/approvals.js';
 import { countSweep } from '../../shared/platform/metrics.js';
 import { type Periodic, startPeriodic } from '../../shared/platform/periodic.js';
@@ -34,10 +35,10 @@ const REQUEUED_MARK_TTL_S = 3600;
 /** Reserved calls that never reached a runner: handed out once more, then closed. */
 async function requeueStranded(engine: CallEngine, before: Date, batch: number): Promise<{ requeued: number; abandoned: number }> {
   const ctx = engine.resources;
-  const stranded = await ctx.db('calls').where({ status: 'queued' }).where('created_at', '<', before).orderBy('created_at').limit(batch).select('id');
+  const stranded = await queuedSince(ctx.db, before, batch);
   let requeued = 0;
   let abandoned = 0;
-  for (const { id } of stranded) {
+  for (const id of stranded) {
     if ((await runJobPending(ctx, id)) || (await callStatus(ctx.db, id)) !== 'queued') continue;
     if ((await ctx.messaging.store.peek(requeuedKey(id))) === undefined) {
       await ctx.messaging.store.put(requeuedKey(id), '1', REQUEUED_MARK_TTL_S);
@@ -58,23 +59,13 @@ export async function sweep(
   const grace = options.graceMs ?? 30_000;
   const batch = options.batch ?? 500;
   const stranded = await requeueStranded(engine, new Date(now.getTime() - (options.strandedAfterMs ?? 10_000)), batch);
-  const overdue = await ctx
-    .db('calls')
-    .whereIn('status', ['queued', 'running'])
-    .where('deadline_at', '<', new Date(now.getTime() - grace))
-    .limit(batch)
-    .select('id', 'status');
+  const overdue = await pastDeadline(ctx.db, new Date(now.getTime() - grace), batch);
   let closed = 0;
   for (const c of overdue) {
     if (await engine.close(c.id, c.status, unbilled('gateway_restarted'))) closed++;
   }
-  const stale = await ctx
-    .db('calls')
-    .where({ status: 'settling' })
-    .where((q) => q.whereNull('settle_enqueued_at').orWhere('settle_enqueued_at', '<', new Date(now.getTime() - (options.resettleAfterMs ?? 60_000))))
-    .limit(batch)
-    .select('id');
-  for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
+  const stale = await settlingSince(ctx.db, new Date(now.getTime() - (options.resettleAfterMs ?? 60_000)), batch);
+  for (const id of stale) await enqueueSettle(ctx, id, ctx.now());
   // Pending approvals past 7 days expire, and their stored input is deleted with them.
   countSweep(ctx.metrics, 'approvals_expired', await expireApprovals(ctx.db, ctx.now()));
   const done = { closed, resettled: stale.length, ...stranded };
