@@ -86,12 +86,12 @@ function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: 
 
 /**
  * The call row and its reservation, in one transaction. `again`: an earlier try's outcome is unknown, so the common
- * path goes through the batch function, which answers `reserved` for a row it finds (migration 027).
+ * path goes through the batch function, which answers `reserved` for a row it finds (shared/calls/sql/holon_admit_batch.sql).
  */
 async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalId }: Reservation, row: AdmittedCall, again: boolean): Promise<Outcome> {
   const d = sub.delegation;
   if (approvalId === undefined && d?.mode !== 'passthrough') {
-    // The common case: the row and the reservation in one statement (migrations 017, 020).
+    // The common case: the row and the reservation in one statement (shared/calls/sql/holon_admit_one.sql).
     return again ? admitAgain(ctx.db, row) : admitShared(ctx.db, row);
   }
   try {
@@ -154,7 +154,7 @@ async function admitById(ctx: ServiceContext, r: Reservation, row: AdmittedCall)
 async function explainShortfall(ctx: ServiceContext, { stored, worst, approvalId }: Reservation, row: AdmittedCall, what: Shortfall['what']): Promise<Refusal> {
   const money = (v: bigint) => `${formatAmount(v)} ${row.currency}`;
   if (what === 'revoked') {
-    // The row had the last word (migration 020): the cached document is forgotten, the next call reads it again.
+    // The row had the last word (shared/calls/sql/holon_admit_one.sql): the cached document is forgotten, the next call reads it again.
     forgetMandate(ctx.db, stored.mandate.id);
     return { code: 'denied', status: 'denied', reasons: [`mandate ${stored.mandate.id} has been revoked`] };
   }
