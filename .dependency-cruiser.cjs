@@ -43,6 +43,14 @@ module.exports = {
       to: { dependencyTypes: ['core'], pathNot: ['^crypto$'] },
     },
     {
+      name: 'call-phases-meet-in-the-engine',
+      comment:
+        "The call's phases call each other through the engine (shared/calls/engine.ts), never directly: admission does not import settlement, and the run phase uses no admission code (the types a delegated call is admitted with excepted).",
+      severity: 'error',
+      from: { path: '^shared/calls/(submit|run)/' },
+      to: { path: '^shared/calls/(settle|submit)/', pathNot: ['^shared/calls/$1/'], dependencyTypesNot: ['type-only'] },
+    },
+    {
       name: 'one-file-imports-bullmq',
       comment: 'The queue seam: only shared/messaging/bullmq.ts imports bullmq (its in-memory twin and one contract test keep them alike).',
       severity: 'error',

@@ -28,7 +28,7 @@ import os from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { Redis } from 'ioredis';
 import pg from 'pg';
-import type { CallOutcome } from '../shared/calls/outcome.js';
+import type { CallOutcome } from '../shared/calls/call-outcome.js';
 import { DEFAULT_SETTINGS, type ServiceContext } from '../shared/context.js';
 import { openDatabase } from '../shared/db/connect.js';
 import { audit } from '../shared/ledger/audit.js';
@@ -312,7 +312,7 @@ const PG_WORST = 10n;
 const PG_OUTCOME: CallOutcome = { kind: 'success', billed: true, own: '1', duration_ms: 1 };
 /** The next level must add this much to the rate, else the rate has flattened. */
 const FLAT_GAIN = 1.1;
-// claimCall's and closeCall's UPDATEs (shared/calls/transitions.ts), with pg's placeholders.
+// claimCall's and closeCallRow's UPDATEs (shared/calls/transitions.ts), with pg's placeholders.
 const CLAIM_SQL = `UPDATE calls c SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => c.timeout_ms / 1000.0)
   WHERE c.id = $1 AND c.status = 'queued'
  RETURNING c.agent_id, c.agent_version, c.root_id, c.payer, c.mandate_id, c.max_cost, c.timeout_ms`;

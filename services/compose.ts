@@ -24,12 +24,14 @@ import { createMessaging } from '../shared/messaging/index.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sample-records.js';
-import { type CallWaiter, createCallWaiter } from '../shared/calls/answer/waiter.js';
+import { createCallWaiter } from '../shared/calls/answer/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
 import { credentialLookup } from '../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
-import { type SettleHandOff, settleHandOff, startSettler } from './settler/worker.js';
+import { startSettler } from './settler/worker.js';
+import { createCallEngine } from '../shared/calls/engine.js';
+import type { CallEngine } from '../shared/calls/engine-types.js';
 import { recoverOrphanedCalls } from './settler/recovery.js';
 import { generateWebhookSecret } from '../shared/webhooks/secrets.js';
 import { startEvaluator } from './evaluator/worker.js';
@@ -50,6 +52,8 @@ export interface RunningGateway {
   config: Config;
   db: Database;
   context: ServiceContext;
+  /** The call engine every role of this gateway hands its calls to (shared/calls/engine.ts). */
+  engine: CallEngine;
   /** Set when the API runs. */
   port?: number;
   /** This gateway's metrics (GET /metrics). */
@@ -106,19 +110,19 @@ async function openFoundation(config: Config, roles: readonly Role[], sampleReco
   return { everything, name, log, metrics, tracing, db, messaging, registry };
 }
 
-/** The worker roles this process runs, each started with the one context (its settle hand-off built already). */
+/** The worker roles this process runs: the runner and the settler with the one call engine, the evaluator. */
 async function startWorkerRoles(
-  context: ServiceContext,
+  engine: CallEngine,
   config: Config,
   roles: readonly Role[],
-  parts: { waiter: CallWaiter; handOff: SettleHandOff | undefined; fileLinks: FileLinkSigner; suites: SuiteCatalog | undefined },
+  parts: { fileLinks: FileLinkSigner; suites: SuiteCatalog | undefined },
 ) {
-  const { waiter, handOff, fileLinks, suites } = parts;
+  const { fileLinks, suites } = parts;
+  const context = engine.resources;
   // Dev mode signs every webhook with one local secret: HOLON_CALLBACK_SECRET, else one of this process (docs/webhooks.md).
   const devSecret = config.webhooks.devSecret ?? generateWebhookSecret();
-  const settler = handOff
-    ? startSettler(context, {
-        handOff,
+  const settler = roles.includes('settler')
+    ? startSettler(engine, {
         concurrency: config.settlerConcurrency,
         guardCallbacks: config.hosted && !config.allowPrivateEndpoints,
         webhooks: { hosted: config.hosted, devSecret, settings: config.webhooks, ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}) },
@@ -127,8 +131,7 @@ async function startWorkerRoles(
       })
     : undefined;
   const runner = roles.includes('runner')
-    ? await startRunner(context, {
-        waiter,
+    ? await startRunner(engine, {
         concurrency: config.runnerConcurrency,
         allowPrivateEndpoints: config.allowPrivateEndpoints,
         ...(config.hosted ? { credentials: credentialLookup(context.db, config.fileSecret) } : {}),
@@ -180,7 +183,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const { everything, log, metrics, tracing, db, messaging, registry } = await openFoundation(config, roles, sampleRecords);
   for (const warning of signing.warnings) log.warn(warning);
   await registerSigningKey(db.knex, signing.key);
-  const base: ServiceContext = {
+  const context: ServiceContext = {
     db: db.knex,
     registry,
     messaging,
@@ -197,11 +200,6 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     signingKey: signing.key,
     metrics,
   };
-  // The settle hand-off before any role: a call closed in a process that runs a settler (by its runner, a cancel,
-  // the sweeper) is settled right here, with no settle queue hop (`holon serve`); elsewhere it goes through the
-  // settle queue. Every role gets this one context, so the order they start in changes nothing.
-  const handOff = roles.includes('settler') ? settleHandOff(base) : undefined;
-  const context: ServiceContext = handOff ? { ...base, settleHere: handOff.settle } : base;
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
   if (config.mandatesDir) await loadMandates(context, config, log);
 
@@ -216,10 +214,14 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   const { fileLinks, suites } = await fileLinksAndSuites(config, roles, log);
   // One subscription per process waits for calls to finish: synchronous answers and delegated calls.
   const waiter = await createCallWaiter(db.knex, messaging.notifier);
+  // The one call engine, before any role: a call closed in a process that runs a settler (by its runner, a cancel,
+  // the sweeper) is settled right here, with no settle queue hop (`holon serve`); elsewhere it goes through the
+  // settle queue. Every role gets this one engine, so the order they start in changes nothing.
+  const engine = createCallEngine(context, { settlesHere: roles.includes('settler'), waiter });
 
-  const { devSecret, settler, runner, evaluator } = await startWorkerRoles(context, config, roles, { waiter, handOff, fileLinks, suites });
+  const { devSecret, settler, runner, evaluator } = await startWorkerRoles(engine, config, roles, { fileLinks, suites });
   // The in-process queue died with the last process: what it held is orphaned (services/settler/recovery.ts).
-  if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(context);
+  if (messaging.kind === 'memory' && runner && settler) await recoverOrphanedCalls(engine);
   const started: StartedRole[] = [runner, settler, evaluator].filter((r): r is StartedRole => r !== undefined);
   // The metrics port answers /healthz until the very end: a draining process is alive.
   let metricsServer: MetricsServer | undefined;
@@ -234,7 +236,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
     const apiOptions = { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}), keySet: signing.keySet };
-    api = roles.includes('api') ? await startApi(context, config, waiter, apiOptions) : undefined;
+    api = roles.includes('api') ? await startApi(engine, config, apiOptions) : undefined;
     if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort, log });
   } catch (e) {
     // Nothing may keep the process alive after a failed start (a taken port): stop what already runs.
@@ -251,6 +253,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     config,
     db,
     context,
+    engine,
     metrics,
     ...(metricsServer ? { metricsPort: metricsServer.port } : {}),
     ...(api ? { port: api.port, server: api.server, app: api.app } : {}),

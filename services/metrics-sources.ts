@@ -3,7 +3,7 @@
  * (the same in every process: they share Redis), the holds outstanding (Postgres) and this process's pool. The API
  * adds its MCP sessions (services/api/start.ts).
  */
-import { CALLBACK_QUEUE, RUN_QUEUE, SETTLE_QUEUE } from '../shared/calls/jobs.js';
+import { CALLBACK_QUEUE, RUN_QUEUE, SETTLE_QUEUE } from '../shared/calls/wire.js';
 import type { Db } from '../shared/db/connect.js';
 import { poolUse } from '../shared/db/pool-use.js';
 import { EVALUATE_QUEUE } from '../shared/evaluation/jobs.js';

@@ -1,6 +1,7 @@
 /**
  * What the code of every service needs: the database, the registry of agents, the queues and the ephemeral
- * store, a logger, a few settings and the clock. Each service adds what only it uses (the runner its runtimes).
+ * store, a logger, a few settings and the clock. Each service adds what only it uses (the runner its runtimes); the
+ * call's code takes the call engine, built on these plus the process's waiter (shared/calls/engine.ts).
  */
 import type { Db } from './db/connect.js';
 import type { Logger } from './platform/log.js';
@@ -42,12 +43,6 @@ export interface ServiceContext {
   signingKey: SigningKey;
   /** This gateway's metrics (shared/platform/metrics.ts); absent in a bare context built by a test: nothing is counted. */
   metrics?: GatewayMetrics;
-  /**
-   * Set when a settler runs in this process (`holon serve`): a call closed here is settled here, without the settle
-   * queue's hop (shared/calls/transitions.ts `closeCall`). Absent: the settle queue. The composition root builds it
-   * before any role starts (services/settler/worker.ts `settleHandOff`).
-   */
-  settleHere?: (callId: string) => Promise<unknown>;
 }
 
 /** A bare context's settings: the declared defaults (shared/platform/settings/). */

@@ -9,6 +9,7 @@ import { databaseUnavailable, isDatabaseUnreachable } from '../../shared/db/unre
 import type { ServiceContext } from '../../shared/context.js';
 import type { Logger } from '../../shared/platform/log.js';
 import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { checkBody, requireJson } from './bodies.js';
@@ -48,6 +49,8 @@ import { metricsRoutes } from './routes/metrics.js';
 
 export interface ApiDeps {
   ctx: ServiceContext;
+  /** The call engine, with the API's waiter (services/api/start.ts): what the call routes and /mcp hand calls to. */
+  engine: CallEngine;
   waiter: CallWaiter;
   syncWaitMs: number;
   signupCredit: bigint;
@@ -168,7 +171,13 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   });
   if (ctx.metrics) app.use(metricsRoutes(ctx.metrics));
   if (deps.mcp) app.use(deps.mcp.router);
-  const calls = { ctx, waiter: deps.waiter, syncWaitMs: deps.syncWaitMs, ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}) };
+  const calls = {
+    ctx,
+    engine: deps.engine,
+    waiter: deps.waiter,
+    syncWaitMs: deps.syncWaitMs,
+    ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
+  };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));
   app.use(mandateRoutes({ ctx, signupCredit: deps.signupCredit }));

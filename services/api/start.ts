@@ -4,7 +4,8 @@
 import type { Express } from 'express';
 import { createServer, type RequestListener, type Server, type ServerResponse } from 'node:http';
 import type { CallWaiter, WaitOptions } from '../../shared/calls/answer/waiter.js';
-import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import type { StartedRole } from '../../shared/context.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
 import { githubSettings } from '../../shared/hosted/github.js';
@@ -155,6 +156,13 @@ async function listen(app: RequestListener, config: Config, parts: { mcp: { clos
   return { server, port, stop };
 }
 
+/** The process's one waiter, which the composition root built the engine with (services/compose.ts). */
+function processWaiter(engine: CallEngine): CallWaiter {
+  const { waiter } = engine;
+  if (!waiter) throw new Error('the API needs a call engine with a waiter');
+  return waiter;
+}
+
 /** The waiter the API's requests wait with: the process's one, whose waits all end (false) at the hand-back. */
 function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter {
   const drained = (options: WaitOptions): WaitOptions => ({ ...options, signal: options.signal ? AbortSignal.any([options.signal, handedBack]) : handedBack });
@@ -165,15 +173,18 @@ function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter 
   };
 }
 
-export async function startApi(ctx: ServiceContext, config: Config, processWaiter: CallWaiter, options: ApiOptions = {}): Promise<StartedApi> {
+export async function startApi(processEngine: CallEngine, config: Config, options: ApiOptions = {}): Promise<StartedApi> {
+  const ctx = processEngine.resources;
   const release: StartedRole['release'] = [];
   const handBack = new AbortController();
   // Every request that waits listens to it until its wait ends (shared/calls/answer/waiter.ts removes the listener): as many
   // as requests wait at once, which is not a leak.
   setMaxListeners(0, handBack.signal);
-  const waiter = drainedWaiter(processWaiter, handBack.signal);
+  const waiter = drainedWaiter(processWaiter(processEngine), handBack.signal);
+  const engine = processEngine.withWaiter(waiter);
   const mcp = createMcpEndpoint({
     ctx,
+    engine,
     waiter,
     defaultMandate: config.mcpMandate,
     progressIntervalMs: config.mcpProgressMs,
@@ -202,6 +213,7 @@ export async function startApi(ctx: ServiceContext, config: Config, processWaite
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: ctx.now },
     ctx,
+    engine,
     waiter,
     syncWaitMs: config.syncWaitS * 1000,
     signupCredit: config.signupCredit,

@@ -1,22 +1,21 @@
 /**
- * The runner service (`holon runner`): takes `run` jobs and runs each claimed call (run-call.ts) with the agent
- * runtimes, hearing cancellations for the runs it holds. Published agents' calls go through the guarded client
- * (runtimes/published.ts); shipped agents are exempt.
+ * The runner (`holon runner`): an entry point. Each `run` job is handed to the call engine (`engine.run`,
+ * shared/calls/run/run-call.ts), with what only a runner process has: the agent runtimes, the cancel watcher that
+ * hears cancellations for the runs it holds, the signer of file links, and the hand-back at the stop grace.
+ * Published agents' calls go through the guarded client (shared/runtimes/published.ts); shipped agents are exempt.
  */
-import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
-import { RUN_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
-import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import { RUN_QUEUE, type CallJob } from '../../shared/calls/wire.js';
+import type { StartedRole } from '../../shared/context.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
 import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
 import type { FileLinkSigner } from '../../shared/files/access.js';
 import { createCancelWatcher } from '../../shared/calls/run/cancel-watcher.js';
-import { HandedBack, runCall } from '../../shared/calls/run/run-call.js';
+import { HandedBack } from '../../shared/calls/run/run-call.js';
 import type { PublishedNetworkOptions } from '../../shared/runtimes/index.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
-import { inSpan } from '../../shared/platform/tracing.js';
 import { setMaxListeners } from 'node:events';
 
 export interface RunnerOptions {
-  waiter: CallWaiter;
   concurrency: number;
   /** HOLON_ALLOW_PRIVATE_ENDPOINTS=1: published agents may be on private addresses and use http://. Default false. */
   allowPrivateEndpoints?: boolean;
@@ -31,33 +30,23 @@ export interface RunnerOptions {
   fileLinks?: FileLinkSigner;
 }
 
-export async function startRunner(ctx: ServiceContext, options: RunnerOptions): Promise<StartedRole> {
-  const cancels = await createCancelWatcher(ctx.messaging.notifier, ctx.messaging.store);
+export async function startRunner(engine: CallEngine, options: RunnerOptions): Promise<StartedRole> {
+  const { messaging, log } = engine.resources;
+  const cancels = await createCancelWatcher(messaging.notifier, messaging.store);
   const { credentials } = options;
-  const unwatch = credentials ? await watchCredentials(ctx.messaging.notifier, credentials) : undefined;
-  const runtimes = createGatewayRuntimes(ctx.log, options);
+  const unwatch = credentials ? await watchCredentials(messaging.notifier, credentials) : undefined;
+  const runtimes = createGatewayRuntimes(log, options);
   // Fires at the stop grace: the runs still going end `gateway_restarted`, unbilled (run-call.ts).
   const handBack = new AbortController();
   // Each run in flight listens to it until the run ends (run-call.ts `earlyEnd` removes its listener): as many as
   // HOLON_RUNNER_CONCURRENCY at once, which is not a leak.
   setMaxListeners(0, handBack.signal);
-  const runner = {
-    ...ctx,
-    runtimes,
-    waiter: options.waiter,
-    cancels,
-    handBack: handBack.signal,
-    ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}),
-  };
+  const parts = { runtimes, cancels, handBack: handBack.signal, ...(options.fileLinks ? { fileLinks: options.fileLinks } : {}) };
   return {
     // Nothing to stop first: the worker takes no new run once it closes, and a cancellation must still reach the runs
     // it finishes meanwhile (the cancel watcher closes after them, in `release`).
     stop: [],
-    workers: [
-      ctx.messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => inSpan('holon.run', { 'holon.call_id': job.callId }, () => runCall(runner, job.callId)), {
-        concurrency: options.concurrency,
-      }),
-    ],
+    workers: [messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => engine.run(job.callId, parts), { concurrency: options.concurrency })],
     // After the runs ended: cancellations and credential changes are no longer heard, pooled MCP sessions end with a
     // DELETE, then the guarded client's connections close.
     release: [() => cancels.close(), ...(unwatch ? [unwatch] : []), async () => runtimes.close()],

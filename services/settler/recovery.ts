@@ -11,22 +11,24 @@
  * The Idempotency-Keys of interrupted calls answer 409 from then on (shared/calls/submit/idempotency.ts). Counted in
  * `holon_sweeper_actions_total` as `restart_closed` and `restart_resettled`.
  */
-import { unbilled } from '../../shared/calls/outcome.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
 import { markInterrupted } from '../../shared/calls/submit/idempotency.js';
-import type { ServiceContext } from '../../shared/context.js';
-import { closeCall, enqueueSettle } from '../../shared/calls/transitions.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
+import { enqueueSettle } from '../../shared/calls/transitions.js';
+import { callsIn } from '../../shared/calls/unfinished.js';
 import { countSweep } from '../../shared/platform/metrics.js';
 
-export async function recoverOrphanedCalls(ctx: ServiceContext): Promise<{ closed: number; resettled: number }> {
-  const orphaned = await ctx.db('calls').whereIn('status', ['queued', 'running']).select('id', 'status');
+export async function recoverOrphanedCalls(engine: CallEngine): Promise<{ closed: number; resettled: number }> {
+  const ctx = engine.resources;
+  const orphaned = await callsIn(ctx.db, ['queued', 'running'] as const);
   const closed: string[] = [];
   for (const c of orphaned) {
-    const ok = await closeCall(ctx, String(c.id), c.status, unbilled('gateway_restarted'));
-    if (ok) closed.push(String(c.id));
+    const ok = await engine.close(c.id, c.status, unbilled('gateway_restarted'));
+    if (ok) closed.push(c.id);
   }
   await markInterrupted(ctx.db, closed);
-  const settling = await ctx.db('calls').where({ status: 'settling' }).select('id');
-  for (const c of settling) if (!closed.includes(String(c.id))) await enqueueSettle(ctx, String(c.id), ctx.now());
+  const settling = await callsIn(ctx.db, ['settling'] as const);
+  for (const c of settling) if (!closed.includes(c.id)) await enqueueSettle(ctx, c.id, ctx.now());
   const done = { closed: closed.length, resettled: settling.length - closed.length };
   if (closed.length || settling.length) ctx.log.warn(done, 'recovered calls interrupted by the last stop');
   countSweep(ctx.metrics, 'restart_closed', done.closed);

@@ -9,10 +9,11 @@
  * - Pending approvals past their 7 days expire.
  * Each action counts in `holon_sweeper_actions_total` (requeued, abandoned, closed, resettled, approvals_expired).
  */
-import { unbilled } from '../../shared/calls/outcome.js';
-import { callStatus, closeCall, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
+import { callStatus, enqueueRun, enqueueSettle, runJobPending } from '../../shared/calls/transitions.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
+import { pastDeadline, queuedSince, settlingSince } from '../../shared/calls/unfinished.js';
 import { expireApprovals } from '../../shared/calls/submit/approvals.js';
-import type { ServiceContext } from '../../shared/context.js';
 import { countSweep } from '../../shared/platform/metrics.js';
 import { type Periodic, startPeriodic } from '../../shared/platform/periodic.js';
 
@@ -32,47 +33,39 @@ const requeuedKey = (callId: string): string => `requeued:${callId}`;
 const REQUEUED_MARK_TTL_S = 3600;
 
 /** Reserved calls that never reached a runner: handed out once more, then closed. */
-async function requeueStranded(ctx: ServiceContext, before: Date, batch: number): Promise<{ requeued: number; abandoned: number }> {
-  const stranded = await ctx.db('calls').where({ status: 'queued' }).where('created_at', '<', before).orderBy('created_at').limit(batch).select('id');
+async function requeueStranded(engine: CallEngine, before: Date, batch: number): Promise<{ requeued: number; abandoned: number }> {
+  const ctx = engine.resources;
+  const stranded = await queuedSince(ctx.db, before, batch);
   let requeued = 0;
   let abandoned = 0;
-  for (const { id } of stranded) {
+  for (const id of stranded) {
     if ((await runJobPending(ctx, id)) || (await callStatus(ctx.db, id)) !== 'queued') continue;
     if ((await ctx.messaging.store.peek(requeuedKey(id))) === undefined) {
       await ctx.messaging.store.put(requeuedKey(id), '1', REQUEUED_MARK_TTL_S);
       await enqueueRun(ctx, id, { requeue: true });
       requeued++;
-    } else if (await closeCall(ctx, id, 'queued', unbilled('gateway_error'))) abandoned++;
+    } else if (await engine.close(id, 'queued', unbilled('gateway_error'))) abandoned++;
   }
   if (requeued || abandoned) ctx.log.warn({ requeued, abandoned }, 'reserved calls had no run job');
   return { requeued, abandoned };
 }
 
 export async function sweep(
-  ctx: ServiceContext,
+  engine: CallEngine,
   options: SweepOptions = {},
 ): Promise<{ closed: number; resettled: number; requeued: number; abandoned: number }> {
+  const ctx = engine.resources;
   const now = new Date(ctx.now());
   const grace = options.graceMs ?? 30_000;
   const batch = options.batch ?? 500;
-  const stranded = await requeueStranded(ctx, new Date(now.getTime() - (options.strandedAfterMs ?? 10_000)), batch);
-  const overdue = await ctx
-    .db('calls')
-    .whereIn('status', ['queued', 'running'])
-    .where('deadline_at', '<', new Date(now.getTime() - grace))
-    .limit(batch)
-    .select('id', 'status');
+  const stranded = await requeueStranded(engine, new Date(now.getTime() - (options.strandedAfterMs ?? 10_000)), batch);
+  const overdue = await pastDeadline(ctx.db, new Date(now.getTime() - grace), batch);
   let closed = 0;
   for (const c of overdue) {
-    if (await closeCall(ctx, c.id, c.status, unbilled('gateway_restarted'))) closed++;
+    if (await engine.close(c.id, c.status, unbilled('gateway_restarted'))) closed++;
   }
-  const stale = await ctx
-    .db('calls')
-    .where({ status: 'settling' })
-    .where((q) => q.whereNull('settle_enqueued_at').orWhere('settle_enqueued_at', '<', new Date(now.getTime() - (options.resettleAfterMs ?? 60_000))))
-    .limit(batch)
-    .select('id');
-  for (const c of stale) await enqueueSettle(ctx, c.id, ctx.now());
+  const stale = await settlingSince(ctx.db, new Date(now.getTime() - (options.resettleAfterMs ?? 60_000)), batch);
+  for (const id of stale) await enqueueSettle(ctx, id, ctx.now());
   // Pending approvals past 7 days expire, and their stored input is deleted with them.
   countSweep(ctx.metrics, 'approvals_expired', await expireApprovals(ctx.db, ctx.now()));
   const done = { closed, resettled: stale.length, ...stranded };
@@ -81,6 +74,6 @@ export async function sweep(
 }
 
 /** Sweep every `intervalMs` until stopped (one sweep at a time: a slow one, on a busy database, is not overtaken). */
-export function startSweeper(ctx: ServiceContext, intervalMs = 5_000, options: SweepOptions = {}): Periodic {
-  return startPeriodic(ctx.log, () => sweep(ctx, options), { everyMs: intervalMs, failure: 'sweep failed' });
+export function startSweeper(engine: CallEngine, intervalMs = 5_000, options: SweepOptions = {}): Periodic {
+  return startPeriodic(engine.resources.log, () => sweep(engine, options), { everyMs: intervalMs, failure: 'sweep failed' });
 }

@@ -1,27 +1,24 @@
 /**
- * The settler service (`holon settler`): takes `settle` jobs and settles them in batches (settle-batcher.ts, group
- * commit; shared/calls/settle/settle.ts), delivers webhooks (callbacks.ts: the settlement writes each delivery's
+ * The settler (`holon settler`): an entry point. Each `settle` job is handed to the call engine (`engine.settle`:
+ * group commit, shared/calls/settle/batcher.ts and settle.ts); besides, it delivers webhooks (callbacks.ts: the settlement writes each delivery's
  * row, the `callback` job wakes the dispatcher, each attempt is a `deliver` job; the delivery sweep finds those with no job), sweeps what nobody finished (sweeper.ts),
  * deletes expired files (file-sweeper.ts) and what is past its retention (retention.ts), and signs the receipt
  * log's checkpoints (checkpointer.ts).
  */
-import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
-import type { ServiceContext, StartedRole } from '../../shared/context.js';
+import { CALLBACK_QUEUE, SETTLE_QUEUE, type CallJob } from '../../shared/calls/wire.js';
+import type { StartedRole } from '../../shared/context.js';
+import type { CallEngine } from '../../shared/calls/engine-types.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
-import { createSettleBatcher, type SettleBatcher } from '../../shared/calls/settle/batcher.js';
 import { DELIVERY_SLOTS, runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
 import { startFileSweeper } from './file-sweeper.js';
 import { startRetentionSweep } from './retention.js';
 import { startCheckpointer } from './checkpointer.js';
-import { inSpan } from '../../shared/platform/tracing.js';
 
 export interface SettlerOptions {
   concurrency: number;
-  /** The settle hand-off of this process (`settleHandOff`): its batcher takes the settle jobs too. */
-  handOff: SettleHandOff;
   /** Hosted: callbacks go out through the guarded client (public addresses only, checked on every connection). */
   guardCallbacks: boolean;
   /** Webhooks: hosted mode signs with each account's secrets (under HOLON_FILE_SECRET), dev mode with `devSecret`. */
@@ -32,38 +29,17 @@ export interface SettlerOptions {
   checkpointS: number;
 }
 
-/**
- * How a process that runs a settler settles what it closes: its batcher (group commit: jobs in flight wait for the
- * batch being committed and go together in the next one, settle-batcher.ts), and `settle` — what
- * `ServiceContext.settleHere` is — which joins a call to the next batch as a settle job would. Built by the
- * composition root before any role starts (services/compose.ts), so every role's context has it, whatever the order.
- */
-export interface SettleHandOff {
-  batcher: SettleBatcher;
-  settle(callId: string): Promise<unknown>;
-}
-
-export function settleHandOff(ctx: ServiceContext, options: { maxBatch?: number } = {}): SettleHandOff {
-  const batcher = createSettleBatcher(ctx, { maxBatch: options.maxBatch ?? 64 });
-  return {
-    batcher,
-    settle: (callId) =>
-      inSpan('holon.settle', { 'holon.call_id': callId }, (span) => batcher.settle(callId).then((r) => span.setAttribute('holon.settle_result', r))),
-  };
-}
-
-export function startSettler(ctx: ServiceContext, options: SettlerOptions): StartedRole {
+export function startSettler(engine: CallEngine, options: SettlerOptions): StartedRole {
+  const ctx = engine.resources;
   const guarded = options.guardCallbacks ? createGuardedDispatcher() : undefined;
   const { queues } = ctx.messaging;
-  const { batcher } = options.handOff;
   const webhooks = webhookRuntime(ctx, { ...options.webhooks, ...(guarded ? { dispatcher: guarded } : {}) });
   const workers = [
     queues.worker<CallJob>(
       SETTLE_QUEUE,
-      (job) =>
-        inSpan('holon.settle', { 'holon.call_id': job.callId }, async (span) => {
-          span.setAttribute('holon.settle_result', await batcher.settle(job.callId));
-        }),
+      async (job) => {
+        await engine.settle(job.callId);
+      },
       { concurrency: options.concurrency },
     ),
     queues.worker<CallJob>(CALLBACK_QUEUE, (job) => startDelivery(ctx, job.callId), { concurrency: 4 }),
@@ -80,7 +56,7 @@ export function startSettler(ctx: ServiceContext, options: SettlerOptions): Star
       { concurrency: DELIVERY_SLOTS * 4 },
     ),
   ];
-  const sweeper = startSweeper(ctx);
+  const sweeper = startSweeper(engine);
   const files = startFileSweeper(ctx);
   const deliveries = startDeliverySweep(ctx);
   const retention = startRetentionSweep(ctx, options.retentionDays);

@@ -16,15 +16,13 @@
  * `cancelled`, unbilled. The receipt says which, so an answer about a cancellation reads it (`cancelState`) and
  * never guesses.
  */
-import type { ServiceContext } from '../context.js';
+import type { CallEngine, CallResources } from './engine-types.js';
 import { decideApproval } from './submit/approvals.js';
-import { inputKey } from './jobs.js';
-import { callStatus, closeCall } from './transitions.js';
-import { unbilled } from './outcome.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey, inputKey } from './wire.js';
+import { callStatus } from './transitions.js';
+import { unbilled } from './call-outcome.js';
 import type { CallWaiter } from './answer/waiter.js';
 
-export const CALLS_CANCEL_CHANNEL = 'calls-cancel';
-export const cancelKey = (callId: string): string => `cancel:${callId}`;
 /** A cancel mark outlives any run (timeout_s ≤ 300). */
 const CANCEL_MARK_TTL_S = 900;
 /** How long a cancel answered to a caller waits for the call's final state before it answers `cancelling`. */
@@ -32,8 +30,9 @@ const CANCEL_WAIT_MS = 5_000;
 
 export type CancelOutcome = 'cancelled' | 'signalled' | 'too_late';
 
-export async function requestCancel(ctx: ServiceContext, callId: string): Promise<CancelOutcome> {
-  const closed = await closeCall(ctx, callId, 'queued', unbilled('cancelled'));
+export async function requestCancel(engine: CallEngine, callId: string): Promise<CancelOutcome> {
+  const ctx = engine.resources;
+  const closed = await engine.close(callId, 'queued', unbilled('cancelled'));
   if (closed) {
     await ctx.messaging.store.delete(inputKey(callId));
     return 'cancelled';
@@ -47,7 +46,7 @@ export async function requestCancel(ctx: ServiceContext, callId: string): Promis
 }
 
 /** A request held for approval (its receipt `pending_approval`): the approval is rejected, its input erased. */
-async function withdrawApproval(ctx: ServiceContext, receiptId: string): Promise<boolean> {
+async function withdrawApproval(ctx: CallResources, receiptId: string): Promise<boolean> {
   const receipt = await ctx.db('receipts').where({ id: receiptId, status: 'pending_approval' }).first('approval_id');
   if (!receipt?.approval_id) return false;
   return (await decideApproval(ctx.db, String(receipt.approval_id), 'reject', ctx.now())) !== null;
@@ -71,14 +70,14 @@ export function cancelState(receipt: { status: string; error?: string | null } |
  * answered with the receipt in the common case. Idempotent: a second cancel, or one after the end, changes nothing.
  */
 export async function cancelAndWait(
-  ctx: ServiceContext,
+  engine: CallEngine,
   waiter: CallWaiter,
   callId: string,
   options: { waitMs?: number; signal?: AbortSignal } = {},
 ): Promise<CancelOutcome> {
-  const outcome = await requestCancel(ctx, callId);
+  const outcome = await requestCancel(engine, callId);
   // A withdrawn approval is final at once; otherwise the settler writes the receipt.
-  if (outcome !== 'too_late' || (await callStatus(ctx.db, callId)) === 'settling') {
+  if (outcome !== 'too_late' || (await callStatus(engine.resources.db, callId)) === 'settling') {
     await waiter.wait(callId, options.waitMs ?? CANCEL_WAIT_MS, options.signal ? { signal: options.signal } : {});
   }
   return outcome;

@@ -6,7 +6,7 @@
 import { createHash, randomBytes } from 'node:crypto';
 import type { ServiceContext } from '../context.js';
 import { loadMandate } from '../mandates/store.js';
-import type { ParentRun } from './run/delegate.js';
+import type { ParentRun } from './submit/types.js';
 
 const tokenKey = (token: string) => `delegation:${createHash('sha256').update(token).digest('hex')}`;
 

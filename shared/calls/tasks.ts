@@ -1,7 +1,7 @@
 /**
  * MCP tasks backed by the calls table (docs/mcp.md, "Tasks"): a task IS a call. Its id is the call id, its state is
  * read from the call row and the receipt every time (so any API process answers, and a restart loses nothing);
- * `mcp_tasks` (migration 016) only records who created it. Nothing about a task lives in a process's memory.
+ * `mcp_tasks` (its table: shared/db/migrations/016_mcp_tasks.ts) only records who created it. Nothing about a task lives in a process's memory.
  *
  *   call queued · running · settling   → working
  *   receipt succeeded · pending_approval → completed (the tool's result says which)
@@ -119,7 +119,7 @@ export async function listTasks(db: Db, who: TaskOwner, ttlMs: number, cursor?: 
 }
 
 function encodeCursor(createdAt: Date, id: string): string {
-  // created_at is kept to the millisecond (migration 016), so a JS Date carries it exactly.
+  // created_at is kept to the millisecond (shared/db/migrations/016_mcp_tasks.ts), so a JS Date carries it exactly.
   return Buffer.from(JSON.stringify([createdAt.toISOString(), id])).toString('base64url');
 }
 

@@ -1,16 +1,20 @@
 /**
  * The call row and its transitions (gateway.md §1, DESIGN.md §3.4): the row decides, the queues only carry ids.
+ * The one TypeScript file that writes `calls.status` (scripts/lint-call-status.ts keeps it so; the SQL functions
+ * that admit a call write its first `queued`).
  *
- *   queued ──claim (one runner wins)──► running ──close──► settling ──settle (shared/settlement)──► succeeded | failed
+ *   queued ──claim (one runner wins)──► running ──close──► settling ──settle (settle/)──► succeeded | failed
  *     └───────────── close (cancelled, never reached a runner, restart) ──────────┘
  *
- * Every transition is a conditional UPDATE on the row, so exactly one of two racing writers wins.
+ * Every transition is a conditional UPDATE on the row, so exactly one of two racing writers wins. The hand-off of a
+ * closed call to settlement is the engine's (`CallEngine.close`, engine.ts).
  */
-import type { Db, DbBigInt } from '../db/connect.js';
+import type { Db, DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import type { ServiceContext } from '../context.js';
-import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './jobs.js';
-import type { CallOutcome } from './outcome.js';
+import type { AdmittedCall } from '../ledger/money-functions.js';
+import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './wire.js';
+import type { CallOutcome } from './call-outcome.js';
 
 export type CallStatus = 'queued' | 'running' | 'settling' | 'succeeded' | 'failed';
 
@@ -66,28 +70,30 @@ export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | n
 }
 
 /**
- * Move the call from `from` to `settling` with its outcome, then hand it to the settler: the one of this process when
- * there is one (`ctx.settleHere`: no queue hop; a failure there falls back to the queue), else the settle queue. The
- * row in `settling` is the durable hand-off either way: whatever is lost on the way, the sweeper hands out again. A
- * call that is no longer in `from` (someone else closed it) is left alone: false.
+ * A reserved call's row, `queued`, written in the reserving transaction (submit/reserve.ts: a redeemed grant or a
+ * reservation from a parent hold; the common case is written by the admission's SQL function).
  */
-export async function closeCall(ctx: ServiceContext, callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
-  const r = await ctx.db.raw<{ rows: unknown[] }>(
+export async function insertQueuedCall(trx: Queryable, row: AdmittedCall, approvalId: string | undefined): Promise<void> {
+  await trx('calls').insert({ ...row, status: 'queued', approval_id: approvalId ?? null });
+}
+
+/**
+ * Move the call from `from` to `settling` with its outcome, and record the hand-off's time (the engine hands it to
+ * settlement next: `CallEngine.close`). The row in `settling` is the durable hand-off: whatever is lost on the way,
+ * the sweeper hands out again. A call that is no longer in `from` (someone else closed it) is left alone: false.
+ */
+export async function closeCallRow(db: Db, callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
+  const r = await db.raw<{ rows: unknown[] }>(
     `UPDATE calls SET status = 'settling', outcome = ?::jsonb, finished_at = now(), error_code = ?, settle_enqueued_at = now()
       WHERE id = ? AND status = ? RETURNING id`,
     [JSON.stringify(outcome), outcome.code ?? null, callId, from],
   );
-  if (r.rows.length === 0) return false;
-  if (ctx.settleHere) {
-    try {
-      await ctx.settleHere(callId);
-      return true;
-    } catch (e) {
-      ctx.log.warn({ call: callId, err: { message: (e as Error)?.message } }, 'settling here failed: the call goes to the settle queue');
-    }
-  }
-  await addSettleJob(ctx, callId, 0);
-  return true;
+  return r.rows.length > 0;
+}
+
+/** The sub-mandate a running call's agent delegates under (run/delegate.ts), recorded on its row. */
+export async function recordSubMandate(db: Db, callId: string, subMandateId: string): Promise<void> {
+  await db('calls').where({ id: callId }).update({ sub_mandate_id: subMandateId });
 }
 
 /**
@@ -95,15 +101,15 @@ export async function closeCall(ctx: ServiceContext, callId: string, from: 'queu
  * a failed job's id stays taken in Redis for an hour and settling is idempotent anyway.
  */
 export async function enqueueSettle(ctx: ServiceContext, callId: string, handout = 0): Promise<void> {
-  await addSettleJob(ctx, callId, handout);
+  await queueSettleJob(ctx, callId, handout);
   await ctx
     .db('calls')
     .where({ id: callId })
     .update({ settle_enqueued_at: new Date(ctx.now()) });
 }
 
-/** The settle job alone (the caller records `settle_enqueued_at`; closeCall does it in its own UPDATE). */
-async function addSettleJob(ctx: ServiceContext, callId: string, handout: number): Promise<void> {
+/** The settle job alone (the caller records `settle_enqueued_at`; closeCallRow does it in its own UPDATE). */
+export async function queueSettleJob(ctx: ServiceContext, callId: string, handout: number): Promise<void> {
   const jobId = handout ? `settle-${callId}-${handout}` : `settle-${callId}`;
   await ctx.messaging.queues.queue<CallJob>(SETTLE_QUEUE).add({ callId }, { jobId, attempts: 10, backoffMs: 500 });
 }

@@ -50,7 +50,7 @@
 import type { DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { divRound, formatAmount, type Micros } from '../core/money.js';
-import { NOT_THE_AGENTS_DOING } from '../calls/outcome.js';
+import { NOT_THE_AGENTS_DOING } from '../calls/call-outcome.js';
 import type { PayerRule } from '../core/counted-payer.js';
 import { countedPayers, payerKey } from './counted-payers.js';
 

@@ -23,7 +23,7 @@ export const ERROR_CODES = [
   'rate_limited',
   'too_many_waits',
   'not_found',
-  // A call's admission (shared/admission): refusals that get a receipt
+  // A call's admission (shared/calls/submit): refusals that get a receipt
   'unknown_mandate',
   'invalid_ref',
   'unknown_agent',

@@ -231,7 +231,7 @@ function view(r: StoredReceipt): ReceiptView {
 /**
  * The receipt, without children, that these values make once inserted at `createdAt` (the inserting transaction's
  * `now()`, the column's default): exactly what `loadReceiptTree` would read back, without reading it — the settler
- * carries it in its `calls-done` notice (shared/calls/jobs.ts).
+ * carries it in its `calls-done` notice (shared/calls/wire.ts).
  */
 export function insertedReceiptView(values: ReceiptValues, createdAt: Date): ReceiptView {
   const { entry_id: _entry, ...columns } = values;

@@ -26,7 +26,7 @@ import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { parseAmount } from '../../shared/core/money.js';
 import { encodeJobId } from '../../shared/messaging/bullmq.js';
-import { inputKey } from '../../shared/calls/jobs.js';
+import { inputKey } from '../../shared/calls/wire.js';
 import { startTestCluster } from '../support/gateway.js';
 import { send } from '../support/hosted.js';
 import { crashAndReplace, readInvocations, type ServiceProcess, type ServiceRole } from '../support/processes.js';

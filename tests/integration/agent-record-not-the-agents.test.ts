@@ -1,12 +1,11 @@
 /**
- * The Agent Record counts only what the agent caused (shared/calls/outcome.ts NOT_THE_AGENTS_DOING): calls the
+ * The Agent Record counts only what the agent caused (shared/calls/call-outcome.ts NOT_THE_AGENTS_DOING): calls the
  * gateway closed itself — a gateway error, a restart, a cancellation — are recorded (receipt, call event) but count
  * neither as runs nor against the success rate, the cost per successful run or the ranking.
  */
 import { expect, test } from 'vitest';
 import { requestCancel } from '../../shared/calls/cancel.js';
-import { unbilled } from '../../shared/calls/outcome.js';
-import { closeCall } from '../../shared/calls/transitions.js';
+import { unbilled } from '../../shared/calls/call-outcome.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
 
@@ -20,11 +19,11 @@ test("gateway errors, restarts and cancellations are recorded but are not the ag
   // No runner: calls stay queued until the gateway closes them, as it does after a failure or a restart.
   await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
     await g.mandate({});
-    const ctx = g.gw.context;
+    const { engine } = g.gw;
     const ids = [await queuedCall(g), await queuedCall(g), await queuedCall(g)];
-    expect(await requestCancel(ctx, ids[0]!)).toBe('cancelled');
-    expect(await closeCall(ctx, ids[1]!, 'queued', unbilled('gateway_restarted'))).toBe(true);
-    expect(await closeCall(ctx, ids[2]!, 'queued', unbilled('gateway_error'))).toBe(true);
+    expect(await requestCancel(engine, ids[0]!)).toBe('cancelled');
+    expect(await engine.close(ids[1]!, 'queued', unbilled('gateway_restarted'))).toBe(true);
+    expect(await engine.close(ids[2]!, 'queued', unbilled('gateway_error'))).toBe(true);
     for (const id of ids) await poll(async () => (await g.get(`/v0/receipts/${id}`)).status === 200, { what: `receipt ${id}` });
 
     const events = await g.db.knex('call_events').where({ agent_id: 'examples/echo-upper' }).orderBy('error_code').pluck('error_code');

@@ -29,6 +29,7 @@ test('a call that finished while its notification was lost is answered as finish
   const deaf = await createCallWaiter(g.gw.context.db, lost);
   const app = createApp({
     ctx: g.gw.context,
+    engine: g.gw.engine.withWaiter(deaf),
     waiter: deaf,
     syncWaitMs: 1_500,
     signupCredit: 0n,

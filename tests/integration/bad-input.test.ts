@@ -4,7 +4,6 @@
  * bodies that are not declared JSON — on REST and on /mcp (as JSON-RPC errors).
  */
 import { describe, expect } from 'vitest';
-import { submitCall } from '../../shared/calls/submit/submit.js';
 import { MAX_JSON_DEPTH } from '../../shared/core/json-limits.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
@@ -100,7 +99,7 @@ describe('bad input is refused before admission', () => {
     let input: unknown = {};
     for (let i = 0; i < 5_000; i++) input = { a: input };
     // fixtures/usd takes any object: only the depth limit stands between this input and a run.
-    const r = await submitCall(g.gw.context, { mandateId: 'alice/test', agent: 'fixtures/usd', input });
+    const r = await g.gw.engine.submit({ mandateId: 'alice/test', agent: 'fixtures/usd', input });
     expect(r).toMatchObject({ kind: 'refused', code: 'rejected_input', receipt: { status: 'rejected_input' } });
     expect(r.kind === 'refused' && httpStatusOf(r.code)).toBe(422);
     expect(await g.db.knex('holds')).toEqual([]);

@@ -1,12 +1,12 @@
 /**
- * The `calls-done` notice carries the receipt the settler committed (shared/calls/jobs.ts `callsDoneNotice`), so the
+ * The `calls-done` notice carries the receipt the settler committed (shared/calls/wire.ts `callsDoneNotice`), so the
  * request waiting for it answers without reading it again (shared/calls/answer/waiter.ts `receiptOf`). What it carries is
  * exactly what the database holds (success, billed and unbilled failures, the children of a delegation); a parent,
  * whose tree has children, is announced by id only and read; a bare id, a notice that does not parse and one naming
  * another call are read from the database too.
  */
 import { describe, expect } from 'vitest';
-import { CALLS_DONE_CHANNEL, callsDoneNotice, readCallsDone } from '../../shared/calls/jobs.js';
+import { CALLS_DONE_CHANNEL, callsDoneNotice, readCallsDone } from '../../shared/calls/wire.js';
 import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
 import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';

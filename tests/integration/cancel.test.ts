@@ -6,9 +6,10 @@ import { mkdtemp, readFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, test } from 'vitest';
-import { cancelKey, requestCancel } from '../../shared/calls/cancel.js';
+import { requestCancel } from '../../shared/calls/cancel.js';
+import { cancelKey } from '../../shared/calls/wire.js';
 import { createCancelWatcher } from '../../shared/calls/run/cancel-watcher.js';
-import { inputKey } from '../../shared/calls/jobs.js';
+import { inputKey } from '../../shared/calls/wire.js';
 import { createMemoryStore } from '../../shared/messaging/ephemeral.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
 import { isCancel } from '../../shared/runtimes/abort.js';
@@ -33,10 +34,10 @@ describe('cancelling calls', () => {
       const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
       expect(queued.status).toBe(202);
       const id = queued.body.call.id;
-      expect(await requestCancel(g.gw.context, id)).toBe('cancelled');
+      expect(await requestCancel(g.gw.engine, id)).toBe('cancelled');
       expect(await g.gw.context.messaging.store.peek(inputKey(id))).toBeUndefined();
       expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false });
-      expect(await requestCancel(g.gw.context, id)).toBe('too_late');
+      expect(await requestCancel(g.gw.engine, id)).toBe('too_late');
       expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     });
   });
@@ -60,7 +61,7 @@ describe('cancelling calls', () => {
           timeoutMs: 10_000,
           intervalMs: 20,
         });
-        expect(await requestCancel(g.gw.context, id)).toBe('signalled');
+        expect(await requestCancel(g.gw.engine, id)).toBe('signalled');
         expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false, cost: { total: '0.00' } });
         expect((await readFile(file, 'utf8')).trim().split('\n')).toEqual(['started', 'aborted:CancelledError']);
         expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });

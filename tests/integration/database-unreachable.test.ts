@@ -70,7 +70,7 @@ describe('an admission whose answer is lost', () => {
       // which finds no input (it was never kept): closed failed, unbilled, the agent never run, the hold released.
       proxy.refuse(false);
       expect((await api.get(`/v0/calls/${named}`)).status).toBe(200);
-      await sweep(g.gw.context, { strandedAfterMs: 0 });
+      await sweep(g.gw.engine, { strandedAfterMs: 0 });
       const done = await poll(() => api.get(`/v0/calls/${named}`).then((a) => (a.body.receipt ? a.body : undefined)), {
         what: 'the receipt',
         timeoutMs: 10_000,

@@ -384,7 +384,7 @@ describe('deletion 24 hours after upload', () => {
         await sweepFiles({ ...g.gw.context, now: () => Date.now() + FILE_TTL_MS + 1000 });
 
         const waiter = await createCallWaiter(g.db.knex, g.gw.context.messaging.notifier);
-        const runner = await startRunner(g.gw.context, { waiter, concurrency: 1, fileLinks: { secret: SECRET, origin: () => g.url } });
+        const runner = await startRunner(g.gw.engine.withWaiter(waiter), { concurrency: 1, fileLinks: { secret: SECRET, origin: () => g.url } });
         try {
           let call: any;
           await poll(

@@ -6,9 +6,8 @@ import { describe, expect, test as base } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { startTestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
-import { runCall } from '../../shared/calls/run/run-call.js';
 import { settleCall } from '../../shared/calls/settle/settle.js';
-import { submitCall } from '../../shared/calls/submit/submit.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 import { sweep } from '../../services/settler/sweeper.js';
 import { createRuntimes } from '../../shared/runtimes/index.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
@@ -24,9 +23,9 @@ describe('at most once, exactly once', () => {
     const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
     expect(r.status).toBe(200);
     const id = r.body.receipt.id;
-    const ctx = { ...g.gw.context, runtimes: createRuntimes() };
-    await runCall(ctx, id);
-    await runCall(ctx, id);
+    const runner = { runtimes: createRuntimes() };
+    await g.gw.engine.run(id, runner);
+    await g.gw.engine.run(id, runner);
     expect(await settleCall(g.gw.context, id)).toBe('noop');
     expect(await lines(file)).toEqual([id]);
     expect(await g.db.knex('journal_entries').where({ key: `settle:${id}` })).toHaveLength(1);
@@ -39,11 +38,11 @@ describe('at most once, exactly once', () => {
     try {
       await g.mandate({});
       const file = await counterFile();
-      const submitted = await submitCall(g.gw.context, { mandateId: 'alice/test', agent: 'fixtures/counter', input: { file } });
+      const submitted = await g.gw.engine.submit({ mandateId: 'alice/test', agent: 'fixtures/counter', input: { file } });
       const id = (submitted as { callId: string }).callId;
       // A runner claimed it and died before finishing: the row says running, the agent never answered.
       await g.db.knex('calls').where({ id, status: 'queued' }).update({ status: 'running', started_at: new Date() });
-      await runCall({ ...g.gw.context, runtimes: createRuntimes() }, id);
+      await g.gw.engine.run(id, { runtimes: createRuntimes() });
       await poll(() => g.db.knex('receipts').where({ id }).first(), { what: 'the receipt', timeoutMs: 5_000, intervalMs: 25, orUndefined: true });
       expect((await g.get(`/v0/receipts/${id}`)).body).toMatchObject({ status: 'failed', error: 'gateway_restarted', billed: false });
       expect(await lines(file)).toEqual([]);
@@ -58,7 +57,7 @@ describe('at most once, exactly once', () => {
   test('the sweeper closes a call far past its deadline and a settling call whose job was lost', async ({ gateway: g }) => {
     await g.mandate({});
     const file = await counterFile();
-    const a = await submitCall(g.gw.context, { mandateId: 'alice/test', agent: 'fixtures/counter', input: { file, ms: 2000 } });
+    const a = await g.gw.engine.submit({ mandateId: 'alice/test', agent: 'fixtures/counter', input: { file, ms: 2000 } });
     const id = (a as { callId: string }).callId;
     await poll(async () => (await g.db.knex('calls').where({ id }).first()).status !== 'queued', {
       what: 'the call to start',
@@ -71,7 +70,7 @@ describe('at most once, exactly once', () => {
       .knex('calls')
       .where({ id, status: 'running' })
       .update({ deadline_at: new Date(Date.now() - 3_600_000) });
-    const swept = await sweep(g.gw.context);
+    const swept = await sweep(g.gw.engine);
     expect(swept.closed).toBe(1);
     await poll(() => g.db.knex('receipts').where({ id }).first(), { what: 'the receipt', timeoutMs: 5_000, intervalMs: 25, orUndefined: true });
     expect((await g.get(`/v0/receipts/${id}`)).body).toMatchObject({ status: 'failed', error: 'gateway_restarted', billed: false });
@@ -100,7 +99,9 @@ base('a reserved call whose job cannot be queued is closed unbilled and its hold
         },
       },
     };
-    const e = await submitCall(broken as never, { mandateId: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }).catch((err) => err);
+    const e = await createCallEngine(broken as never, { settlesHere: true })
+      .submit({ mandateId: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } })
+      .catch((err) => err);
     expect(e).toBeInstanceOf(HolonError);
     expect(httpStatusOf((e as HolonError).code)).toBe(503);
     expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
@@ -208,7 +209,6 @@ base('a gateway-side failure after the run claimed its call (the output store is
     const store = g.gw.context.messaging.store;
     const broken = {
       ...g.gw.context,
-      runtimes: createRuntimes(),
       messaging: {
         ...g.gw.context.messaging,
         store: {
@@ -220,7 +220,7 @@ base('a gateway-side failure after the run claimed its call (the output store is
         },
       },
     };
-    await runCall(broken as never, id);
+    await createCallEngine(broken as never, { settlesHere: true }).run(id, { runtimes: createRuntimes() });
     const receipt = await poll(
       async () => {
         const r = await g.get(`/v0/receipts/${id}`);

@@ -103,6 +103,7 @@ async function smallLimits(g: TestGateway, limits: { total: number; perPrincipal
   const waiter = await createCallWaiter(ctx.db, ctx.messaging.notifier);
   const mcp: McpEndpoint = createMcpEndpoint({
     ctx,
+    engine: g.gw.engine.withWaiter(waiter),
     waiter,
     defaultMandate: 'alice/test',
     progressIntervalMs: 1000,

@@ -89,7 +89,7 @@ describe('GET /metrics after traffic', () => {
       expect(sampleValue(m, 'holon_run_duration_seconds_count', { runtime: 'node', outcome: 'success' })).toBe(1);
       expect(sampleValue(m, 'holon_run_duration_seconds_count', { runtime: 'node', outcome: 'declared_error' })).toBe(1);
       expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' })).toBe(2);
-      // Settled by the settler of this process without the settle queue (ServiceContext.settleHere): no settle job.
+      // Settled by the settler of this process without the settle queue (`CallEngine.close` → `settle`): no settle job.
       expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'settle' }) ?? 0).toBe(0);
       expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'callback' })).toBe(1);
       expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'deliver' })).toBe(1);

@@ -60,8 +60,8 @@ type Guard = NonNullable<Parameters<typeof startRunner>[1]['guard']>;
 async function run(agents: AgentVersion[], options: { allowPrivateEndpoints: boolean; guard?: Guard }, body: (g: TestGateway) => Promise<void>): Promise<void> {
   await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
     g.gw.context.registry = createRegistry([...g.gw.context.registry.list(), ...agents]);
-    const runner: StartedRole = await startRunner(g.gw.context, {
-      waiter: { wait: async () => false, receiptOf: async () => null, close: async () => {} },
+    const noWaiter = { wait: async () => false, receiptOf: async () => null, close: async () => {} };
+    const runner: StartedRole = await startRunner(g.gw.engine.withWaiter(noWaiter), {
       concurrency: 2,
       allowPrivateEndpoints: options.allowPrivateEndpoints,
       ...(options.guard ? { guard: options.guard } : {}),

@@ -1,6 +1,6 @@
 /**
- * The settle hand-off is built by the composition root before any role starts (services/compose.ts;
- * services/settler/worker.ts `settleHandOff`), and every role gets that one context: whatever order a process's roles
+ * The call engine is built by the composition root before any role starts (services/compose.ts;
+ * shared/calls/engine.ts `createCallEngine`), and every role gets that one engine: whatever order a process's roles
  * are named in, a call its runner closes is settled in the process, with no settle job, and exactly once. A runner
  * in a process without a settler hands its calls to the settle queue instead.
  */

@@ -8,10 +8,10 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { pino } from 'pino';
 import { describe, expect, test } from 'vitest';
-import { runCall } from '../../shared/calls/run/run-call.js';
 import { createRuntimes } from '../../shared/runtimes/index.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, TEST_REGISTRY, useAudited } from '../support/gateway.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 
 /** A registry directory with two webhook agents: one on a port nothing listens on, one on a name that never resolves. */
 async function unreachableAgents(port: number): Promise<string> {
@@ -62,7 +62,7 @@ describe('runtime_unavailable names the endpoint and the cause', () => {
       expect(queued.status).toBe(202);
       const lines: Array<Record<string, unknown>> = [];
       const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });
-      await runCall({ ...g.gw.context, log, runtimes: createRuntimes() }, queued.body.call.id);
+      await createCallEngine({ ...g.gw.context, log }, { settlesHere: g.gw.engine.settlesHere }).run(queued.body.call.id, { runtimes: createRuntimes() });
       const line = lines.find((l) => l.code === 'runtime_unavailable');
       expect(line, JSON.stringify(lines)).toMatchObject({
         level: 40,

@@ -7,7 +7,6 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { submitCall } from '../../shared/calls/submit/submit.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { PLATFORM_ACCOUNT, readBalance } from '../../shared/ledger/accounts.js';
 import { audit } from '../../shared/ledger/audit.js';
@@ -17,13 +16,13 @@ import { createMessaging } from '../../shared/messaging/index.js';
 import type { Messaging } from '../../shared/messaging/types.js';
 import { createLogger } from '../../shared/platform/log.js';
 import { settleBatch, settleCall } from '../../shared/calls/settle/settle.js';
-import { runCall } from '../../shared/calls/run/run-call.js';
 import { createSettleBatcher } from '../../shared/calls/settle/batcher.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest, type TestDatabase } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 import { generateSigningKey } from '../../shared/signing/keys.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 
 const test = dbTest('postgres');
 const PEOPLE = ['alice', 'bob', 'carol'] as const;
@@ -90,9 +89,9 @@ async function settlingCalls(db: TestDatabase, messaging: Messaging, cases: read
       budget: { total: 10_000_000n },
     });
     await saveMandate(db.knex, mandate, generateSigningKey()).catch(() => undefined); // the second call of a pair finds it saved
-    const submitted = await submitCall(ctx, { mandateId: mandate.id, agent: agent.id, input: {} });
+    const submitted = await createCallEngine(ctx).submit({ mandateId: mandate.id, agent: agent.id, input: {} });
     if (submitted.kind !== 'queued') throw new Error(`not queued: ${JSON.stringify(submitted)}`);
-    await runCall({ ...ctx, runtimes: { run: async () => RESULTS[c.result] } }, submitted.callId);
+    await createCallEngine(ctx).run(submitted.callId, { runtimes: { run: async () => RESULTS[c.result] } });
     ids.push(submitted.callId);
   }
   return { ctx, ids };

@@ -8,7 +8,6 @@
  */
 import fc from 'fast-check';
 import { expect } from 'vitest';
-import { submitCall } from '../../shared/calls/submit/submit.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
@@ -17,12 +16,12 @@ import { saveMandate } from '../../shared/mandates/store.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
 import { settleCall } from '../../shared/calls/settle/settle.js';
-import { runCall } from '../../shared/calls/run/run-call.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { dbTest } from '../support/db.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 import { generateSigningKey } from '../../shared/signing/keys.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 
 const test = dbTest('postgres');
 const PEOPLE = ['alice', 'bob', 'carol'] as const;
@@ -89,10 +88,10 @@ test('every billable outcome settles, whatever accounts coincide, and the audit 
         await saveMandate(db.knex, mandate, generateSigningKey());
         const before = await readBalance(db.knex, c.payer, 'EUR');
 
-        const submitted = await submitCall(ctx, { mandateId: mandate.id, agent: agent.id, input: {} });
+        const submitted = await createCallEngine(ctx).submit({ mandateId: mandate.id, agent: agent.id, input: {} });
         expect(submitted.kind).toBe('queued');
         if (submitted.kind !== 'queued') return;
-        await runCall({ ...ctx, runtimes: { run: async () => result } }, submitted.callId);
+        await createCallEngine(ctx).run(submitted.callId, { runtimes: { run: async () => result } });
         expect(await settleCall(ctx, submitted.callId)).toBe('settled');
 
         const billed = c.result === 'output' || c.chargeOn === 'attempt';

@@ -11,7 +11,6 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import fc from 'fast-check';
 import { describe, expect, test } from 'vitest';
-import { submitCall } from '../../shared/calls/submit/submit.js';
 import type { Manifest } from '../../shared/core/manifest/types.js';
 import { creditSignup } from '../../shared/ledger/demo-credit.js';
 import { readStatement } from '../../shared/ledger/statement.js';
@@ -20,7 +19,6 @@ import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
 import type { RunResult } from '../../shared/runtimes/types.js';
 import { settleCall } from '../../shared/calls/settle/settle.js';
-import { runCall } from '../../shared/calls/run/run-call.js';
 import { shippedAgentsContext } from '../support/service-context.js';
 import { BACKENDS, dbTest } from '../support/db.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
@@ -28,6 +26,7 @@ import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
 import { GENEROUS_RATE_LIMITS, query, type Answer, type Schema } from '../support/http.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 import { generateSigningKey } from '../../shared/signing/keys.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 
 const RATES = GENEROUS_RATE_LIMITS;
 const pause = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -453,12 +452,12 @@ for (const backend of BACKENDS) {
               budget: { total: 1_000_000n },
             });
             await saveMandate(db.knex, mandate, generateSigningKey());
-            const submitted = await submitCall(ctx, { mandateId: mandate.id, agent: agent.id, input: {} });
+            const submitted = await createCallEngine(ctx).submit({ mandateId: mandate.id, agent: agent.id, input: {} });
             expect(submitted.kind).toBe('queued');
             if (submitted.kind !== 'queued') return;
             const result: RunResult =
               c.result === 'output' ? { kind: 'output', output: { ok: true } } : { kind: 'error', code: c.result === 'billed_error' ? 'refused' : 'nothing' };
-            await runCall({ ...ctx, runtimes: { run: async () => result } }, submitted.callId);
+            await createCallEngine(ctx).run(submitted.callId, { runtimes: { run: async () => result } });
             expect(await settleCall(ctx, submitted.callId)).toBe('settled');
             const at = await db.knex('receipts').where({ id: submitted.callId }).first('created_at');
             if (n % 5 === 0) cut.push((at.created_at as Date).toISOString());

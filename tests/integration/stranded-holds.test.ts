@@ -8,6 +8,7 @@
 import net from 'node:net';
 import { expect, onTestFailed, test } from 'vitest';
 import { startRunner } from '../../services/runner/worker.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 import type { Db } from '../../shared/db/connect.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { startTestCluster, startTestGateway, useAudited } from '../support/gateway.js';
@@ -109,10 +110,8 @@ test('(b) a transient database error on the claim: the run job is retried and th
         };
       },
     }) as Db;
-    const runner = await startRunner(
-      { ...g.gw.context, db: flaky },
-      { waiter: { wait: async () => false, receiptOf: async () => null, close: async () => {} }, concurrency: 2 },
-    );
+    const noWaiter = { wait: async () => false, receiptOf: async () => null, close: async () => {} };
+    const runner = await startRunner(createCallEngine({ ...g.gw.context, db: flaky }, { settlesHere: true, waiter: noWaiter }), { concurrency: 2 });
     try {
       const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'again' } });
       expect(failed).toBe(1);

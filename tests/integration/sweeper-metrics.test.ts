@@ -13,8 +13,7 @@ import { recoverDeliveries } from '../../services/settler/callbacks.js';
 import { sweepFiles } from '../../services/settler/file-sweeper.js';
 import { recoverOrphanedCalls } from '../../services/settler/recovery.js';
 import { sweep } from '../../services/settler/sweeper.js';
-import { submitCall } from '../../shared/calls/submit/submit.js';
-import { CALLBACK_QUEUE, RUN_QUEUE } from '../../shared/calls/jobs.js';
+import { CALLBACK_QUEUE, RUN_QUEUE } from '../../shared/calls/wire.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { FILE_TTL_MS } from '../../shared/files/store.js';
 import { settleCall } from '../../shared/calls/settle/settle.js';
@@ -22,6 +21,7 @@ import { startTestGateway, useAudited, type TestGateway } from '../support/gatew
 import { losingJobs } from '../support/lost-jobs.js';
 import { poll } from '../support/poll.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
+import { createCallEngine } from '../../shared/calls/engine.js';
 
 const DAY_MS = 86_400_000;
 
@@ -35,7 +35,11 @@ async function actions(g: TestGateway): Promise<(action: string) => number> {
 
 /** A call reserved whose run job never reached the queue (its API died between the reserve and the add). */
 async function strandedCall(ctx: ServiceContext, text: string): Promise<string> {
-  const submitted = await submitCall(losingJobs(ctx, RUN_QUEUE, 'drop'), { mandateId: 'alice/test', agent: 'examples/echo-upper', input: { text } });
+  const submitted = await createCallEngine(losingJobs(ctx, RUN_QUEUE, 'drop')).submit({
+    mandateId: 'alice/test',
+    agent: 'examples/echo-upper',
+    input: { text },
+  });
   if (submitted.kind !== 'queued') throw new Error(`not queued: ${submitted.kind}`);
   return submitted.callId;
 }
@@ -51,9 +55,9 @@ test('each sweep action moves its counter by what the sweep did', async () => {
 
     // Stranded: handed out again once (its job is lost again here), then abandoned.
     await strandedCall(ctx, 'stranded');
-    expect(await sweep(noRunJobs, quiet)).toMatchObject({ requeued: 1, abandoned: 0, closed: 0, resettled: 0 });
+    expect(await sweep(createCallEngine(noRunJobs), quiet)).toMatchObject({ requeued: 1, abandoned: 0, closed: 0, resettled: 0 });
     expect((await actions(g))('requeued')).toBe(1);
-    expect(await sweep(noRunJobs, quiet)).toMatchObject({ requeued: 0, abandoned: 1 });
+    expect(await sweep(createCallEngine(noRunJobs), quiet)).toMatchObject({ requeued: 0, abandoned: 1 });
     expect((await actions(g))('abandoned')).toBe(1);
 
     // Eight days on: a queued call long past its deadline is closed, settlements nobody finished are handed out
@@ -61,7 +65,7 @@ test('each sweep action moves its counter by what the sweep did', async () => {
     await strandedCall(ctx, 'overdue');
     const held = await g.post('/v0/calls', { mandate: 'alice/ask', agent: 'examples/echo-upper', input: { text: 'ask me' } });
     expect(held.body.status).toBe('pending_approval');
-    const late = await sweep(at(8 * DAY_MS), { strandedAfterMs: 9 * DAY_MS });
+    const late = await sweep(createCallEngine(at(8 * DAY_MS)), { strandedAfterMs: 9 * DAY_MS });
     expect(late).toMatchObject({ requeued: 0, abandoned: 0, closed: 1 });
     expect(late.resettled).toBeGreaterThan(0);
     let count = await actions(g);
@@ -71,7 +75,7 @@ test('each sweep action moves its counter by what the sweep did', async () => {
 
     // Restart recovery: a call left queued is closed, the settlements left are handed to the settler again.
     await strandedCall(ctx, 'interrupted');
-    const recovered = await recoverOrphanedCalls(ctx);
+    const recovered = await recoverOrphanedCalls(g.gw.engine);
     expect(recovered.closed).toBe(1);
     count = await actions(g);
     expect(count('restart_closed')).toBe(1);

@@ -12,7 +12,7 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
-import { CALLBACK_QUEUE } from '../../shared/calls/jobs.js';
+import { CALLBACK_QUEUE } from '../../shared/calls/wire.js';
 import type { Config, WebhookSettings } from '../../shared/platform/config.js';
 import { settleBatch, settleCall } from '../../shared/calls/settle/settle.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';

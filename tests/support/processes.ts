@@ -20,7 +20,7 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Redis } from 'ioredis';
 import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
-import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/jobs.js';
+import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/wire.js';
 import { EVALUATE_QUEUE } from '../../shared/evaluation/jobs.js';
 import { poll } from './poll.js';
 

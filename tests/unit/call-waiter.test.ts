@@ -4,7 +4,7 @@
  * once, so a call that ended before anyone listened is still seen.
  */
 import { describe, expect, test } from 'vitest';
-import { CALLS_DONE_CHANNEL } from '../../shared/calls/jobs.js';
+import { CALLS_DONE_CHANNEL } from '../../shared/calls/wire.js';
 import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { Db } from '../../shared/db/connect.js';
 import { createMessaging } from '../../shared/messaging/index.js';

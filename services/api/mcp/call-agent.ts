@@ -21,7 +21,7 @@ import { callStatus } from '../../../shared/calls/transitions.js';
 import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js';
 import { takeOutput } from '../../../shared/calls/answer/outputs.js';
 import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
-import { submitCall, type Submitted } from '../../../shared/calls/submit/submit.js';
+import type { Submitted } from '../../../shared/calls/submit/submit.js';
 import type { Held } from '../../../shared/calls/submit/types.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { callOutcomeClass } from '../../../shared/platform/metrics.js';
@@ -58,7 +58,7 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: CallAgen
   const { agent, capability, approval } = args;
   if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 'name exactly one of "agent" or "capability"');
   const maxCost = args.max_cost !== undefined ? parseAmount(args.max_cost) : undefined;
-  return submitCall(deps.ctx, {
+  return deps.engine.submit({
     mandateId: who.mandateId,
     ...(agent ? { agent } : {}),
     ...(capability ? { capability } : {}),
@@ -102,11 +102,11 @@ async function answerCall(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs,
     if (!who.askInClient || !options.canElicit) return pending(held);
     const action = await askInClient(deps, extra, held.approval, args.input);
     if (action === 'accept') {
-      const decided = await decideAndSubmit(deps.ctx, held.approval.id, 'run');
+      const decided = await decideAndSubmit(deps.engine, held.approval.id, 'run');
       if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 'the approval did not submit the call');
       submitted = decided.submitted;
     } else if (action === 'decline') {
-      await decideAndSubmit(deps.ctx, held.approval.id, 'reject');
+      await decideAndSubmit(deps.engine, held.approval.id, 'reject');
       return { answer: declinedAnswer(held), outcome: 'refused' };
     } else {
       return pending(held);
@@ -185,7 +185,7 @@ async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApprova
 async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<Answered> {
   const { ctx, waiter } = deps;
   const onCancel = (): void => {
-    requestCancel(ctx, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
+    requestCancel(deps.engine, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
   };
   if (extra.signal.aborted) onCancel();
   else extra.signal.addEventListener('abort', onCancel, { once: true });

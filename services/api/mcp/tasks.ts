@@ -49,7 +49,7 @@ export async function startCallTask(deps: McpDeps, who: McpPrincipal, args: Call
     await recordTask(deps.ctx.db, id, ownerOf(who));
   } catch (e) {
     // Nobody could follow or cancel it: the call must not run (or be billed) unseen.
-    if (submitted.kind === 'queued') await requestCancel(deps.ctx, id).catch(() => undefined);
+    if (submitted.kind === 'queued') await requestCancel(deps.engine, id).catch(() => undefined);
     throw e;
   }
   return { task: await taskOf(deps, who, id) };
@@ -103,7 +103,7 @@ export function registerTaskHandlers(server: Server, deps: McpDeps, who: McpPrin
     const { taskId } = request.params;
     const task = await taskOf(deps, who, taskId);
     if (isTerminal(task.status)) throw protocolError(ErrorCode.InvalidParams, `task ${taskId} is already ${task.status}: it cannot be cancelled`);
-    await cancelAndWait(deps.ctx, deps.waiter, taskId, { signal: extra.signal });
+    await cancelAndWait(deps.engine, deps.waiter, taskId, { signal: extra.signal });
     // The receipt says what the cancel came to: `cancelled` (unbilled), or `completed` when the agent answered first.
     return taskOf(deps, who, taskId);
   });

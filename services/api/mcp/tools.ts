@@ -6,6 +6,7 @@
 import { listPendingApprovals, loadApproval, approvalView } from '../../../shared/calls/submit/approvals.js';
 import { describeAgent, searchCatalogue } from '../../../shared/catalogue/catalogue.js';
 import type { CallWaiter } from '../../../shared/calls/answer/waiter.js';
+import type { CallEngine } from '../../../shared/calls/engine-types.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
@@ -26,6 +27,8 @@ export interface McpPrincipal {
 
 export interface McpDeps {
   ctx: ServiceContext;
+  /** The call engine (shared/calls/engine.ts): admission and cancellation of the calls this server makes. */
+  engine: CallEngine;
   waiter: CallWaiter;
   /** How often call_agent reports progress while a call is queued or running. */
   progressIntervalMs: number;

@@ -127,7 +127,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
       const run = r.body.run;
       const decisionField = r.body.decision;
       const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
-      const decided = await decideAndSubmit(ctx, id, decision);
+      const decided = await decideAndSubmit(deps.engine, id, decision);
       if (decided.kind === 'decided') res.json(decided.approval);
       else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
     }),

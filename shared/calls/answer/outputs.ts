@@ -14,7 +14,7 @@
  */
 import type { ServiceContext } from '../../context.js';
 import type { Kept } from '../../messaging/types.js';
-import { outputKey } from '../jobs.js';
+import { outputKey } from '../wire.js';
 
 export type OutputConsumer = 'sync' | 'webhook';
 

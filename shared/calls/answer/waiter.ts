@@ -7,7 +7,7 @@
  */
 import type { Db } from '../../db/connect.js';
 import { loadReceiptTree, type ReceiptView } from '../../receipts/store.js';
-import { CALLS_DONE_CHANNEL, readCallsDone } from '../jobs.js';
+import { CALLS_DONE_CHANNEL, readCallsDone } from '../wire.js';
 import type { Notifier } from '../../messaging/types.js';
 
 export interface CallWaiter {
@@ -18,7 +18,7 @@ export interface CallWaiter {
   wait(callId: string, timeoutMs: number, options?: WaitOptions): Promise<boolean>;
   /**
    * Waits as `wait`, then answers the call's receipt tree: the one its `calls-done` notice carried (the settler's
-   * own, jobs.ts `callsDoneNotice`), else read from the database; null when the call has not finished.
+   * own, wire.ts `callsDoneNotice`), else read from the database; null when the call has not finished.
    */
   receiptOf(callId: string, timeoutMs: number, options?: WaitOptions): Promise<ReceiptView | null>;
   close(): Promise<void>;

@@ -4,7 +4,7 @@
  * watching left its mark in the ephemeral store.
  */
 import type { EphemeralStore, Notifier } from '../../messaging/types.js';
-import { CALLS_CANCEL_CHANNEL, cancelKey } from '../cancel.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey } from '../wire.js';
 import { cancelReason } from '../../runtimes/abort.js';
 
 interface CancelWatch {

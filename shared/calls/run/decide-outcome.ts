@@ -7,7 +7,7 @@ import { compileInterface } from '../../core/manifest/interface-validator.js';
 import { isErrorCode } from '../../core/manifest/schema.js';
 import { RESERVED_ERROR_CODES, type Manifest } from '../../core/manifest/types.js';
 import { charge, type MandateBudget, type Outcome } from '../../core/pricing.js';
-import { unbilled, type CallOutcome } from '../outcome.js';
+import { unbilled, type CallOutcome } from '../call-outcome.js';
 import type { RunResult } from '../../runtimes/types.js';
 
 const RESERVED: ReadonlySet<string> = new Set(RESERVED_ERROR_CODES);

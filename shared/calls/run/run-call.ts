@@ -5,22 +5,21 @@
  * BullMQ delivers at least once. The call row decides (shared/calls/transitions.ts): only the delivery that
  * moves it from `queued` to `running` invokes the agent. A delivery that finds it already `running` means the
  * runner that claimed it died: the call is closed `failed / gateway_restarted`, unbilled, and its hold released
- * by the settler.
+ * by the settler. Every end of a run goes through `engine.close`, which hands the call to settlement.
  */
 import { fxRateFor } from '../../core/pricing.js';
 import { divRound, formatAmount } from '../../core/money.js';
 import { knownMandate } from '../../mandates/store.js';
-import type { CallWaiter } from '../answer/waiter.js';
 import { callChild, prepareDelegation } from './delegate.js';
 import { mintDelegationToken, revokeDelegationToken } from '../delegation-tokens.js';
-import type { ServiceContext } from '../../context.js';
-import { inputKey, outputKey } from '../jobs.js';
-import type { CallOutcome } from '../outcome.js';
-import { unbilled, type UnbilledCode } from '../outcome.js';
-import { callStatus, claimCall, closeCall, enqueueSettle, type ClaimedCall } from '../transitions.js';
-import { checkCallFiles, fileLinks, type FileLink, type FileLinkSigner } from '../../files/access.js';
+import type { CallEngine, CallResources, RunnerParts } from '../engine-types.js';
+import { inputKey, outputKey } from '../wire.js';
+import type { CallOutcome } from '../call-outcome.js';
+import { unbilled, type UnbilledCode } from '../call-outcome.js';
+import { callStatus, claimCall, enqueueSettle, type ClaimedCall } from '../transitions.js';
+import { checkCallFiles, fileLinks, type FileLink } from '../../files/access.js';
 import type { AgentContextExtension } from '../../runtimes/node.js';
-import type { AgentVersion, RunContext, RunResult } from '../../runtimes/types.js';
+import type { AgentVersion, RunResult } from '../../runtimes/types.js';
 import type { Mandate } from '../../core/mandate/types.js';
 import type { Manifest } from '../../core/manifest/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
@@ -29,20 +28,11 @@ import { runDeadline } from '../../runtimes/abort.js';
 import { addSpanAttributes } from '../../platform/tracing.js';
 import { runErrorLabel } from '../../platform/metrics.js';
 
-interface RuntimeRunner {
-  run(agent: AgentVersion, input: unknown, ctx: RunContext): Promise<RunResult>;
-}
-
-export interface RunnerContext extends ServiceContext {
-  runtimes: RuntimeRunner;
-  /** Waits for delegated calls (ctx.call); without it, agents get no ctx.call. */
-  waiter?: CallWaiter;
-  /** Hears cancellations (spec/mcp.md §3); without it, a running call can only time out. */
-  cancels?: CancelWatcher;
-  /** Signs the download links of the files an input names (shared/files/); without it such a call fails, unbilled. */
-  fileLinks?: FileLinkSigner;
-  /** Fires when the runner stops and its grace has passed: a run still going ends `gateway_restarted`, unbilled. */
-  handBack?: AbortSignal;
+/** What a run works with: the engine (its resources, its other phases) and the runner's own parts. */
+interface Runner {
+  engine: CallEngine;
+  ctx: CallResources;
+  parts: RunnerParts;
 }
 
 /** The reason a run's signal fires with when its runner hands it back (the stop grace passed): neither cancel nor timeout. */
@@ -76,11 +66,13 @@ function earlyEnd(cancelled: AbortSignal | undefined, handBack: AbortSignal | un
   };
 }
 
-export async function runCall(ctx: RunnerContext, callId: string): Promise<void> {
+export async function runCall(engine: CallEngine, parts: RunnerParts, callId: string): Promise<void> {
+  const ctx = engine.resources;
+  const runner: Runner = { engine, ctx, parts };
   const call = await claimCall(ctx.db, callId);
   if (!call) {
     const status = await callStatus(ctx.db, callId);
-    if (status === 'running') await closeCall(ctx, callId, 'running', unbilled('gateway_restarted'));
+    if (status === 'running') await engine.close(callId, 'running', unbilled('gateway_restarted'));
     else if (status === 'settling') await enqueueSettle(ctx, callId);
     return;
   }
@@ -88,13 +80,13 @@ export async function runCall(ctx: RunnerContext, callId: string): Promise<void>
   // The run ends at its hard timeout, or earlier when the caller cancels it (the reason tells them apart).
   let cancelWatch: Awaited<ReturnType<CancelWatcher['watch']>> | undefined;
   try {
-    cancelWatch = await ctx.cancels?.watch(callId);
-    await runClaimed(ctx, { callId, call, log }, cancelWatch?.signal);
+    cancelWatch = await parts.cancels?.watch(callId);
+    await runClaimed(runner, { callId, call, log }, cancelWatch?.signal);
   } catch (e) {
     // A gateway-side failure after the claim (the store, the database, a bug): the call ends failed / gateway_error,
     // unbilled, and the settler releases its hold. If even that fails, the sweeper closes it past its deadline.
     log.error({ err: { name: (e as Error)?.name, message: (e as Error)?.message } }, 'the run failed on the gateway side');
-    await closeCall(ctx, callId, 'running', unbilled('gateway_error')).catch(() => undefined);
+    await engine.close(callId, 'running', unbilled('gateway_error')).catch(() => undefined);
   } finally {
     cancelWatch?.release();
   }
@@ -106,15 +98,16 @@ type Finish = (o: Omit<CallOutcome, 'duration_ms'>) => Promise<boolean>;
 interface Claimed {
   callId: string;
   call: ClaimedCall;
-  log: RunnerContext['log'];
+  log: CallResources['log'];
 }
 
-async function runClaimed(ctx: RunnerContext, claimed: Claimed, cancelled?: AbortSignal): Promise<void> {
+async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSignal): Promise<void> {
+  const { engine, ctx, parts } = runner;
   const { callId, call, log } = claimed;
   const started = Date.now();
-  const finish: Finish = (o) => closeCall(ctx, callId, 'running', { ...o, duration_ms: Date.now() - started });
+  const finish: Finish = (o) => engine.close(callId, 'running', { ...o, duration_ms: Date.now() - started });
 
-  const loaded = await loadRun(ctx, callId, call, log);
+  const loaded = await loadRun(runner, callId, call, log);
   if ('fail' in loaded) {
     await finish(unbilled(loaded.fail));
     return;
@@ -128,11 +121,11 @@ async function runClaimed(ctx: RunnerContext, claimed: Claimed, cancelled?: Abor
   // The agent receives the cap in its own currency, rounded down so it never believes it may spend more.
   const agentCap = maxCost !== undefined && fx && fx.num > 0n ? divRound(maxCost * fx.den, fx.num, 'down') : undefined;
 
-  const early = earlyEnd(cancelled, ctx.handBack);
+  const early = earlyEnd(cancelled, parts.handBack);
   const deadline = runDeadline(call.timeoutMs, early.signal);
   const { signal } = deadline;
   try {
-    const delegation = await delegationFor(ctx, claimed, { mandate, manifest, signal });
+    const delegation = await delegationFor(runner, claimed, { mandate, manifest, signal });
     if (!delegation) {
       await finish(unbilled('gateway_error'));
       return;
@@ -142,7 +135,7 @@ async function runClaimed(ctx: RunnerContext, claimed: Claimed, cancelled?: Abor
     let result: RunResult;
     const ranAt = Date.now();
     try {
-      result = await ctx.runtimes.run(agent, input, {
+      result = await parts.runtimes.run(agent, input, {
         callId,
         signal,
         ...(links ? { files: links } : {}),
@@ -181,7 +174,8 @@ interface LoadedRun {
 }
 
 /** The input (taken from the store), the agent, the mandate and the input's files; or why the call cannot run. */
-async function loadRun(ctx: RunnerContext, callId: string, call: ClaimedCall, log: RunnerContext['log']): Promise<LoadedRun | { fail: UnbilledCode }> {
+async function loadRun(runner: Runner, callId: string, call: ClaimedCall, log: CallResources['log']): Promise<LoadedRun | { fail: UnbilledCode }> {
+  const { ctx, parts } = runner;
   const rawInput = await ctx.messaging.store.take(inputKey(callId));
   const agent = ctx.registry.get(call.agentId, call.agentVersion);
   const mandate = await knownMandate(ctx.db, call.mandateId);
@@ -198,11 +192,11 @@ async function loadRun(ctx: RunnerContext, callId: string, call: ClaimedCall, lo
   }
   let links: Record<string, FileLink> | undefined;
   if (files.files.length > 0) {
-    if (!ctx.fileLinks) {
+    if (!parts.fileLinks) {
       log.error('the input names files and this runner cannot sign links');
       return { fail: 'gateway_error' };
     }
-    links = fileLinks(ctx.fileLinks, files.files, ctx.now());
+    links = fileLinks(parts.fileLinks, files.files, ctx.now());
   }
   return { input, agent, mandate, links };
 }
@@ -212,10 +206,11 @@ async function loadRun(ctx: RunnerContext, callId: string, call: ClaimedCall, lo
  * remote agents. Null when no sub-mandate could be derived (the call fails).
  */
 async function delegationFor(
-  ctx: RunnerContext,
+  runner: Runner,
   claimed: Claimed,
   run: { mandate: Mandate; manifest: Manifest; signal: AbortSignal },
 ): Promise<{ extendContext?: AgentContextExtension; delegationToken?: string } | null> {
+  const { engine, ctx } = runner;
   const { callId, call, log } = claimed;
   const { mandate, manifest, signal } = run;
   let extendContext: AgentContextExtension | undefined;
@@ -225,11 +220,11 @@ async function delegationFor(
     log.warn({ reason: prepared.reason }, 'no sub-mandate could be derived');
     return null;
   }
-  if (prepared && ctx.waiter) {
-    const delegating = { ...ctx, waiter: ctx.waiter };
+  const { waiter } = engine;
+  if (prepared && waiter) {
     const parent = { call: running, manifest, sub: prepared.sub, signal };
     extendContext = (agentCtx) => {
-      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(delegating, parent, { target, input, options });
+      agentCtx.call = (target, input, options?: { max_cost?: string }) => callChild(engine, waiter, parent, { target, input, options });
     };
   }
 
@@ -240,7 +235,7 @@ async function delegationFor(
 
 /** The run's end: its outcome decided from the result, measured, the output kept for its pickup, the call closed. */
 async function closeRun(
-  ctx: RunnerContext,
+  ctx: CallResources,
   claimed: Pick<Claimed, 'callId' | 'log'>,
   run: { manifest: Manifest; result: RunResult; budget: Mandate['budget']; maxCost: bigint | undefined; ranAt: number },
   finish: Finish,

@@ -16,10 +16,10 @@ import { insertedReceiptView, receiptRow, type ReceiptValues, type ReceiptView }
 import { signAndLog } from '../../receipts/log.js';
 import type { SigningKey } from '../../signing/keys.js';
 import type { ServiceContext } from '../../context.js';
-import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, callsDoneNotice, type CallJob } from '../jobs.js';
+import { CALLBACK_QUEUE, CALLS_DONE_CHANNEL, callsDoneNotice, type CallJob } from '../wire.js';
 import { enqueueSettle } from '../transitions.js';
 import { type DbBigInt, fromJsonb, toBigInt, type Tx } from '../../db/connect.js';
-import type { CallOutcome } from '../outcome.js';
+import type { CallOutcome } from '../call-outcome.js';
 import { runErrorLabel } from '../../platform/metrics.js';
 import { insertDeliveries, newDelivery, type NewDelivery } from '../../webhooks/deliveries.js';
 

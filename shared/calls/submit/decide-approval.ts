@@ -6,7 +6,7 @@
  */
 import { HolonError } from '../../core/errors.js';
 import { approvalView, decideApproval, loadApproval } from './approvals.js';
-import type { ServiceContext } from '../../context.js';
+import type { CallEngine } from '../engine-types.js';
 import { submitCall, type Submitted } from './submit.js';
 
 export type ApprovalDecision = 'run' | 'grant' | 'reject';
@@ -14,7 +14,8 @@ export type ApprovalDecision = 'run' | 'grant' | 'reject';
 export type Decided = { kind: 'decided'; approval: ReturnType<typeof approvalView> } | { kind: 'submitted'; submitted: Submitted };
 
 /** Throws 404 for an unknown approval and 409 for one already decided (or expired). */
-export async function decideAndSubmit(gateway: ServiceContext, id: string, decision: ApprovalDecision): Promise<Decided> {
+export async function decideAndSubmit(engine: CallEngine, id: string, decision: ApprovalDecision): Promise<Decided> {
+  const gateway = engine.resources;
   const decided = await decideApproval(gateway.db, id, decision, gateway.now());
   if (!decided) {
     const found = await loadApproval(gateway.db, id, gateway.now());
@@ -23,7 +24,7 @@ export async function decideAndSubmit(gateway: ServiceContext, id: string, decis
   }
   if (decision !== 'run') return { kind: 'decided', approval: approvalView(decided.approval) };
   const a = decided.approval;
-  const submitted = await submitCall(gateway, {
+  const submitted = await submitCall(engine, {
     mandateId: a.mandateId,
     agent: `${a.agentId}@${a.agentVersion}`,
     input: decided.input,

@@ -8,7 +8,7 @@ import { ensureBalanceRow, reserveFromParentHold } from '../../ledger/holds.js';
 import { admitAgain, admitShared, reserveShared, type AdmittedCall } from '../../ledger/money-functions.js';
 import { HolonError } from '../../core/errors.js';
 import { isDatabaseUnreachable, isUniqueViolation } from '../../db/unreachable.js';
-import { callStatus } from '../transitions.js';
+import { callStatus, insertQueuedCall } from '../transitions.js';
 import { readBalance } from '../../ledger/accounts.js';
 import type { ServiceContext } from '../../context.js';
 import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../../mandates/store.js';
@@ -86,12 +86,12 @@ function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: 
 
 /**
  * The call row and its reservation, in one transaction. `again`: an earlier try's outcome is unknown, so the common
- * path goes through the batch function, which answers `reserved` for a row it finds (migration 027).
+ * path goes through the batch function, which answers `reserved` for a row it finds (shared/calls/sql/holon_admit_batch.sql).
  */
 async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalId }: Reservation, row: AdmittedCall, again: boolean): Promise<Outcome> {
   const d = sub.delegation;
   if (approvalId === undefined && d?.mode !== 'passthrough') {
-    // The common case: the row and the reservation in one statement (migrations 017, 020).
+    // The common case: the row and the reservation in one statement (shared/calls/sql/holon_admit_one.sql).
     return again ? admitAgain(ctx.db, row) : admitShared(ctx.db, row);
   }
   try {
@@ -104,7 +104,7 @@ async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalI
         );
         if (used.rows.length === 0) throw new Shortfall('approval_used');
       }
-      await trx('calls').insert({ ...row, status: 'queued', approval_id: approvalId ?? null });
+      await insertQueuedCall(trx, row, approvalId);
       const outcome =
         d?.mode === 'passthrough'
           ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
@@ -154,7 +154,7 @@ async function admitById(ctx: ServiceContext, r: Reservation, row: AdmittedCall)
 async function explainShortfall(ctx: ServiceContext, { stored, worst, approvalId }: Reservation, row: AdmittedCall, what: Shortfall['what']): Promise<Refusal> {
   const money = (v: bigint) => `${formatAmount(v)} ${row.currency}`;
   if (what === 'revoked') {
-    // The row had the last word (migration 020): the cached document is forgotten, the next call reads it again.
+    // The row had the last word (shared/calls/sql/holon_admit_one.sql): the cached document is forgotten, the next call reads it again.
     forgetMandate(ctx.db, stored.mandate.id);
     return { code: 'denied', status: 'denied', reasons: [`mandate ${stored.mandate.id} has been revoked`] };
   }

@@ -1,6 +1,7 @@
 /**
  * Admission: resolve → admit (checkCall) → check input → reserve → enqueue (gateway.md §1, steps 1–4).
- * Every request that names a mandate gets a receipt, denied and rejected ones included.
+ * Every request that names a mandate gets a receipt, denied and rejected ones included. A reserved call that cannot
+ * be queued is closed and settled through the engine (`engine.close`, `engine.settle`).
  */
 import { compileInterface } from '../../core/manifest/interface-validator.js';
 import type { CallRequest } from '../../core/mandate/types.js';
@@ -10,14 +11,14 @@ import { HolonError } from '../../core/errors.js';
 import { jsonProblem, MAX_JSON_DEPTH } from '../../core/json-limits.js';
 import type { ServiceContext } from '../../context.js';
 import { newReceiptId } from '../ids.js';
-import { inputKey } from '../jobs.js';
+import { inputKey } from '../wire.js';
 import { declareConsumers } from '../answer/outputs.js';
-import { unbilled } from '../outcome.js';
-import { closeCall, enqueueRun } from '../transitions.js';
+import { unbilled } from '../call-outcome.js';
+import { enqueueRun } from '../transitions.js';
+import type { CallEngine } from '../engine-types.js';
 import { knownMandate, type KnownMandate } from '../../mandates/store.js';
 import type { AgentVersion } from '../../registry/agent-version.js';
 import type { Manifest } from '../../core/manifest/types.js';
-import { settleCall } from '../settle/settle.js';
 import { createApproval, grantMismatch, loadApproval, newApprovalId } from './approvals.js';
 import { fileRefusal } from './files.js';
 import { holdForApproval, refuse, type RefusedRequest } from './refuse.js';
@@ -25,17 +26,17 @@ import { reserve } from './reserve.js';
 import { factsOf, resolveAgent, usedBefore } from './resolve.js';
 import { label, type CallSubmission, type Held, type Queued, type Refusal, type Submitted } from './types.js';
 
-export type { CallSubmission, Delegation, Submitted } from './types.js';
+export type { CallSubmission, Submitted } from './types.js';
 
-async function abandonCall(ctx: ServiceContext, id: string): Promise<void> {
+async function abandonCall(engine: CallEngine, id: string): Promise<void> {
   try {
-    await closeCall(ctx, id, 'queued', unbilled('gateway_error'));
+    await engine.close(id, 'queued', unbilled('gateway_error'));
   } catch {
     // the settle queue is down too: the call row is `settling` (or still `queued` for the sweeper); settle here
   }
-  await settleCall(ctx, id).catch((e) =>
-    ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'inline settlement failed; the sweeper will retry'),
-  );
+  await engine
+    .settle(id)
+    .catch((e) => engine.resources.log.error({ call: id, err: { message: (e as Error).message } }, 'inline settlement failed; the sweeper will retry'));
 }
 
 type Step<T> = { ok: true; value: T } | { ok: false; refusal: Refusal };
@@ -125,7 +126,8 @@ async function hold(
 }
 
 /** The input kept for the runner and the consumers declared, then the run queued; a queue that fails releases the hold. */
-async function enqueue(ctx: ServiceContext, id: string, manifest: Manifest, sub: CallSubmission): Promise<Queued> {
+async function enqueue(engine: CallEngine, id: string, manifest: Manifest, sub: CallSubmission): Promise<Queued> {
+  const ctx = engine.resources;
   try {
     await Promise.all([
       ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS),
@@ -136,7 +138,7 @@ async function enqueue(ctx: ServiceContext, id: string, manifest: Manifest, sub:
   } catch (e) {
     // Funds are held: never leave them stuck. Close the call unbilled, settling inline if the queue is down.
     ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'could not queue a reserved call');
-    await abandonCall(ctx, id);
+    await abandonCall(engine, id);
     throw new HolonError('queue_unavailable', 'the gateway could not queue the call; nothing was charged and the reservation was released');
   }
   return { kind: 'queued', callId: id, timeoutMs: manifest.runtime.timeoutS * 1000 };
@@ -146,7 +148,8 @@ async function enqueue(ctx: ServiceContext, id: string, manifest: Manifest, sub:
  * Admit one call: the mandate, the agent, the mandate's decision, the approval it redeems, its files and its input,
  * the reservation — each step refuses (with a receipt) or hands on — then queue it, or hold it for a human.
  */
-export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Promise<Submitted> {
+export async function submitCall(engine: CallEngine, sub: CallSubmission): Promise<Submitted> {
+  const ctx = engine.resources;
   const id = newReceiptId(ctx.now());
   const named = sub.agent ?? sub.capability ?? null;
   // The document only, cached (store.ts `knownMandate`): the reservation's SQL checks the budget and revocation.
@@ -182,5 +185,5 @@ export async function submitCall(ctx: ServiceContext, sub: CallSubmission): Prom
   }
   const short = await reserve(ctx, { id, stored, manifest, worst: req.worst!, sub, approvalId: approval.value });
   if (short) return refuse(ctx, req, short);
-  return enqueue(ctx, id, manifest, sub);
+  return enqueue(engine, id, manifest, sub);
 }

@@ -1,5 +1,6 @@
 /** What admission takes and answers: a call's submission, a delegated call's terms, refusals. */
 import type { ErrorCode, Problem } from '../../core/errors.js';
+import type { Mandate } from '../../core/mandate/types.js';
 import type { Manifest } from '../../core/manifest/types.js';
 import type { ReceiptStatus, ReceiptView } from '../../receipts/store.js';
 import type { approvalView } from './approvals.js';
@@ -99,6 +100,28 @@ export interface Refusal {
   errorCode?: string;
   reasons: string[];
   problems?: Problem[];
+}
+
+/** A running call that may delegate: the parent of the child calls its agent makes. */
+export interface RunningCall {
+  id: string;
+  rootId: string;
+  payer: string;
+  maxCost?: bigint;
+}
+
+/** A running orchestrator: its call, its manifest and the sub-mandate its children run under. */
+export interface ParentRun {
+  call: RunningCall;
+  manifest: Manifest;
+  sub: Mandate;
+}
+
+/** What a running orchestrator asks for: the agent or capability to call, its input, and options (a `max_cost`). */
+export interface ChildRequest {
+  target: string | { agent: string } | { capability: string };
+  input: unknown;
+  options?: { max_cost?: string };
 }
 
 export const label = (m: Manifest): string => `${m.id}@${m.version}`;

@@ -12,11 +12,14 @@ import type { Submitted } from '../../../../shared/calls/submit/submit.js';
 import { handOutput, outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
 import { callStatus } from '../../../../shared/calls/transitions.js';
 import type { CallWaiter } from '../../../../shared/calls/answer/waiter.js';
+import type { CallEngine } from '../../../../shared/calls/engine-types.js';
 import { STALE_CLAIM_MS, type IdempotencyRow } from '../../../../shared/calls/submit/idempotency.js';
 import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
 
 export interface AnswerDeps {
   ctx: ServiceContext;
+  /** The call engine (shared/calls/engine.ts), with the API's waiter: submit, answer, cancel. */
+  engine: CallEngine;
   waiter: CallWaiter;
   /** The longest a synchronous request waits before answering 202 (HOLON_SYNC_WAIT_S). */
   syncWaitMs: number;
@@ -49,7 +52,7 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
   // The receipt decides, not the notification: the one the settler committed (carried by its notice) or, without
   // one, the row — a call that finished while its notice was lost is answered as finished; 202 only ever says a call
   // is still on its way (queued, running, settling).
-  const receipt = await deps.waiter.receiptOf(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
+  const receipt = await deps.engine.answer(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
   if (receipt) {
     await answerFinished(deps.ctx, res, receipt);
     return;

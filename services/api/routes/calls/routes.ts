@@ -9,7 +9,6 @@ import { readCall } from '../../../../shared/calls/transitions.js';
 import { cancelAndWait, cancelState } from '../../../../shared/calls/cancel.js';
 import { approvalView, loadApproval } from '../../../../shared/calls/submit/approvals.js';
 import { loadOwnedReceiptTree, type ReceiptOwner, type ReceiptView } from '../../../../shared/receipts/store.js';
-import { submitCall } from '../../../../shared/calls/submit/submit.js';
 import { assertPublicUrl } from '../../../../shared/platform/guarded-net.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
 import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from './submission.js';
@@ -183,7 +182,7 @@ function submitHandler(deps: CallRoutesDeps) {
     if (callbackUrl && deps.callbackGuard) await assertPublicUrl(callbackUrl, deps.callbackGuard.allowPrivate, { path: '$.callback_url' });
     const mandateId = callerMandate(p, body.mandate);
     const submit = () =>
-      submitCall(deps.ctx, {
+      deps.engine.submit({
         mandateId,
         ...(body.agent ? { agent: body.agent } : {}),
         ...(body.capability ? { capability: body.capability } : {}),
@@ -239,7 +238,7 @@ function cancelHandler(deps: CallRoutesDeps) {
     }
     const gone = new AbortController();
     res.on('close', () => gone.abort());
-    await cancelAndWait(deps.ctx, deps.waiter, id, { signal: gone.signal });
+    await cancelAndWait(deps.engine, deps.waiter, id, { signal: gone.signal });
     if (res.destroyed) return;
     const after = await findCall(deps, p, id);
     const approval =

@@ -4,7 +4,6 @@
  * replayed, released on failure, recorded with the outcome).
  */
 import type { Request, Response } from 'express';
-import { submitChild } from '../../../../shared/calls/run/delegate.js';
 import { parentOfToken } from '../../../../shared/calls/delegation-tokens.js';
 import type { Submitted } from '../../../../shared/calls/submit/submit.js';
 import type { ServiceContext } from '../../../../shared/context.js';
@@ -47,7 +46,7 @@ export async function submitDelegated(deps: AnswerDeps, req: Request, res: Respo
     throw new HolonError('invalid_request', `a delegated call runs under its sub-mandate ${parent.sub.id}`);
   if (body.approval) throw new HolonError('invalid_request', 'nobody can approve inside a delegated run');
   const target = body.capability ? { capability: body.capability } : { agent: body.agent! };
-  const child = await submitChild(deps.ctx, parent, {
+  const child = await deps.engine.submitChild(parent, {
     target,
     input: body.input,
     options: typeof body.max_cost === 'string' ? { max_cost: body.max_cost } : {},

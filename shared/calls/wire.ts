@@ -1,6 +1,7 @@
 /**
- * The queues between the services and what their jobs carry: call ids only, never inputs or outputs.
- * The input and the output of a call wait in the ephemeral store under these keys, for a bounded time.
+ * The call's wire formats and keys: the queues between the roles and what their jobs carry (call ids only, never
+ * inputs or outputs), the notifier channels and their messages, and the ephemeral store's keys — the input and the
+ * output of a call wait there for a bounded time, a cancellation leaves its mark there.
  */
 import type { ReceiptView } from '../receipts/store.js';
 
@@ -39,6 +40,11 @@ export function readCallsDone(message: string): { callId: string; receipt(): Rec
 export interface CallJob {
   callId: string;
 }
+
+/** Notifier channel: a call someone cancelled (shared/calls/cancel.ts), heard by the runner that holds it (run/cancel-watcher.ts). */
+export const CALLS_CANCEL_CHANNEL = 'calls-cancel';
+/** The cancel mark a runner finds when the cancellation arrived before it started watching. */
+export const cancelKey = (callId: string): string => `cancel:${callId}`;
 
 export const inputKey = (callId: string): string => `input:${callId}`;
 export const outputKey = (callId: string): string => `output:${callId}`;

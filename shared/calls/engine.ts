@@ -1,0 +1,85 @@
+/**
+ * The call engine: one per process, built by the composition root (services/compose.ts) from one resources
+ * object, and handed to the roles — the API submits and answers, the runner runs, the settler settles, the sweeper
+ * and a cancel close. Its methods are the call's phases (README.md beside this file), and the phases call each other
+ * through it: a run that ends closes its call with `close`, which settles it here (`settle`) when this process runs a
+ * settler, else queues the settle job. The contract the phases see: engine-types.ts.
+ */
+import type { CallWaiter, WaitOptions } from './answer/waiter.js';
+import type { CallOutcome } from './call-outcome.js';
+import type { CallEngine, CallResources, RunnerParts, SettleResult } from './engine-types.js';
+import { runCall } from './run/run-call.js';
+import { createSettleBatcher, type SettleBatcher } from './settle/batcher.js';
+import { submitChild } from './submit/child.js';
+import { submitCall } from './submit/submit.js';
+import type { ChildRequest, ParentRun, CallSubmission, Submitted } from './submit/types.js';
+import { closeCallRow, queueSettleJob } from './transitions.js';
+import { inSpan } from '../platform/tracing.js';
+import type { ReceiptView } from '../receipts/store.js';
+
+export interface EngineOptions {
+  /** The process's one waiter for finished calls (answer/waiter.ts). */
+  waiter?: CallWaiter;
+  /** This process runs a settler (`holon serve`, `holon settler`): calls closed here are settled here. */
+  settlesHere?: boolean;
+  /** The most calls one settlement transaction takes (group commit, settle/batcher.ts); default 64. */
+  maxBatch?: number;
+}
+
+export function createCallEngine(resources: CallResources, options: EngineOptions = {}): CallEngine {
+  const batcher = createSettleBatcher(resources, { maxBatch: options.maxBatch ?? 64 });
+  return new Engine(resources, batcher, options.settlesHere ?? false, options.waiter);
+}
+
+class Engine implements CallEngine {
+  constructor(
+    readonly resources: CallResources,
+    private readonly batcher: SettleBatcher,
+    readonly settlesHere: boolean,
+    readonly waiter: CallWaiter | undefined,
+  ) {}
+
+  submit(sub: CallSubmission): Promise<Submitted> {
+    return submitCall(this, sub);
+  }
+
+  submitChild(parent: ParentRun, child: ChildRequest): Promise<Submitted> {
+    return submitChild(this, parent, child);
+  }
+
+  run(callId: string, runner: RunnerParts): Promise<void> {
+    return inSpan('holon.run', { 'holon.call_id': callId }, () => runCall(this, runner, callId));
+  }
+
+  async close(callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
+    if (!(await closeCallRow(this.resources.db, callId, from, outcome))) return false;
+    if (this.settlesHere) {
+      try {
+        await this.settle(callId);
+        return true;
+      } catch (e) {
+        this.resources.log.warn({ call: callId, err: { message: (e as Error)?.message } }, 'settling here failed: the call goes to the settle queue');
+      }
+    }
+    await queueSettleJob(this.resources, callId, 0);
+    return true;
+  }
+
+  settle(callId: string): Promise<SettleResult> {
+    return inSpan('holon.settle', { 'holon.call_id': callId }, async (span) => {
+      const result = await this.batcher.settle(callId);
+      span.setAttribute('holon.settle_result', result);
+      return result;
+    });
+  }
+
+  answer(callId: string, timeoutMs: number, options?: WaitOptions): Promise<ReceiptView | null> {
+    const { waiter } = this;
+    if (!waiter) throw new Error('this call engine has no waiter: it cannot wait for a call to finish');
+    return waiter.receiptOf(callId, timeoutMs, options);
+  }
+
+  withWaiter(waiter: CallWaiter): CallEngine {
+    return new Engine(this.resources, this.batcher, this.settlesHere, waiter);
+  }
+}
