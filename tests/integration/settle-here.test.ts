@@ -9,7 +9,7 @@ import { SETTLE_QUEUE } from '../../shared/calls/jobs.js';
 import { unbilled } from '../../shared/calls/outcome.js';
 import { claimCall, closeCall } from '../../shared/calls/transitions.js';
 import { DEFAULT_SETTINGS, type ServiceContext } from '../../shared/context.js';
-import { admitShared } from '../../shared/ledger/money-functions.js';
+import { admitCall } from '../../shared/ledger/money-functions.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
 import { createRegistry } from '../../shared/registry/registry.js';
@@ -33,7 +33,7 @@ async function runningCall(db: TestDatabase, id: string, settleHere?: ServiceCon
     ...(settleHere ? { settleHere } : {}),
   };
   const mandateId = await world(db, `${id}-payer`, 1_000_000n, 1_000_000n);
-  expect(await admitShared(db.knex, row(id, mandateId, `${id}-payer`, 10n))).toBe('reserved');
+  expect(await admitCall(db.knex, row(id, mandateId, `${id}-payer`, 10n))).toBe('reserved');
   expect(await claimCall(db.knex, id)).not.toBeNull();
   return ctx;
 }
