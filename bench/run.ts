@@ -14,8 +14,8 @@ import { readFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { openDatabase, type Database } from '../shared/db/connect.js';
-import { ensureAccount, ensureBalanceRow, DEMO_CREDIT_ACCOUNT, postEntry, resolveHold } from '../shared/ledger/index.js';
-import { reserveShared, settleShared } from '../shared/ledger/money-functions.js';
+import { ensureAccount, ensureBalanceRow, DEMO_CREDIT_ACCOUNT, postEntry, reserveHold, resolveHold } from '../shared/ledger/index.js';
+import { applySettlementMoves } from '../shared/ledger/money-functions.js';
 import { saveMandate } from '../shared/mandates/store.js';
 import { parseManifest, compileInterface } from '../shared/core/manifest/index.js';
 import { parseMandate, checkCall } from '../shared/core/mandate/index.js';
@@ -81,12 +81,12 @@ async function ledgerBench(label: string, db: Database, concurrency: number): Pr
   const holdMs = await time(n, async (i) => {
     const id = `${label}-h${i}`;
     await k.transaction(async (trx) => {
-      const r = await reserveShared(trx, { mandateId: m.id, amount: 1_000n, account: 'bob', currency: 'EUR', holdId: id, callId: id });
+      const r = await reserveHold(trx, { mandateId: m.id, amount: 1_000n, account: 'bob', currency: 'EUR', holdId: id, callId: id });
       if (r !== 'reserved') throw new Error(`reservation ${r}`);
     });
     await k.transaction(async (trx) => {
-      const hold = await resolveHold(trx, id, 'released', { adjustBalance: false });
-      await settleShared(trx, { mandates: [{ id: m.id, release: hold.amount }], spent: 0n, parentHold: null, hold, lines: [] });
+      const hold = await resolveHold(trx, id, 'voided', { adjustBalance: false });
+      await applySettlementMoves(trx, { mandates: [{ id: m.id, release: hold.amount }], spent: 0n, parentHold: null, hold, lines: [] });
     });
   });
   record(label, 'reservation + release (two transactions each, the money functions)/s', perSecond(n, holdMs), '/s');

@@ -148,3 +148,25 @@ export async function readCall(db: Db, callId: string): Promise<{ id: string; st
   const row: { id: string; status: CallStatus; mandate_id: string } | undefined = await db('calls').where({ id: callId }).first('id', 'status', 'mandate_id');
   return row ? { id: row.id, status: row.status, mandateId: row.mandate_id } : undefined;
 }
+
+/**
+ * The settlement's transition, `settling → succeeded | failed`, for many calls in ONE UPDATE: a query for the
+ * settlement's statement to embed (shared/calls/settle/write.ts), the calls' rows already locked `settling` in its
+ * transaction.
+ */
+export function finalStatusesUpdate(
+  trx: import('../db/connect.js').Tx,
+  finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed' }>,
+): import('knex').Knex.QueryBuilder {
+  return trx('calls')
+    .whereIn(
+      'id',
+      finals.map((f) => f.id),
+    )
+    .update({
+      status: trx.raw(
+        `CASE id ${finals.map(() => 'WHEN ? THEN ?').join(' ')} END`,
+        finals.flatMap((f) => [f.id, f.status]),
+      ),
+    });
+}

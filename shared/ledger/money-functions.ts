@@ -1,44 +1,18 @@
 /**
- * The only caller of the SQL money functions of migrations 007, 014 and 020 (`holon_reserve`, `holon_settle_shared`,
- * `holon_settle_batch`, `holon_admit_one`, `holon_admit_batch`): the hot, shared rows of a reservation, of a settlement and of a batch of
- * settlements, each in ONE round trip, in the global lock order
+ * The only caller of the SQL money functions of admission and settlement (`holon_admit_one`, `holon_admit_batch`,
+ * `holon_settle_shared`, `holon_settle_batch`: shared/calls/sql/<name>.sql); the reservation inside a transaction,
+ * `holon_reserve`, is the hold's (shared/ledger/holds.ts `reserveHold`). Each changes the hot rows every call shares —
+ * the mandates' `reserved`/`spent`, the balances' `held` and `balance` — in ONE round trip, in the global lock order
  * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
  */
 import type { Knex } from 'knex';
 import type { Db, Tx } from '../db/connect.js';
 import { groupCommit } from '../db/group-commit.js';
 
-/** `revoked`: the mandate's row says it is revoked (migration 020), whatever a cached document said. */
+/** What a reservation found; `revoked`: the mandate's row says it is revoked, whatever a cached document said. */
 export type Reservation = 'reserved' | 'budget_short' | 'balance_short' | 'revoked';
 
-export interface RootReservation {
-  mandateId: string;
-  amount: bigint;
-  /** The payer's balance row (account, currency) that holds the amount. */
-  account: string;
-  currency: string;
-  holdId: string;
-  callId: string;
-}
-
-/**
- * Reserve `amount` inside the caller's transaction: the mandate's budget, then the payer's balance, each taken and
- * checked by one conditional UPDATE, then the hold row. On `balance_short` the mandate was already charged: the
- * caller must roll back.
- */
-export async function reserveShared(trx: Tx, r: RootReservation): Promise<Reservation> {
-  const res = await trx.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_reserve(?, ?::bigint, ?, ?, ?, ?) AS outcome`, [
-    r.mandateId,
-    r.amount.toString(),
-    r.account,
-    r.currency,
-    r.holdId,
-    r.callId,
-  ]);
-  return res.rows[0]!.outcome;
-}
-
-/** A new call's row, as `holon_admit` (migration 017) writes it: status `queued`, its hold's id is the call's. */
+/** A new call's row, as `holon_admit_one` and `holon_admit_batch` write it: status `queued`, its hold's id is the call's. */
 export interface AdmittedCall {
   id: string;
   root_id: string;
@@ -59,7 +33,7 @@ export interface AdmittedCall {
   callback_url: string | null;
 }
 
-/** Admissions that arrive together, per database handle: one statement for many (`admitShared`). */
+/** Admissions that arrive together, per database handle: one statement for many (`admitCall`). */
 const admitters = new WeakMap<object, (call: AdmittedCall) => Promise<Reservation>>();
 /** At most this many calls per statement (each is its own reservation, in arrival order). */
 const ADMIT_BATCH_MAX = 64;
@@ -78,7 +52,7 @@ const admitBatch = async (db: Db, calls: readonly AdmittedCall[]): Promise<Reser
 };
 
 /**
- * Admit a call again, by its id (migration 027): `reserved` without reserving twice when an earlier admission of it
+ * Admit a call again, by its id (`holon_admit_batch`, shared/calls/sql/holon_admit_batch.sql): `reserved` without reserving twice when an earlier admission of it
  * committed (its answer lost with the connection), or still in flight (its locks are waited for); otherwise admitted
  * as the first time. For a call whose first admission's outcome is unknown; never for a new call (one statement more).
  */
@@ -87,13 +61,14 @@ export async function admitAgain(db: Db, call: AdmittedCall): Promise<Reservatio
 }
 
 /**
- * The call row and its reservation in ONE autocommitted statement (`holon_admit_one`, migration 020): the mandate's
+ * Admit a call: its row and its hold's reservation in ONE autocommitted statement (`holon_admit_one`,
+ * shared/calls/sql/holon_admit_one.sql): the mandate's
  * budget, the payer's balance, then the row and its hold. A shortfall writes nothing and is answered as what was
  * short. Calls admitted while another admission's statement is in flight go together in the next statement
  * (`holon_admit_batch`, group commit: shared/db/group-commit.ts) — each reserved on its own, in arrival order, exactly
  * as alone; a batch that fails as a whole is admitted call by call.
  */
-export function admitShared(db: Db, call: AdmittedCall): Promise<Reservation> {
+export function admitCall(db: Db, call: AdmittedCall): Promise<Reservation> {
   let admit = admitters.get(db);
   if (!admit) {
     admit = groupCommit<AdmittedCall, Reservation>({
@@ -107,13 +82,17 @@ export function admitShared(db: Db, call: AdmittedCall): Promise<Reservation> {
   return admit(call);
 }
 
-export interface SharedSettlement {
+/**
+ * What one settlement moves on the hot rows: the mandates' `reserved`/`spent`, a parent hold, the balances' `held`
+ * and `balance` (built by the settlement's plan, shared/calls/settle/plan.ts).
+ */
+export interface SettlementMoves {
   /** Mandates root first; each releases `release` from `reserved` and adds `spent` to `spent`. */
   mandates: ReadonlyArray<{ id: string; release: bigint }>;
   spent: bigint;
   /** A passthrough child's parent hold gets back what the child did not use, if it is still held. */
   parentHold: { id: string; back: bigint } | null;
-  /** The call's own hold, just resolved: its amount leaves the account's `held`. Null when nothing changed. */
+  /** The call's own hold, ended by this settlement: its amount leaves the account's `held`. Null when it had ended before. */
   hold: { account: string; currency: string; amount: bigint } | null;
   /** The journal entry's lines, applied to the cached balances. */
   lines: ReadonlyArray<{ account: string; currency: string; amount: bigint }>;
@@ -125,8 +104,11 @@ export interface MoneyCall {
   bindings: readonly Knex.RawBinding[];
 }
 
-/** `holon_settle_shared` for one settlement's shared rows, answering `back`: what went back into the parent hold. */
-export function settleSharedCall(s: SharedSettlement): MoneyCall {
+/**
+ * `holon_settle_shared` (shared/calls/sql/holon_settle_shared.sql) for one settlement's moves, answering `back`: what
+ * went back into the parent hold.
+ */
+export function oneSettlementMoneyCall(s: SettlementMoves): MoneyCall {
   return {
     sql: `holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[]) AS back`,
     bindings: [
@@ -145,20 +127,20 @@ export function settleSharedCall(s: SharedSettlement): MoneyCall {
   };
 }
 
-/** Apply a settlement's shared rows; returns what went back into the parent hold. */
-export async function settleShared(trx: Tx, s: SharedSettlement): Promise<bigint> {
-  const call = settleSharedCall(s);
+/** Apply one settlement's moves in a statement of their own; returns what went back into the parent hold. */
+export async function applySettlementMoves(trx: Tx, s: SettlementMoves): Promise<bigint> {
+  const call = oneSettlementMoneyCall(s);
   const res = await trx.raw<{ rows: Array<{ back: string | number }> }>(`SELECT ${call.sql}`, [...call.bindings]);
   return BigInt(res.rows[0]?.back ?? 0);
 }
 
 /**
- * `holon_settle_batch` for the shared rows of a batch of top-level settlements (migration 014): every mandate once
- * with its sums, every balance row once with the sum of the lines and held deltas touching it; null when the batch
- * changes no shared row. A settlement with a parent hold has no place in a batch (its order is its own): this
- * refuses it rather than mis-apply it.
+ * `holon_settle_batch` (shared/calls/sql/holon_settle_batch.sql) for the moves of a batch of top-level settlements:
+ * every mandate once with its sums, every balance row once with the sum of the lines and held deltas touching it;
+ * null when the batch moves nothing. A settlement with a parent hold has no place in a batch (its order is its own):
+ * this refuses it rather than mis-apply it.
  */
-export function settleBatchSharedCall(settlements: readonly SharedSettlement[]): MoneyCall | null {
+export function batchSettlementMoneyCall(settlements: readonly SettlementMoves[]): MoneyCall | null {
   const mandates: string[] = [];
   const release: string[] = [];
   const spent: string[] = [];

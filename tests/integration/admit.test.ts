@@ -9,7 +9,7 @@
 import fc from 'fast-check';
 import { describe, expect } from 'vitest';
 import { readBalance } from '../../shared/ledger/accounts.js';
-import { admitShared } from '../../shared/ledger/money-functions.js';
+import { admitCall } from '../../shared/ledger/money-functions.js';
 import { row, world } from '../support/admitted-calls.js';
 import { openDatabase } from '../../shared/db/connect.js';
 import { BACKENDS, dbTest, type TestDatabase } from '../support/db.js';
@@ -35,7 +35,7 @@ for (const backend of BACKENDS) {
             for (const [i, amount] of amounts.entries()) {
               const id = `${payer}-c${i}`;
               const expected = budget - reserved < amount ? 'budget_short' : credit - reserved < amount ? 'balance_short' : 'reserved';
-              expect(await admitShared(db.knex, row(id, mandateId, payer, amount))).toBe(expected);
+              expect(await admitCall(db.knex, row(id, mandateId, payer, amount))).toBe(expected);
               if (expected === 'reserved') reserved += amount;
               expect(await count(db, 'calls', { id, status: 'queued' })).toBe(expected === 'reserved' ? 1 : 0);
               expect(await count(db, 'holds', { id, status: 'held' })).toBe(expected === 'reserved' ? 1 : 0);
@@ -71,7 +71,7 @@ for (const backend of BACKENDS) {
               if (q.sql.includes('holon_admit_batch')) batches++;
             };
             db.knex.on('query', seen);
-            const outcomes = await Promise.all(sent.map((c) => admitShared(db.knex, row(c.id, c.w.mandateId, c.w.payer, c.amount))));
+            const outcomes = await Promise.all(sent.map((c) => admitCall(db.knex, row(c.id, c.w.mandateId, c.w.payer, c.amount))));
             db.knex.off('query', seen);
             expect(batches).toBeGreaterThan(0);
             // The model: each call on its own, in arrival order.
@@ -95,8 +95,8 @@ for (const backend of BACKENDS) {
     test('a mandate revoked on its row is refused by the reservation itself (revoked), nothing written', async ({ db }) => {
       const mandateId = await world(db, 'revoked-payer', 1_000_000n, 1_000_000n);
       await db.knex('mandates').where({ id: mandateId }).update({ revoked_at: new Date() });
-      expect(await admitShared(db.knex, row('revoked-1', mandateId, 'revoked-payer', 10n))).toBe('revoked');
-      const together = await Promise.all([1, 2, 3].map((i) => admitShared(db.knex, row(`revoked-b${i}`, mandateId, 'revoked-payer', 10n))));
+      expect(await admitCall(db.knex, row('revoked-1', mandateId, 'revoked-payer', 10n))).toBe('revoked');
+      const together = await Promise.all([1, 2, 3].map((i) => admitCall(db.knex, row(`revoked-b${i}`, mandateId, 'revoked-payer', 10n))));
       expect(together).toEqual(['revoked', 'revoked', 'revoked']);
       expect(await count(db, 'calls', { mandate_id: mandateId })).toBe(0);
       expect(await count(db, 'holds', { mandate_id: mandateId })).toBe(0);
@@ -106,10 +106,10 @@ for (const backend of BACKENDS) {
 
     test('the same call admitted twice is reserved once; another call under a taken id is an error, not a shortfall', async ({ db }) => {
       const mandateId = await world(db, 'dupe-payer', 1_000_000n, 1_000_000n);
-      expect(await admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
+      expect(await admitCall(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
       // Idempotent by call id (holon_admit_batch): the repeat finds its row and reserves nothing more.
-      expect(await admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
-      await expect(admitShared(db.knex, row('dupe-1', mandateId, 'dupe-payer', 20n))).rejects.toThrow(/duplicate key|calls_pkey|another call/);
+      expect(await admitCall(db.knex, row('dupe-1', mandateId, 'dupe-payer', 10n))).toBe('reserved');
+      await expect(admitCall(db.knex, row('dupe-1', mandateId, 'dupe-payer', 20n))).rejects.toThrow(/duplicate key|calls_pkey|another call/);
       expect(await reservedOf(db, mandateId)).toBe(10n);
     });
   });
@@ -119,7 +119,7 @@ describe('admission under contention (Postgres)', () => {
   const test = dbTest('postgres', { poolMax: 10 });
   test('40 concurrent calls of 0.10 on a 0.50 budget: exactly 5 admitted, the rest short, nothing stray', async ({ db }) => {
     const mandateId = await world(db, 'race-payer', 500_000n, 5_000_000n);
-    const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => admitShared(db.knex, row(`race-${i}`, mandateId, 'race-payer', 100_000n))));
+    const outcomes = await Promise.all(Array.from({ length: 40 }, (_, i) => admitCall(db.knex, row(`race-${i}`, mandateId, 'race-payer', 100_000n))));
     expect(outcomes.filter((o) => o === 'reserved')).toHaveLength(5);
     expect(outcomes.filter((o) => o === 'budget_short')).toHaveLength(35);
     expect(await count(db, 'calls', { mandate_id: mandateId })).toBe(5);

@@ -6,7 +6,7 @@ import { startPgCutProxy, type PgCutProxy } from '../support/pg-cut-proxy.js';
 import { isDatabaseUnreachable, isUniqueViolation } from '../../shared/db/unreachable.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { sweep } from '../../services/settler/sweeper.js';
-import { admitAgain, admitShared, type AdmittedCall } from '../../shared/ledger/money-functions.js';
+import { admitAgain, admitCall, type AdmittedCall } from '../../shared/ledger/money-functions.js';
 import { gatewayTest } from '../support/gateway-fixture.js';
 import fc from 'fast-check';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
@@ -160,7 +160,7 @@ describe('admission again by call id (holon_admit_batch)', () => {
             const before = await reservedNow(g);
             const rows = calls.map((c, i) => ({ ...c, row: row(`r_prop_${round}_${i}`, c.worst) }));
             const tries = rows.flatMap((c) =>
-              Array.from({ length: c.copies }, (_, k) => () => (k === 0 && c.firstShared ? admitShared(g.db.knex, c.row) : admitAgain(g.db.knex, c.row))),
+              Array.from({ length: c.copies }, (_, k) => () => (k === 0 && c.firstShared ? admitCall(g.db.knex, c.row) : admitAgain(g.db.knex, c.row))),
             );
             const outcomes = await Promise.all(tries.map((t) => t()));
             expect(new Set(outcomes)).toEqual(new Set(['reserved']));
@@ -178,7 +178,7 @@ describe('admission again by call id (holon_admit_batch)', () => {
 
   gatewayTest('a row of the same id that is another call fails the statement; nothing is reserved for it', async ({ gateway: g }) => {
     await g.mandate({});
-    expect(await admitShared(g.db.knex, row('r_same_id', 1000n))).toBe('reserved');
+    expect(await admitCall(g.db.knex, row('r_same_id', 1000n))).toBe('reserved');
     const before = await reservedNow(g);
     const other = await admitAgain(g.db.knex, row('r_same_id', 2000n)).catch((e) => e);
     expect(isUniqueViolation(other, 'calls_pkey')).toBe(true);

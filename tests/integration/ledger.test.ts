@@ -242,10 +242,10 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
       }),
     );
     expect((spend as HolonError).code).toBe('insufficient_funds');
-    const first = await db.knex.transaction((trx) => resolveHold(trx, 'h1', 'released'));
-    const second = await db.knex.transaction((trx) => resolveHold(trx, 'h1', 'settled'));
-    expect(first.changed).toBe(true);
-    expect(second.changed).toBe(false);
+    const first = await db.knex.transaction((trx) => resolveHold(trx, 'h1', 'voided'));
+    const second = await db.knex.transaction((trx) => resolveHold(trx, 'h1', 'posted'));
+    expect(first.kind).toBe('voided');
+    expect(second).toMatchObject({ kind: 'already_resolved', as: 'voided' });
     expect(await db.knex('holds').where({ id: 'h1' }).first()).toMatchObject({ status: 'released' });
     expect(await readBalance(db.knex, 'bob', EUR)).toMatchObject({ held: 0n, available: 1_000_000n });
   });
@@ -284,15 +284,15 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
     });
     const resolved = await db.knex.transaction((trx) =>
       resolveHolds(trx, [
-        { id: 'hb1', outcome: 'settled' },
-        { id: 'hb2', outcome: 'released' },
+        { id: 'hb1', as: 'posted' },
+        { id: 'hb2', as: 'voided' },
       ]),
     );
-    expect([resolved.get('hb1')!.changed, resolved.get('hb2')!.changed]).toEqual([true, true]);
-    const again = await db.knex.transaction((trx) => resolveHolds(trx, [{ id: 'hb1', outcome: 'released' }]));
-    expect(again.get('hb1')).toMatchObject({ changed: false, amount: 10n });
+    expect([resolved.get('hb1')!.kind, resolved.get('hb2')!.kind]).toEqual(['posted', 'voided']);
+    const again = await db.knex.transaction((trx) => resolveHolds(trx, [{ id: 'hb1', as: 'voided' }]));
+    expect(again.get('hb1')).toMatchObject({ kind: 'already_resolved', as: 'posted', amount: 10n });
     expect(await db.knex('holds').whereIn('id', ['hb1', 'hb2']).orderBy('id').pluck('status')).toEqual(['settled', 'released']);
-    expect((await rejection(db.knex.transaction((trx) => resolveHolds(trx, [{ id: 'nope', outcome: 'released' }])))) as HolonError).toMatchObject({
+    expect((await rejection(db.knex.transaction((trx) => resolveHolds(trx, [{ id: 'nope', as: 'voided' }])))) as HolonError).toMatchObject({
       code: 'unknown_hold',
     });
     await db.knex('account_balances').where({ account: 'bob' }).decrement('held', 30);
@@ -391,7 +391,7 @@ describe.each(BACKENDS)('ledger on %s', (backend) => {
           if (refused.length) expect(refused.reduce((a, c) => (c < a ? c : a))).toBeGreaterThan(b.available);
           // release the holds so the closing audit sees a settled world
           await db.knex.transaction(async (trx) => {
-            for (const h of await trx('holds').where({ account, status: 'held' })) await resolveHold(trx, h.id, 'released');
+            for (const h of await trx('holds').where({ account, status: 'held' })) await resolveHold(trx, h.id, 'voided');
           });
         },
       ),

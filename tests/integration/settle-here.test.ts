@@ -11,7 +11,7 @@ import { claimCall } from '../../shared/calls/transitions.js';
 import { createCallEngine } from '../../shared/calls/engine.js';
 import type { CallEngine } from '../../shared/calls/engine-types.js';
 import { DEFAULT_SETTINGS, type ServiceContext } from '../../shared/context.js';
-import { admitShared } from '../../shared/ledger/money-functions.js';
+import { admitCall } from '../../shared/ledger/money-functions.js';
 import { createMessaging } from '../../shared/messaging/index.js';
 import { createLogger } from '../../shared/platform/log.js';
 import { createRegistry } from '../../shared/registry/registry.js';
@@ -36,7 +36,7 @@ async function runningCall(db: TestDatabase, id: string, settleHere?: CallEngine
   const engine = createCallEngine(ctx, { settlesHere: settleHere !== undefined });
   if (settleHere) vi.spyOn(engine, 'settle').mockImplementation(settleHere);
   const mandateId = await world(db, `${id}-payer`, 1_000_000n, 1_000_000n);
-  expect(await admitShared(db.knex, row(id, mandateId, `${id}-payer`, 10n))).toBe('reserved');
+  expect(await admitCall(db.knex, row(id, mandateId, `${id}-payer`, 10n))).toBe('reserved');
   expect(await claimCall(db.knex, id)).not.toBeNull();
   return engine;
 }

@@ -1,6 +1,6 @@
 /**
- * Placing a hold by hand, for the ledger's own tests: production reserves through `reserveShared`
- * (shared/ledger/money-functions.ts), which also charges a mandate; these tests exercise holds on accounts alone.
+ * Placing a hold by hand, for the ledger's own tests: production reserves through `reserveHold`
+ * (shared/ledger/holds.ts), which also charges a mandate; these tests exercise holds on accounts alone.
  */
 import type { Tx } from '../../shared/db/connect.js';
 import { HolonError } from '../../shared/core/errors.js';

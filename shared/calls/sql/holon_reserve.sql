@@ -1,4 +1,4 @@
--- Reserve a call's worst case inside the caller's transaction (shared/ledger/money-functions.ts `reserveShared`): the
+-- Reserve a call's worst case inside the caller's transaction (shared/ledger/holds.ts `reserveHold`): the
 -- mandate's budget, then the payer's balance (the lock order of docs/ledger.md), each taken and checked by one
 -- conditional UPDATE, then the hold row. Answers 'reserved', or what was short: 'revoked' (the mandate's row says so,
 -- whatever a cached document said) or 'budget_short' (nothing changed), 'balance_short' (the mandate was charged: the

@@ -4,8 +4,8 @@
  */
 import type { Manifest } from '../../core/manifest/types.js';
 import { formatAmount } from '../../core/money.js';
-import { ensureBalanceRow, reserveFromParentHold } from '../../ledger/holds.js';
-import { admitAgain, admitShared, reserveShared, type AdmittedCall } from '../../ledger/money-functions.js';
+import { ensureBalanceRow, reserveFromParentHold, reserveHold } from '../../ledger/holds.js';
+import { admitAgain, admitCall, type AdmittedCall } from '../../ledger/money-functions.js';
 import { HolonError } from '../../core/errors.js';
 import { isDatabaseUnreachable, isUniqueViolation } from '../../db/unreachable.js';
 import { callStatus, insertQueuedCall } from '../transitions.js';
@@ -24,8 +24,8 @@ class Shortfall extends Error {
 /**
  * Reserve the worst case: one transaction. The call row (and a redeemed grant) are written first; the two hot rows
  * — the mandate, then the payer's balance (docs/ledger.md, "Lock order") — are taken last, each by one conditional
- * UPDATE that checks what is left (`reserveShared`, one round trip). A call that redeems no grant and does not
- * reserve from a parent hold — the common case — does all of it in one statement (`admitShared`). Both the mandate's remaining budget and the
+ * UPDATE that checks what is left (`reserveHold`, one round trip). A call that redeems no grant and does not
+ * reserve from a parent hold — the common case — does all of it in one statement (`admitCall`). Both the mandate's remaining budget and the
  * payer's available balance must cover the worst case. Returns a refusal saying what was short (explained with a
  * fresh read; everything is rolled back), or null once the call row, the hold and the mandate's `reserved` are
  * written.
@@ -92,7 +92,7 @@ async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalI
   const d = sub.delegation;
   if (approvalId === undefined && d?.mode !== 'passthrough') {
     // The common case: the row and the reservation in one statement (shared/calls/sql/holon_admit_one.sql).
-    return again ? admitAgain(ctx.db, row) : admitShared(ctx.db, row);
+    return again ? admitAgain(ctx.db, row) : admitCall(ctx.db, row);
   }
   try {
     await ctx.db.transaction(async (trx) => {
@@ -108,7 +108,7 @@ async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalI
       const outcome =
         d?.mode === 'passthrough'
           ? await reserveFromParentHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, parentHoldId: d.parentHoldId, amount: worst })
-          : await reserveShared(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: row.payer, currency: row.currency, amount: worst });
+          : await reserveHold(trx, { holdId: id, callId: id, mandateId: stored.mandate.id, account: row.payer, currency: row.currency, amount: worst });
       if (outcome === 'parent_short') throw new Shortfall('budget_short');
       if (outcome !== 'reserved') throw new Shortfall(outcome);
     });

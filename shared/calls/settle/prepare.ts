@@ -1,0 +1,47 @@
+/**
+ * What a call's settlement needs before its transaction: its royalty chain (the author and the upstream authors of
+ * forks), with every account's rows created, so that the transaction then only takes row locks, in the lock order
+ * (docs/ledger.md, "Lock order").
+ */
+import { ensureAccountCached, PLATFORM_ACCOUNT } from '../../ledger/accounts.js';
+import { ensureBalanceRow } from '../../ledger/holds.js';
+import type { Manifest } from '../../core/manifest/types.js';
+import type { ChainLink } from '../../core/splits.js';
+import type { Registry } from '../../registry/registry.js';
+import type { ServiceContext } from '../../context.js';
+
+export interface Prepared {
+  /** The author first, then each upstream author, each with the royalty it pays upstream. */
+  chain: readonly ChainLink[];
+  /** Whether the agent's children are paid out of its own hold (`downstream.mode: passthrough`). */
+  passthrough: boolean;
+}
+
+/** The author and the upstream authors of forks, each with the royalty it pays upstream. */
+function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
+  const chain: ChainLink[] = [];
+  let current: Manifest | undefined = manifest;
+  const seen = new Set<string>();
+  while (current && chain.length < 9 && !seen.has(current.id)) {
+    seen.add(current.id);
+    const upstream: Manifest | undefined = current.lineage
+      ? registry.get(current.lineage.forkedFrom.id, current.lineage.forkedFrom.version)?.manifest
+      : undefined;
+    // A fork whose upstream is no longer listed keeps everything: its royalty has nobody to go to.
+    chain.push(upstream && current.lineage ? { account: current.namespace, royalty: current.lineage.royalty } : { account: current.namespace });
+    current = upstream;
+  }
+  return chain;
+}
+
+export async function prepare(ctx: ServiceContext, pre: { agent_id: string; agent_version: string; currency: string }): Promise<Prepared> {
+  const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
+  const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
+  for (const link of chain) {
+    await ensureAccountCached(ctx.db, link.account);
+    await ensureBalanceRow(ctx.db, link.account, String(pre.currency));
+  }
+  await ensureAccountCached(ctx.db, PLATFORM_ACCOUNT);
+  await ensureBalanceRow(ctx.db, PLATFORM_ACCOUNT, String(pre.currency));
+  return { chain, passthrough: agent?.manifest.downstream?.mode === 'passthrough' };
+}
