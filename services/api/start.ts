@@ -7,7 +7,7 @@ import type { CallWaiter, WaitOptions } from '../../shared/calls/answer/waiter.j
 import type { ServiceContext, StartedRole } from '../../shared/context.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
-import { githubSettings } from '../../shared/hosted/github.js';
+import { githubSettings } from '../../shared/accounts/github.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../../shared/platform/rate-limit.js';
 import { MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { createApp, type ApiDeps } from './app.js';

@@ -2,7 +2,7 @@
  * Each account's webhook signing secrets (docs/webhooks.md), hosted mode. A secret is `whsec_` + the base64 of 32
  * random bytes (the Standard Webhooks format); it is shown once — in the answer that creates the account, and in the
  * answer of a rotation — and kept only encrypted (`webhook_secrets`, migration 015), with the encryption of endpoint
- * credentials (shared/hosted/credentials.ts: AES-256-GCM under a key derived from HOLON_FILE_SECRET, here with its
+ * credentials (shared/publishing/credentials.ts: AES-256-GCM under a key derived from HOLON_FILE_SECRET, here with its
  * own HKDF info; the AAD is `webhook:<account>`, so a row copied to another account does not decrypt).
  *
  * A rotation keeps the old secret signing until the end of the rotation window (HOLON_WEBHOOK_ROTATION_WINDOW_S,
@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { HolonError } from '../core/errors.js';
 import type { Db, Queryable } from '../db/connect.js';
-import { credentialKey, CredentialUnreadableError, openCredential, sealCredential, type CredentialKey } from '../hosted/credentials.js';
+import { credentialKey, CredentialUnreadableError, openCredential, sealCredential, type CredentialKey } from '../publishing/credentials.js';
 
 const INFO = 'holon webhook signing secret v1';
 const aad = (account: string) => `webhook:${account}`;

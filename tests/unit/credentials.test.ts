@@ -1,5 +1,5 @@
 /**
- * Endpoint credentials' crypto (shared/hosted/credentials.ts): AES-256-GCM under an HKDF key from
+ * Endpoint credentials' crypto (shared/publishing/credentials.ts): AES-256-GCM under an HKDF key from
  * HOLON_FILE_SECRET, with a key id that recognises another secret.
  */
 import { expect, test } from 'vitest';
@@ -11,7 +11,7 @@ import {
   openCredential,
   sealCredential,
   tokenProblem,
-} from '../../shared/hosted/credentials.js';
+} from '../../shared/publishing/credentials.js';
 
 const SECRET = 'a-file-secret-of-more-than-thirty-two-characters';
 const TOKEN = 'tok_3xAmpLe-Secret.value/with+symbols=';

@@ -325,7 +325,7 @@ export const BALANCE: JsonSchema = {
   properties: { account: { type: 'string' }, currency: { type: 'string' }, balance: AMOUNT, held: AMOUNT, available: AMOUNT },
 };
 
-/** A key as shown once at creation (shared/hosted/keys.ts `MintedKey`; POST /v0/keys adds a `note`). */
+/** A key as shown once at creation (shared/accounts/keys.ts `MintedKey`; POST /v0/keys adds a `note`). */
 export const MINTED_KEY: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -341,7 +341,7 @@ export const MINTED_KEY: JsonSchema = {
   },
 };
 
-/** A key as GET /v0/me lists it (shared/hosted/keys.ts `keyView`): never the key itself. */
+/** A key as GET /v0/me lists it (shared/accounts/keys.ts `keyView`): never the key itself. */
 export const KEY_VIEW: JsonSchema = {
   type: 'object',
   additionalProperties: false,

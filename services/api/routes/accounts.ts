@@ -8,8 +8,8 @@
 import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView } from '../../../shared/mandates/store.js';
-import { keyView, listKeys } from '../../../shared/hosted/keys.js';
-import { signup } from '../../../shared/hosted/signup.js';
+import { keyView, listKeys } from '../../../shared/accounts/keys.js';
+import { signup } from '../../../shared/accounts/signup.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { readAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { formatAmount } from '../../../shared/core/money.js';

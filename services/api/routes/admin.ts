@@ -5,13 +5,13 @@
  *   GET  /v0/admin/accounts?q=&limit=                                 user accounts, newest first
  *   GET  /v0/admin/log?limit=&before=                                 the moderation log, newest first
  *   POST /v0/admin/credit {account, amount, currency?}                demo credit, once per Idempotency-Key
- * Every action is logged with its reason (shared/hosted/moderation.ts).
+ * Every action is logged with its reason (shared/publishing/moderation.ts).
  */
 import { randomUUID } from 'node:crypto';
 import { Router, type Request } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/hosted/moderation.js';
+import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/publishing/moderation.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
 import { giveDemoCredit } from '../../../shared/ledger/demo-credit.js';
 import { formatAmount, parseAmount } from '../../../shared/core/money.js';

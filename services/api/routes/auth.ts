@@ -7,13 +7,13 @@
  *   POST /v0/auth/exchange {code, nonce} → handle, a human key expiring in 30 days (and the agent key for a new account),
  *                                     once, to the browser tab that started the sign-in (its nonce)
  * Without HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET all three answer 503; the rest of the gateway works.
- * The flow itself is shared/hosted/github-sign-in.ts.
+ * The flow itself is shared/accounts/github-sign-in.ts.
  */
 import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GitHubSettings } from '../../../shared/hosted/github.js';
-import { exchangeLoginCode, finishSignIn, SECRET_SHAPE, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/hosted/github-sign-in.js';
+import type { GitHubSettings } from '../../../shared/accounts/github.js';
+import { exchangeLoginCode, finishSignIn, SECRET_SHAPE, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/accounts/github-sign-in.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { badQuery, queryString as oneQueryValue } from '../query.js';
 import { bodyReader } from '../requests.js';

@@ -8,7 +8,7 @@
  */
 import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
-import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/hosted/credentials.js';
+import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/publishing/credentials.js';
 import { requireKind } from '../principal.js';
 import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
@@ -25,14 +25,14 @@ export interface CredentialDeps {
 
 const PATH = /^\/v0\/agents\/([^/]+)\/([^/@]+)\/credential$/;
 
-/** `{token}`: checked by shared/hosted/credentials.ts (`tokenProblem`), whose words the 400 uses. */
+/** `{token}`: checked by shared/publishing/credentials.ts (`tokenProblem`), whose words the 400 uses. */
 const TOKEN_BODY = {
   type: 'object',
   required: ['token'],
   properties: {
     token: { type: 'string', minLength: 1, maxLength: MAX_TOKEN_LENGTH, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, no whitespace' },
   },
-  'x-holon-validated-by': 'shared/hosted/credentials.ts',
+  'x-holon-validated-by': 'shared/publishing/credentials.ts',
 } as const;
 
 const OWN = {

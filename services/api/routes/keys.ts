@@ -7,7 +7,7 @@ import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
-import { createKey, revokeKey } from '../../../shared/hosted/keys.js';
+import { createKey, revokeKey } from '../../../shared/accounts/keys.js';
 import { requireKind } from '../principal.js';
 import { bodyReader } from '../requests.js';
 import { asyncRoute } from '../route.js';

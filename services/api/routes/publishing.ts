@@ -3,12 +3,12 @@
  *   POST   /v0/agents                          the manifest as JSON → 201 the listed version, or every failed condition
  *   DELETE /v0/agents/{ns}/{name}@{version}    the author yanks one of their versions (never frees the number)
  *   POST   /v0/agents/{ns}/{name}@{version}/evaluate   the author re-runs its evaluation → 202 (shared/evaluation/rerun.ts)
- * The rules and statuses are shared/hosted/publish.ts.
+ * The rules and statuses are shared/publishing/publish.ts.
  */
 import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
-import type { GitHubSettings } from '../../../shared/hosted/github.js';
-import { publishVersion, yankOwnVersion } from '../../../shared/hosted/publish.js';
+import type { GitHubSettings } from '../../../shared/accounts/github.js';
+import { publishVersion, yankOwnVersion } from '../../../shared/publishing/publish.js';
 import { rerunEvaluation } from '../../../shared/evaluation/rerun.js';
 import type { SuiteSummary } from '../../../shared/evaluation/store.js';
 import { requireKind } from '../principal.js';
