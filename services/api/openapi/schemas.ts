@@ -1,10 +1,10 @@
 /**
- * Schemas shared by the route table: the pieces request bodies are made of (validated by requests.ts `bodyReader`,
+ * Schemas shared by the route table: the pieces request bodies are made of (validated by body-reader.ts `bodyReader`,
  * with the gateway's own wording for each problem) and the answers' shapes (the error shape of gateway.md, receipts,
  * mandates, approvals). The document builder (document.ts) lists the named ones under `components.schemas` and points
  * at them with `$ref` wherever a route uses the very same object.
  *
- * Body keywords beyond JSON Schema, understood by requests.ts and kept in the document as extensions:
+ * Body keywords beyond JSON Schema, understood by body-reader.ts and kept in the document as extensions:
  *   x-amount: {allowZero}   a decimal amount string, checked by shared/core/money.ts (its message)
  *   x-url: true             an absolute http(s) URL without credentials
  *   x-messages: {keyword: message}   the problem's wording when that keyword fails

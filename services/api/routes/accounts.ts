@@ -14,7 +14,7 @@ import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { readAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { formatAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { SIGNED_UP } from '../openapi/author-schemas.js';

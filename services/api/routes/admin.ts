@@ -16,7 +16,7 @@ import { readBalances } from '../../../shared/ledger/accounts.js';
 import { giveDemoCredit } from '../../../shared/ledger/demo-credit.js';
 import { formatAmount, parseAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';

@@ -7,7 +7,7 @@
 import { Router } from 'express';
 import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/calls/submit/approvals.js';
 import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../principal.js';
 import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './calls/answers.js';

@@ -16,7 +16,7 @@ import type { GitHubSettings } from '../../../shared/accounts/github.js';
 import { exchangeLoginCode, finishSignIn, SECRET_SHAPE, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/accounts/github-sign-in.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { badQuery, queryString as oneQueryValue } from '../query.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { SIGNED_IN } from '../openapi/author-schemas.js';

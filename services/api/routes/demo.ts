@@ -29,7 +29,7 @@ import type { AgentVersion, RunResult, Runtime } from '../../../shared/runtimes/
 import { clientAddress } from '../client-address.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { failure } from '../openapi/schemas.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { asyncRoute } from '../route.js';
 
 export interface DemoDeps {

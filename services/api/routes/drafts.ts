@@ -10,7 +10,7 @@ import { HANDLE_PATTERN } from '../../../shared/core/identifiers.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { draftListing, type DraftRequest, type DraftSettings } from '../../../shared/publishing/draft.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { DRAFT } from '../openapi/author-schemas.js';

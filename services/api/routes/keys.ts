@@ -9,7 +9,7 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
 import { createKey, revokeKey } from '../../../shared/accounts/keys.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { BOOLEAN, exact, failure, MINTED_KEY, text } from '../openapi/schemas.js';

@@ -12,7 +12,7 @@ import { listRootMandates, loadMandate, mandateView, saveMandate } from '../../.
 import { creditSignup } from '../../../shared/ledger/demo-credit.js';
 import { validateMandate } from '../../../shared/core/mandate/validate.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
-import { requireObject } from '../requests.js';
+import { requireObject } from '../body-reader.js';
 import { capture, captured } from '../captures.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';

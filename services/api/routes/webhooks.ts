@@ -9,7 +9,7 @@ import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { ROTATED_SECRET } from '../openapi/author-schemas.js';

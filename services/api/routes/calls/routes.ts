@@ -13,7 +13,7 @@ import { submitCall } from '../../../../shared/calls/submit/submit.js';
 import { assertPublicUrl } from '../../../../shared/platform/guarded-net.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
 import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from './submission.js';
-import { bodyReader, httpUrlOf } from '../../requests.js';
+import { bodyReader, httpUrlOf } from '../../body-reader.js';
 import { parseAmount } from '../../../../shared/core/money.js';
 import { defineOperations, mount } from '../../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../../openapi/call-schemas.js';
