@@ -11,7 +11,6 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/publishing/credentials.js';
 import { requireKind } from '../principal.js';
 import { captured } from '../captures.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type Operation } from '../openapi/operations.js';
 import { CREDENTIAL_SET, CREDENTIAL_STATE, CREDENTIAL_UNSET, credentialAnswer } from '../openapi/author-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -96,33 +95,21 @@ export function credentialRoutes(deps: CredentialDeps): Router {
     return { handle: p.account, agentId: ownAgentId(p.account, captured(req, 0), captured(req, 1)) };
   };
 
-  mount(
-    router,
-    credentialOperations.set,
-    asyncRoute(async (req, res) => {
-      const { handle, agentId } = own(req, res, 'set endpoint credentials');
-      const token = req.body && typeof req.body === 'object' ? (req.body as { token?: unknown }).token : undefined;
-      res.json({ agent: agentId, credential: await setCredential(ctx, fileSecret, { handle, agentId, token }) });
-    }),
-  );
+  mount(router, credentialOperations.set, async (req, res) => {
+    const { handle, agentId } = own(req, res, 'set endpoint credentials');
+    const token = req.body && typeof req.body === 'object' ? (req.body as { token?: unknown }).token : undefined;
+    res.json({ agent: agentId, credential: await setCredential(ctx, fileSecret, { handle, agentId, token }) });
+  });
 
-  mount(
-    router,
-    credentialOperations.remove,
-    asyncRoute(async (req, res) => {
-      const { agentId } = own(req, res, 'delete endpoint credentials');
-      res.json({ agent: agentId, credential: await deleteCredential(ctx, fileSecret, agentId) });
-    }),
-  );
+  mount(router, credentialOperations.remove, async (req, res) => {
+    const { agentId } = own(req, res, 'delete endpoint credentials');
+    res.json({ agent: agentId, credential: await deleteCredential(ctx, fileSecret, agentId) });
+  });
 
-  mount(
-    router,
-    credentialOperations.read,
-    asyncRoute(async (req, res) => {
-      const { agentId } = own(req, res, 'read endpoint credentials');
-      res.json(await viewCredential(ctx.db, fileSecret, agentId));
-    }),
-  );
+  mount(router, credentialOperations.read, async (req, res) => {
+    const { agentId } = own(req, res, 'read endpoint credentials');
+    res.json(await viewCredential(ctx.db, fileSecret, agentId));
+  });
 
   return router;
 }

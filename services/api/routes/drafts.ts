@@ -11,7 +11,6 @@ import { parseAmount } from '../../../shared/core/money.js';
 import { draftListing, type DraftRequest, type DraftSettings } from '../../../shared/publishing/draft.js';
 import { requireKind } from '../principal.js';
 import { bodyReader } from '../body-reader.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { DRAFT } from '../openapi/author-schemas.js';
 import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
@@ -79,14 +78,10 @@ export function draftRoutes(deps: DraftDeps): Router {
   if (!deps.hosted) return router;
   const settings: DraftSettings = { allowPrivate: deps.allowPrivate, fileSecret: deps.fileSecret };
 
-  mount(
-    router,
-    draftOperations.draft,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'draft listings');
-      res.json(await draftListing(deps.ctx.db, settings, p.account, readDraftRequest(req.body)));
-    }),
-  );
+  mount(router, draftOperations.draft, async (req, res) => {
+    const p = requireKind(res, ['human'], 'draft listings');
+    res.json(await draftListing(deps.ctx.db, settings, p.account, readDraftRequest(req.body)));
+  });
 
   return router;
 }
