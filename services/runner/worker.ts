@@ -1,7 +1,7 @@
 /**
- * The runner service (`holon runner`): takes `run` jobs and runs each claimed call (run-call.ts) with the agent
- * runtimes, hearing cancellations for the runs it holds. Published agents' calls go through the guarded client
- * (runtimes/published.ts); shipped agents are exempt.
+ * The runner service (`holon runner`): takes `run` jobs and runs each claimed call (shared/calls/run/run-call.ts)
+ * with the agent runtimes (shared/runtimes/), hearing cancellations for the runs it holds. Published agents' calls go
+ * through the guarded client (shared/runtimes/published.ts); shipped agents are exempt.
  */
 import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
 import { RUN_QUEUE, type CallJob } from '../../shared/calls/jobs.js';
