@@ -15,7 +15,7 @@ import { openDatabase, type Database } from '../shared/db/connect.js';
 import { DEFAULT_SETTINGS, type ServiceContext, type StartedRole } from '../shared/context.js';
 import { saveMandate } from '../shared/mandates/store.js';
 import { creditSignup } from '../shared/ledger/demo-credit.js';
-import { startYankFollower } from '../shared/hosted/yanks.js';
+import { startYankFollower } from '../shared/publishing/yanks.js';
 import { startPublishedFollower } from '../shared/registry/published.js';
 import { syncSearchDocuments } from '../shared/catalogue/search-documents.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
@@ -27,7 +27,7 @@ import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sampl
 import { createCallWaiter } from '../shared/calls/answer/waiter.js';
 import { startApi } from './api/start.js';
 import { startRunner } from './runner/worker.js';
-import { credentialLookup } from '../shared/hosted/credentials.js';
+import { credentialLookup } from '../shared/publishing/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
 import { startSettler } from './settler/worker.js';
 import { createCallEngine } from '../shared/calls/engine.js';
@@ -204,7 +204,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   if (config.mandatesDir) await loadMandates(context, config, log);
 
   // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen
-  // (shared/registry/published.ts, shared/hosted/yanks.ts): published first, so a yanked one is listed, then hidden.
+  // (shared/registry/published.ts, shared/publishing/yanks.ts): published first, so a yanked one is listed, then hidden.
   const published = await startPublishedFollower(context);
   const yanks = await startYankFollower(context);
   await writeSearchDocuments(context, roles);

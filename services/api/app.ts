@@ -12,7 +12,7 @@ import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { CallEngine } from '../../shared/calls/engine-types.js';
 import type { McpEndpoint } from './mcp/server.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
-import { checkBody, requireJson } from './bodies.js';
+import { checkBody, requireJson } from './body-guard.js';
 import { jsonRpcErrorBody, SERVER_ERROR, type JsonRpcErrorBody } from './mcp/errors.js';
 import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';

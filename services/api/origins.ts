@@ -15,7 +15,7 @@
  */
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { HolonError } from '../../shared/core/errors.js';
-import { READS } from './bodies.js';
+import { READS } from './body-guard.js';
 
 export interface OriginPolicy {
   /** Origins always allowed (the gateway's public URL and its site). */

@@ -20,7 +20,7 @@ import { timingSafeEqual, createHash } from 'node:crypto';
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import type { Db } from '../../shared/db/connect.js';
 import { HolonError } from '../../shared/core/errors.js';
-import { authenticateKey } from '../../shared/hosted/keys.js';
+import { authenticateKey } from '../../shared/accounts/keys.js';
 import type { ReceiptOwner, ReceiptScope } from '../../shared/receipts/store.js';
 
 export type Principal =

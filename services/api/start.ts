@@ -8,7 +8,7 @@ import type { StartedRole } from '../../shared/context.js';
 import type { CallEngine } from '../../shared/calls/engine-types.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { Config } from '../../shared/platform/config.js';
-import { githubSettings } from '../../shared/hosted/github.js';
+import { githubSettings } from '../../shared/accounts/github.js';
 import { createMemoryRateLimiter, createRedisRateLimiter, type RateLimiter } from '../../shared/platform/rate-limit.js';
 import { MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { createApp, type ApiDeps } from './app.js';

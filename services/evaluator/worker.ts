@@ -9,7 +9,7 @@ import { EVALUATE_QUEUE, EVALUATION_ATTEMPTS, type EvaluationJob } from '../../s
 import { claimEvaluation, finishEvaluation } from '../../shared/evaluation/store.js';
 import type { SuiteCatalog } from '../../shared/evaluation/suites.js';
 import type { FileLinkSigner } from '../../shared/files/access.js';
-import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
+import { watchCredentials, type CredentialLookup } from '../../shared/publishing/credentials.js';
 import { createGatewayRuntimes, type GatewayRuntimesOptions } from '../../shared/runtimes/gateway-runtimes.js';
 import { createEndpointLimit } from './endpoint-limit.js';
 import { startEvaluationSweeper } from './recovery.js';

@@ -7,7 +7,7 @@
 import { RUN_QUEUE, type CallJob } from '../../shared/calls/wire.js';
 import type { StartedRole } from '../../shared/context.js';
 import type { CallEngine } from '../../shared/calls/engine-types.js';
-import { watchCredentials, type CredentialLookup } from '../../shared/hosted/credentials.js';
+import { watchCredentials, type CredentialLookup } from '../../shared/publishing/credentials.js';
 import type { FileLinkSigner } from '../../shared/files/access.js';
 import { createCancelWatcher } from '../../shared/calls/run/cancel-watcher.js';
 import { HandedBack } from '../../shared/calls/run/run-call.js';
@@ -22,7 +22,7 @@ export interface RunnerOptions {
   /** Tests: the guarded client's resolver, routing of checked addresses and trusted CAs. */
   guard?: PublishedNetworkOptions['guard'];
   /**
-   * Hosted: published agents' endpoint credentials (shared/hosted/credentials.ts), sent as `Authorization: Bearer`
+   * Hosted: published agents' endpoint credentials (shared/publishing/credentials.ts), sent as `Authorization: Bearer`
    * on every webhook and MCP request to the agent's endpoint, whatever the version.
    */
   credentials?: CredentialLookup;

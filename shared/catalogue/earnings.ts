@@ -25,7 +25,7 @@ import type { ServiceContext } from '../context.js';
 import { formatAmount, type Micros } from '../core/money.js';
 import type { Db, DbBigInt } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
-import { viewCredential, NO_SECRET_MESSAGE, type CredentialView } from '../hosted/credentials.js';
+import { viewCredential, NO_SECRET_MESSAGE, type CredentialView } from '../publishing/credentials.js';
 import { SETTLEMENT_KIND } from '../ledger/entries.js';
 import { recordKey } from './agent-record.js';
 

@@ -11,7 +11,7 @@
  *
  * How rows get there:
  *   - published: written in the publish's own transaction (shared/registry/published.ts), deleted in the yank's
- *     (shared/hosted/moderation.ts). A version never changes, so a row, once there, is current.
+ *     (shared/publishing/moderation.ts). A version never changes, so a row, once there, is current.
  *   - shipped: the agents of this process's directories, upserted by each API process at start-up (their text
  *     replaced when it changed); a process never deletes a shipped row, since another process may list it
  *     (directories can differ between processes): a row nobody lists any more is never a candidate.

@@ -1,8 +1,8 @@
 /**
  * Signed file links (gateway.md §6 `_meta["holon/files"]`, §7 "Files"): `GET /v0/files/{id}?exp=<unix s>&sig=<sig>`,
  * no key. The signature is HMAC-SHA256 over the kind of file, its id and the expiry, under a key derived from
- * HOLON_FILE_SECRET with HKDF-SHA256 (its own salt and info: the credentials key of shared/hosted/credentials.ts is
- * another key from the same secret). `sig` is base64url, 43 characters. A link is bound to one file and one expiry;
+ * HOLON_FILE_SECRET with HKDF-SHA256 (its own salt and info: the sealing keys of shared/crypto/seal.ts are other keys
+ * from the same secret). `sig` is base64url, 43 characters. A link is bound to one file and one expiry;
  * changing either, or the kind, breaks it.
  *
  * Kinds: `upload` (POST /v0/files) is served today; `eval` is for the evaluator's fixtures

@@ -2,7 +2,7 @@
  * Published versions reach every process's registry (gateway.md §7, "Publishing agents"). Postgres
  * (`published_versions`) is the truth: each process lists them at start-up, then follows the `agents-published`
  * channel (message `<id>@<version>`) for the versions published later, reading each from Postgres. Like yanks
- * (shared/hosted/yanks.ts), a notification is a hint: one lost while Redis is away is picked up at the next start.
+ * (shared/publishing/yanks.ts), a notification is a hint: one lost while Redis is away is picked up at the next start.
  */
 import type { ServiceContext } from '../context.js';
 import type { Problem } from '../core/errors.js';

@@ -3,7 +3,7 @@
  * runtime path as a call"): published agents through the guarded client (published.ts), shipped ones exempt, and a
  * published agent's endpoint credential sent as `Authorization: Bearer` on every webhook and MCP request.
  */
-import { CredentialUnreadableError, type CredentialLookup } from '../hosted/credentials.js';
+import { CredentialUnreadableError, type CredentialLookup } from '../publishing/credentials.js';
 import type { Logger } from '../platform/log.js';
 import { createRuntimes, type PublishedNetworkOptions } from './index.js';
 import type { AgentVersion, Runtime } from './types.js';
@@ -13,7 +13,7 @@ export interface GatewayRuntimesOptions {
   allowPrivateEndpoints?: boolean;
   /** Tests: the guarded client's resolver, routing of checked addresses and trusted CAs. */
   guard?: PublishedNetworkOptions['guard'];
-  /** Hosted: published agents' endpoint credentials (shared/hosted/credentials.ts). */
+  /** Hosted: published agents' endpoint credentials (shared/publishing/credentials.ts). */
   credentials?: CredentialLookup;
 }
 

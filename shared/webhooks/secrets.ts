@@ -1,9 +1,9 @@
 /**
  * Each account's webhook signing secrets (docs/webhooks.md), hosted mode. A secret is `whsec_` + the base64 of 32
  * random bytes (the Standard Webhooks format); it is shown once — in the answer that creates the account, and in the
- * answer of a rotation — and kept only encrypted (`webhook_secrets`, migration 015), with the encryption of endpoint
- * credentials (shared/hosted/credentials.ts: AES-256-GCM under a key derived from HOLON_FILE_SECRET, here with its
- * own HKDF info; the AAD is `webhook:<account>`, so a row copied to another account does not decrypt).
+ * answer of a rotation — and kept only sealed (`webhook_secrets`, migration 015), like endpoint credentials
+ * (shared/crypto/seal.ts: AES-256-GCM under a key derived from HOLON_FILE_SECRET, here with its own HKDF info; the AAD
+ * is `webhook:<account>`, so a row copied to another account does not decrypt).
  *
  * A rotation keeps the old secret signing until the end of the rotation window (HOLON_WEBHOOK_ROTATION_WINDOW_S,
  * default 24 h): every delivery then carries both signatures, space-separated, and a receiver holding either one
@@ -12,7 +12,7 @@
 import { randomBytes } from 'node:crypto';
 import { HolonError } from '../core/errors.js';
 import type { Db, Queryable } from '../db/connect.js';
-import { credentialKey, CredentialUnreadableError, openCredential, sealCredential, type CredentialKey } from '../hosted/credentials.js';
+import { fromColumns, type SealedColumns, type SealingKey, seal, sealingKey, toColumns, unseal, UnsealError } from '../crypto/seal.js';
 
 const INFO = 'holon webhook signing secret v1';
 const aad = (account: string) => `webhook:${account}`;
@@ -41,22 +41,17 @@ export interface WebhookSecrets {
   signing(db: Db, account: string): Promise<string[]>;
 }
 
-interface Row {
+interface Row extends SealedColumns {
   id: string;
-  key_id: string;
-  iv: Buffer;
-  ciphertext: Buffer;
-  tag: Buffer;
   expired: boolean;
 }
 
 export function webhookSecrets(fileSecret: string | undefined, rotationWindowS: number): WebhookSecrets {
-  const key: CredentialKey | undefined = fileSecret ? credentialKey(fileSecret, INFO) : undefined;
+  const key: SealingKey | undefined = fileSecret ? sealingKey(fileSecret, INFO) : undefined;
 
-  const insert = async (q: Queryable, k: CredentialKey, account: string): Promise<string> => {
+  const insert = async (q: Queryable, k: SealingKey, account: string): Promise<string> => {
     const secret = generateWebhookSecret();
-    const sealed = sealCredential(k, aad(account), secret);
-    await q('webhook_secrets').insert({ account, key_id: sealed.keyId, iv: sealed.iv, ciphertext: sealed.ciphertext, tag: sealed.tag });
+    await q('webhook_secrets').insert({ account, ...toColumns(seal(k, aad(account), secret)) });
     return secret;
   };
 
@@ -101,10 +96,10 @@ export function webhookSecrets(fileSecret: string | undefined, rotationWindowS: 
       for (const r of rows) {
         if (r.expired) continue;
         try {
-          out.push(openCredential(key, aad(account), { keyId: r.key_id, iv: r.iv, ciphertext: r.ciphertext, tag: r.tag }));
+          out.push(unseal(key, aad(account), fromColumns(r)));
         } catch (e) {
           // Written under another HOLON_FILE_SECRET, or tampered with: it cannot sign; a rotation replaces it.
-          if (!(e instanceof CredentialUnreadableError)) throw e;
+          if (!(e instanceof UnsealError)) throw e;
         }
       }
       return out;

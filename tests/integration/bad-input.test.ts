@@ -1,5 +1,5 @@
 /**
- * Bad input gets a clear 4xx before admission, costs nothing and stores nothing (gateway.md §7; bodies.ts,
+ * Bad input gets a clear 4xx before admission, costs nothing and stores nothing (gateway.md §7; body-guard.ts,
  * shared/core/json-limits.ts): lone UTF-16 surrogates, bodies nested deeper than MAX_JSON_DEPTH, NUL at any depth,
  * bodies that are not declared JSON — on REST and on /mcp (as JSON-RPC errors).
  */

@@ -238,7 +238,7 @@ describe('search that understands a sentence', () => {
       const long = await client.callTool({ name: 'search_agents', arguments: { q: 'x'.repeat(10_000) } });
       expect(long.isError).toBe(true);
       expect((long.structuredContent as { error: { code: string } }).error.code).toBe('invalid_request');
-      // A NUL or a lone surrogate is refused with the request body, before any tool sees it (services/api/bodies.ts):
+      // A NUL or a lone surrogate is refused with the request body, before any tool sees it (services/api/body-guard.ts):
       // a JSON-RPC error -32602 naming the problem, not a 5xx.
       for (const q of ['a\u0000b', '\ud800', 'a\udc00b']) {
         const refused = await client.callTool({ name: 'search_agents', arguments: { q } }).then(

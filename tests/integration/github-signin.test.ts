@@ -9,7 +9,7 @@ import { randomBytes } from 'node:crypto';
 import { afterEach, beforeEach, describe, expect, test } from 'vitest';
 import { fetch } from 'undici';
 import type { Knex } from 'knex';
-import { isPublicMember, readRepository, readUser, GitHubUnavailable, type GitHubSettings } from '../../shared/hosted/github.js';
+import { isPublicMember, readRepository, readUser, GitHubUnavailable, type GitHubSettings } from '../../shared/accounts/github.js';
 import { ConfigError, loadConfig, type Config } from '../../shared/platform/config.js';
 import { startFakeGitHub, type FakeGitHub } from '../support/fake-github.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';

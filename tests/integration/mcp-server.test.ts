@@ -255,7 +255,7 @@ describe('the MCP server at /mcp', () => {
         expect(r.isError, `${name} ${JSON.stringify(args)}`).toBe(true);
         expect(structured(r).error.code, `${name} ${JSON.stringify(args)}`).toBe(code);
       }
-      // A NUL character is refused with the request body, before any tool sees it (services/api/bodies.ts).
+      // A NUL character is refused with the request body, before any tool sees it (services/api/body-guard.ts).
       await expect(c.callTool({ name: 'call_agent', arguments: { agent: 'examples/echo-upper', input: { text: 'a\u0000b' } } })).rejects.toThrow(/NUL/);
     });
     expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });

@@ -4,8 +4,8 @@
  * reads the moderation log, which is append-only. Yanks leave every process's registry through `agents-yanked`.
  */
 import { describe, expect, test } from 'vitest';
-import { checkReason, disableAccount, escapeLike, listAccounts, readLog, yankVersion } from '../../shared/hosted/moderation.js';
-import { applyYanks, followYanks, parseYankMessage, startYankFollower, YANKS_CHANNEL } from '../../shared/hosted/yanks.js';
+import { checkReason, disableAccount, escapeLike, listAccounts, readLog, yankVersion } from '../../shared/publishing/moderation.js';
+import { applyYanks, followYanks, parseYankMessage, startYankFollower, YANKS_CHANNEL } from '../../shared/publishing/yanks.js';
 import { createRegistry, type Registry } from '../../shared/registry/registry.js';
 import type { AgentVersion } from '../../shared/runtimes/types.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';

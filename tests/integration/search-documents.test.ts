@@ -9,7 +9,7 @@ import type { Knex } from 'knex';
 import { expect, test } from 'vitest';
 import { validateManifest } from '../../shared/core/manifest/validate.js';
 import { matchText } from '../../shared/catalogue/search-documents.js';
-import { disableAccount, yankVersion } from '../../shared/hosted/moderation.js';
+import { disableAccount, yankVersion } from '../../shared/publishing/moderation.js';
 import { recordPublished } from '../../shared/registry/published.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';

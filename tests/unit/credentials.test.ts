@@ -1,6 +1,6 @@
 /**
- * Endpoint credentials' crypto (shared/hosted/credentials.ts): AES-256-GCM under an HKDF key from
- * HOLON_FILE_SECRET, with a key id that recognises another secret.
+ * Endpoint credentials' crypto (shared/publishing/credentials.ts, sealed by shared/crypto/seal.ts): AES-256-GCM under
+ * an HKDF key from HOLON_FILE_SECRET, with a key id that recognises another secret.
  */
 import { expect, test } from 'vitest';
 import {
@@ -9,16 +9,16 @@ import {
   MAX_TOKEN_LENGTH,
   OTHER_SECRET_MESSAGE,
   openCredential,
-  sealCredential,
   tokenProblem,
-} from '../../shared/hosted/credentials.js';
+} from '../../shared/publishing/credentials.js';
+import { seal } from '../../shared/crypto/seal.js';
 
 const SECRET = 'a-file-secret-of-more-than-thirty-two-characters';
 const TOKEN = 'tok_3xAmpLe-Secret.value/with+symbols=';
 
 test('a sealed token opens again under the same secret; the ciphertext does not contain it', () => {
   const key = credentialKey(SECRET);
-  const sealed = sealCredential(key, 'bob/echo', TOKEN);
+  const sealed = seal(key, 'bob/echo', TOKEN);
   expect(sealed.iv).toHaveLength(12);
   expect(sealed.tag).toHaveLength(16);
   expect(sealed.keyId).toBe(key.id);
@@ -26,14 +26,14 @@ test('a sealed token opens again under the same secret; the ciphertext does not 
   expect(sealed.ciphertext.toString('latin1')).not.toContain(TOKEN);
   expect(openCredential(credentialKey(SECRET), 'bob/echo', sealed)).toBe(TOKEN);
   // A fresh IV each time: the same token never seals to the same bytes.
-  const again = sealCredential(key, 'bob/echo', TOKEN);
+  const again = seal(key, 'bob/echo', TOKEN);
   expect(again.iv.equals(sealed.iv)).toBe(false);
   expect(again.ciphertext.equals(sealed.ciphertext)).toBe(false);
 });
 
 test('a tampered row is refused, not decrypted', () => {
   const key = credentialKey(SECRET);
-  const sealed = sealCredential(key, 'bob/echo', TOKEN);
+  const sealed = seal(key, 'bob/echo', TOKEN);
   const flip = (b: Buffer, i = 0) => {
     const c = Buffer.from(b);
     c[i] = c[i]! ^ 1;
@@ -51,7 +51,7 @@ test('a tampered row is refused, not decrypted', () => {
 });
 
 test('another secret is recognised by its key id and never decrypted', () => {
-  const sealed = sealCredential(credentialKey(SECRET), 'bob/echo', TOKEN);
+  const sealed = seal(credentialKey(SECRET), 'bob/echo', TOKEN);
   const other = credentialKey(`${SECRET}-rotated`);
   expect(other.id).not.toBe(sealed.keyId);
   let thrown: unknown;

@@ -4,7 +4,7 @@
  */
 import { createHmac, hkdfSync } from 'node:crypto';
 import { describe, expect, it } from 'vitest';
-import { credentialKey } from '../../shared/hosted/credentials.js';
+import { credentialKey } from '../../shared/publishing/credentials.js';
 import { fileLinks, rootIssuerOf } from '../../shared/files/access.js';
 import { fileHandle, MAX_HANDLES_PER_CALL, scanHandles } from '../../shared/files/handles.js';
 import { LINK_TTL_S, signFileLink, uploadLinkUrl, verifyFileLink } from '../../shared/files/links.js';

@@ -16,7 +16,7 @@
  */
 import { httpStatusOf } from '../http-status.js';
 import { randomUUID } from 'node:crypto';
-import { Router, type Request, type Response } from 'express';
+import { Router, type Request, type RequestHandler, type Response } from 'express';
 import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
 import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
 import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
@@ -24,7 +24,6 @@ import { HolonError } from '../../../shared/core/errors.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
 import { clientAddress } from '../client-address.js';
 import { bearerChallenge, principalOf, requireKind, type Principal } from '../principal.js';
-import { asyncRoute } from '../route.js';
 import { sendJsonRpcError, SESSION_NOT_FOUND } from './errors.js';
 import { compileTools, createSessionServer, interpose } from './session-server.js';
 import { SESSION_LIMITS, SessionTable, type SessionEntry, type SessionLimits } from './sessions.js';
@@ -152,32 +151,29 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
   const sweep = setInterval(() => sessions.sweep(), Math.min(SWEEP_MS, limits.idleMs));
   sweep.unref();
 
-  router.post(
-    '/mcp',
-    asyncRoute(async (req, res) => {
-      if (keyless(res)) return;
-      if (!req.get('mcp-session-id')) {
-        if (!isInitializeRequest(req.body)) return sendJsonRpcError(res, 400, 'no MCP session: the first request must be initialize');
-        return initialize(ep, req, res).catch((e: unknown) => {
-          if (!(e instanceof HolonError) || res.headersSent) throw e;
-          sendJsonRpcError(res, httpStatusOf(e.code), e.message, { id: req.body.id });
-        });
-      }
-      const session = sessionOf(ep, req, res);
-      if (!session) return;
-      sessions.touch(session);
-      await session.transport.handleRequest(req, res, req.body);
-    }),
-  );
+  router.post('/mcp', async (req, res) => {
+    if (keyless(res)) return;
+    if (!req.get('mcp-session-id')) {
+      if (!isInitializeRequest(req.body)) return sendJsonRpcError(res, 400, 'no MCP session: the first request must be initialize');
+      return initialize(ep, req, res).catch((e: unknown) => {
+        if (!(e instanceof HolonError) || res.headersSent) throw e;
+        sendJsonRpcError(res, httpStatusOf(e.code), e.message, { id: req.body.id });
+      });
+    }
+    const session = sessionOf(ep, req, res);
+    if (!session) return;
+    sessions.touch(session);
+    await session.transport.handleRequest(req, res, req.body);
+  });
 
   // GET opens the session's stream for server-initiated messages (an open stream is not use); DELETE ends the session.
-  const existing = asyncRoute(async (req, res) => {
+  const existing: RequestHandler = async (req, res) => {
     if (keyless(res)) return;
     const session = sessionOf(ep, req, res);
     if (!session) return;
     sessions.touch(session);
     await session.transport.handleRequest(req, res);
-  });
+  };
   router.get('/mcp', existing);
   router.delete('/mcp', existing);
 

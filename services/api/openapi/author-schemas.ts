@@ -24,7 +24,7 @@ const AMOUNTS_BY_CURRENCY: JsonSchema = {
 };
 
 // ---------------------------------------------------------------------------------------------------------
-// Endpoint credentials (shared/hosted/credentials.ts `CredentialView`): never the token
+// Endpoint credentials (shared/publishing/credentials.ts `CredentialView`): never the token
 
 export const CREDENTIAL_SET = closed('Set', { set: { const: true }, set_at: TIMESTAMP });
 export const CREDENTIAL_UNSET = closed('Not set', { set: { const: false } });
@@ -36,7 +36,7 @@ export function credentialAnswer(state: JsonSchema): JsonSchema {
 }
 
 // ---------------------------------------------------------------------------------------------------------
-// Publishing (shared/hosted/publish.ts, shared/hosted/moderation.ts, shared/evaluation/rerun.ts)
+// Publishing (shared/publishing/publish.ts, shared/publishing/moderation.ts, shared/evaluation/rerun.ts)
 
 /** POST /v0/agents → 201 (`Published`). */
 export const PUBLISHED = closed('The listed version', {
@@ -76,7 +76,7 @@ export const RERUN = closed('The re-run, queued', {
   }),
 });
 
-/** POST /v0/agents/draft (shared/hosted/draft.ts `Draft`): the manifest validates (shared/core/manifest/validate.ts). */
+/** POST /v0/agents/draft (shared/publishing/draft.ts `Draft`): the manifest validates (shared/core/manifest/validate.ts). */
 export const DRAFT = closed('A draft listing: nothing is stored or published', {
   manifest: manifestSchema,
   yaml: { type: 'string', description: 'The same manifest as holon.yaml' },
@@ -160,7 +160,7 @@ export const STORED_FILE = closed('The stored file', {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Accounts: sign-up (shared/hosted/signup.ts), sign-in (shared/hosted/github-sign-in.ts), webhook secrets
+// Accounts: sign-up (shared/accounts/signup.ts), sign-in (shared/accounts/github-sign-in.ts), webhook secrets
 
 export const SIGNED_UP = closed(
   'The new account, its demo credit, its sandbox mandate and its keys (shown once)',
@@ -200,7 +200,7 @@ export const ROTATED_SECRET = closed('The rotation', {
 });
 
 // ---------------------------------------------------------------------------------------------------------
-// Moderation and demo credit (shared/hosted/moderation.ts, services/api/routes/admin.ts)
+// Moderation and demo credit (shared/publishing/moderation.ts, services/api/routes/admin.ts)
 
 export const DISABLED = closed('The disabled account, as logged', {
   account: closed('The account', {

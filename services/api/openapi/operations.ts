@@ -1,7 +1,7 @@
 /**
  * The route table: every REST route is one `Operation` next to its handler, and the same entry both registers the
  * route (`mount`) and describes it in GET /v0/openapi.json (document.ts). A route's request body schema is the one
- * it validates with (requests.ts `bodyReader`), so the document cannot drift from what is enforced.
+ * it validates with (body-reader.ts `bodyReader`), so the document cannot drift from what is enforced.
  *
  * To add a route: define its Operation in the route file (method, path, auth, summary, body/query, responses), mount
  * the handler with `mount(router, op, handler)`, and add the file's operations to ROUTE_OPERATIONS (index.ts).

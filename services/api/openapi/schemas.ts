@@ -1,10 +1,10 @@
 /**
- * Schemas shared by the route table: the pieces request bodies are made of (validated by requests.ts `bodyReader`,
+ * Schemas shared by the route table: the pieces request bodies are made of (validated by body-reader.ts `bodyReader`,
  * with the gateway's own wording for each problem) and the answers' shapes (the error shape of gateway.md, receipts,
  * mandates, approvals). The document builder (document.ts) lists the named ones under `components.schemas` and points
  * at them with `$ref` wherever a route uses the very same object.
  *
- * Body keywords beyond JSON Schema, understood by requests.ts and kept in the document as extensions:
+ * Body keywords beyond JSON Schema, understood by body-reader.ts and kept in the document as extensions:
  *   x-amount: {allowZero}   a decimal amount string, checked by shared/core/money.ts (its message)
  *   x-url: true             an absolute http(s) URL without credentials
  *   x-messages: {keyword: message}   the problem's wording when that keyword fails
@@ -325,7 +325,7 @@ export const BALANCE: JsonSchema = {
   properties: { account: { type: 'string' }, currency: { type: 'string' }, balance: AMOUNT, held: AMOUNT, available: AMOUNT },
 };
 
-/** A key as shown once at creation (shared/hosted/keys.ts `MintedKey`; POST /v0/keys adds a `note`). */
+/** A key as shown once at creation (shared/accounts/keys.ts `MintedKey`; POST /v0/keys adds a `note`). */
 export const MINTED_KEY: JsonSchema = {
   type: 'object',
   additionalProperties: false,
@@ -341,7 +341,7 @@ export const MINTED_KEY: JsonSchema = {
   },
 };
 
-/** A key as GET /v0/me lists it (shared/hosted/keys.ts `keyView`): never the key itself. */
+/** A key as GET /v0/me lists it (shared/accounts/keys.ts `keyView`): never the key itself. */
 export const KEY_VIEW: JsonSchema = {
   type: 'object',
   additionalProperties: false,

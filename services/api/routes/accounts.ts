@@ -5,17 +5,16 @@
  *   POST   /v0/signup {handle, email}     none   → account, demo credit, starter mandate, human + agent key (once)
  *   GET    /v0/me                         human: account, balance, mandates, keys · agent: its mandate and budget
  */
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView } from '../../../shared/mandates/store.js';
-import { keyView, listKeys } from '../../../shared/hosted/keys.js';
-import { signup } from '../../../shared/hosted/signup.js';
+import { keyView, listKeys } from '../../../shared/accounts/keys.js';
+import { signup } from '../../../shared/accounts/signup.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { readAccount, readBalances } from '../../../shared/ledger/accounts.js';
 import { formatAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
-import { asyncRoute } from '../route.js';
+import { bodyReader } from '../body-reader.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { SIGNED_UP } from '../openapi/author-schemas.js';
 import { BALANCE, exact, failure, KEY_VIEW, MANDATE_VIEW, TIMESTAMP, text } from '../openapi/schemas.js';
@@ -145,8 +144,8 @@ export interface AccountDeps {
   webhooks?: WebhookSecrets;
 }
 
-function balancesHandler(deps: AccountDeps) {
-  return asyncRoute(async (_req, res) => {
+function balancesHandler(deps: AccountDeps): RequestHandler {
+  return async (_req, res) => {
     // Balances: the admin sees all, a human their own account's.
     const p = requireKind(res, ['operator', 'admin', 'human'], 'read balances');
     const balances = await readBalances(deps.ctx.db, p.kind === 'human' ? p.account : undefined);
@@ -159,12 +158,12 @@ function balancesHandler(deps: AccountDeps) {
         available: formatAmount(b.available),
       })),
     });
-  });
+  };
 }
 
-function signupHandler(deps: AccountDeps) {
+function signupHandler(deps: AccountDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (req, res) => {
+  return async (req, res) => {
     const r = readSignup(req.body);
     r.done();
     const made = await signup(
@@ -181,12 +180,12 @@ function signupHandler(deps: AccountDeps) {
       ...made,
       note: 'the keys and the webhook secret are shown once: keep them now. The human key decides approvals; the agent key acts under the sandbox mandate; the webhook secret verifies callbacks (docs/webhooks.md).',
     });
-  });
+  };
 }
 
-function meHandler(deps: AccountDeps) {
+function meHandler(deps: AccountDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (_req, res) => {
+  return async (_req, res) => {
     const p = requireKind(res, ['human', 'agent'], 'read an account');
     if (p.kind === 'agent') {
       const stored = await loadMandate(ctx.db, p.mandateId);
@@ -214,7 +213,7 @@ function meHandler(deps: AccountDeps) {
       mandates: views,
       keys: (await listKeys(ctx.db, p.account)).map((k) => keyView(k, ctx.now())),
     });
-  });
+  };
 }
 
 export function accountRoutes(deps: AccountDeps): Router {

@@ -5,20 +5,19 @@
  *   GET  /v0/admin/accounts?q=&limit=                                 user accounts, newest first
  *   GET  /v0/admin/log?limit=&before=                                 the moderation log, newest first
  *   POST /v0/admin/credit {account, amount, currency?}                demo credit, once per Idempotency-Key
- * Every action is logged with its reason (shared/hosted/moderation.ts).
+ * Every action is logged with its reason (shared/publishing/moderation.ts).
  */
 import { randomUUID } from 'node:crypto';
-import { Router, type Request } from 'express';
+import { Router, type Request, type RequestHandler } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/hosted/moderation.js';
+import { disableAccount, listAccounts, MAX_REASON_LENGTH, readLog, yankVersion } from '../../../shared/publishing/moderation.js';
 import { readBalances } from '../../../shared/ledger/accounts.js';
 import { giveDemoCredit } from '../../../shared/ledger/demo-credit.js';
 import { formatAmount, parseAmount } from '../../../shared/core/money.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { captured } from '../captures.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
 import { ACCOUNTS_PAGE, creditAnswer, DISABLED, LOG_PAGE, YANKED } from '../openapi/author-schemas.js';
 import { amount, BOOLEAN, failure, text } from '../openapi/schemas.js';
@@ -170,9 +169,9 @@ function limitOf(req: Request): number {
   return Number(raw);
 }
 
-function disableHandler(deps: AdminDeps) {
+function disableHandler(deps: AdminDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (req, res) => {
+  return async (req, res) => {
     const p = requireKind(res, ['admin', 'operator'], 'disable accounts');
     const r = readDisable(req.body);
     r.done();
@@ -181,12 +180,12 @@ function disableHandler(deps: AdminDeps) {
     const handle = String(req.params.handle);
     if (handle.length > 100) throw new HolonError('not_found', 'there is no such account');
     res.json(await disableAccount(ctx, handle, { reason, yankAgents: yank === true, by: p.kind }));
-  });
+  };
 }
 
-function yankHandler(deps: AdminDeps) {
+function yankHandler(deps: AdminDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (req, res) => {
+  return async (req, res) => {
     const p = requireKind(res, ['admin', 'operator'], 'yank agent versions');
     const r = readYank(req.body);
     r.done();
@@ -196,24 +195,24 @@ function yankHandler(deps: AdminDeps) {
     const version = captured(req, 2);
     if (id.length > 200 || version.length > 100) throw new HolonError('not_found', 'no such version is listed');
     res.json(await yankVersion(ctx, id, version, { reason, by: p.kind }));
-  });
+  };
 }
 
-function accountsHandler(deps: AdminDeps) {
+function accountsHandler(deps: AdminDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (req, res) => {
+  return async (req, res) => {
     requireKind(res, ['admin', 'operator'], 'list accounts');
     const q = queryString(req, 'q', 100);
     const limit = limitOf(req);
     if (q?.includes('\u0000'))
       throw new HolonError('invalid_request', 'q contains a NUL character', [{ path: 'query.q', message: 'contains a NUL character' }]);
     res.json({ accounts: await listAccounts(ctx.db, q, limit) });
-  });
+  };
 }
 
-function logHandler(deps: AdminDeps) {
+function logHandler(deps: AdminDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (req, res) => {
+  return async (req, res) => {
     requireKind(res, ['admin', 'operator'], 'read the moderation log');
     const limit = limitOf(req);
     const before = queryString(req, 'before', 19);
@@ -221,12 +220,12 @@ function logHandler(deps: AdminDeps) {
       throw new HolonError('invalid_request', 'before must be the id of a log entry', [{ path: 'query.before', message: 'must be a log entry id' }]);
     }
     res.json(await readLog(ctx.db, { limit, ...(before !== undefined ? { before } : {}) }));
-  });
+  };
 }
 
-function creditHandler(deps: AdminDeps) {
+function creditHandler(deps: AdminDeps): RequestHandler {
   const { ctx } = deps;
-  return asyncRoute(async (req, res) => {
+  return async (req, res) => {
     requireKind(res, ['admin', 'operator'], 'give demo credit');
     const r = readCredit(req.body);
     r.done();
@@ -242,7 +241,7 @@ function creditHandler(deps: AdminDeps) {
       replayed: !posted.created,
       accounts: balances.map((b) => ({ account: b.account, currency: b.currency, balance: formatAmount(b.balance), available: formatAmount(b.available) })),
     });
-  });
+  };
 }
 
 export function adminRoutes(deps: AdminDeps): Router {

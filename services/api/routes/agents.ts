@@ -10,7 +10,6 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { assertSeesMandate, principalOf } from '../principal.js';
 import { queryString } from '../query.js';
 import { capture } from '../captures.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { AGENT_VIEW, SEARCH_RESULT } from '../openapi/catalogue-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -67,26 +66,18 @@ const optional = (v: unknown): string | undefined => (v === undefined ? undefine
 export function agentRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  mount(
-    router,
-    agentOperations.search,
-    asyncRoute(async (req, res) => {
-      const q = queryString(req, 'q', MAX_QUERY_LENGTH);
-      const capability = optional(req.query.capability);
-      const mandateId = optional(req.query.mandate);
-      if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);
-      res.json(await searchCatalogue(ctx, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
-    }),
-  );
+  mount(router, agentOperations.search, async (req, res) => {
+    const q = queryString(req, 'q', MAX_QUERY_LENGTH);
+    const capability = optional(req.query.capability);
+    const mandateId = optional(req.query.mandate);
+    if (mandateId !== undefined) assertSeesMandate(principalOf(res), mandateId, `there is no mandate ${mandateId.slice(0, 300)}`);
+    res.json(await searchCatalogue(ctx, { ...(q ? { q } : {}), ...(capability ? { capability } : {}), ...(mandateId ? { mandateId } : {}) }));
+  });
 
-  mount(
-    router,
-    agentOperations.describe,
-    asyncRoute(async (req, res) => {
-      const [ns, name, version] = [capture(req, 0), capture(req, 1), capture(req, 2)];
-      res.json(await describeAgent(ctx, `${ns}/${name}${version ? `@${decodeURIComponent(version)}` : ''}`));
-    }),
-  );
+  mount(router, agentOperations.describe, async (req, res) => {
+    const [ns, name, version] = [capture(req, 0), capture(req, 1), capture(req, 2)];
+    res.json(await describeAgent(ctx, `${ns}/${name}${version ? `@${decodeURIComponent(version)}` : ''}`));
+  });
 
   return router;
 }

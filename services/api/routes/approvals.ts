@@ -7,9 +7,8 @@
 import { Router } from 'express';
 import { approvalView, listPendingApprovals, loadApproval } from '../../../shared/calls/submit/approvals.js';
 import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js';
-import { bodyReader } from '../requests.js';
+import { bodyReader } from '../body-reader.js';
 import { assertSeesMandate, ownOrNotFound, requireKind, scopeOf } from '../principal.js';
-import { asyncRoute } from '../route.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './calls/answers.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_SUCCEEDED } from '../openapi/call-schemas.js';
@@ -83,55 +82,38 @@ export function approvalRoutes(deps: AnswerDeps): Router {
   const router = Router();
   const { ctx } = deps;
 
-  mount(
-    router,
-    approvalOperations.list,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
-      let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
-      if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
-      if (p.kind === 'agent') mandate = p.mandateId;
-      const pending = await listPendingApprovals(ctx.db, ctx.now(), mandate, p.kind === 'human' ? p.account : undefined);
-      const scope = scopeOf(p);
-      res.json({ approvals: pending.filter((a) => scope(a.approval.mandateId)).map((a) => approvalView(a.approval, a.input)) });
-    }),
-  );
+  mount(router, approvalOperations.list, async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
+    let mandate = req.query.mandate === undefined ? undefined : String(req.query.mandate);
+    if (mandate !== undefined) assertSeesMandate(p, mandate, `there is no mandate ${mandate.slice(0, 300)}`);
+    if (p.kind === 'agent') mandate = p.mandateId;
+    const pending = await listPendingApprovals(ctx.db, ctx.now(), mandate, p.kind === 'human' ? p.account : undefined);
+    const scope = scopeOf(p);
+    res.json({ approvals: pending.filter((a) => scope(a.approval.mandateId)).map((a) => approvalView(a.approval, a.input)) });
+  });
 
-  mount(
-    router,
-    approvalOperations.read,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
-      const id = String(req.params.id);
-      // Another principal's approval answers exactly like one that does not exist.
-      const found = ownOrNotFound(
-        scopeOf(p),
-        await loadApproval(ctx.db, id, ctx.now()),
-        (a) => a.approval.mandateId,
-        `there is no approval ${id.slice(0, 100)}`,
-      );
-      res.json(approvalView(found.approval, found.input));
-    }),
-  );
+  mount(router, approvalOperations.read, async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read approvals');
+    const id = String(req.params.id);
+    // Another principal's approval answers exactly like one that does not exist.
+    const found = ownOrNotFound(scopeOf(p), await loadApproval(ctx.db, id, ctx.now()), (a) => a.approval.mandateId, `there is no approval ${id.slice(0, 100)}`);
+    res.json(approvalView(found.approval, found.input));
+  });
 
-  mount(
-    router,
-    approvalOperations.decide,
-    asyncRoute(async (req, res) => {
-      // Only the human who issued the mandate decides (never an agent key, never the admin).
-      const p = requireKind(res, ['operator', 'human'], 'decide approvals');
-      const id = String(req.params.id);
-      ownOrNotFound(scopeOf(p), await loadApproval(ctx.db, id, ctx.now()), (a) => a.approval.mandateId, `there is no approval ${id.slice(0, 100)}`);
-      const r = readDecision(req.body);
-      r.done();
-      const run = r.body.run;
-      const decisionField = r.body.decision;
-      const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
-      const decided = await decideAndSubmit(deps.engine, id, decision);
-      if (decided.kind === 'decided') res.json(decided.approval);
-      else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
-    }),
-  );
+  mount(router, approvalOperations.decide, async (req, res) => {
+    // Only the human who issued the mandate decides (never an agent key, never the admin).
+    const p = requireKind(res, ['operator', 'human'], 'decide approvals');
+    const id = String(req.params.id);
+    ownOrNotFound(scopeOf(p), await loadApproval(ctx.db, id, ctx.now()), (a) => a.approval.mandateId, `there is no approval ${id.slice(0, 100)}`);
+    const r = readDecision(req.body);
+    r.done();
+    const run = r.body.run;
+    const decisionField = r.body.decision;
+    const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
+    const decided = await decideAndSubmit(deps.engine, id, decision);
+    if (decided.kind === 'decided') res.json(decided.approval);
+    else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
+  });
 
   return router;
 }

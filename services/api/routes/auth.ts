@@ -7,17 +7,16 @@
  *   POST /v0/auth/exchange {code, nonce} → handle, a human key expiring in 30 days (and the agent key for a new account),
  *                                     once, to the browser tab that started the sign-in (its nonce)
  * Without HOLON_GITHUB_CLIENT_ID and HOLON_GITHUB_CLIENT_SECRET all three answer 503; the rest of the gateway works.
- * The flow itself is shared/hosted/github-sign-in.ts.
+ * The flow itself is shared/accounts/github-sign-in.ts.
  */
 import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { HolonError } from '../../../shared/core/errors.js';
-import type { GitHubSettings } from '../../../shared/hosted/github.js';
-import { exchangeLoginCode, finishSignIn, SECRET_SHAPE, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/hosted/github-sign-in.js';
+import type { GitHubSettings } from '../../../shared/accounts/github.js';
+import { exchangeLoginCode, finishSignIn, SECRET_SHAPE, SignInRefused, startSignIn, STATE_TTL_MS } from '../../../shared/accounts/github-sign-in.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { badQuery, queryString as oneQueryValue } from '../query.js';
-import { bodyReader } from '../requests.js';
-import { asyncRoute } from '../route.js';
+import { bodyReader } from '../body-reader.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { SIGNED_IN } from '../openapi/author-schemas.js';
 import { failure, text } from '../openapi/schemas.js';
@@ -168,65 +167,53 @@ export function authRoutes(deps: AuthDeps): Router {
   /** The console is served by the gateway itself (routes/console.ts), at its public origin: not on HOLON_SITE_URL. */
   const consoleUrl = (fragment: string) => `${options.publicUrl ?? ''}/console#${fragment}`;
 
-  mount(
-    router,
-    authOperations.start,
-    asyncRoute(async (req, res) => {
-      const github = configured();
-      const nonce = nonceOf(req);
-      const origin = originOf(req, options);
-      const started = await startSignIn(ctx.db, github, { redirectUri: `${origin}${CALLBACK_PATH}`, nonce }, ctx.now());
-      const cookie = stateCookie(origin.startsWith('https:'));
-      noStore(res);
-      res.set('Set-Cookie', `${cookie.name}=${started.state}; Max-Age=${STATE_TTL_MS / 1000}; ${cookie.attributes}`);
-      res.redirect(302, started.location);
-    }),
-  );
+  mount(router, authOperations.start, async (req, res) => {
+    const github = configured();
+    const nonce = nonceOf(req);
+    const origin = originOf(req, options);
+    const started = await startSignIn(ctx.db, github, { redirectUri: `${origin}${CALLBACK_PATH}`, nonce }, ctx.now());
+    const cookie = stateCookie(origin.startsWith('https:'));
+    noStore(res);
+    res.set('Set-Cookie', `${cookie.name}=${started.state}; Max-Age=${STATE_TTL_MS / 1000}; ${cookie.attributes}`);
+    res.redirect(302, started.location);
+  });
 
-  mount(
-    router,
-    authOperations.callback,
-    asyncRoute(async (req, res) => {
-      const github = configured();
-      const cookie = stateCookie(originOf(req, options).startsWith('https:'));
-      const state = queryString(req, 'state');
-      const code = queryString(req, 'code');
-      const error = queryString(req, 'error');
-      let fragment: string;
-      try {
-        const signedIn = await finishSignIn(
-          { db: ctx.db, log: ctx.log, github, signup: { credit: deps.signupCredit, registry: ctx.registry, signingKey: ctx.signingKey }, now: ctx.now() },
-          { state, code, error, cookie: readCookie(req, cookie.name) },
-        );
-        fragment = `login=${signedIn.code}`;
-      } catch (e) {
-        if (!(e instanceof SignInRefused)) throw e;
-        fragment = `login_error=${e.reason}`;
-      }
-      noStore(res);
-      // The state is spent (or refused): the cookie goes.
-      res.set('Set-Cookie', `${cookie.name}=; Max-Age=0; ${cookie.attributes}`);
-      res.redirect(302, consoleUrl(fragment));
-    }),
-  );
+  mount(router, authOperations.callback, async (req, res) => {
+    const github = configured();
+    const cookie = stateCookie(originOf(req, options).startsWith('https:'));
+    const state = queryString(req, 'state');
+    const code = queryString(req, 'code');
+    const error = queryString(req, 'error');
+    let fragment: string;
+    try {
+      const signedIn = await finishSignIn(
+        { db: ctx.db, log: ctx.log, github, signup: { credit: deps.signupCredit, registry: ctx.registry, signingKey: ctx.signingKey }, now: ctx.now() },
+        { state, code, error, cookie: readCookie(req, cookie.name) },
+      );
+      fragment = `login=${signedIn.code}`;
+    } catch (e) {
+      if (!(e instanceof SignInRefused)) throw e;
+      fragment = `login_error=${e.reason}`;
+    }
+    noStore(res);
+    // The state is spent (or refused): the cookie goes.
+    res.set('Set-Cookie', `${cookie.name}=; Max-Age=0; ${cookie.attributes}`);
+    res.redirect(302, consoleUrl(fragment));
+  });
 
-  mount(
-    router,
-    authOperations.exchange,
-    asyncRoute(async (req, res) => {
-      configured();
-      const r = readExchange(req.body);
-      r.done();
-      const exchanged = await exchangeLoginCode(ctx.db, r.body, ctx.now(), deps.webhooks);
-      noStore(res);
-      res.json({
-        ...exchanged,
-        note: exchanged.keys.agent
-          ? 'the keys are shown once: keep them now. The human key expires after 30 days (sign in again for a new one); the agent key acts under the sandbox mandate.'
-          : 'the key is shown once: keep it now. It expires after 30 days: sign in again for a new one.',
-      });
-    }),
-  );
+  mount(router, authOperations.exchange, async (req, res) => {
+    configured();
+    const r = readExchange(req.body);
+    r.done();
+    const exchanged = await exchangeLoginCode(ctx.db, r.body, ctx.now(), deps.webhooks);
+    noStore(res);
+    res.json({
+      ...exchanged,
+      note: exchanged.keys.agent
+        ? 'the keys are shown once: keep them now. The human key expires after 30 days (sign in again for a new one); the agent key acts under the sandbox mandate.'
+        : 'the key is shown once: keep it now. It expires after 30 days: sign in again for a new one.',
+    });
+  });
 
   return router;
 }

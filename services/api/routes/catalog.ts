@@ -5,7 +5,6 @@
 import { type Request, Router } from 'express';
 import { catalogPage } from '../../../shared/catalogue/catalog-page.js';
 import type { ServiceContext } from '../../../shared/context.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { CATALOG_PAGE } from '../openapi/catalogue-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -40,10 +39,6 @@ function pageQuery(query: Request['query']) {
 
 export function catalogRoutes(ctx: ServiceContext): Router {
   const router = Router();
-  mount(
-    router,
-    catalogOperations.page,
-    asyncRoute(async (req, res) => void res.json(await catalogPage(ctx, pageQuery(req.query)))),
-  );
+  mount(router, catalogOperations.page, async (req, res) => void res.json(await catalogPage(ctx, pageQuery(req.query))));
   return router;
 }

@@ -8,10 +8,9 @@
  */
 import { Router, type Request, type Response } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
-import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/hosted/credentials.js';
+import { deleteCredential, MAX_TOKEN_LENGTH, ownAgentId, setCredential, viewCredential } from '../../../shared/publishing/credentials.js';
 import { requireKind } from '../principal.js';
 import { captured } from '../captures.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type Operation } from '../openapi/operations.js';
 import { CREDENTIAL_SET, CREDENTIAL_STATE, CREDENTIAL_UNSET, credentialAnswer } from '../openapi/author-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -25,14 +24,14 @@ export interface CredentialDeps {
 
 const PATH = /^\/v0\/agents\/([^/]+)\/([^/@]+)\/credential$/;
 
-/** `{token}`: checked by shared/hosted/credentials.ts (`tokenProblem`), whose words the 400 uses. */
+/** `{token}`: checked by shared/publishing/credentials.ts (`tokenProblem`), whose words the 400 uses. */
 const TOKEN_BODY = {
   type: 'object',
   required: ['token'],
   properties: {
     token: { type: 'string', minLength: 1, maxLength: MAX_TOKEN_LENGTH, pattern: '^[\\x21-\\x7e]+$', description: 'Printable ASCII, no whitespace' },
   },
-  'x-holon-validated-by': 'shared/hosted/credentials.ts',
+  'x-holon-validated-by': 'shared/publishing/credentials.ts',
 } as const;
 
 const OWN = {
@@ -96,33 +95,21 @@ export function credentialRoutes(deps: CredentialDeps): Router {
     return { handle: p.account, agentId: ownAgentId(p.account, captured(req, 0), captured(req, 1)) };
   };
 
-  mount(
-    router,
-    credentialOperations.set,
-    asyncRoute(async (req, res) => {
-      const { handle, agentId } = own(req, res, 'set endpoint credentials');
-      const token = req.body && typeof req.body === 'object' ? (req.body as { token?: unknown }).token : undefined;
-      res.json({ agent: agentId, credential: await setCredential(ctx, fileSecret, { handle, agentId, token }) });
-    }),
-  );
+  mount(router, credentialOperations.set, async (req, res) => {
+    const { handle, agentId } = own(req, res, 'set endpoint credentials');
+    const token = req.body && typeof req.body === 'object' ? (req.body as { token?: unknown }).token : undefined;
+    res.json({ agent: agentId, credential: await setCredential(ctx, fileSecret, { handle, agentId, token }) });
+  });
 
-  mount(
-    router,
-    credentialOperations.remove,
-    asyncRoute(async (req, res) => {
-      const { agentId } = own(req, res, 'delete endpoint credentials');
-      res.json({ agent: agentId, credential: await deleteCredential(ctx, fileSecret, agentId) });
-    }),
-  );
+  mount(router, credentialOperations.remove, async (req, res) => {
+    const { agentId } = own(req, res, 'delete endpoint credentials');
+    res.json({ agent: agentId, credential: await deleteCredential(ctx, fileSecret, agentId) });
+  });
 
-  mount(
-    router,
-    credentialOperations.read,
-    asyncRoute(async (req, res) => {
-      const { agentId } = own(req, res, 'read endpoint credentials');
-      res.json(await viewCredential(ctx.db, fileSecret, agentId));
-    }),
-  );
+  mount(router, credentialOperations.read, async (req, res) => {
+    const { agentId } = own(req, res, 'read endpoint credentials');
+    res.json(await viewCredential(ctx.db, fileSecret, agentId));
+  });
 
   return router;
 }

@@ -12,7 +12,6 @@ import { HolonError } from '../../../shared/core/errors.js';
 import { readCall } from '../../../shared/calls/transitions.js';
 import { askResend, deliveryOfCall, deliveryView, enqueueAttempt } from '../../../shared/webhooks/deliveries.js';
 import { ownOrNotFound, requireKind, scopeOf } from '../principal.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { DELIVERY } from '../openapi/author-schemas.js';
 import { closed, failure } from '../openapi/schemas.js';
@@ -65,28 +64,20 @@ async function visibleCall(ctx: ServiceContext, res: Response, id: string) {
 export function deliveryRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  mount(
-    router,
-    deliveryOperations.read,
-    asyncRoute(async (req, res) => {
-      const call = await visibleCall(ctx, res, String(req.params.id));
-      const d = await deliveryOfCall(ctx.db, call.id);
-      res.json({ call: { id: call.id }, delivery: d ? await deliveryView(ctx.db, d) : null });
-    }),
-  );
+  mount(router, deliveryOperations.read, async (req, res) => {
+    const call = await visibleCall(ctx, res, String(req.params.id));
+    const d = await deliveryOfCall(ctx.db, call.id);
+    res.json({ call: { id: call.id }, delivery: d ? await deliveryView(ctx.db, d) : null });
+  });
 
-  mount(
-    router,
-    deliveryOperations.resend,
-    asyncRoute(async (req, res) => {
-      const call = await visibleCall(ctx, res, String(req.params.id));
-      const d = await deliveryOfCall(ctx.db, call.id);
-      if (!d) throw new HolonError('no_delivery', 'this call has no delivery: it named no callback_url, or it has not finished yet');
-      const resend = await askResend(ctx.db, d.id);
-      await enqueueAttempt(ctx.messaging.queues, { callId: call.id, deliveryId: d.id, resend });
-      res.status(202).json({ delivery: await deliveryView(ctx.db, d), resend });
-    }),
-  );
+  mount(router, deliveryOperations.resend, async (req, res) => {
+    const call = await visibleCall(ctx, res, String(req.params.id));
+    const d = await deliveryOfCall(ctx.db, call.id);
+    if (!d) throw new HolonError('no_delivery', 'this call has no delivery: it named no callback_url, or it has not finished yet');
+    const resend = await askResend(ctx.db, d.id);
+    await enqueueAttempt(ctx.messaging.queues, { callId: call.id, deliveryId: d.id, resend });
+    res.status(202).json({ delivery: await deliveryView(ctx.db, d), resend });
+  });
 
   return router;
 }

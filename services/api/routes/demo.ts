@@ -29,8 +29,7 @@ import type { AgentVersion, RunResult, Runtime } from '../../../shared/runtimes/
 import { clientAddress } from '../client-address.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { failure } from '../openapi/schemas.js';
-import { bodyReader } from '../requests.js';
-import { asyncRoute } from '../route.js';
+import { bodyReader } from '../body-reader.js';
 
 export interface DemoDeps {
   ctx: ServiceContext;
@@ -152,64 +151,60 @@ export function demoRoutes(deps: DemoDeps): Router {
     }
   };
 
-  mount(
-    router,
-    demoOperations.run,
-    asyncRoute(async (req, res) => {
-      res.set('Cache-Control', 'no-store');
-      if (Buffer.byteLength(JSON.stringify(req.body ?? null)) > DEMO_MAX_BODY_BYTES) {
-        throw new HolonError('body_too_large', `a demo request is at most ${DEMO_MAX_BODY_BYTES} bytes`);
-      }
-      const r = readDemo(req.body);
-      r.done();
-      const id = `${String(req.params.ns)}/${String(req.params.name)}`.slice(0, 200);
-      const resolved = ctx.registry.resolve(id);
-      const refusal = resolved.ok ? demoRefusal(resolved.agent) : 'no such agent is listed';
-      if (!resolved.ok || refusal) throw new HolonError('demo_not_available', `there is no demo of ${id}: ${refusal}`);
-      const agent = resolved.agent;
-      const narrowed = demoInputProblems(r.body.input);
-      if (narrowed.length) throw new HolonError('invalid_request', 'the demo takes short text only', narrowed);
-      const problems = compileInterface(agent.manifest)
-        .input(r.body.input)
-        .map((p) => ({ ...p, path: `$.input${p.path.slice(1)}` }));
-      if (problems.length) throw new HolonError('rejected_input', `the input does not match ${agent.manifest.id}'s interface.input`, problems);
-      const refused = await admit(clientAddress(req, deps.trustProxy));
-      if (refused) {
-        const seconds = Math.max(1, refused.retryAfterS);
-        res.set('Retry-After', String(seconds));
-        throw new HolonError('rate_limited', `${refused.message}; retry in ${seconds} s`);
-      }
+  mount(router, demoOperations.run, async (req, res) => {
+    res.set('Cache-Control', 'no-store');
+    if (Buffer.byteLength(JSON.stringify(req.body ?? null)) > DEMO_MAX_BODY_BYTES) {
+      throw new HolonError('body_too_large', `a demo request is at most ${DEMO_MAX_BODY_BYTES} bytes`);
+    }
+    const r = readDemo(req.body);
+    r.done();
+    const id = `${String(req.params.ns)}/${String(req.params.name)}`.slice(0, 200);
+    const resolved = ctx.registry.resolve(id);
+    const refusal = resolved.ok ? demoRefusal(resolved.agent) : 'no such agent is listed';
+    if (!resolved.ok || refusal) throw new HolonError('demo_not_available', `there is no demo of ${id}: ${refusal}`);
+    const agent = resolved.agent;
+    const narrowed = demoInputProblems(r.body.input);
+    if (narrowed.length) throw new HolonError('invalid_request', 'the demo takes short text only', narrowed);
+    const problems = compileInterface(agent.manifest)
+      .input(r.body.input)
+      .map((p) => ({ ...p, path: `$.input${p.path.slice(1)}` }));
+    if (problems.length) throw new HolonError('rejected_input', `the input does not match ${agent.manifest.id}'s interface.input`, problems);
+    const refused = await admit(clientAddress(req, deps.trustProxy));
+    if (refused) {
+      const seconds = Math.max(1, refused.retryAfterS);
+      res.set('Retry-After', String(seconds));
+      throw new HolonError('rate_limited', `${refused.message}; retry in ${seconds} s`);
+    }
 
-      // The hard timeout of the agent's manifest; a visitor who leaves cancels the run.
-      const timeoutMs = agent.manifest.runtime.timeoutS * 1000;
-      const left = new AbortController();
-      res.once('close', () => left.abort(cancelReason('the visitor left')));
-      const deadline = runDeadline(timeoutMs, left.signal);
-      const started = Date.now();
-      let result: RunResult;
-      try {
-        result = await runtimes.run(agent, r.body.input, { callId: `demo_${randomUUID()}`, signal: deadline.signal, timeoutMs });
-      } finally {
-        deadline.dispose();
-      }
-      const answer = outcome(agent, result);
-      const durationMs = Date.now() - started;
-      // What happened, never the input, the output or who asked.
-      ctx.log.info(
-        { agent: `${agent.manifest.id}@${agent.manifest.version}`, outcome: answer.status === 'succeeded' ? 'succeeded' : answer.error.code, ms: durationMs },
-        'demo run',
-      );
-      res.status(answer.status === 'succeeded' ? 200 : 502).json({
-        demo: true,
-        agent: `${agent.manifest.id}@${agent.manifest.version}`,
-        ...answer,
-        billed: false,
-        measured: false,
-        duration_ms: durationMs,
-        note: NOTE,
-      });
-    }),
-  );
+    // The hard timeout of the agent's manifest; a visitor who leaves cancels the run.
+    const timeoutMs = agent.manifest.runtime.timeoutS * 1000;
+    const left = new AbortController();
+    res.once('close', () => left.abort(cancelReason('the visitor left')));
+    const deadline = runDeadline(timeoutMs, left.signal);
+    const started = Date.now();
+    let result: RunResult;
+    try {
+      result = await runtimes.run(agent, r.body.input, { callId: `demo_${randomUUID()}`, signal: deadline.signal, timeoutMs });
+    } finally {
+      deadline.dispose();
+    }
+    const answer = outcome(agent, result);
+    const durationMs = Date.now() - started;
+    // What happened, never the input, the output or who asked.
+    ctx.log.info(
+      { agent: `${agent.manifest.id}@${agent.manifest.version}`, outcome: answer.status === 'succeeded' ? 'succeeded' : answer.error.code, ms: durationMs },
+      'demo run',
+    );
+    res.status(answer.status === 'succeeded' ? 200 : 502).json({
+      demo: true,
+      agent: `${agent.manifest.id}@${agent.manifest.version}`,
+      ...answer,
+      billed: false,
+      measured: false,
+      duration_ms: durationMs,
+      note: NOTE,
+    });
+  });
 
   return router;
 }

@@ -1,17 +1,16 @@
 /**
  * Drafting a listing (gateway.md §7, "Webhook agents"), hosted only (dev mode: 404), a human key:
  *   POST /v0/agents/draft  {name, endpoint, input, summary?, price?}  → 200 {manifest, yaml}
- * The endpoint is called once (shared/hosted/draft.ts); nothing is stored or published. Registered before the
+ * The endpoint is called once (shared/publishing/draft.ts); nothing is stored or published. Registered before the
  * publishing and agent routes, so that `/v0/agents/draft` is never read as an agent id.
  */
 import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { HANDLE_PATTERN } from '../../../shared/core/identifiers.js';
 import { parseAmount } from '../../../shared/core/money.js';
-import { draftListing, type DraftRequest, type DraftSettings } from '../../../shared/hosted/draft.js';
+import { draftListing, type DraftRequest, type DraftSettings } from '../../../shared/publishing/draft.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
-import { asyncRoute } from '../route.js';
+import { bodyReader } from '../body-reader.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { DRAFT } from '../openapi/author-schemas.js';
 import { amount, failure, httpUrl, text } from '../openapi/schemas.js';
@@ -79,14 +78,10 @@ export function draftRoutes(deps: DraftDeps): Router {
   if (!deps.hosted) return router;
   const settings: DraftSettings = { allowPrivate: deps.allowPrivate, fileSecret: deps.fileSecret };
 
-  mount(
-    router,
-    draftOperations.draft,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'draft listings');
-      res.json(await draftListing(deps.ctx.db, settings, p.account, readDraftRequest(req.body)));
-    }),
-  );
+  mount(router, draftOperations.draft, async (req, res) => {
+    const p = requireKind(res, ['human'], 'draft listings');
+    res.json(await draftListing(deps.ctx.db, settings, p.account, readDraftRequest(req.body)));
+  });
 
   return router;
 }

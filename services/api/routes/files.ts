@@ -18,7 +18,6 @@ import { verifyFileLink } from '../../../shared/files/links.js';
 import { openFile, storeUpload, type FileLimits } from '../../../shared/files/store.js';
 import { openFixture, type SuiteCatalog } from '../../../shared/evaluation/suites.js';
 import { requireKind } from '../principal.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
 import { STORED_FILE } from '../openapi/author-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -170,78 +169,66 @@ export function fileRoutes(deps: FileRouteDeps): Router {
   const { ctx, linkSecret, limits } = deps;
   const router = Router();
 
-  mount(
-    router,
-    fileOperations.upload,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'upload files');
-      const contentType = contentTypeOf(req);
-      const length = declaredLength(req);
-      const carries = length !== undefined ? length > 0 : req.get('transfer-encoding') !== undefined;
-      if (!carries) throw new HolonError('invalid_request', 'the request body is the file: send its bytes (any content-type, at most 20 MB)');
-      let file: Awaited<ReturnType<typeof storeUpload>>;
-      try {
-        file = await storeUpload(
-          ctx,
-          { owner: p.kind === 'operator' ? OPERATOR_OWNER : p.account, contentType, ...(length !== undefined ? { declaredBytes: length } : {}), body: req },
-          limits,
-        );
-      } catch (e) {
-        if (!req.complete) closeAfterAnswer(req, res);
-        throw e;
-      }
-      res.status(201).json({
-        id: file.id,
-        handle: fileHandle(file.id),
-        size: file.size,
-        sha256: file.sha256,
-        content_type: file.contentType,
-        expires_at: file.expiresAt.toISOString(),
-      });
-    }),
-  );
+  mount(router, fileOperations.upload, async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'upload files');
+    const contentType = contentTypeOf(req);
+    const length = declaredLength(req);
+    const carries = length !== undefined ? length > 0 : req.get('transfer-encoding') !== undefined;
+    if (!carries) throw new HolonError('invalid_request', 'the request body is the file: send its bytes (any content-type, at most 20 MB)');
+    let file: Awaited<ReturnType<typeof storeUpload>>;
+    try {
+      file = await storeUpload(
+        ctx,
+        { owner: p.kind === 'operator' ? OPERATOR_OWNER : p.account, contentType, ...(length !== undefined ? { declaredBytes: length } : {}), body: req },
+        limits,
+      );
+    } catch (e) {
+      if (!req.complete) closeAfterAnswer(req, res);
+      throw e;
+    }
+    res.status(201).json({
+      id: file.id,
+      handle: fileHandle(file.id),
+      size: file.size,
+      sha256: file.sha256,
+      content_type: file.contentType,
+      expires_at: file.expiresAt.toISOString(),
+    });
+  });
 
-  mount(
-    router,
-    fileOperations.download,
-    asyncRoute(async (req, res) => {
-      const id = String(req.params.id);
-      const { exp, sig } = req.query;
-      // The signature first: without a valid one nothing is looked up, so a link says nothing about other files.
-      const verdict = FILE_ID.test(id) ? verifyFileLink(linkSecret, { kind: 'upload', id }, { exp, sig }, ctx.now()) : 'invalid';
-      if (verdict === 'expired') throw new HolonError('link_expired', 'this file link has expired: links are valid 15 minutes');
-      if (verdict !== 'ok') throw new HolonError('invalid_link', 'this file link is not valid: it is not signed for this file');
-      const opened = await openFile(ctx.db, id, ctx.now());
-      if (!opened) throw new HolonError('not_found', 'there is no such file: it may have been deleted (24 hours after upload)');
-      await sendAttachment(req, res, ctx, {
-        name: opened.file.id,
-        contentType: opened.file.contentType,
-        size: opened.file.size,
-        content: opened.content,
-      });
-    }),
-  );
+  mount(router, fileOperations.download, async (req, res) => {
+    const id = String(req.params.id);
+    const { exp, sig } = req.query;
+    // The signature first: without a valid one nothing is looked up, so a link says nothing about other files.
+    const verdict = FILE_ID.test(id) ? verifyFileLink(linkSecret, { kind: 'upload', id }, { exp, sig }, ctx.now()) : 'invalid';
+    if (verdict === 'expired') throw new HolonError('link_expired', 'this file link has expired: links are valid 15 minutes');
+    if (verdict !== 'ok') throw new HolonError('invalid_link', 'this file link is not valid: it is not signed for this file');
+    const opened = await openFile(ctx.db, id, ctx.now());
+    if (!opened) throw new HolonError('not_found', 'there is no such file: it may have been deleted (24 hours after upload)');
+    await sendAttachment(req, res, ctx, {
+      name: opened.file.id,
+      contentType: opened.file.contentType,
+      size: opened.file.size,
+      content: opened.content,
+    });
+  });
 
   // Evaluation fixtures (spec/evals.md): platform files, reachable only through the links the evaluator signs for
   // the cases it runs (kind `eval`, a few minutes); never through a call.
-  mount(
-    router,
-    fileOperations.fixture,
-    asyncRoute(async (req, res) => {
-      const capability = String(req.params.capability);
-      const name = String(req.params.name);
-      const { exp, sig } = req.query;
-      const verdict = verifyFileLink(linkSecret, { kind: 'eval', id: `${capability}/${name}` }, { exp, sig }, ctx.now());
-      if (verdict === 'expired') throw new HolonError('link_expired', 'this fixture link has expired: it was valid while its case ran');
-      if (verdict !== 'ok') throw new HolonError('invalid_link', 'this fixture link is not valid: it is not signed for this fixture');
-      const loaded = deps.suites?.get(capability);
-      const opened = loaded ? await openFixture(loaded, name) : null;
-      if (!opened) throw new HolonError('not_found', 'there is no such fixture on this gateway');
-      const { fixture, stream } = opened;
-      res.once('close', () => stream.destroy());
-      await sendAttachment(req, res, ctx, { name, contentType: fixture.contentType, size: fixture.size, content: stream });
-    }),
-  );
+  mount(router, fileOperations.fixture, async (req, res) => {
+    const capability = String(req.params.capability);
+    const name = String(req.params.name);
+    const { exp, sig } = req.query;
+    const verdict = verifyFileLink(linkSecret, { kind: 'eval', id: `${capability}/${name}` }, { exp, sig }, ctx.now());
+    if (verdict === 'expired') throw new HolonError('link_expired', 'this fixture link has expired: it was valid while its case ran');
+    if (verdict !== 'ok') throw new HolonError('invalid_link', 'this fixture link is not valid: it is not signed for this fixture');
+    const loaded = deps.suites?.get(capability);
+    const opened = loaded ? await openFixture(loaded, name) : null;
+    if (!opened) throw new HolonError('not_found', 'there is no such fixture on this gateway');
+    const { fixture, stream } = opened;
+    res.once('close', () => stream.destroy());
+    await sendAttachment(req, res, ctx, { name, contentType: fixture.contentType, size: fixture.size, content: stream });
+  });
 
   return router;
 }

@@ -7,10 +7,9 @@ import { Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
-import { createKey, revokeKey } from '../../../shared/hosted/keys.js';
+import { createKey, revokeKey } from '../../../shared/accounts/keys.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
-import { asyncRoute } from '../route.js';
+import { bodyReader } from '../body-reader.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { BOOLEAN, exact, failure, MINTED_KEY, text } from '../openapi/schemas.js';
 
@@ -66,33 +65,25 @@ export function keyRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Route
   if (!deps.hosted) return router;
   const { ctx } = deps;
 
-  mount(
-    router,
-    keyOperations.create,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'create keys');
-      const r = readCreate(req.body);
-      r.done();
-      const mandate = r.body.mandate;
-      const ask = r.body.ask_in_client;
-      // An agent key acts under one of the caller's own root mandates.
-      const stored = await loadMandate(ctx.db, mandate);
-      if (stored?.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', `you have no mandate ${mandate}`);
-      const minted = await createKey(ctx.db, { kind: 'agent', account: p.account, mandateId: mandate, askInClient: ask === true });
-      res.status(201).json({ ...minted, note: 'the key is shown once: keep it now' });
-    }),
-  );
+  mount(router, keyOperations.create, async (req, res) => {
+    const p = requireKind(res, ['human'], 'create keys');
+    const r = readCreate(req.body);
+    r.done();
+    const mandate = r.body.mandate;
+    const ask = r.body.ask_in_client;
+    // An agent key acts under one of the caller's own root mandates.
+    const stored = await loadMandate(ctx.db, mandate);
+    if (stored?.mandate.depth !== 0 || stored.mandate.issuer !== p.account) throw new HolonError('not_found', `you have no mandate ${mandate}`);
+    const minted = await createKey(ctx.db, { kind: 'agent', account: p.account, mandateId: mandate, askInClient: ask === true });
+    res.status(201).json({ ...minted, note: 'the key is shown once: keep it now' });
+  });
 
-  mount(
-    router,
-    keyOperations.revoke,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'revoke keys');
-      const prefix = String(req.params.prefix);
-      if (!(await revokeKey(ctx.db, p.account, prefix))) throw new HolonError('not_found', `you have no live key ${prefix.slice(0, 40)}`);
-      res.json({ prefix, state: 'revoked' });
-    }),
-  );
+  mount(router, keyOperations.revoke, async (req, res) => {
+    const p = requireKind(res, ['human'], 'revoke keys');
+    const prefix = String(req.params.prefix);
+    if (!(await revokeKey(ctx.db, p.account, prefix))) throw new HolonError('not_found', `you have no live key ${prefix.slice(0, 40)}`);
+    res.json({ prefix, state: 'revoked' });
+  });
 
   return router;
 }

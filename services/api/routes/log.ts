@@ -9,7 +9,6 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { checkpointNow, latestCheckpoint } from '../../../shared/receipts/checkpoints.js';
 import { consistencyProof, treeSize } from '../../../shared/receipts/log.js';
 import { badQuery, queryString } from '../query.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { CHECKPOINT, CONSISTENCY_PROOF, failure } from '../openapi/schemas.js';
 
@@ -59,25 +58,17 @@ export function querySize(req: Request, name: string, required: boolean): number
 
 export function logRoutes(ctx: ServiceContext): Router {
   const router = Router();
-  mount(
-    router,
-    logOperations.checkpoint,
-    asyncRoute(async (_req, res) => {
-      res.set('Cache-Control', 'no-cache').json((await latestCheckpoint(ctx.db)) ?? (await checkpointNow(ctx)));
-    }),
-  );
-  mount(
-    router,
-    logOperations.consistency,
-    asyncRoute(async (req, res) => {
-      const from = querySize(req, 'from', true)!;
-      const to = querySize(req, 'to', true)!;
-      if (from > to) throw badQuery('from', `must not exceed to (${from} > ${to})`);
-      const size = await treeSize(ctx.db);
-      if (to > size) throw badQuery('to', `must not exceed the log's size, ${size}`);
-      const proof = await consistencyProof(ctx.db, from, to);
-      res.json({ from, to, proof: proof.map((h) => h.toString('base64')) });
-    }),
-  );
+  mount(router, logOperations.checkpoint, async (_req, res) => {
+    res.set('Cache-Control', 'no-cache').json((await latestCheckpoint(ctx.db)) ?? (await checkpointNow(ctx)));
+  });
+  mount(router, logOperations.consistency, async (req, res) => {
+    const from = querySize(req, 'from', true)!;
+    const to = querySize(req, 'to', true)!;
+    if (from > to) throw badQuery('from', `must not exceed to (${from} > ${to})`);
+    const size = await treeSize(ctx.db);
+    if (to > size) throw badQuery('to', `must not exceed the log's size, ${size}`);
+    const proof = await consistencyProof(ctx.db, from, to);
+    res.json({ from, to, proof: proof.map((h) => h.toString('base64')) });
+  });
   return router;
 }

@@ -12,9 +12,8 @@ import { listRootMandates, loadMandate, mandateView, saveMandate } from '../../.
 import { creditSignup } from '../../../shared/ledger/demo-credit.js';
 import { validateMandate } from '../../../shared/core/mandate/validate.js';
 import { assertSeesMandate, requireKind } from '../principal.js';
-import { requireObject } from '../requests.js';
+import { requireObject } from '../body-reader.js';
 import { capture, captured } from '../captures.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { exact, failure, MANDATE_DOCUMENT, MANDATE_VIEW } from '../openapi/schemas.js';
 import { isJsonObject, type JsonObject } from '../../../shared/core/json.js';
@@ -118,49 +117,37 @@ export function mandateRoutes(deps: MandateDeps): Router {
   const router = Router();
   const { ctx } = deps;
 
-  mount(
-    router,
-    mandateOperations.list,
-    asyncRoute(async (_req, res) => {
-      const p = requireKind(res, ['human', 'operator'], 'list mandates');
-      const stored = await listRootMandates(ctx.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
-      res.json({ mandates: stored.map(mandateView) });
-    }),
-  );
+  mount(router, mandateOperations.list, async (_req, res) => {
+    const p = requireKind(res, ['human', 'operator'], 'list mandates');
+    const stored = await listRootMandates(ctx.db, { limit: 500, ...(p.kind === 'human' ? { issuer: p.account } : {}) });
+    res.json({ mandates: stored.map(mandateView) });
+  });
 
-  mount(
-    router,
-    mandateOperations.create,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human', 'operator'], 'create mandates');
-      const raw = requireObject(req.body);
-      const own = p.kind === 'human' ? ownMandateDoc(raw, p.account) : { doc: raw, problems: [] };
-      const v = validateMandate(own.doc, { caller: true });
-      // The platform's rules first, then the document's own problems at paths not already named.
-      const named = new Set(own.problems.map((x) => x.path));
-      const problems = [...own.problems, ...(v.ok ? [] : v.problems.filter((x) => !named.has(x.path)))];
-      if (problems.length || !v.ok) throw invalid(problems);
-      const { created } = await saveMandate(ctx.db, v.mandate, ctx.signingKey);
-      if (!created && p.kind === 'human')
-        throw new HolonError('mandate_exists', `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
-      if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit, 'EUR');
-      const stored = (await loadMandate(ctx.db, v.mandate.id))!;
-      res.status(created ? 201 : 200).json(mandateView(stored));
-    }),
-  );
+  mount(router, mandateOperations.create, async (req, res) => {
+    const p = requireKind(res, ['human', 'operator'], 'create mandates');
+    const raw = requireObject(req.body);
+    const own = p.kind === 'human' ? ownMandateDoc(raw, p.account) : { doc: raw, problems: [] };
+    const v = validateMandate(own.doc, { caller: true });
+    // The platform's rules first, then the document's own problems at paths not already named.
+    const named = new Set(own.problems.map((x) => x.path));
+    const problems = [...own.problems, ...(v.ok ? [] : v.problems.filter((x) => !named.has(x.path)))];
+    if (problems.length || !v.ok) throw invalid(problems);
+    const { created } = await saveMandate(ctx.db, v.mandate, ctx.signingKey);
+    if (!created && p.kind === 'human')
+      throw new HolonError('mandate_exists', `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
+    if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit, 'EUR');
+    const stored = (await loadMandate(ctx.db, v.mandate.id))!;
+    res.status(created ? 201 : 200).json(mandateView(stored));
+  });
 
-  mount(
-    router,
-    mandateOperations.read,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
-      const id = mandateIdOf(req);
-      assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
-      const stored = await loadMandate(ctx.db, id);
-      if (!stored) throw new HolonError('not_found', `there is no mandate ${id.slice(0, 300)}`);
-      res.json(mandateView(stored));
-    }),
-  );
+  mount(router, mandateOperations.read, async (req, res) => {
+    const p = requireKind(res, ['operator', 'human', 'agent'], 'read mandates');
+    const id = mandateIdOf(req);
+    assertSeesMandate(p, id, `there is no mandate ${id.slice(0, 300)}`);
+    const stored = await loadMandate(ctx.db, id);
+    if (!stored) throw new HolonError('not_found', `there is no mandate ${id.slice(0, 300)}`);
+    res.json(mandateView(stored));
+  });
 
   return router;
 }

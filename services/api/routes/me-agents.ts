@@ -7,7 +7,6 @@ import { Router } from 'express';
 import { authorAgents } from '../../../shared/catalogue/earnings.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { requireKind } from '../principal.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { AUTHOR_AGENTS } from '../openapi/author-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -39,13 +38,9 @@ export interface MeAgentsDeps {
 export function meAgentRoutes(deps: MeAgentsDeps): Router {
   const router = Router();
   if (!deps.hosted) return router;
-  mount(
-    router,
-    meAgentOperations.list,
-    asyncRoute(async (_req, res) => {
-      const p = requireKind(res, ['human'], 'see your agents and earnings');
-      res.json(await authorAgents(deps.ctx, p.account, { fileSecret: deps.fileSecret }));
-    }),
-  );
+  mount(router, meAgentOperations.list, async (_req, res) => {
+    const p = requireKind(res, ['human'], 'see your agents and earnings');
+    res.json(await authorAgents(deps.ctx, p.account, { fileSecret: deps.fileSecret }));
+  });
   return router;
 }

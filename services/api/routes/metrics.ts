@@ -6,16 +6,12 @@
 import { Router } from 'express';
 import type { GatewayMetrics } from '../../../shared/platform/metrics.js';
 import { requireKind } from '../principal.js';
-import { asyncRoute } from '../route.js';
 
 export function metricsRoutes(metrics: GatewayMetrics): Router {
   const router = Router();
-  router.get(
-    '/metrics',
-    asyncRoute(async (_req, res) => {
-      requireKind(res, ['admin', 'operator'], 'read the metrics');
-      res.type(metrics.contentType).send(await metrics.text());
-    }),
-  );
+  router.get('/metrics', async (_req, res) => {
+    requireKind(res, ['admin', 'operator'], 'read the metrics');
+    res.type(metrics.contentType).send(await metrics.text());
+  });
   return router;
 }

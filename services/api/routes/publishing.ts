@@ -3,17 +3,16 @@
  *   POST   /v0/agents                          the manifest as JSON → 201 the listed version, or every failed condition
  *   DELETE /v0/agents/{ns}/{name}@{version}    the author yanks one of their versions (never frees the number)
  *   POST   /v0/agents/{ns}/{name}@{version}/evaluate   the author re-runs its evaluation → 202 (shared/evaluation/rerun.ts)
- * The rules and statuses are shared/hosted/publish.ts.
+ * The rules and statuses are shared/publishing/publish.ts.
  */
 import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
-import type { GitHubSettings } from '../../../shared/hosted/github.js';
-import { publishVersion, yankOwnVersion } from '../../../shared/hosted/publish.js';
+import type { GitHubSettings } from '../../../shared/accounts/github.js';
+import { publishVersion, yankOwnVersion } from '../../../shared/publishing/publish.js';
 import { rerunEvaluation } from '../../../shared/evaluation/rerun.js';
 import type { SuiteSummary } from '../../../shared/evaluation/store.js';
 import { requireKind } from '../principal.js';
 import { captured } from '../captures.js';
-import { asyncRoute } from '../route.js';
 import { manifestSchema } from '../../../shared/core/manifest/index.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { PUBLISHED, RERUN, YANKED } from '../openapi/author-schemas.js';
@@ -118,35 +117,23 @@ export function publishingRoutes(deps: PublishingDeps): Router {
   const suites = deps.suites ?? (() => []);
   const settings = { github: deps.github, allowPrivate: deps.allowPrivate, suites };
 
-  mount(
-    router,
-    publishingOperations.publish,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'publish agents');
-      res.status(201).json(await publishVersion(ctx, settings, p.account, req.body));
-    }),
-  );
+  mount(router, publishingOperations.publish, async (req, res) => {
+    const p = requireKind(res, ['human'], 'publish agents');
+    res.status(201).json(await publishVersion(ctx, settings, p.account, req.body));
+  });
 
-  mount(
-    router,
-    publishingOperations.yank,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'yank agent versions');
-      // Express has decoded the captures already.
-      res.json(await yankOwnVersion(ctx, p.account, `${captured(req, 0)}/${captured(req, 1)}`, captured(req, 2)));
-    }),
-  );
+  mount(router, publishingOperations.yank, async (req, res) => {
+    const p = requireKind(res, ['human'], 'yank agent versions');
+    // Express has decoded the captures already.
+    res.json(await yankOwnVersion(ctx, p.account, `${captured(req, 0)}/${captured(req, 1)}`, captured(req, 2)));
+  });
 
-  mount(
-    router,
-    publishingOperations.evaluate,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 're-run evaluations');
-      res
-        .status(202)
-        .json(await rerunEvaluation(ctx, suites, { author: p.account, agentId: `${captured(req, 0)}/${captured(req, 1)}`, version: captured(req, 2) }));
-    }),
-  );
+  mount(router, publishingOperations.evaluate, async (req, res) => {
+    const p = requireKind(res, ['human'], 're-run evaluations');
+    res
+      .status(202)
+      .json(await rerunEvaluation(ctx, suites, { author: p.account, agentId: `${captured(req, 0)}/${captured(req, 1)}`, version: captured(req, 2) }));
+  });
 
   return router;
 }

@@ -23,7 +23,6 @@ import {
 } from '../../../shared/receipts/store.js';
 import { assertSeesMandate, ownOrNotFound, receiptListScope, receiptScopeOf, requireKind } from '../principal.js';
 import { queryAgent, queryPeriod, queryStatus, queryString } from '../query.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount, type QuerySpec } from '../openapi/operations.js';
 import { exact, failure, RECEIPT, RECEIPT_PROOF } from '../openapi/schemas.js';
 import { querySize } from './log.js';
@@ -220,57 +219,49 @@ async function write(res: Response, chunk: string): Promise<boolean> {
 export function receiptRoutes(ctx: ServiceContext): Router {
   const router = Router();
 
-  mount(
-    router,
-    receiptOperations.list,
-    asyncRoute(async (req, res) => {
-      const { scope, filter } = readFilters(req, res);
-      const limitRaw = queryString(req, 'limit', 10) ?? '50';
-      const limit = Number(limitRaw);
-      if (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 200) {
-        throw new HolonError('invalid_request', 'limit must be an integer from 1 to 200', [{ path: 'query.limit', message: 'must be 1 to 200' }]);
-      }
-      const before = queryString(req, 'before', 200);
-      res.json(await listReceipts(ctx.db, { scope, filter, limit, ...(before !== undefined ? { before } : {}) }));
-    }),
-  );
+  mount(router, receiptOperations.list, async (req, res) => {
+    const { scope, filter } = readFilters(req, res);
+    const limitRaw = queryString(req, 'limit', 10) ?? '50';
+    const limit = Number(limitRaw);
+    if (!/^[0-9]+$/.test(limitRaw) || limit < 1 || limit > 200) {
+      throw new HolonError('invalid_request', 'limit must be an integer from 1 to 200', [{ path: 'query.limit', message: 'must be 1 to 200' }]);
+    }
+    const before = queryString(req, 'before', 200);
+    res.json(await listReceipts(ctx.db, { scope, filter, limit, ...(before !== undefined ? { before } : {}) }));
+  });
 
   // `/v0/receipts.csv` and `/v0/receipts/{id}` cannot match each other's URLs ('.' is not '/'); the export is mounted
   // first all the same, so that no later pattern for receipts can take it.
-  mount(
-    router,
-    receiptOperations.csv,
-    asyncRoute(async (req, res) => {
-      const { scope, filter, period } = readFilters(req, res);
-      const pages = eachReceiptLine(ctx.db, { scope, filter, pageSize: 500 });
-      // The first page is read before anything is sent: a failure there is still an ordinary error answer.
-      let page = await pages.next();
-      res.status(200).set({
-        'Content-Type': 'text/csv; charset=utf-8',
-        'Content-Disposition': `attachment; filename="${csvFilename(period)}"`,
-        'Cache-Control': 'private, no-store',
-        'X-Content-Type-Options': 'nosniff',
-      });
-      try {
-        let chunk = csvHeader(RECEIPT_CSV_COLUMNS);
-        while (!page.done) {
-          chunk += page.value.map(csvRow).join('');
-          if (!(await write(res, chunk))) {
-            await pages.return(undefined);
-            return;
-          }
-          chunk = '';
-          page = await pages.next();
+  mount(router, receiptOperations.csv, async (req, res) => {
+    const { scope, filter, period } = readFilters(req, res);
+    const pages = eachReceiptLine(ctx.db, { scope, filter, pageSize: 500 });
+    // The first page is read before anything is sent: a failure there is still an ordinary error answer.
+    let page = await pages.next();
+    res.status(200).set({
+      'Content-Type': 'text/csv; charset=utf-8',
+      'Content-Disposition': `attachment; filename="${csvFilename(period)}"`,
+      'Cache-Control': 'private, no-store',
+      'X-Content-Type-Options': 'nosniff',
+    });
+    try {
+      let chunk = csvHeader(RECEIPT_CSV_COLUMNS);
+      while (!page.done) {
+        chunk += page.value.map(csvRow).join('');
+        if (!(await write(res, chunk))) {
+          await pages.return(undefined);
+          return;
         }
-        res.end(chunk);
-      } catch (err) {
-        // Rows already went out: the answer cannot become an error any more, so it is cut short (no final CRLF of a
-        // complete file) and the failure logged.
-        ctx.log.error({ err: { message: (err as Error)?.message, name: (err as Error)?.name } }, 'the receipts export failed while streaming');
-        res.destroy();
+        chunk = '';
+        page = await pages.next();
       }
-    }),
-  );
+      res.end(chunk);
+    } catch (err) {
+      // Rows already went out: the answer cannot become an error any more, so it is cut short (no final CRLF of a
+      // complete file) and the failure logged.
+      ctx.log.error({ err: { message: (err as Error)?.message, name: (err as Error)?.name } }, 'the receipts export failed while streaming');
+      res.destroy();
+    }
+  });
 
   /** The receipt tree of `/v0/receipts/{id}…`, when the principal may read it: 404 otherwise, as for no receipt. */
   const readable = async (req: Request, res: Response) => {
@@ -279,22 +270,14 @@ export function receiptRoutes(ctx: ServiceContext): Router {
     return ownOrNotFound(receiptScopeOf(p), await loadOwnedReceiptTree(ctx.db, id), (r) => r.owner, `there is no receipt ${id.slice(0, 100)}`).receipt;
   };
 
-  mount(
-    router,
-    receiptOperations.read,
-    asyncRoute(async (req, res) => {
-      res.json(await readable(req, res));
-    }),
-  );
+  mount(router, receiptOperations.read, async (req, res) => {
+    res.json(await readable(req, res));
+  });
 
-  mount(
-    router,
-    receiptOperations.proof,
-    asyncRoute(async (req, res) => {
-      const receipt = await readable(req, res);
-      res.json(await receiptProof(ctx, receipt, querySize(req, 'checkpoint', false)));
-    }),
-  );
+  mount(router, receiptOperations.proof, async (req, res) => {
+    const receipt = await readable(req, res);
+    res.json(await receiptProof(ctx, receipt, querySize(req, 'checkpoint', false)));
+  });
 
   return router;
 }

@@ -12,7 +12,6 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { accountExists, readStatement } from '../../../shared/ledger/statement.js';
 import { requireKind } from '../principal.js';
 import { badQuery, queryPeriod, queryString } from '../query.js';
-import { asyncRoute } from '../route.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { AMOUNT, exact, failure } from '../openapi/schemas.js';
 
@@ -96,51 +95,47 @@ export const statementOperations = defineOperations({
 
 export function statementRoutes(ctx: ServiceContext): Router {
   const router = Router();
-  mount(
-    router,
-    statementOperations.read,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['operator', 'admin', 'human'], 'read a statement');
-      const named = queryString(req, 'account', 100);
-      const period = queryPeriod(req);
-      let account: string;
-      if (p.kind === 'human') {
-        // Another account is not there for a human key, exactly like one that does not exist.
-        if (named !== undefined && named !== p.account) throw new HolonError('not_found', `there is no account ${named}`);
-        account = p.account;
-      } else {
-        if (named === undefined || named === '') throw badQuery('account', 'is required: the handle of the account whose statement to read', 'is required');
-        if (!(await accountExists(ctx.db, named))) throw new HolonError('not_found', `there is no account ${named}`);
-        account = named;
-      }
-      const statement = await readStatement(ctx.db, account, {
-        ...(period.since ? { since: period.since.iso } : {}),
-        ...(period.until ? { until: period.until.iso } : {}),
-      });
-      res.set('Cache-Control', 'private, no-store');
-      res.json({
-        account,
-        since: period.since?.iso ?? null,
-        until: period.until?.iso ?? null,
-        currencies: statement.currencies.map((c) => ({
-          currency: c.currency,
-          opening: formatAmount(c.opening),
-          credited: formatAmount(c.credited),
-          billed: formatAmount(c.billed),
-          earned: formatAmount(c.earned),
-          closing: formatAmount(c.closing),
-        })),
-        mandates: statement.mandates.map((m) => ({
-          id: m.id,
-          currency: m.currency,
-          total: formatAmount(m.total),
-          spent: formatAmount(m.spent),
-          reserved: formatAmount(m.reserved),
-          billed_in_range: formatAmount(m.billedInRange),
-          billed_to_date: formatAmount(m.billedToDate),
-        })),
-      });
-    }),
-  );
+  mount(router, statementOperations.read, async (req, res) => {
+    const p = requireKind(res, ['operator', 'admin', 'human'], 'read a statement');
+    const named = queryString(req, 'account', 100);
+    const period = queryPeriod(req);
+    let account: string;
+    if (p.kind === 'human') {
+      // Another account is not there for a human key, exactly like one that does not exist.
+      if (named !== undefined && named !== p.account) throw new HolonError('not_found', `there is no account ${named}`);
+      account = p.account;
+    } else {
+      if (named === undefined || named === '') throw badQuery('account', 'is required: the handle of the account whose statement to read', 'is required');
+      if (!(await accountExists(ctx.db, named))) throw new HolonError('not_found', `there is no account ${named}`);
+      account = named;
+    }
+    const statement = await readStatement(ctx.db, account, {
+      ...(period.since ? { since: period.since.iso } : {}),
+      ...(period.until ? { until: period.until.iso } : {}),
+    });
+    res.set('Cache-Control', 'private, no-store');
+    res.json({
+      account,
+      since: period.since?.iso ?? null,
+      until: period.until?.iso ?? null,
+      currencies: statement.currencies.map((c) => ({
+        currency: c.currency,
+        opening: formatAmount(c.opening),
+        credited: formatAmount(c.credited),
+        billed: formatAmount(c.billed),
+        earned: formatAmount(c.earned),
+        closing: formatAmount(c.closing),
+      })),
+      mandates: statement.mandates.map((m) => ({
+        id: m.id,
+        currency: m.currency,
+        total: formatAmount(m.total),
+        spent: formatAmount(m.spent),
+        reserved: formatAmount(m.reserved),
+        billed_in_range: formatAmount(m.billedInRange),
+        billed_to_date: formatAmount(m.billedToDate),
+      })),
+    });
+  });
   return router;
 }

@@ -9,8 +9,7 @@ import { Router } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import type { WebhookSecrets } from '../../../shared/webhooks/secrets.js';
 import { requireKind } from '../principal.js';
-import { bodyReader } from '../requests.js';
-import { asyncRoute } from '../route.js';
+import { bodyReader } from '../body-reader.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { ROTATED_SECRET } from '../openapi/author-schemas.js';
 import { failure } from '../openapi/schemas.js';
@@ -48,16 +47,12 @@ export function webhookRoutes(deps: WebhookRouteDeps): Router {
   const router = Router();
   const { webhooks } = deps;
   if (!deps.hosted || !webhooks) return router;
-  mount(
-    router,
-    webhookOperations.rotate,
-    asyncRoute(async (req, res) => {
-      const p = requireKind(res, ['human'], 'rotate the webhook secret');
-      if (req.body !== undefined) readRotate(req.body).done();
-      const rotated = await webhooks.rotate(deps.ctx.db, p.account);
-      res.set('Cache-Control', 'no-store');
-      res.json({ ...rotated, note: 'the secret is shown once: keep it now. Until previous_valid_until, deliveries carry both signatures.' });
-    }),
-  );
+  mount(router, webhookOperations.rotate, async (req, res) => {
+    const p = requireKind(res, ['human'], 'rotate the webhook secret');
+    if (req.body !== undefined) readRotate(req.body).done();
+    const rotated = await webhooks.rotate(deps.ctx.db, p.account);
+    res.set('Cache-Control', 'no-store');
+    res.json({ ...rotated, note: 'the secret is shown once: keep it now. Until previous_valid_until, deliveries carry both signatures.' });
+  });
   return router;
 }

@@ -1,7 +1,7 @@
 /**
  * Endpoint credentials (gateway.md §7 "Authentication"): one per agent id (all its versions), AES-256-GCM under a
- * key derived from HOLON_FILE_SECRET (shared/hosted/credentials.ts). `key_id` names that key, so a row written under
- * another secret is reported instead of decrypted. No foreign key to published_versions: a credential may be set
+ * key derived from HOLON_FILE_SECRET (shared/crypto/seal.ts). `key_id` names that key, so a row written under another
+ * secret is reported instead of decrypted. No foreign key to published_versions: a credential may be set
  * before the first version is published.
  */
 export const name = '011_agent_credentials';

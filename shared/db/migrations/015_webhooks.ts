@@ -1,7 +1,7 @@
 /**
  * Webhooks (docs/webhooks.md): each account's signing secrets, each call's delivery, and the log of its attempts.
  *
- * - `webhook_secrets`: AES-256-GCM like endpoint credentials (shared/hosted/credentials.ts: `key_id`, `iv`,
+ * - `webhook_secrets`: AES-256-GCM like endpoint credentials (shared/crypto/seal.ts: `key_id`, `iv`,
  *   `ciphertext`, `tag`, under a key derived from HOLON_FILE_SECRET). One current secret per account
  *   (`expires_at IS NULL`); a rotation gives the current one an `expires_at` (the end of the rotation window) and
  *   adds the new one. Rows past `expires_at` never sign and are deleted at the account's next rotation or signing.

@@ -107,7 +107,7 @@ export const DRAFT_ADVICE = {
   credential_unusable: 'Set the endpoint credential again below.',
 };
 
-/** Why GitHub's sign-in came back refused (`#login_error=<reason>`, shared/hosted/github-sign-in.ts SignInError). */
+/** Why GitHub's sign-in came back refused (`#login_error=<reason>`, shared/accounts/github-sign-in.ts SignInError). */
 export const SIGN_IN_ERRORS = {
   denied: 'You did not authorise Holon on GitHub.',
   invalid_state: 'The sign-in link is unknown, used, expired or from another browser. Sign in again from this page.',

@@ -2,7 +2,7 @@
  * Calls: POST /v0/calls, GET /v0/calls/{id} (with `?wait=<seconds>`: a long-poll, long-poll.ts) and
  * POST /v0/calls/{id}/cancel (gateway.md §5, docs/lifecycle.md). How a submission is answered: answers.ts.
  */
-import { Router } from 'express';
+import { Router, type RequestHandler } from 'express';
 import { HolonError } from '../../../../shared/core/errors.js';
 import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
 import { readCall } from '../../../../shared/calls/transitions.js';
@@ -12,13 +12,12 @@ import { loadOwnedReceiptTree, type ReceiptOwner, type ReceiptView } from '../..
 import { assertPublicUrl } from '../../../../shared/platform/guarded-net.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
 import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from './submission.js';
-import { bodyReader, httpUrlOf } from '../../requests.js';
+import { bodyReader, httpUrlOf } from '../../body-reader.js';
 import { parseAmount } from '../../../../shared/core/money.js';
 import { defineOperations, mount } from '../../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../../openapi/call-schemas.js';
 import { amount, failure, httpUrl, text } from '../../openapi/schemas.js';
 import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../../principal.js';
-import { asyncRoute } from '../../route.js';
 import { LongPolls, principalKey, waitParam } from './long-poll.js';
 
 export interface CallRoutesDeps extends AnswerDeps {
@@ -165,8 +164,8 @@ async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, option
 }
 
 /** POST /v0/calls: read the body, the delegated or the caller's path, admission (idempotent when keyed), the answer. */
-function submitHandler(deps: CallRoutesDeps) {
-  return asyncRoute(async (req, res) => {
+function submitHandler(deps: CallRoutesDeps): RequestHandler {
+  return async (req, res) => {
     const r = readCallBody(req.body);
     const token = req.get('x-holon-delegation');
     // With a delegation token the mandate is implied: the run's sub-mandate.
@@ -200,12 +199,12 @@ function submitHandler(deps: CallRoutesDeps) {
     if (!submitted) return;
     noteCall(res, submitted);
     await answerSubmission(deps, res, submitted, wantsAsync(req));
-  });
+  };
 }
 
 /** GET /v0/calls/{id}: the call's state; `wait` long-polls until it is final. */
-function readHandler(deps: CallRoutesDeps, longPolls: LongPolls) {
-  return asyncRoute(async (req, res) => {
+function readHandler(deps: CallRoutesDeps, longPolls: LongPolls): RequestHandler {
+  return async (req, res) => {
     const p = requireKind(res, ['operator', 'human', 'agent'], 'read calls');
     const id = String(req.params.id);
     const waitMs = waitParam(req.query.wait);
@@ -218,7 +217,7 @@ function readHandler(deps: CallRoutesDeps, longPolls: LongPolls) {
       found = await findCall(deps, p, id);
     }
     res.json(await callAnswer(deps, id, found, { withOutput: true }));
-  });
+  };
 }
 
 /**
@@ -226,8 +225,8 @@ function readHandler(deps: CallRoutesDeps, longPolls: LongPolls) {
  * unchanged. Always 200 with the call's state (and `cancel`: cancelled | cancelling | too_late); 404 for anyone
  * else's call.
  */
-function cancelHandler(deps: CallRoutesDeps) {
-  return asyncRoute(async (req, res) => {
+function cancelHandler(deps: CallRoutesDeps): RequestHandler {
+  return async (req, res) => {
     const p = requireKind(res, ['operator', 'human', 'agent'], 'cancel calls');
     const id = String(req.params.id);
     const before = await findCall(deps, p, id);
@@ -249,7 +248,7 @@ function cancelHandler(deps: CallRoutesDeps) {
       ...(approval ? { approval: approvalView(approval.approval) } : {}),
       cancel: cancelState(after.receipt, approval?.approval.status),
     });
-  });
+  };
 }
 
 export function callRoutes(deps: CallRoutesDeps): Router {

@@ -18,7 +18,7 @@ import {
 import { answerReplay, answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
 import { httpStatusOf } from '../../http-status.js';
 import { assertSeesMandate, type Principal } from '../../principal.js';
-import type { Body } from '../../requests.js';
+import type { Body } from '../../body-reader.js';
 
 /** A POST /v0/calls body, once its schema has been checked (routes/calls.ts `CALL_BODY`). */
 export type CallBody = Body & {

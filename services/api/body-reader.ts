@@ -1,6 +1,6 @@
 /**
  * Reading request bodies: every problem listed with its path, unknown fields refused. What no body may hold (NUL,
- * lone surrogates, too deep) was refused before any route ran (bodies.ts).
+ * lone surrogates, too deep) was refused before any route ran (body-guard.ts).
  *
  * A route's body is a JSON Schema in its route table (openapi/operations.ts), compiled once here (`bodyReader`) and
  * published as is in GET /v0/openapi.json. The problems keep the gateway's wording: "is required", "is not a known

@@ -9,7 +9,7 @@
  *   409 version_taken       the number was used before (a yanked number stays taken); also the loser of a race
  *   502 / 503               GitHub answered something unexpected / did not answer (nothing is listed)
  * A gateway without a GitHub app (HOLON_GITHUB_CLIENT_ID/SECRET) refuses to publish (503 publishing_off).
- * Listing itself is shared/registry/published.ts; an author's yank reuses moderation's (shared/hosted/moderation.ts).
+ * Listing itself is shared/registry/published.ts; an author's yank reuses moderation's (shared/publishing/moderation.ts).
  */
 import type { ServiceContext } from '../context.js';
 import { type ErrorCode, HolonError, type Problem } from '../core/errors.js';
@@ -19,7 +19,7 @@ import { assertPublicUrl, type LookupAll } from '../platform/guarded-net.js';
 import { recordPublished } from '../registry/published.js';
 import { wakeEvaluators } from '../evaluation/jobs.js';
 import { queueEvaluations, type EvaluationRow, type SuiteSummary } from '../evaluation/store.js';
-import { GitHubUnavailable, isPublicMember, readRepository, type GitHubSettings } from './github.js';
+import { GitHubUnavailable, isPublicMember, readRepository, type GitHubSettings } from '../accounts/github.js';
 import { yankVersion, type Yanked } from './moderation.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 

@@ -3,15 +3,14 @@
  * gateway as `Authorization: Bearer <token>` on every request to that agent's endpoint. Write-only: nothing here
  * returns it except `credentialLookup`, for the runner's request headers.
  *
- * Stored in `agent_credentials` (migration 011), AES-256-GCM with a random 12-byte IV and the auth tag, under a key
- * derived from HOLON_FILE_SECRET with HKDF-SHA256 (salt and info fixed, below). The row keeps a key id (the first
- * 16 hex characters of SHA-256 of the derived key): a row written under another secret is recognised by its key id
+ * Stored in `agent_credentials` (migration 011), sealed (shared/crypto/seal.ts: AES-256-GCM under a key derived from
+ * HOLON_FILE_SECRET, this purpose's HKDF info below). A row written under another secret is recognised by its key id
  * and reported ("set it again"), never decrypted to garbage. The AAD is the agent id, so a row copied to another
  * agent does not decrypt either.
  */
-import { createCipheriv, createDecipheriv, createHash, hkdfSync, randomBytes } from 'node:crypto';
 import { HolonError } from '../core/errors.js';
 import { isAgentId } from '../core/identifiers.js';
+import { fromColumns, type Sealed, type SealedColumns, type SealingKey, seal, sealingKey, toColumns, unseal, UnsealError } from '../crypto/seal.js';
 import type { Db } from '../db/connect.js';
 import type { Notifier } from '../messaging/types.js';
 
@@ -23,35 +22,20 @@ interface Ctx {
   messaging: { notifier: Notifier };
 }
 
-const SALT = 'holon agent_credentials';
 const INFO = 'holon endpoint credential v1';
 export const MAX_TOKEN_LENGTH = 4096;
 
 export const NO_SECRET_MESSAGE = 'credentials need HOLON_FILE_SECRET';
 export const OTHER_SECRET_MESSAGE = 'the credential was set under another HOLON_FILE_SECRET: set it again';
 
-export interface CredentialKey {
-  key: Buffer;
-  /** A short hash of the derived key, stored with each row. */
-  id: string;
-}
-
-export interface SealedCredential {
-  keyId: string;
-  iv: Buffer;
-  ciphertext: Buffer;
-  tag: Buffer;
-}
-
 /** A stored credential that cannot be used: another secret, or a row that does not authenticate. */
 export class CredentialUnreadableError extends Error {
   override readonly name = 'CredentialUnreadableError';
 }
 
-/** `info` separates purposes (HKDF): webhook signing secrets use their own (shared/webhooks/secrets.ts). */
-export function credentialKey(secret: string, info: string = INFO): CredentialKey {
-  const key = Buffer.from(hkdfSync('sha256', secret, SALT, info, 32));
-  return { key, id: createHash('sha256').update(key).digest('hex').slice(0, 16) };
+/** The key credentials are sealed under (webhook signing secrets have their own: shared/webhooks/secrets.ts). */
+export function credentialKey(secret: string): SealingKey {
+  return sealingKey(secret, INFO);
 }
 
 /** The token rules: 1–4096 printable ASCII characters, no whitespace. The message never repeats the token. */
@@ -63,33 +47,19 @@ export function tokenProblem(token: unknown): string | undefined {
   return undefined;
 }
 
-export function sealCredential(key: CredentialKey, agentId: string, token: string): SealedCredential {
-  const iv = randomBytes(12);
-  const cipher = createCipheriv('aes-256-gcm', key.key, iv);
-  cipher.setAAD(Buffer.from(agentId, 'utf8'));
-  const ciphertext = Buffer.concat([cipher.update(token, 'utf8'), cipher.final()]);
-  return { keyId: key.id, iv, ciphertext, tag: cipher.getAuthTag() };
-}
-
 /** The token, or CredentialUnreadableError (another key id; a tampered row). */
-export function openCredential(key: CredentialKey, agentId: string, sealed: SealedCredential): string {
-  if (sealed.keyId !== key.id) throw new CredentialUnreadableError(OTHER_SECRET_MESSAGE);
+export function openCredential(key: SealingKey, agentId: string, sealed: Sealed): string {
   try {
-    const decipher = createDecipheriv('aes-256-gcm', key.key, sealed.iv);
-    decipher.setAAD(Buffer.from(agentId, 'utf8'));
-    decipher.setAuthTag(sealed.tag);
-    return Buffer.concat([decipher.update(sealed.ciphertext), decipher.final()]).toString('utf8');
-  } catch {
+    return unseal(key, agentId, sealed);
+  } catch (e) {
+    if (!(e instanceof UnsealError)) throw e;
+    if (e.reason === 'other_key') throw new CredentialUnreadableError(OTHER_SECRET_MESSAGE);
     throw new CredentialUnreadableError('the stored credential does not authenticate: set it again');
   }
 }
 
-interface Row {
+interface Row extends SealedColumns {
   agent_id: string;
-  key_id: string;
-  iv: Buffer;
-  ciphertext: Buffer;
-  tag: Buffer;
   set_at: Date;
   set_by: string;
 }
@@ -108,7 +78,7 @@ export function ownAgentId(handle: string, ns: string, name: string): string {
   return agentId;
 }
 
-function keyOrUnavailable(secret: string | undefined): CredentialKey {
+function keyOrUnavailable(secret: string | undefined): SealingKey {
   if (!secret) throw new HolonError('credentials_unavailable', NO_SECRET_MESSAGE);
   return credentialKey(secret);
 }
@@ -127,8 +97,7 @@ export async function setCredential(ctx: Ctx, secret: string | undefined, change
   const key = keyOrUnavailable(secret);
   const problem = tokenProblem(token);
   if (problem) throw new HolonError('invalid_request', problem, [{ path: '$.token', message: problem }]);
-  const sealed = sealCredential(key, agentId, token as string);
-  const row = { agent_id: agentId, key_id: sealed.keyId, iv: sealed.iv, ciphertext: sealed.ciphertext, tag: sealed.tag, set_by: handle };
+  const row = { agent_id: agentId, ...toColumns(seal(key, agentId, token as string)), set_by: handle };
   const [stored] = (await db('agent_credentials')
     .insert({ ...row, set_at: db.fn.now() })
     .onConflict('agent_id')
@@ -182,7 +151,7 @@ export function credentialLookup(db: Db, secret: string | undefined, options: { 
     const { row } = entry;
     if (!row) return undefined;
     if (!key) throw new CredentialUnreadableError(`the agent's endpoint credential cannot be read: ${NO_SECRET_MESSAGE}`);
-    return openCredential(key, agentId, { keyId: row.key_id, iv: row.iv, ciphertext: row.ciphertext, tag: row.tag });
+    return openCredential(key, agentId, fromColumns(row));
   };
   return Object.assign(lookup, { forget: (agentId: string) => void cache.delete(agentId) });
 }

@@ -6,14 +6,14 @@
  *   - list accounts, read the log.
  * Every action carries a reason and is logged, append-only (Postgres refuses UPDATE and DELETE on the log).
  * Yanks are announced after commit on the `agents-yanked` channel, so every API process stops listing them
- * (shared/hosted/yanks.ts).
+ * (shared/publishing/yanks.ts).
  */
 import type { Db, DbBigInt, Queryable } from '../db/connect.js';
 import { fromJsonb, toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import type { ServiceContext } from '../context.js';
 import { formatAmount } from '../core/money.js';
-import { revokeAccountKeys } from './keys.js';
+import { revokeAccountKeys } from '../accounts/keys.js';
 import { deleteDocument } from '../catalogue/search-documents.js';
 import { publishYanks, yankMessage } from './yanks.js';
 
