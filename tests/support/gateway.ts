@@ -80,9 +80,12 @@ export interface TestGateway {
   redisPrefix: string;
   /** http://127.0.0.1:<port> (meaningful when it runs the API). */
   url: string;
-  /** POST a JSON body; the answer's body is what the test says it expects (`post<Receipt>(…)`), unchecked by the compiler otherwise. */
-  post<T = any>(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
-  get<T = any>(path: string): Promise<Reply<T>>;
+  /**
+   * POST a JSON body; the answer's body is what the test says it expects (`post<Schema<'CallSucceeded'>>(…)`, http.ts),
+   * `unknown` when it says nothing. `get` likewise.
+   */
+  post<T = unknown>(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  get<T = unknown>(path: string): Promise<Reply<T>>;
   /** Create a mandate (POST /v0/mandates) with defaults that tests override; its MandateView. */
   mandate(doc: Record<string, unknown>): Promise<Schema<'MandateView'>>;
   stop(): Promise<void>;
@@ -197,7 +200,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
   }
   const url = `http://127.0.0.1:${gw.port}`;
   const json = { 'content-type': 'application/json' };
-  const post = <T = any>(path: string, body: unknown, headers: Record<string, string> = {}) =>
+  const post = <T = unknown>(path: string, body: unknown, headers: Record<string, string> = {}) =>
     send<T>(url, 'POST', path, { body, headers: { ...json, ...headers } });
   return {
     gw,
