@@ -22,7 +22,7 @@ export const CLIENT_TYPES = path.resolve(path.dirname(fileURLToPath(import.meta.
 const typeName = (name: string) => ts.factory.createTypeReferenceNode(name);
 
 /**
- * The options every generation uses: this script's and the live-document test's (tests/integration/client-live-types.test.ts).
+ * The options every generation uses: this script's and the live-document test's (tests/processes/client-live-types.test.ts).
  * An object schema that lists no properties is `Record<string, unknown>` (not openapi-typescript's default
  * `Record<string, never>`, which would say it has none); bytes (`format: binary`) are what fetch sends and reads: a
  * Blob, a Buffer or any ArrayBuffer view in a request body (POST /v0/files), a Blob in an answer.

@@ -22,6 +22,8 @@ import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/platform/log.js';
 import { createMessaging } from '../shared/messaging/index.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
+import type { AgentVersion } from '../shared/registry/agent-version.js';
+import { createRegistry } from '../shared/registry/registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sample-records.js';
 import { createCallWaiter } from '../shared/calls/answer/waiter.js';
@@ -83,8 +85,26 @@ async function signingKeys(config: Config) {
   return { key, keySet: keySetOf(key, await parseRetiredKeys(config.retiredKeys)), warnings };
 }
 
+/** What a caller may hand a gateway ready-made instead of having it read them. */
+export interface GatewayInputs {
+  /**
+   * The dev registry's agent versions, instead of reading the directories of HOLON_REGISTRY (no HOLON_EXCLUDE, no
+   * agent host port applied): the gateway lists them in a registry of its own, which only its publishes and yanks change.
+   */
+  agents?: readonly AgentVersion[];
+}
+
+/** The dev registry: the agents given, else every manifest under the configured directories. */
+async function devRegistry(config: Config, log: Logger, agents: readonly AgentVersion[] | undefined) {
+  if (agents) return { registry: createRegistry(agents), problems: [] };
+  const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
+  // The shipped agents of agents/ are called on HOLON_AGENT_HOST_PORT, whatever port their manifests name (docs/mcp.md).
+  const agentHost = { dir: AGENTS_DIR, port: config.agentHostPort };
+  return loadDevRegistry(dirs, { exclude: config.exclude, log, agentHost, env: { HOLON_SEC_CONTACT: config.secContact } });
+}
+
 /** What every role runs on: the log, metrics and tracing, the database, the messaging backend, the registry. */
-async function openFoundation(config: Config, roles: readonly Role[], sampleRecords: SampleRecords | undefined) {
+async function openFoundation(config: Config, roles: readonly Role[], sampleRecords: SampleRecords | undefined, inputs: GatewayInputs) {
   const everything = ALL_ROLES.every((r) => roles.includes(r));
   const name = everything ? 'gateway' : roles.join('+');
   const log = createLogger(name, config.logLevel);
@@ -100,10 +120,7 @@ async function openFoundation(config: Config, roles: readonly Role[], sampleReco
     tracing: tracing.enabled,
   });
   wireMetricSources(metrics, db.knex, messaging);
-  const dirs = config.registryDirs.filter((d) => config.registryExplicit || existsSync(path.resolve(d)));
-  // The shipped agents of agents/ are called on HOLON_AGENT_HOST_PORT, whatever port their manifests name (docs/mcp.md).
-  const agentHost = { dir: AGENTS_DIR, port: config.agentHostPort };
-  const { registry, problems } = await loadDevRegistry(dirs, { exclude: config.exclude, log, agentHost, env: { HOLON_SEC_CONTACT: config.secContact } });
+  const { registry, problems } = await devRegistry(config, log, inputs.agents);
   log.info({ agents: registry.list().length, invalid: problems.length }, 'registry loaded');
   if (sampleRecords)
     log.info({ file: config.recordsFile, agents: sampleRecords.size }, 'sample records loaded (HOLON_RECORDS): shown only for agents without measured runs');
@@ -174,13 +191,13 @@ async function writeSearchDocuments(context: ServiceContext, roles: readonly Rol
   if (written > 0) context.log.info({ written }, 'search documents written');
 }
 
-export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}): Promise<RunningGateway> {
+export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}, inputs: GatewayInputs = {}): Promise<RunningGateway> {
   const config = loadConfig(process.env, overrides);
   // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
   const sampleRecords = config.recordsFile ? readSampleRecords(config.recordsFile) : undefined;
   // Every role signs: the API refusals' receipts, the settler settlements' and the log's checkpoints.
   const signing = await signingKeys(config);
-  const { everything, log, metrics, tracing, db, messaging, registry } = await openFoundation(config, roles, sampleRecords);
+  const { everything, log, metrics, tracing, db, messaging, registry } = await openFoundation(config, roles, sampleRecords, inputs);
   for (const warning of signing.warnings) log.warn(warning);
   await registerSigningKey(db.knex, signing.key);
   const context: ServiceContext = {

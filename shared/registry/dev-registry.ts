@@ -15,11 +15,10 @@
 import { readdir, readFile, realpath, stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import { basename, dirname, join, resolve } from 'node:path';
-import { parseDocumentText } from '../core/documents.js';
 import type { Problem } from '../core/errors.js';
 import { isJsonObject } from '../core/json.js';
 import { createLogger, type Logger } from '../platform/log.js';
-import { validateManifest } from '../core/manifest/index.js';
+import { manifestFile } from './manifest-files.js';
 import type { AgentVersion } from './agent-version.js';
 import { createRegistry, type Registry } from './registry.js';
 import { onAgentHostPort, type AgentHostPort } from './agent-host.js';
@@ -81,7 +80,9 @@ export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOp
       report(file, [{ path: '$', message: `cannot read the file: ${errorCode(e)}` }]);
       continue;
     }
-    const doc = parseDocumentText(text, file.endsWith('.json') ? 'json' : 'yaml');
+    // Parsed and validated once per process for these exact bytes (manifest-files.ts).
+    const checked = manifestFile(file, text);
+    const { doc } = checked;
     if (!doc.ok) {
       report(file, doc.problems);
       continue;
@@ -96,8 +97,8 @@ export async function loadDevRegistry(dirs: string[], options: LoadDevRegistryOp
       log.info({ file, setting: missing }, `${file} is not listed until ${missing} is set`);
       continue;
     }
-    // parseDocumentText + validateManifest is exactly parseManifest, split to peek at the id.
-    const result = validateManifest(doc.value);
+    // Parsing + validateManifest is exactly parseManifest, split to peek at the id.
+    const result = checked.validated();
     if (!result.ok) {
       report(file, result.problems);
       continue;

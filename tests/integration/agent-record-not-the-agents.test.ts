@@ -8,9 +8,14 @@ import { requestCancel } from '../../shared/calls/cancel.js';
 import { unbilled } from '../../shared/calls/call-outcome.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
+import type { Schema, Answer } from '../support/http.js';
 
 async function queuedCall(g: TestGateway): Promise<string> {
-  const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
+  const r = await g.post<Schema<'CallQueued'>>(
+    '/v0/calls',
+    { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } },
+    { prefer: 'respond-async' },
+  );
   expect(r.status).toBe(202);
   return r.body.call.id;
 }
@@ -29,7 +34,7 @@ test("gateway errors, restarts and cancellations are recorded but are not the ag
     const events = await g.db.knex('call_events').where({ agent_id: 'examples/echo-upper' }).orderBy('error_code').pluck('error_code');
     expect(events).toEqual(['cancelled', 'gateway_error', 'gateway_restarted']);
 
-    const one = await g.get('/v0/agents/examples/echo-upper');
+    const one = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/echo-upper');
     expect(one.body.record).toEqual({
       runs: 0,
       successes: 0,
@@ -41,7 +46,7 @@ test("gateway errors, restarts and cancellations are recorded but are not the ag
       currency: null,
     });
     expect(one.body.records.agent.all_time).toMatchObject({ runs: 0, errors: {} });
-    const search = await g.get('/v0/agents?q=echo');
-    expect(search.body.agents.find((a: { id: string }) => a.id === 'examples/echo-upper').record.runs).toBe(0);
+    const search = await g.get<Answer<'searchAgents', 200>>('/v0/agents?q=echo');
+    expect(search.body.agents.find((a: { id: string }) => a.id === 'examples/echo-upper')!.record.runs).toBe(0);
   });
 });

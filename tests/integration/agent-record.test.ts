@@ -14,6 +14,7 @@ import { describe, expect, test as base } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { insertRuns, type SyntheticRun } from '../support/synthetic-runs.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
+import type { Answer, Schema } from '../support/http.js';
 
 const NOTE = 'declared by the author, not verified by Holon';
 
@@ -55,7 +56,7 @@ describe('the Agent Record from real calls', () => {
     const latencies = (await g.db.knex('call_events').where({ agent_id: 'examples/flaky' }).select('latency_ms')).map((r) => Number(r.latency_ms));
     expect(latencies).toHaveLength(5);
 
-    const one = await g.get('/v0/agents/examples/flaky');
+    const one = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/flaky');
     expect(one.status).toBe(200);
     // 2 successes and 1 billed declared error (charge_on attempt) at 0.01: 0.03 for 2 successes = 0.015 each
     const window = {
@@ -89,7 +90,7 @@ describe('the Agent Record from real calls', () => {
     expect(one.body.runtime).toEqual({ kind: 'node', attested: false });
 
     // search: one compact record per result, measured
-    const all = await g.get('/v0/agents');
+    const all = await g.get<Answer<'searchAgents', 200>>('/v0/agents');
     const byId = new Map<string, any>(all.body.agents.map((a: any) => [a.id, a]));
     expect(byId.get('examples/flaky').record).toEqual(one.body.record);
     expect(byId.get('examples/echo-upper').record).toMatchObject({ runs: 2, successes: 2, success_rate: 1, cost_per_successful_run: '0.01', currency: 'EUR' });
@@ -107,10 +108,10 @@ describe('the Agent Record from real calls', () => {
     for (const a of all.body.agents) expect(a.data).toMatchObject({ attested: true, note: NOTE });
 
     // search under a mandate, ranked by capability: the measured record beside the ranking estimate
-    const ranked = await g.get('/v0/agents?capability=test.flaky&mandate=alice/test');
+    const ranked = await g.get<Schema<'MandateSearch'>>('/v0/agents?capability=test.flaky&mandate=alice/test');
     expect(ranked.status).toBe(200);
     expect(ranked.body.agents[0]).toMatchObject({ id: 'examples/flaky', record: one.body.record, cost_per_successful_run: expect.any(String) });
-    const filtered = await g.get('/v0/agents?q=flaky&mandate=alice/test');
+    const filtered = await g.get<Schema<'MandateSearch'>>('/v0/agents?q=flaky&mandate=alice/test');
     expect(filtered.body.agents[0]).toMatchObject({ id: 'examples/flaky', record: one.body.record });
   });
 });
@@ -157,7 +158,7 @@ describe('the Agent Record from known events', () => {
     await insertEvents(g, 'examples/word-count', [...recent, ...old, ...unlisted, ...authors]);
     await insertEvents(g, 'examples/slow', other);
 
-    const one = await g.get('/v0/agents/examples/word-count');
+    const one = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/word-count');
     expect(one.status).toBe(200);
     const last30 = {
       runs: 10,
@@ -218,16 +219,16 @@ describe('the Agent Record from known events', () => {
     // only listed versions are listed
     expect(one.body.versions.map((v: { version: string }) => v.version)).toEqual(['1.0.0']);
 
-    const found = await g.get('/v0/agents?q=word-count');
+    const found = await g.get<Answer<'searchAgents', 200>>('/v0/agents?q=word-count');
     expect(found.body.agents).toHaveLength(1);
-    expect(found.body.agents[0].record).toEqual(one.body.record);
+    expect(found.body.agents[0]!.record).toEqual(one.body.record);
 
     // a window with runs but no success: rate 0, no cost per success; an agent without runs: empty
     await insertEvents(g, 'examples/quote-translate', [
       { version: '1.0.0', status: 'failed', code: 'unsupported_language', latency: 3, daysAgo: 40 },
       { version: '1.0.0', status: 'failed', code: 'unsupported_language', latency: 5, daysAgo: 45 },
     ]);
-    const failing = await g.get('/v0/agents/examples/quote-translate');
+    const failing = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/quote-translate');
     expect(failing.body.records.version).toEqual({
       last_30_days: EMPTY_WINDOW,
       all_time: {
@@ -243,7 +244,7 @@ describe('the Agent Record from known events', () => {
         errors: { unsupported_language: 2 },
       },
     });
-    const untouched = await g.get('/v0/agents/examples/echo-upper');
+    const untouched = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/echo-upper');
     expect(untouched.body.records).toEqual({
       version: { last_30_days: EMPTY_WINDOW, all_time: EMPTY_WINDOW },
       agent: { last_30_days: EMPTY_WINDOW, all_time: EMPTY_WINDOW },
@@ -348,7 +349,7 @@ describe('several versions, remote runtimes', () => {
     // nothing ran on 1.1.0; 2.0.0 also has an old synthetic run
     await insertEvents(g, 'rec/multi', [{ version: '2.0.0', status: 'succeeded', latency: 1, cost: 20_001, daysAgo: 45 }]);
 
-    const latest = await g.get('/v0/agents/rec/multi');
+    const latest = await g.get<Answer<'describeAgent', 200>>('/v0/agents/rec/multi');
     expect(latest.status).toBe(200);
     expect(latest.body).toMatchObject({
       id: 'rec/multi',
@@ -393,19 +394,19 @@ describe('several versions, remote runtimes', () => {
     });
     expect(versions.get('1.0.0').record).toMatchObject({ runs: 3, successes: 2, success_rate: 0.6667, cost_per_successful_run: '0.02' });
 
-    const pinned = await g.get('/v0/agents/rec/multi@1.0.0');
+    const pinned = await g.get<Answer<'describeAgent', 200>>('/v0/agents/rec/multi@1.0.0');
     expect(pinned.body.record).toEqual(versions.get('1.0.0').record);
     expect(pinned.body.records).toEqual({ version: versions.get('1.0.0').records, agent: latest.body.records.agent });
   });
 
   extended('data policy and remote runtimes are shown as attested', async ({ gateway: g }) => {
-    const hook = await g.get('/v0/agents/rec/hook');
+    const hook = await g.get<Answer<'describeAgent', 200>>('/v0/agents/rec/hook');
     expect(hook.body.runtime).toEqual({ kind: 'webhook', attested: true, note: expect.stringContaining("author's server") });
     expect(hook.body.data).toEqual({ attested: true, retention: '30d', region: ['eu', 'us'], training: false, subprocessors: ['Example Cloud'], note: NOTE });
-    const remote = await g.get('/v0/agents/rec/remote');
+    const remote = await g.get<Answer<'describeAgent', 200>>('/v0/agents/rec/remote');
     expect(remote.body.runtime).toMatchObject({ kind: 'mcp', attested: true });
     expect(remote.body.data).toEqual({ attested: true, retention: null, region: null, training: null, subprocessors: null, note: NOTE });
-    const search = await g.get('/v0/agents?q=rec/');
+    const search = await g.get<Answer<'searchAgents', 200>>('/v0/agents?q=rec/');
     const byId = new Map<string, any>(search.body.agents.map((a: any) => [a.id, a]));
     expect(byId.get('rec/hook')).toMatchObject({ runtime: { kind: 'webhook', attested: true }, data: hook.body.data });
     expect(byId.get('rec/remote')).toMatchObject({ runtime: { kind: 'mcp', attested: true } });

@@ -8,15 +8,16 @@ import { createApp } from '../../services/api/app.js';
 import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { Notifier } from '../../shared/messaging/types.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
+import type { Schema } from '../support/http.js';
 
 test('a 502 for a declared billed error says it was billed; an unbilled one says nothing was charged', async ({ gateway: g }) => {
   await g.mandate({});
-  const billed = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_billed' } });
+  const billed = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_billed' } });
   expect(billed.status).toBe(502);
   expect(billed.body.receipt.billed).toBe(true);
   expect(billed.body.error.message).toMatch(/billed, as its manifest declares/);
   expect(billed.body.error.message).not.toMatch(/nothing was charged/);
-  const unbilled = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_unbilled' } });
+  const unbilled = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_unbilled' } });
   expect(unbilled.status).toBe(502);
   expect(unbilled.body.receipt.billed).toBe(false);
   expect(unbilled.body.error.message).toMatch(/nothing was charged/);

@@ -11,6 +11,7 @@ import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
 import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
 import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
+import type { CallRan } from '../support/http.js';
 
 const MANDATE = { allow: { agents: ['examples/*'], capabilities: ['text.*'] }, delegation: { max_depth: 1 } };
 
@@ -26,10 +27,10 @@ test('every receipt a notice carries is the one in the database, and the answer 
   try {
     await g.mandate(MANDATE);
     const answers = [
-      await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'hi' } }),
-      await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_billed' } }),
-      await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'crash' } }),
-      await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-pipeline', input: { text: 'Invoice 42', to: 'fr' } }),
+      await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'hi' } }),
+      await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_billed' } }),
+      await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'crash' } }),
+      await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-pipeline', input: { text: 'Invoice 42', to: 'fr' } }),
     ];
     expect(answers.map((a) => a.status)).toEqual([200, 502, 502, 200]);
     const [ok, billed, crashed, pipeline] = answers.map((a) => a.body.receipt as ReceiptView);
@@ -49,7 +50,7 @@ test('every receipt a notice carries is the one in the database, and the answer 
 describe('what the waiter answers', () => {
   test('the carried receipt without a read; a bare id, garbage or another call’s receipt: the row', async ({ gateway: g }) => {
     await g.mandate({});
-    const real = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'row' } });
+    const real = await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'row' } });
     const stored = (await loadReceiptTree(g.gw.context.db, real.body.receipt.id))!;
     const notifier = createMemoryNotifier();
     const waiter = await createCallWaiter(g.gw.context.db, notifier);

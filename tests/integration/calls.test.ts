@@ -5,13 +5,14 @@ import type { TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
 import { Webhook } from 'standardwebhooks';
+import type { Schema, Answer, RefusalWithReceipt, CallRan, RefusalWithProblems } from '../support/http.js';
 
 async function balance(g: TestGateway, account: string): Promise<bigint> {
   return (await readBalance(g.db.knex, account, 'EUR')).balance;
 }
 
 async function budget(g: TestGateway, id = 'alice/test') {
-  return (await g.get(`/v0/mandates/${id}`)).body.budget;
+  return (await g.get<Schema<'MandateView'>>(`/v0/mandates/${id}`)).body.budget;
 }
 
 async function noLiveHolds(g: TestGateway): Promise<void> {
@@ -21,7 +22,7 @@ async function noLiveHolds(g: TestGateway): Promise<void> {
 describe('a paid call, end to end', () => {
   test('succeeds, is billed, split, and leaves a receipt and a call event', async ({ gateway: g }) => {
     await g.mandate({});
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'hi' } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'hi' } });
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ text: 'HI' });
     expect(r.body.receipt).toMatchObject({
@@ -47,7 +48,7 @@ describe('a paid call, end to end', () => {
       .first();
     expect(entry).toBeDefined();
     // the receipt is readable on its own, and never holds the input or the output
-    const again = await g.get(`/v0/receipts/${r.body.receipt.id}`);
+    const again = await g.get<Schema<'Receipt'>>(`/v0/receipts/${r.body.receipt.id}`);
     expect(again.body).toEqual(r.body.receipt);
     expect(JSON.stringify(again.body)).not.toContain('HI');
     await noLiveHolds(g);
@@ -55,7 +56,7 @@ describe('a paid call, end to end', () => {
 
   test('the worked fork example settles exactly: platform 0.0035, acme 0.004725, lena 0.026775', async ({ gateway: g }) => {
     await g.mandate({});
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/fork', input: { text: 'x' } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/fork', input: { text: 'x' } });
     expect(r.status).toBe(200);
     expect(r.body.receipt.splits).toEqual([
       { to: 'holon', amount: '0.0035' },
@@ -77,7 +78,7 @@ describe('a paid call, end to end', () => {
     for (const [mode, what, status, billed, code] of rows) {
       test(`${what}: ${billed ? 'billed' : 'never billed'}`, async ({ gateway: g }) => {
         await g.mandate({});
-        const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode } });
+        const r = await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode } });
         expect(r.status).toBe(status);
         expect(r.body.receipt.billed).toBe(billed);
         expect(r.body.receipt.status).toBe(status === 200 ? 'succeeded' : 'failed');
@@ -90,29 +91,33 @@ describe('a paid call, end to end', () => {
 
     test('declared billed error under charge_on success is not billed', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/success-only', input: { fail: true } });
+      const r = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/success-only', input: { fail: true } });
       expect(r.status).toBe(502);
       expect(r.body.receipt).toMatchObject({ billed: false, error: 'partial' });
     });
 
     test('per_unit: units × price; declared billed error charges the units reported before it', async ({ gateway: g }) => {
       await g.mandate({});
-      const ok = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 7, mode: 'ok' } });
+      const ok = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 7, mode: 'ok' } });
       expect(ok.body.receipt).toMatchObject({ billed: true, worst_case: '0.50', cost: { own: '0.07' } });
-      const partial = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 3, mode: 'declared_billed' } });
+      const partial = await g.post<Schema<'CallFailed'>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'fixtures/units',
+        input: { units: 3, mode: 'declared_billed' },
+      });
       expect(partial.body.receipt).toMatchObject({ billed: true, error: 'partial', cost: { own: '0.03' } });
-      const capped = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 90, mode: 'ok' } });
+      const capped = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 90, mode: 'ok' } });
       expect(capped.body.receipt.cost.own).toBe('0.50');
       expect(await budget(g)).toMatchObject({ spent: '0.60', reserved: '0.00' });
     });
 
     test('quote: charged the quote, capped at max', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/quote', input: { quote: '0.123456' } });
+      const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/quote', input: { quote: '0.123456' } });
       expect(r.body.receipt).toMatchObject({ billed: true, cost: { own: '0.123456' } });
-      const over = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/quote', input: { quote: '3.00' } });
+      const over = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/quote', input: { quote: '3.00' } });
       expect(over.body.receipt.cost.own).toBe('1.00');
-      const bad = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/quote', input: { quote: '1e3' } });
+      const bad = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/quote', input: { quote: '1e3' } });
       expect(bad.status).toBe(502);
       expect(bad.body.receipt).toMatchObject({ billed: false, error: 'agent_error' });
     });
@@ -121,14 +126,19 @@ describe('a paid call, end to end', () => {
   describe('max_cost (gateway.md §2)', () => {
     test('lowers the worst case and caps the charge; the agent absorbs the overrun', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 40, mode: 'ok' }, max_cost: '0.20' });
+      const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'fixtures/units',
+        input: { units: 40, mode: 'ok' },
+        max_cost: '0.20',
+      });
       expect(r.status).toBe(200);
       expect(r.body.receipt).toMatchObject({ worst_case: '0.20', cost: { own: '0.20' } });
     });
 
     test('the agent receives the cap and may refuse with over_budget, unbilled', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', {
+      const r = await g.post<Schema<'CallFailed'>>('/v0/calls', {
         mandate: 'alice/test',
         agent: 'fixtures/units',
         input: { units: 40, mode: 'over_budget_check' },
@@ -140,7 +150,7 @@ describe('a paid call, end to end', () => {
 
     test('a per_run price above max_cost is denied, never bought for less', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'a' }, max_cost: '0.009' });
+      const r = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'a' }, max_cost: '0.009' });
       expect(r.status).toBe(403);
       expect(r.body.receipt.status).toBe('denied');
       expect(r.body.receipt.reasons.join(' ')).toMatch(/max_cost/);
@@ -149,7 +159,7 @@ describe('a paid call, end to end', () => {
 
     test('max_cost lets a call under the approval threshold run without asking', async ({ gateway: g }) => {
       await g.mandate({ approval: { above: '0.30' } });
-      const asks = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
+      const asks = await g.post<Schema<'CallHeld'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
       expect(asks.status).toBe(202);
       expect(asks.body.receipt.status).toBe('pending_approval');
       const runs = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' }, max_cost: '0.20' });
@@ -158,7 +168,7 @@ describe('a paid call, end to end', () => {
 
     test('fx: a USD price converts at the mandate rate, rounded up; no rate is a deny', async ({ gateway: g }) => {
       await g.mandate({ allow: { agents: ['fixtures/*'] }, budget: { total: '5.00', currency: 'EUR', fx: { USD: '0.923456789' } } });
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/usd', input: {} });
+      const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/usd', input: {} });
       expect(r.body.receipt).toMatchObject({ worst_case: '0.092346', cost: { own: '0.092346' } });
       await g.mandate({ id: 'alice/nofx', allow: { agents: ['fixtures/*'] } });
       const denied = await g.post('/v0/calls', { mandate: 'alice/nofx', agent: 'fixtures/usd', input: {} });
@@ -168,7 +178,7 @@ describe('a paid call, end to end', () => {
 
   test('a timeout aborts the agent and bills nothing', async ({ gateway: g }) => {
     await g.mandate({});
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/slow', input: { ms: 5000 } });
+    const r = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'examples/slow', input: { ms: 5000 } });
     expect(r.status).toBe(502);
     expect(r.body.receipt).toMatchObject({ status: 'failed', error: 'timeout', billed: false });
     expect(await balance(g, 'alice')).toBe(5_000_000n);
@@ -178,7 +188,11 @@ describe('a paid call, end to end', () => {
   describe('refusals get receipts and cost nothing', () => {
     test('rejected input lists every schema problem (422)', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: -1, mode: 'nope', extra: 1 } });
+      const r = await g.post<RefusalWithReceipt & RefusalWithProblems>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'fixtures/units',
+        input: { units: -1, mode: 'nope', extra: 1 },
+      });
       expect(r.status).toBe(422);
       expect(r.body.receipt.status).toBe('rejected_input');
       expect(r.body.error.problems.length).toBeGreaterThanOrEqual(2);
@@ -187,20 +201,20 @@ describe('a paid call, end to end', () => {
 
     test('denied by the mandate (403) with reasons; unknown agent and mandate (404)', async ({ gateway: g }) => {
       await g.mandate({ allow: { agents: ['fixtures/*'] } });
-      const denied = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } });
+      const denied = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } });
       expect(denied.status).toBe(403);
       expect(denied.body.receipt.reasons[0]).toMatch(/examples\/echo-upper/);
-      const unknownAgent = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'nobody/nothing', input: {} });
+      const unknownAgent = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', agent: 'nobody/nothing', input: {} });
       expect(unknownAgent.status).toBe(404);
       expect(unknownAgent.body.receipt.status).toBe('denied');
       const unknownMandate = await g.post('/v0/calls', { mandate: 'ghost/none', agent: 'examples/echo-upper', input: {} });
       expect(unknownMandate.status).toBe(404);
-      expect((await g.get('/v0/receipts?limit=10')).body.receipts).toHaveLength(3);
+      expect((await g.get<Answer<'listReceipts', 200>>('/v0/receipts?limit=10')).body.receipts).toHaveLength(3);
     });
 
     test('a budget that cannot cover the worst case says what was short', async ({ gateway: g }) => {
       await g.mandate({ budget: { total: '0.30', currency: 'EUR' } });
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
+      const r = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
       expect(r.status).toBe(403);
       expect(r.body.receipt.reasons[0]).toMatch(/worst case/);
     });
@@ -211,7 +225,7 @@ describe('a paid call, end to end', () => {
       expect(big.status).toBe(200);
       // drain alice through real entries: spend until less than 0.50 is left
       for (let i = 0; i < 9; i++) await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 50, mode: 'ok' } });
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
+      const r = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/units', input: { units: 1, mode: 'ok' } });
       expect(r.status).toBe(403);
       expect(r.body.receipt.reasons[0]).toMatch(/account alice has 0.49 EUR available/);
     });
@@ -221,12 +235,12 @@ describe('a paid call, end to end', () => {
     test('malformed JSON, wrong types, unknown fields, NUL, huge bodies: 4xx, nothing reserved', async ({ gateway: g }) => {
       await g.mandate({});
       expect((await g.post('/v0/calls', '{"mandate": ')).status).toBe(400);
-      const types = await g.post('/v0/calls', { mandate: 5, agent: ['x'], input: {}, max_cost: 0.5, surprise: 1 });
+      const types = await g.post<RefusalWithProblems>('/v0/calls', { mandate: 5, agent: ['x'], input: {}, max_cost: 0.5, surprise: 1 });
       expect(types.status).toBe(400);
       expect(types.body.error.problems.map((p: { path: string }) => p.path).sort()).toEqual(['$.agent', '$.mandate', '$.max_cost', '$.surprise']);
       const both = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', capability: 'text.transform', input: {} });
       expect(both.status).toBe(400);
-      const nul = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'a\u0000b' } });
+      const nul = await g.post<RefusalWithProblems>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'a\u0000b' } });
       expect(nul.status).toBe(400);
       expect(nul.body.error.problems[0]).toEqual({ path: '$.input.text', message: 'contains a NUL character' });
       const huge = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x'.repeat(2_000_000) } });
@@ -256,7 +270,11 @@ describe('a paid call, end to end', () => {
   describe('async and callbacks', () => {
     test('Prefer: respond-async answers 202 at once; GET reads the output, as often as asked', async ({ gateway: g }) => {
       await g.mandate({});
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'later' } }, { prefer: 'respond-async' });
+      const r = await g.post<Schema<'CallQueued'>>(
+        '/v0/calls',
+        { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'later' } },
+        { prefer: 'respond-async' },
+      );
       expect(r.status).toBe(202);
       const id = r.body.call.id;
       let got: any;
@@ -268,9 +286,9 @@ describe('a paid call, end to end', () => {
         { what: 'the receipt', timeoutMs: 5_000, intervalMs: 50, orUndefined: true },
       );
       expect(got!.body).toMatchObject({ call: { id, status: 'succeeded' }, output: { text: 'LATER' } });
-      const second = await g.get(`/v0/calls/${id}`);
+      const second = await g.get<Schema<'CallState'>>(`/v0/calls/${id}`);
       expect(second.body.output).toEqual({ text: 'LATER' });
-      expect(second.body.receipt.id).toBe(id);
+      expect(second.body.receipt!.id).toBe(id);
       expect((await g.get('/v0/calls/r_nope')).status).toBe(404);
     });
 
@@ -294,7 +312,7 @@ describe('a paid call, end to end', () => {
       await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
       const port = (server.address() as { port: number }).port;
       try {
-        const r = await g.post(
+        const r = await g.post<Schema<'CallQueued'>>(
           '/v0/calls',
           { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'cb' }, callback_url: `http://127.0.0.1:${port}/hook` },
           { prefer: 'respond-async' },
@@ -318,12 +336,12 @@ describe('a paid call, end to end', () => {
   test('reads: receipts paged, agents ranked with a mandate, one agent with versions', async ({ gateway: g }) => {
     await g.mandate({});
     for (let i = 0; i < 3; i++) await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } });
-    const page1 = await g.get('/v0/receipts?mandate=alice/test&limit=2');
+    const page1 = await g.get<Answer<'listReceipts', 200>>('/v0/receipts?mandate=alice/test&limit=2');
     expect(page1.body.receipts).toHaveLength(2);
-    const page2 = await g.get(`/v0/receipts?mandate=alice/test&limit=2&before=${page1.body.next}`);
+    const page2 = await g.get<Answer<'listReceipts', 200>>(`/v0/receipts?mandate=alice/test&limit=2&before=${page1.body.next}`);
     expect(page2.body.receipts).toHaveLength(1);
     expect(page2.body.next).toBeUndefined();
-    const agents = await g.get('/v0/agents?capability=text.transform&mandate=alice/test');
+    const agents = await g.get<Schema<'MandateSearch'>>('/v0/agents?capability=text.transform&mandate=alice/test');
     expect(agents.body.agents.map((a: { id: string }) => a.id)).toContain('examples/echo-upper');
     const one = await g.get('/v0/agents/examples/echo-upper');
     expect(one.body).toMatchObject({ id: 'examples/echo-upper', version: '1.0.0', record: { runs: 3, successes: 3 } });

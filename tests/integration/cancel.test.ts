@@ -15,6 +15,7 @@ import { createMemoryNotifier } from '../../shared/messaging/notifier.js';
 import { isCancel } from '../../shared/runtimes/abort.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
+import type { Schema } from '../support/http.js';
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {
   return poll(
@@ -31,14 +32,18 @@ describe('cancelling calls', () => {
     // No runner: the call stays queued until cancelled.
     await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
       await g.mandate({});
-      const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
+      const queued = await g.post<Schema<'CallQueued'>>(
+        '/v0/calls',
+        { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } },
+        { prefer: 'respond-async' },
+      );
       expect(queued.status).toBe(202);
       const id = queued.body.call.id;
       expect(await requestCancel(g.gw.engine, id)).toBe('cancelled');
       expect(await g.gw.context.messaging.store.peek(inputKey(id))).toBeUndefined();
       expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false });
       expect(await requestCancel(g.gw.engine, id)).toBe('too_late');
-      expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+      expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     });
   });
 
@@ -49,7 +54,7 @@ describe('cancelling calls', () => {
         runner = await startTestGateway({ beside: g, roles: ['runner'] });
         await g.mandate({});
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-cancel-')), 'patient.log');
-        const queued = await g.post(
+        const queued = await g.post<Schema<'CallQueued'>>(
           '/v0/calls',
           { mandate: 'alice/test', agent: 'fixtures/patient', input: { file, ms: 20_000 } },
           { prefer: 'respond-async' },
@@ -64,7 +69,7 @@ describe('cancelling calls', () => {
         expect(await requestCancel(g.gw.engine, id)).toBe('signalled');
         expect(await receiptOf(g, id)).toMatchObject({ status: 'failed', error: 'cancelled', billed: false, cost: { total: '0.00' } });
         expect((await readFile(file, 'utf8')).trim().split('\n')).toEqual(['started', 'aborted:CancelledError']);
-        expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+        expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
       } finally {
         await runner?.stop();
       }

@@ -15,6 +15,7 @@ import { getAgent, type McpDeps } from '../../services/api/mcp/tools.js';
 import { SAMPLE_NOTE } from '../../shared/catalogue/sample-records.js';
 import { gatewayTest } from '../support/gateway-fixture.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import type { Schema, Answer, CallRan } from '../support/http.js';
 
 const SAMPLES = {
   'examples/echo-upper': { runs: 5000, success_rate: '0.05', latency_ms: { p50: 9000, p95: 30000 } },
@@ -69,14 +70,14 @@ afterAll(async () => {
 });
 
 async function catalog(g: TestGateway): Promise<Map<string, any>> {
-  const page = await g.get('/v0/catalog?limit=100');
+  const page = await g.get<Schema<'CatalogPage'>>('/v0/catalog?limit=100');
   expect(page.status, JSON.stringify(page.body)).toBe(200);
   expect(page.body.next_cursor).toBeNull();
   return new Map((page.body.agents as any[]).map((a) => [a.id, a]));
 }
 
 /** The ranked search of text.transform under the strict mandate (what submit.ts ranks with, from measurements). */
-const ranked = (g: TestGateway) => g.get('/v0/agents?capability=text.transform&mandate=alice/test');
+const ranked = (g: TestGateway) => g.get<Schema<'MandateSearch'>>('/v0/agents?capability=text.transform&mandate=alice/test');
 
 base('with HOLON_RECORDS: the labelled sample while no run is measured, the measured record from the first paid call', async () => {
   const plain = await startTestGateway();
@@ -101,7 +102,7 @@ base('with HOLON_RECORDS: the labelled sample while no run is measured, the meas
       expect([...entries.values()].filter((a) => 'sample' in a).map((a) => a.id)).toEqual(['examples/echo-upper', 'fixtures/fork']);
 
       // ---- GET /v0/agents/{ns}/{name}, and MCP get_agent (the same view): the sample, labelled the same way
-      const one = await g.get('/v0/agents/examples/echo-upper');
+      const one = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/echo-upper');
       expect(one.status).toBe(200);
       expect(one.body.sample).toEqual(ECHO_SAMPLE);
       expect(one.body.records.agent.all_time).toEqual(EMPTY_WINDOW);
@@ -120,7 +121,7 @@ base('with HOLON_RECORDS: the labelled sample while no run is measured, the meas
       expect((await g.get('/v0/agents?q=echo')).body).toEqual((await plain.get('/v0/agents?q=echo')).body);
 
       // ---- one paid call: by capability, so ranking and require.min_success_rate decide on measurements
-      const paid = await g.post('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
+      const paid = await g.post<CallRan>('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
       expect(paid.status, JSON.stringify(paid.body)).toBe(200);
       expect(paid.body.receipt).toMatchObject({ agent: 'examples/echo-upper@1.0.0', status: 'succeeded' });
 
@@ -131,7 +132,7 @@ base('with HOLON_RECORDS: the labelled sample while no run is measured, the meas
       expect(measured.measured.all_time).toMatchObject({ runs: 1, successes: 1, success_rate: 1, currency: 'EUR', cost_per_successful_run: '0.01' });
       expect(measured.record).toMatchObject({ runs: 1, successes: 1 });
       expect(entries.get('fixtures/fork').sample).toEqual(FORK_SAMPLE);
-      const after = await g.get('/v0/agents/examples/echo-upper');
+      const after = await g.get<Answer<'describeAgent', 200>>('/v0/agents/examples/echo-upper');
       expect(after.body).not.toHaveProperty('sample');
       expect(after.body.records.agent.all_time).toMatchObject({ runs: 1, successes: 1 });
     });

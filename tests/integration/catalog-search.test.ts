@@ -17,7 +17,7 @@ import { createRegistry, type Registry } from '../../shared/registry/registry.js
 import { createLogger } from '../../shared/platform/log.js';
 import { createTestDatabase } from '../support/db.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
-import { query } from '../support/http.js';
+import { query, type Answer, type Schema } from '../support/http.js';
 import { buildManifest } from '../support/manifest-builder.js';
 
 /** Every agent of agents/, examples/ and tests/fixtures/registry, summarize included; fixtures/looper excluded. */
@@ -130,7 +130,7 @@ describe('search that understands a sentence', () => {
 
     const rest: Array<readonly [string, string, string[]]> = [];
     for (const [q, want] of QUERIES) {
-      const r = await g.get(`/v0/agents${query({ q })}`);
+      const r = await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q })}`);
       expect(r.status, q).toBe(200);
       rest.push([q, want, ids(r.body.agents)]);
     }
@@ -165,8 +165,8 @@ describe('search that understands a sentence', () => {
     try {
       for (const agent of g.gw.context.registry.search({})) {
         const id = agent.manifest.id;
-        expect(ids((await g.get(`/v0/agents${query({ q: id })}`)).body.agents)[0], id).toBe(id);
-        expect(ids((await g.get(`/v0/agents${query({ q: ` ${id.toUpperCase()} ` })}`)).body.agents)[0], id).toBe(id);
+        expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: id })}`)).body.agents)[0], id).toBe(id);
+        expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: ` ${id.toUpperCase()} ` })}`)).body.agents)[0], id).toBe(id);
         const r = await client.callTool({ name: 'search_agents', arguments: { q: id } });
         expect(ids((r.structuredContent as { agents: Array<{ id: string }> }).agents)[0], id).toBe(id);
       }
@@ -178,48 +178,53 @@ describe('search that understands a sentence', () => {
   test('the other filters are what they were: capability, prefix, mandate (denied apart), HOLON_EXCLUDE, blank q', async ({ gateway: g }) => {
     await g.mandate({ allow: { agents: ['examples/*'], capabilities: [] } });
     // capability: exact class, then prefix pattern
-    expect(ids((await g.get(`/v0/agents${query({ q: 'count words', capability: 'text.count' })}`)).body.agents)).toEqual(['examples/word-count']);
-    const prefixed = ids((await g.get(`/v0/agents${query({ q: 'waits', capability: 'test.*' })}`)).body.agents);
+    expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: 'count words', capability: 'text.count' })}`)).body.agents)).toEqual([
+      'examples/word-count',
+    ]);
+    const prefixed = ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: 'waits', capability: 'test.*' })}`)).body.agents);
     expect(prefixed.length).toBeGreaterThan(0);
     for (const id of prefixed) expect(g.gw.context.registry.search({ capability: 'test.*' }).map((a) => a.manifest.id)).toContain(id);
     expect(prefixed).not.toContain('holon-labs/summarize');
     // under a mandate: what it does not allow is listed apart, with the reasons, and only when it matches
-    const under = await g.get(`/v0/agents${query({ q: 'profile this CSV', mandate: 'alice/test' })}`);
+    const under = await g.get<Schema<'MandateSearch'>>(`/v0/agents${query({ q: 'profile this CSV', mandate: 'alice/test' })}`);
     expect(under.status).toBe(200);
     expect(ids(under.body.agents)).not.toContain('holon-labs/csv-profile');
     expect(under.body.denied.map((d: { id: string }) => d.id)).toContain('holon-labs/csv-profile');
-    expect(under.body.denied.find((d: { id: string }) => d.id === 'holon-labs/csv-profile').reasons.length).toBeGreaterThan(0);
+    expect(under.body.denied.find((d: { id: string }) => d.id === 'holon-labs/csv-profile')!.reasons.length).toBeGreaterThan(0);
     for (const d of under.body.denied) expect(d.id).not.toMatch(/^examples\//);
     // under a mandate with an exact capability: words every implementer matches change nothing of the ranking
-    const ranking = await g.get(`/v0/agents${query({ capability: 'text.transform', mandate: 'alice/test' })}`);
+    const ranking = await g.get<Schema<'MandateSearch'>>(`/v0/agents${query({ capability: 'text.transform', mandate: 'alice/test' })}`);
     expect(ranking.body.agents.length + ranking.body.denied.length).toBe(2);
-    expect((await g.get(`/v0/agents${query({ q: 'text', capability: 'text.transform', mandate: 'alice/test' })}`)).body).toEqual(ranking.body);
+    expect((await g.get<Schema<'MandateSearch'>>(`/v0/agents${query({ q: 'text', capability: 'text.transform', mandate: 'alice/test' })}`)).body).toEqual(
+      ranking.body,
+    );
     // HOLON_EXCLUDE: never listed, whatever the words
     for (const q of ['loops on ctx.call', 'fixtures/looper', 'looper']) {
-      expect(ids((await g.get(`/v0/agents${query({ q })}`)).body.agents), q).not.toContain('fixtures/looper');
+      expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q })}`)).body.agents), q).not.toContain('fixtures/looper');
     }
     // a blank q is no filter at all
-    const all = ids((await g.get('/v0/agents')).body.agents);
-    expect(ids((await g.get(`/v0/agents${query({ q: '   ' })}`)).body.agents)).toEqual(all);
+    const all = ids((await g.get<Answer<'searchAgents', 200>>('/v0/agents')).body.agents);
+    expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: '   ' })}`)).body.agents)).toEqual(all);
     expect(all).toEqual(g.gw.context.registry.search({}).map((a) => a.manifest.id));
   });
 
   test('no query answers a 5xx: stop words, punctuation, operators, regular expressions, NUL, lone surrogates, 10 kB', async ({ gateway: g }) => {
     await g.mandate(EVERYONE);
     for (const q of HOSTILE) {
-      const r = await g.get(`/v0/agents${query({ q })}`);
+      const r = await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q })}`);
       expect(r.status, JSON.stringify(q)).toBe(200);
       expect(Array.isArray(r.body.agents)).toBe(true);
     }
     // Only stop words or punctuation: nothing to match.
-    for (const q of ['the of and a', '!!! ??? ... ,,,', REGEX]) expect((await g.get(`/v0/agents${query({ q })}`)).body.agents, q).toEqual([]);
+    for (const q of ['the of and a', '!!! ??? ... ,,,', REGEX])
+      expect((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q })}`)).body.agents, q).toEqual([]);
     // Operators are words like any other: the tsquery syntax is never read from the query.
-    expect(ids((await g.get(`/v0/agents${query({ q: 'csv & !profile' })}`)).body.agents)).toContain('holon-labs/csv-profile');
+    expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: 'csv & !profile' })}`)).body.agents)).toContain('holon-labs/csv-profile');
     // Too long, given twice, a NUL, a lone surrogate (as bytes that are not UTF-8): a clear 400, or read as U+FFFD.
-    const tooLong = await g.get(`/v0/agents${query({ q: 'profile this CSV '.repeat(640) })}`);
+    const tooLong = await g.get<Schema<'Error'>>(`/v0/agents${query({ q: 'profile this CSV '.repeat(640) })}`);
     expect(tooLong.status).toBe(400);
     expect(tooLong.body.error).toMatchObject({ code: 'invalid_request', message: 'q must be at most 500 characters', problems: [{ path: 'query.q' }] });
-    const twice = await g.get('/v0/agents?q=csv&q=profile');
+    const twice = await g.get<Schema<'Error'>>('/v0/agents?q=csv&q=profile');
     expect(twice.status).toBe(400);
     expect(twice.body.error.code).toBe('invalid_request');
     expect((await g.get('/v0/agents?q=a%00b')).status).toBe(400);
@@ -266,14 +271,14 @@ describe('search that understands a sentence', () => {
     ]);
     await g.mandate({ allow: { agents: ['acme/*'], capabilities: [] } });
     // Equal relevance: cheaper per successful run first (no runs yet: the worst case is the prior).
-    const plain = ids((await g.get(`/v0/agents${query({ q: 'tables pdf' })}`)).body.agents);
+    const plain = ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: 'tables pdf' })}`)).body.agents);
     expect(plain).toEqual(['acme/cheap', 'acme/middle', 'acme/dear', 'acme/precise']);
-    const under = ids((await g.get(`/v0/agents${query({ q: 'tables pdf', mandate: 'alice/test' })}`)).body.agents);
+    const under = ids((await g.get<Schema<'MandateSearch'>>(`/v0/agents${query({ q: 'tables pdf', mandate: 'alice/test' })}`)).body.agents);
     expect(under).toEqual(['acme/cheap', 'acme/middle', 'acme/dear', 'acme/precise']);
     // More of the words: more relevant, whatever the price.
-    expect(ids((await g.get(`/v0/agents${query({ q: 'scanned footnotes tables' })}`)).body.agents)[0]).toBe('acme/precise');
+    expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: 'scanned footnotes tables' })}`)).body.agents)[0]).toBe('acme/precise');
     // The exact id first, then the rest by relevance and cost.
-    expect(ids((await g.get(`/v0/agents${query({ q: 'acme/dear' })}`)).body.agents)[0]).toBe('acme/dear');
+    expect(ids((await g.get<Answer<'searchAgents', 200>>(`/v0/agents${query({ q: 'acme/dear' })}`)).body.agents)[0]).toBe('acme/dear');
   });
 });
 

@@ -14,6 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { poll } from '../support/poll.js';
 import { counterFile, lines } from '../support/temp-files.js';
 import { row as admittedRow } from '../support/admitted-calls.js';
+import type { Schema, CallRan } from '../support/http.js';
 
 /** `g` runs the workers on a direct connection; the API answering the test reaches Postgres through `proxy`. */
 async function withProxiedApi(use: (g: TestGateway, api: TestGateway, proxy: PgCutProxy) => Promise<void>): Promise<void> {
@@ -37,7 +38,7 @@ describe('an admission whose answer is lost', () => {
       await api.mandate({});
       const file = await counterFile();
       const cut = proxy.cutAfterAnswer('holon_admit');
-      const r = await api.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
+      const r = await api.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
       await cut;
       expect(r.status, JSON.stringify(r.body)).toBe(200);
       expect(r.body).toMatchObject({ status: 'succeeded', receipt: { billed: true } });
@@ -57,7 +58,7 @@ describe('an admission whose answer is lost', () => {
       await api.mandate({});
       const file = await counterFile();
       const cut = proxy.cutAfterAnswer('holon_admit').then(() => proxy.refuse(true));
-      const r = await api.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
+      const r = await api.post<Schema<'Error'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
       await cut;
       expect(r.status, JSON.stringify(r.body)).toBe(503);
       expect(r.headers.get('retry-after')).toBe('1');
@@ -71,7 +72,7 @@ describe('an admission whose answer is lost', () => {
       proxy.refuse(false);
       expect((await api.get(`/v0/calls/${named}`)).status).toBe(200);
       await sweep(g.gw.engine, { strandedAfterMs: 0 });
-      const done = await poll(() => api.get(`/v0/calls/${named}`).then((a) => (a.body.receipt ? a.body : undefined)), {
+      const done = await poll(() => api.get<Schema<'CallState'>>(`/v0/calls/${named}`).then((a) => (a.body.receipt ? a.body : undefined)), {
         what: 'the receipt',
         timeoutMs: 10_000,
       });
@@ -88,13 +89,13 @@ describe('a request that meets a lost connection', () => {
     await withProxiedApi(async (_g, api, proxy) => {
       await api.mandate({});
       const cut = proxy.cutOnQuery('alice/test');
-      const r = await api.get('/v0/mandates/alice/test');
+      const r = await api.get<Schema<'Error'>>('/v0/mandates/alice/test');
       await cut;
       expect(r.status, JSON.stringify(r.body)).toBe(503);
       expect(r.headers.get('retry-after')).toBe('1');
       expect(r.body.error.code).toBe('database_unavailable');
       // The next request finds a new connection.
-      expect((await api.get('/v0/mandates/alice/test')).status).toBe(200);
+      expect((await api.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).status).toBe(200);
     });
   });
 
@@ -103,7 +104,7 @@ describe('a request that meets a lost connection', () => {
       await api.mandate({});
       const file = await counterFile();
       proxy.refuse(true);
-      const r = await api.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
+      const r = await api.post<Schema<'Error'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
       expect(r.status, JSON.stringify(r.body)).toBe(503);
       expect(r.headers.get('retry-after')).toBe('1');
       expect(r.body.error.code).toBe('database_unavailable');

@@ -8,6 +8,7 @@ import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { readBalance } from '../../shared/ledger/accounts.js';
+import type { Schema } from '../support/http.js';
 
 const MANDATE = {
   allow: { agents: ['fixtures/*', 'examples/*'], capabilities: ['text.*', 'test.*'] },
@@ -17,15 +18,8 @@ const MANDATE = {
 
 const micros = (s: string) => BigInt(Math.round(Number(s) * 1e6));
 
-interface Tree {
-  id: string;
-  cost: { own: string; downstream: string; total: string };
-  children: Tree[];
-  billed: boolean;
-  status: string;
-  agent: string;
-  sub_mandate: string | null;
-}
+/** A receipt and its children: the tree of a delegated call. */
+type Tree = Schema<'Receipt'>;
 
 function checkTree(t: Tree): void {
   expect(micros(t.cost.total)).toBe(micros(t.cost.own) + micros(t.cost.downstream));
@@ -39,7 +33,7 @@ async function alice(g: TestGateway): Promise<bigint> {
 async function settled(g: TestGateway, id: string): Promise<Tree> {
   return poll(
     async () => {
-      const r = await g.get<Tree & { status: string }>(`/v0/receipts/${id}`);
+      const r = await g.get<Tree>(`/v0/receipts/${id}`);
       return r.status === 200 && (r.body.status === 'succeeded' || r.body.status === 'failed') ? r.body : undefined;
     },
     { what: `receipt ${id} to settle`, timeoutMs: 10_000, intervalMs: 50 },
@@ -49,7 +43,7 @@ async function settled(g: TestGateway, id: string): Promise<Tree> {
 describe('delegation', () => {
   test('a passthrough orchestrator: children paid from the caller hold, a receipt tree that adds up', async ({ gateway: g }) => {
     await g.mandate(MANDATE);
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'hi' } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'hi' } });
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ text: 'HI', units: 3 });
     const tree: Tree = r.body.receipt;
@@ -58,15 +52,15 @@ describe('delegation', () => {
     expect(tree.cost).toEqual({ own: '0.05', downstream: '0.04', total: '0.09' });
     checkTree(tree);
     expect(await alice(g)).toBe(5_000_000n - 90_000n);
-    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.09', reserved: '0.00' });
-    const sub = (await g.get(`/v0/mandates/alice/test.${tree.id}`)).body;
+    expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.09', reserved: '0.00' });
+    const sub = (await g.get<Schema<'MandateView'>>(`/v0/mandates/alice/test.${tree.id}`)).body;
     expect(sub.mandate).toMatchObject({ issuer: 'alice/assistant', grantee: 'fixtures/pipeline' });
     expect(sub.budget).toMatchObject({ total: '0.30', spent: '0.04', reserved: '0.00' });
   });
 
   test('a three-level chain conserves money and its tree adds up', async ({ gateway: g }) => {
     await g.mandate(MANDATE);
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/chain-top', input: { text: 'deep' } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/chain-top', input: { text: 'deep' } });
     expect(r.status).toBe(200);
     const tree: Tree = r.body.receipt;
     checkTree(tree);
@@ -77,7 +71,7 @@ describe('delegation', () => {
 
   test('a looping orchestrator never exceeds its cap', async ({ gateway: g }) => {
     await g.mandate(MANDATE);
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12 } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12 } });
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ ok: 5, refused: 7 });
     expect(r.body.receipt.cost).toEqual({ own: '0.01', downstream: '0.05', total: '0.06' });
@@ -87,7 +81,9 @@ describe('delegation', () => {
   test('concurrent ctx.calls race for the cap: exactly what the cap allows is paid', async ({ gateway: g }) => {
     await g.mandate(MANDATE);
     const runs = await Promise.all(
-      [0, 1, 2].map(() => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12, parallel: true } })),
+      [0, 1, 2].map(() =>
+        g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12, parallel: true } }),
+      ),
     );
     for (const r of runs) {
       expect(r.status).toBe(200);
@@ -104,7 +100,7 @@ describe('delegation', () => {
     await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/fork', input: { text: 'x' } });
     expect((await g.post('/v0/admin/credit', { account: 'fixtures', amount: '1.00' })).status).toBe(201);
     const before = (await readBalance(g.db.knex, 'fixtures', 'EUR')).balance;
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/included', input: { text: 'inc' } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/included', input: { text: 'inc' } });
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ text: 'INC' });
     expect(r.body.receipt.cost).toEqual({ own: '0.05', downstream: '0.00', total: '0.05' });
@@ -117,7 +113,11 @@ describe('delegation', () => {
     await g.mandate(MANDATE);
     const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-deleg-')), 'calls.log');
     await writeFile(file, '');
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/slow-parent', input: { file } }, { prefer: 'respond-async' });
+    const r = await g.post<Schema<'CallQueued'>>(
+      '/v0/calls',
+      { mandate: 'alice/test', agent: 'fixtures/slow-parent', input: { file } },
+      { prefer: 'respond-async' },
+    );
     const tree = await settled(g, r.body.call.id);
     expect(tree).toMatchObject({ status: 'failed', billed: false });
     expect(tree.children).toHaveLength(1);
@@ -130,7 +130,7 @@ describe('delegation', () => {
 
   test('inside a delegated run nobody can approve: approve becomes deny', async ({ gateway: g }) => {
     await g.mandate({ ...MANDATE, approval: { agents: ['examples/echo-upper'] } });
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 2 } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 2 } });
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ ok: 0, refused: 2 });
     for (const child of r.body.receipt.children as Array<{ status: string; reasons: string[] }>) {
@@ -143,19 +143,19 @@ describe('delegation', () => {
 
   test('approval.first_use counts the whole mandate tree: a version approved once runs in delegated calls', async ({ gateway: g }) => {
     await g.mandate({ ...MANDATE, approval: { first_use: true } });
-    const direct = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'first' } });
+    const direct = await g.post<Schema<'CallHeld'>>('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'first' } });
     expect(direct.status).toBe(202);
     expect((await g.post(`/v0/approvals/${direct.body.approval.id}`, {})).status).toBe(200);
-    const held = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 2 } });
+    const held = await g.post<Schema<'CallHeld'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 2 } });
     expect(held.status).toBe(202);
-    const ran = await g.post(`/v0/approvals/${held.body.approval.id}`, {});
+    const ran = await g.post<Schema<'CallSucceeded'>>(`/v0/approvals/${held.body.approval.id}`, {});
     expect(ran.status).toBe(200);
     expect(ran.body.output).toEqual({ ok: 2, refused: 0 });
   });
 
   test('max_depth 0: no sub-mandate, no ctx.call; a call outside the declared slots is denied', async ({ gateway: g }) => {
     await g.mandate({ ...MANDATE, delegation: { max_depth: 0 } });
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' } });
+    const r = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' } });
     expect(r.status).toBe(502);
     expect(r.body.receipt).toMatchObject({ billed: false, sub_mandate: null, error: 'agent_error' });
     expect(await alice(g)).toBe(5_000_000n);
@@ -207,7 +207,7 @@ describe('delegation by remote agents', () => {
     gatewayUrl = g.url;
     try {
       await g.mandate({ ...MANDATE, allow: { agents: ['hooks/*', 'examples/*', 'fixtures/*'] } });
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'hooks/orchestrator', input: { text: 'remote' } });
+      const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'hooks/orchestrator', input: { text: 'remote' } });
       expect(r.status).toBe(200);
       expect(r.body.output).toEqual({ text: 'REMOTE', outside: 403 });
       expect(seenToken).toMatch(/^hld_/);
@@ -232,10 +232,10 @@ describe('max_cost and delegation', () => {
   test("a caller's max_cost leaves the children what the cap leaves after the orchestrator's own price", async ({ gateway: g }) => {
     await g.mandate(MANDATE);
     // pipeline: own 0.05; with max_cost 0.07 its children get 0.02: echo-upper (0.01) fits, units (0.20) does not
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' }, max_cost: '0.07' });
+    const r = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/pipeline', input: { text: 'x' }, max_cost: '0.07' });
     expect(r.status).toBe(502);
     expect(r.body.receipt).toMatchObject({ error: 'child_failed', billed: false, worst_case: '0.07' });
-    const sub = (await g.get(`/v0/mandates/alice/test.${r.body.receipt.id}`)).body;
+    const sub = (await g.get<Schema<'MandateView'>>(`/v0/mandates/alice/test.${r.body.receipt.id}`)).body;
     expect(sub.budget.total).toBe('0.02');
     const units = (r.body.receipt as Tree).children.find((c) => c.agent === 'fixtures/units@1.0.0')!;
     expect(units.status).toBe('denied');
@@ -246,7 +246,11 @@ describe('max_cost and delegation', () => {
 describe('the examples', () => {
   test('examples/invoice-pipeline hires text.count and text.translate; examples/invoice-digest pays its hire itself', async ({ gateway: g }) => {
     await g.mandate({ ...MANDATE, delegation: { max_depth: 1 } });
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-pipeline', input: { text: 'Invoice 42: 3 widgets', to: 'fr' } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', {
+      mandate: 'alice/test',
+      agent: 'examples/invoice-pipeline',
+      input: { text: 'Invoice 42: 3 widgets', to: 'fr' },
+    });
     expect(r.status).toBe(200);
     expect(r.body.output).toEqual({ words: 4, translation: 'stegdiw 3 :24 eciovnI' });
     const tree: Tree = r.body.receipt;
@@ -262,7 +266,7 @@ describe('the examples', () => {
       allow: { agents: ['examples/*'] },
       budget: { total: '1.00', currency: 'EUR' },
     });
-    const d = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-digest', input: { text: 'invoice 42' } });
+    const d = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-digest', input: { text: 'invoice 42' } });
     expect(d.status).toBe(200);
     expect(d.body.output).toEqual({ digest: 'INVOICE 42' });
     expect(d.body.receipt.cost.total).toBe('0.05');

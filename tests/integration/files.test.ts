@@ -26,6 +26,7 @@ import { type AnnouncedFile, type FileAgentServer, startFileAgents } from '../su
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { ADMIN_KEY, hostedConfig, send, signUp, workMandate } from '../support/hosted.js';
 import { poll } from '../support/poll.js';
+import type { Schema } from '../support/http.js';
 
 const SECRET = 'file-secret-for-the-files-tests-0123456789';
 const MiB = 1024 * 1024;
@@ -373,14 +374,14 @@ describe('deletion 24 hours after upload', () => {
         await g.mandate({});
         const up = await upload(g.url, Buffer.from('soon gone'));
         expect(up.status).toBe(201);
-        const queued = await g.post(
+        const queued = await g.post<Schema<'CallQueued'>>(
           '/v0/calls',
           { mandate: 'alice/test', agent: 'fixtures/files-mcp', input: { file: up.body.handle } },
           { prefer: 'respond-async' },
         );
         expect(queued.status).toBe(202);
         const callId = queued.body.call.id;
-        expect((await g.get('/v0/mandates/alice/test')).body.budget.reserved).toBe('0.01');
+        expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget.reserved).toBe('0.01');
         await sweepFiles({ ...g.gw.context, now: () => Date.now() + FILE_TTL_MS + 1000 });
 
         const waiter = await createCallWaiter(g.db.knex, g.gw.context.messaging.notifier);
@@ -402,7 +403,7 @@ describe('deletion 24 hours after upload', () => {
           await waiter.close();
         }
         expect(agents.seen).toHaveLength(0);
-        expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+        expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
         // Not the agent's doing: its record counts no run.
         const record = await g.db.knex('call_events').where({ agent_id: 'fixtures/files-mcp' }).first('error_code');
         expect(record?.error_code).toBe('file_not_found');

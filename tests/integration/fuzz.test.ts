@@ -76,6 +76,7 @@ import {
   mcpReq,
   poisonedToolCalls,
 } from '../support/fuzz-requests.js';
+import type { Schema } from '../support/http.js';
 console.log(`fuzz: seed ${SEED} (FUZZ_SEED=<n> to change), runs ×${SCALE} (FUZZ_RUNS)`);
 // A property stops generating after 40 s (shrinking a request that hangs costs 12 s a step).
 vi.setConfig({ testTimeout: 90_000 });
@@ -119,7 +120,11 @@ async function devFixtures(): Promise<void> {
     if (r.status !== 201) throw new Error(`mandate ${doc.id}: ${r.status} ${JSON.stringify(r.body)}`);
   }
   for (let i = 0; i < 12; i++) {
-    const r = await g.post('/v0/calls', { mandate: 'fz/ask', agent: i % 2 ? 'fixtures/usd' : 'examples/echo-upper', input: i % 2 ? { i } : { text: `t${i}` } });
+    const r = await g.post<Schema<'CallHeld'>>('/v0/calls', {
+      mandate: 'fz/ask',
+      agent: i % 2 ? 'fixtures/usd' : 'examples/echo-upper',
+      input: i % 2 ? { i } : { text: `t${i}` },
+    });
     if (r.status !== 202) throw new Error(`approval ${i}: ${r.status} ${JSON.stringify(r.body)}`);
     approvals.push(r.body.approval.id);
   }

@@ -15,12 +15,13 @@ import { audit } from '../../shared/ledger/audit.js';
 import { HolonError } from '../../shared/core/errors.js';
 import { httpStatusOf } from '../../services/api/http-status.js';
 import { counterFile, lines } from '../support/temp-files.js';
+import type { Schema } from '../support/http.js';
 
 describe('at most once, exactly once', () => {
   test('a run job delivered again after its call finished does nothing; a settle job twice settles once', async ({ gateway: g }) => {
     await g.mandate({});
     const file = await counterFile();
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
+    const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/counter', input: { file } });
     expect(r.status).toBe(200);
     const id = r.body.receipt.id;
     const runner = { runtimes: createRuntimes() };
@@ -171,7 +172,7 @@ describe('webhook agents that answer badly', () => {
     const g = await startTestGateway({ config: { registryDirs: [dir] } });
     try {
       await g.mandate({ allow: { agents: ['hooks/*'] } });
-      const call = (name: string) => g.post('/v0/calls', { mandate: 'alice/test', agent: `hooks/${name}`, input: {} });
+      const call = (name: string) => g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: `hooks/${name}`, input: {} });
       expect((await call('ok')).status).toBe(200);
       for (const [name, code] of [
         ['html', 'agent_error'],
@@ -203,7 +204,11 @@ base('a gateway-side failure after the run claimed its call (the output store is
   const g = await startTestGateway({ roles: ['api', 'settler'] });
   try {
     await g.mandate({});
-    const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } }, { prefer: 'respond-async' });
+    const queued = await g.post<Schema<'CallQueued'>>(
+      '/v0/calls',
+      { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } },
+      { prefer: 'respond-async' },
+    );
     expect(queued.status).toBe(202);
     const id = queued.body.call.id;
     const store = g.gw.context.messaging.store;
@@ -230,7 +235,7 @@ base('a gateway-side failure after the run claimed its call (the output store is
     );
     expect(receipt).toMatchObject({ status: 'failed', error: 'gateway_error', billed: false, cost: { total: '0.00' } });
     expect(await g.db.knex('holds').where({ status: 'held' })).toEqual([]);
-    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     expect((await audit(g.db.knex)).problems).toEqual([]);
   } finally {
     await g.stop();

@@ -9,6 +9,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { describe, expect, test as base } from 'vitest';
 import { AGENT_VIEW, MANDATE_SEARCH } from '../../services/api/openapi/catalogue-schemas.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import type { Schema } from '../support/http.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
   gateway: async ({}, use) => useAudited(await startTestGateway({ config: { mcpMandate: 'alice/test' } }), use),
@@ -112,6 +113,6 @@ describe("call_agent's input", () => {
       expect(structured(counted)).toMatchObject({ status: 'succeeded', output: { words: 4, characters: 19 } });
     });
     // Two echoes (0.01 each) and four words (0.004): the string input cost nothing.
-    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.024', reserved: '0.00' });
+    expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.024', reserved: '0.00' });
   });
 });

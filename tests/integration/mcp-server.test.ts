@@ -12,6 +12,7 @@ import { ElicitRequestSchema, ErrorCode, McpError, type ElicitRequest } from '@m
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
 import { verifyReceiptTree, type KeySet } from '../support/independent-verifier.js';
+import type { Schema, Answer, RefusalWithProblems } from '../support/http.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
   // eslint-disable-next-line no-empty-pattern
@@ -138,7 +139,7 @@ describe('the MCP server at /mcp', () => {
   test('receipts, approvals and budgets of another mandate stay invisible', async ({ gateway: g }) => {
     await g.mandate({});
     await g.mandate({ id: 'bob/test', issuer: 'bob', grantee: 'bob/assistant' });
-    const bobs = await g.post('/v0/calls', { mandate: 'bob/test', agent: 'examples/echo-upper', input: { text: 'bob' } });
+    const bobs = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'bob/test', agent: 'examples/echo-upper', input: { text: 'bob' } });
     expect(bobs.status).toBe(200);
     await withClient(g, { mandate: 'alice/test' }, async (c) => {
       const r = await c.callTool({ name: 'get_receipt', arguments: { id: bobs.body.receipt.id } });
@@ -160,7 +161,7 @@ describe('the MCP server at /mcp', () => {
       expect(message).toContain('examples/echo-upper@1.0.0');
       expect(message).toContain('0.01 EUR');
       expect(message).toContain('please');
-      const approval = (await g.get(`/v0/approvals/${structured(r).receipt.approval}`)).body;
+      const approval = (await g.get<Answer<'readApproval', 200>>(`/v0/approvals/${structured(r).receipt.approval}`)).body;
       expect(approval.status).toBe('used');
     });
     await withClient(g, { mandate: 'alice/test', elicit: () => ({ action: 'decline' }) }, async (c) => {
@@ -168,7 +169,7 @@ describe('the MCP server at /mcp', () => {
       expect(r.isError).toBe(true);
       expect(structured(r)).toMatchObject({ status: 'rejected', error: { code: 'approval_rejected' }, receipt: { status: 'pending_approval', billed: false } });
       const id = structured(r).receipt.approval;
-      expect((await g.get(`/v0/approvals/${id}`)).body.status).toBe('rejected');
+      expect((await g.get<Answer<'readApproval', 200>>(`/v0/approvals/${id}`)).body.status).toBe('rejected');
     });
     // A client that cannot show forms gets pending_approval; the human key decides, get_approval follows it.
     await withClient(g, { mandate: 'alice/test' }, async (c) => {
@@ -187,7 +188,7 @@ describe('the MCP server at /mcp', () => {
       expect(again.isError).toBe(true);
       expect(structured(again)).toMatchObject({ status: 'denied', error: { code: 'approval_used' }, receipt: { status: 'denied', billed: false } });
     });
-    const spent = (await g.get('/v0/mandates/alice/test')).body.budget.spent;
+    const spent = (await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget.spent;
     expect(spent).toBe('0.02');
   });
 
@@ -258,7 +259,7 @@ describe('the MCP server at /mcp', () => {
       // A NUL character is refused with the request body, before any tool sees it (services/api/body-guard.ts).
       await expect(c.callTool({ name: 'call_agent', arguments: { agent: 'examples/echo-upper', input: { text: 'a\u0000b' } } })).rejects.toThrow(/NUL/);
     });
-    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     await expect(connect(g, { mandate: 'nobody/none' })).rejects.toThrow(/404|no mandate/);
     // The dev default mandate (HOLON_MCP_MANDATE, here alice/test) applies when the connection names none.
     await withClient(g, {}, async (c) => {
@@ -292,14 +293,14 @@ describe('the MCP server at /mcp', () => {
 
       for (const max_cost of ['-1', 12, '0.1234567', '1e3']) {
         const input = { agent: 'examples/echo-upper', input: { text: 'x' }, max_cost };
-        const rest = await g.post('/v0/calls', { mandate: 'alice/test', ...input });
-        const restWords = rest.body.error.problems.find((p: any) => p.path === '$.max_cost').message;
+        const rest = await g.post<RefusalWithProblems>('/v0/calls', { mandate: 'alice/test', ...input });
+        const restWords = rest.body.error.problems.find((p: any) => p.path === '$.max_cost')!.message;
         const r = await c.callTool({ name: 'call_agent', arguments: input });
         expect(structured(r).error.problems, String(max_cost)).toEqual([{ path: '$.max_cost', message: restWords }]);
         expect(textOf(r)).toContain(`$.max_cost ${restWords}`);
       }
     });
-    expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
 
     // tools/call without params, or with a name that is not a string: the SDK alone would answer -32603 and its parser's dump.
     const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'x-holon-mandate': 'alice/test' };

@@ -12,6 +12,7 @@ import { startTestGateway, useAudited, type TestGateway } from '../support/gatew
 import { buildManifest } from '../support/manifest-builder.js';
 import { poll } from '../support/poll.js';
 import { answeredWith } from '../support/answered-with.js';
+import type { Schema, Answer } from '../support/http.js';
 
 const ADMIN = 'a'.repeat(40);
 const admin = { authorization: `Bearer ${ADMIN}` };
@@ -44,7 +45,7 @@ async function get(url: string, path: string, headers: Record<string, string> = 
 }
 
 async function signupAs(g: TestGateway, handle: string, email = `${handle}@example.org`): Promise<{ human: string; agent: string }> {
-  const r = await g.post('/v0/signup', { handle, email });
+  const r = await g.post<Answer<'signUp', 201>>('/v0/signup', { handle, email });
   if (r.status !== 201) throw new Error(`sign-up refused: ${JSON.stringify(r.body)}`);
   return { human: r.body.keys.human.key, agent: r.body.keys.agent.key };
 }
@@ -81,7 +82,7 @@ describe('disabling an account', () => {
           expect((await get(url, '/v0/me', bearer(mallory.agent))).status).toBe(200);
         }
 
-        const r = await g.post('/v0/admin/accounts/mallory/disable', { reason: 'phishing through the sandbox mandate' }, admin);
+        const r = await g.post<Answer<'disableAccount', 200>>('/v0/admin/accounts/mallory/disable', { reason: 'phishing through the sandbox mandate' }, admin);
         expect(r.status).toBe(200);
         expect(r.body).toMatchObject({
           account: { handle: 'mallory', email: 'mallory@example.org', state: 'disabled', disabled_reason: 'phishing through the sandbox mandate' },
@@ -108,19 +109,19 @@ describe('disabling an account', () => {
 
         // The email is blocked, under any case or with spaces; a fresh email still signs up.
         for (const email of ['mallory@example.org', '  Mallory@Example.ORG ']) {
-          const again = await g.post('/v0/signup', { handle: 'mallory2', email });
+          const again = await g.post<Schema<'Error'>>('/v0/signup', { handle: 'mallory2', email });
           expect(again.status).toBe(403);
           expect(again.body.error.code).toBe('email_blocked');
         }
         expect((await g.post('/v0/signup', { handle: 'mallory2', email: 'someone-else@example.org' })).status).toBe(201);
 
         // Once only; unknown and non-user accounts are refused.
-        const twice = await g.post('/v0/admin/accounts/mallory/disable', { reason: 'again' }, admin);
+        const twice = await g.post<Schema<'Error'>>('/v0/admin/accounts/mallory/disable', { reason: 'again' }, admin);
         expect(twice.status).toBe(409);
         expect(twice.body.error.code).toBe('already_disabled');
         expect((await g.post('/v0/admin/accounts/nobody-here/disable', { reason: 'x' }, admin)).status).toBe(404);
         for (const handle of ['holon', 'external:demo-credit']) {
-          const refused = await g.post(`/v0/admin/accounts/${encodeURIComponent(handle)}/disable`, { reason: 'x' }, admin);
+          const refused = await g.post<Schema<'Error'>>(`/v0/admin/accounts/${encodeURIComponent(handle)}/disable`, { reason: 'x' }, admin);
           expect(refused.status).toBe(400);
           expect(refused.body.error.code).toBe('not_a_user_account');
         }
@@ -212,12 +213,12 @@ describe('only the admin key moderates', () => {
 describe('yanking versions', () => {
   test('shipped agents are not moderated this way; unknown versions are 404', async () => {
     await useAudited(await hosted(), async (g) => {
-      const shipped = await g.post('/v0/admin/agents/examples/echo-upper@1.0.0/yank', { reason: 'dangerous' }, admin);
+      const shipped = await g.post<Schema<'Error'>>('/v0/admin/agents/examples/echo-upper@1.0.0/yank', { reason: 'dangerous' }, admin);
       expect(shipped.status).toBe(409);
       expect(shipped.body.error.code).toBe('shipped_agent');
       expect(shipped.body.error.message).toContain('they change with the code');
       for (const path of ['/v0/admin/agents/examples/echo-upper@9.9.9/yank', '/v0/admin/agents/nobody/here@1.0.0/yank']) {
-        const r = await g.post(path, { reason: 'x' }, admin);
+        const r = await g.post<Schema<'Error'>>(path, { reason: 'x' }, admin);
         expect(r.status, path).toBe(404);
         expect(r.body.error.code).toBe('not_found');
       }
@@ -263,7 +264,7 @@ describe('yanking versions', () => {
         expect(there.search({ q: 'scrape' }).map((a) => a.manifest.version)).toEqual(['1.0.0', '1.0.0']);
 
         // Once.
-        const twice = await g.post('/v0/admin/agents/mallory/scraper@1.1.0/yank', { reason: 'again' }, admin);
+        const twice = await g.post<Schema<'Error'>>('/v0/admin/agents/mallory/scraper@1.1.0/yank', { reason: 'again' }, admin);
         expect(twice.status).toBe(409);
         expect(twice.body.error.code).toBe('already_yanked');
 
@@ -413,7 +414,7 @@ describe('bad requests', () => {
       ];
       for (const path of ['/v0/admin/accounts/bob/disable', '/v0/admin/agents/bob/helper@1.0.0/yank']) {
         for (const body of bodies) {
-          const r = await g.post(path, body, admin);
+          const r = await g.post<Schema<'Error'>>(path, body, admin);
           expect(r.status, `${path} ${JSON.stringify(body)}`).toBe(400);
           expect(['invalid_request', 'invalid_json']).toContain(r.body.error.code);
         }

@@ -14,6 +14,7 @@ import { manifestSchema } from '../../shared/core/manifest/index.js';
 import { createAjv } from '../../shared/core/schema/ajv.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
 import { send, signUp } from '../support/hosted.js';
+import type { Schema } from '../support/http.js';
 
 type Doc = {
   paths: Record<string, Record<string, { requestBody?: { content: Record<string, { schema: unknown }> } }>>;
@@ -120,10 +121,10 @@ describe('GET /v0/openapi.json', () => {
       expect((doc as unknown as { servers: unknown }).servers).toEqual([{ url: g.url, description: 'This gateway' }]);
       expect(doc.components.securitySchemes).toBeUndefined();
       const made = await g.mandate({ id: 'alice/two-parts' });
-      const plain = await g.get('/v0/mandates/alice/two-parts');
+      const plain = await g.get<Schema<'MandateView'>>('/v0/mandates/alice/two-parts');
       expect(plain.status).toBe(200);
       expect(plain.body).toEqual(made);
-      const encoded = await g.get('/v0/mandates/alice%2Ftwo-parts');
+      const encoded = await g.get<Schema<'MandateView'>>('/v0/mandates/alice%2Ftwo-parts');
       expect(encoded.status).toBe(200);
       expect(encoded.body).toEqual(made);
       for (const missing of ['/v0/mandates/alice/nothing', '/v0/mandates/alice', '/v0/mandates/alice/two-parts/more']) {

@@ -18,6 +18,7 @@ import { startTestGateway, useAudited, type TestGateway } from '../support/gatew
 import { poll } from '../support/poll.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 import { testWebhookSettings } from '../support/webhook-settings.js';
+import type { Schema, RefusalWithReceipt, Answer } from '../support/http.js';
 
 const DAY_MS = 86_400_000;
 
@@ -43,7 +44,7 @@ async function receiver(status: number): Promise<string> {
 }
 
 async function asyncCall(g: TestGateway, body: Record<string, unknown>): Promise<string> {
-  const r = await g.post('/v0/calls', { mandate: 'alice/test', ...body }, { prefer: 'respond-async' });
+  const r = await g.post<Schema<'CallQueued'>>('/v0/calls', { mandate: 'alice/test', ...body }, { prefer: 'respond-async' });
   expect(r.status, JSON.stringify(r.body)).toBe(202);
   return r.body.call.id as string;
 }
@@ -78,7 +79,7 @@ test('finished deliveries and the tasks of final calls go after the retention; p
     await askResend(g.db.knex, `msg_${resending}`);
 
     // Tasks: one of a settled call, one of a refusal (a receipt, no call row), one of a call still running.
-    const denied = await g.post('/v0/calls', { mandate: 'alice/narrow', agent: 'examples/echo-upper', input: { text: 'no' } });
+    const denied = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/narrow', agent: 'examples/echo-upper', input: { text: 'no' } });
     expect(denied.status).toBe(403);
     const file = path.join(mkdtempSync(path.join(tmpdir(), 'holon-retention-')), 'patient.log');
     const working = await asyncCall(g, { agent: 'fixtures/patient', input: { file, ms: 30_000 } });
@@ -106,8 +107,8 @@ test('finished deliveries and the tasks of final calls go after the retention; p
     expect(sampleValue(m, 'holon_sweeper_actions_total', { action: 'tasks_deleted' })).toBe(2);
 
     // A deleted log reads as none; a re-send of it is a clear 409.
-    expect((await g.get(`/v0/calls/${delivered}/deliveries`)).body.delivery).toBeNull();
-    const resend = await g.post(`/v0/calls/${delivered}/deliveries`, {});
+    expect((await g.get<Answer<'readDelivery', 200>>(`/v0/calls/${delivered}/deliveries`)).body.delivery).toBeNull();
+    const resend = await g.post<Schema<'Error'>>(`/v0/calls/${delivered}/deliveries`, {});
     expect(resend.status).toBe(409);
     expect(resend.body.error.code).toBe('no_delivery');
 

@@ -9,6 +9,7 @@ import type { Role } from '../../services/compose.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { parsePrometheus, sampleValue, type Sample } from '../support/prometheus.js';
 import { poll } from '../support/poll.js';
+import type { Schema } from '../support/http.js';
 
 function orders<T>(items: readonly T[]): T[][] {
   if (items.length <= 1) return [[...items]];
@@ -37,7 +38,7 @@ describe('the roles of one process, in every order', () => {
         expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' })).toBe(1);
         expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'settle' }) ?? 0).toBe(0);
         expect(sampleValue(m, 'holon_calls_total', { status: 'succeeded', error_code: 'none', agent: 'examples/echo-upper' })).toBe(1);
-        expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.01', reserved: '0.00' });
+        expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.01', reserved: '0.00' });
       });
     });
   }

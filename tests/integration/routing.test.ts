@@ -1,11 +1,12 @@
 import { describe, expect } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { insertRuns } from '../support/synthetic-runs.js';
+import type { Answer, RefusalWithReceipt, Schema, CallRan } from '../support/http.js';
 
 describe('capability routing', () => {
   test('picks the cheapest per successful run, and switches once records say so', async ({ gateway: g }) => {
     await g.mandate({ allow: { capabilities: ['text.transform'], agents: [] } });
-    const call = () => g.post('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
+    const call = () => g.post<CallRan>('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
     // no records: the prior ranks by price (examples/echo-upper 0.01 < fixtures/fork 0.035)
     const first = await call();
     expect(first.status).toBe(200);
@@ -26,17 +27,17 @@ describe('capability routing', () => {
     const second = await call();
     expect(second.status).toBe(200);
     expect(second.body.receipt.agent).toBe('fixtures/fork@1.0.0');
-    const ranking = await g.get('/v0/agents?capability=text.transform&mandate=alice/test');
+    const ranking = await g.get<Schema<'MandateSearch'>>('/v0/agents?capability=text.transform&mandate=alice/test');
     expect(ranking.body.agents.map((a: { id: string }) => a.id)).toEqual(['fixtures/fork', 'examples/echo-upper']);
   });
 
   test('candidates the mandate does not allow are skipped, with reasons when none is left', async ({ gateway: g }) => {
     await g.mandate({ allow: { capabilities: ['text.transform'], agents: [] }, deny: { agents: ['examples/*', 'fixtures/*'] } });
-    const r = await g.post('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
+    const r = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', capability: 'text.transform', input: { text: 'x' } });
     expect(r.status).toBe(403);
     expect(r.body.receipt.reasons.some((x: string) => x.startsWith('examples/echo-upper@1.0.0:'))).toBe(true);
     expect(r.body.receipt.reasons.some((x: string) => x.startsWith('fixtures/fork@1.0.0:'))).toBe(true);
-    const ranking = await g.get('/v0/agents?capability=text.transform&mandate=alice/test');
+    const ranking = await g.get<Schema<'MandateSearch'>>('/v0/agents?capability=text.transform&mandate=alice/test');
     expect(ranking.body.agents).toEqual([]);
     expect(ranking.body.denied.length).toBe(2);
   });

@@ -8,10 +8,12 @@ import { expect } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { forceGc } from '../support/force-gc.js';
 import { poll } from '../support/poll.js';
+import type { Schema } from '../support/http.js';
 
 test('calls that overrun a 1 s timeout while collections run all end failed / timeout, and one within it succeeds', async ({ gateway: g }) => {
   await g.mandate({});
-  const ask = (ms: number) => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/short-fuse', input: { ms } }, { prefer: 'respond-async' });
+  const ask = (ms: number) =>
+    g.post<Schema<'CallQueued'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/short-fuse', input: { ms } }, { prefer: 'respond-async' });
   const overruns = await Promise.all(Array.from({ length: 6 }, () => ask(2_500)));
   const within = await ask(50);
   for (const r of [...overruns, within]) expect(r.status).toBe(202);

@@ -12,6 +12,7 @@ import { createRuntimes } from '../../shared/runtimes/index.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, TEST_REGISTRY, useAudited } from '../support/gateway.js';
 import { createCallEngine } from '../../shared/calls/engine.js';
+import type { Schema } from '../support/http.js';
 
 /** A registry directory with two webhook agents: one on a port nothing listens on, one on a name that never resolves. */
 async function unreachableAgents(port: number): Promise<string> {
@@ -37,7 +38,7 @@ describe('runtime_unavailable names the endpoint and the cause', () => {
     const registry = await unreachableAgents(port);
     await useAudited(await startTestGateway({ config: { registryDirs: [...TEST_REGISTRY, registry] } }), async (g) => {
       await g.mandate({});
-      const refused = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/refused', input: {} });
+      const refused = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/refused', input: {} });
       expect(refused.status).toBe(502);
       expect(refused.body.receipt).toMatchObject({ status: 'failed', error: 'runtime_unavailable', billed: false });
       expect(refused.body.error).toEqual({
@@ -45,7 +46,7 @@ describe('runtime_unavailable names the endpoint and the cause', () => {
         message: `the agent failed: runtime_unavailable — could not reach http://127.0.0.1:${port}/hook: connection refused (ECONNREFUSED); nothing was charged`,
       });
 
-      const nowhere = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/nowhere', input: {} });
+      const nowhere = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/nowhere', input: {} });
       expect(nowhere.status).toBe(502);
       expect(nowhere.body.error.message).toMatch(/could not reach http:\/\/no-such-host\.invalid\/hook: the name did not resolve.* \((ENOTFOUND|EAI_AGAIN)\)/);
       for (const r of [refused, nowhere]) expect(JSON.stringify(r.body)).not.toContain('sekrit');
@@ -58,7 +59,11 @@ describe('runtime_unavailable names the endpoint and the cause', () => {
     // No runner here: this test runs the call itself, with a logger it reads.
     await useAudited(await startTestGateway({ roles: ['api', 'settler'], config: { registryDirs: [...TEST_REGISTRY, registry] } }), async (g) => {
       await g.mandate({});
-      const queued = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/refused', input: {} }, { prefer: 'respond-async' });
+      const queued = await g.post<Schema<'CallQueued'>>(
+        '/v0/calls',
+        { mandate: 'alice/test', agent: 'fixtures/refused', input: {} },
+        { prefer: 'respond-async' },
+      );
       expect(queued.status).toBe(202);
       const lines: Array<Record<string, unknown>> = [];
       const log = pino({ level: 'info' }, { write: (line: string) => void lines.push(JSON.parse(line)) });

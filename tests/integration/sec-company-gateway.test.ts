@@ -11,6 +11,7 @@ import type { Config } from '../../shared/platform/config.js';
 import { startFakeEdgar, type FakeEdgar } from '../support/fake-edgar.js';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { AGENTS_DIR, manifestsPointingAt } from '../support/mcp-agents.js';
+import type { Schema, Answer, RefusalWithReceipt, CallRan, Succeeded } from '../support/http.js';
 
 const MANDATE = { allow: { agents: ['holon-labs/*'], capabilities: ['data.*'] } };
 const CONTACT = 'filings-desk@holon.example';
@@ -40,7 +41,11 @@ describe('holon-labs/sec-company behind the gateway', () => {
   test('a lookup is billed per run, 0.001 EUR, with its receipt; an unknown company is not billed', async () => {
     await withGateway(CONTACT, { exclude: ['holon-labs/summarize'] }, async (g) => {
       await g.mandate(MANDATE);
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/sec-company', input: { company: 'AAPL', limit: 2 } });
+      const r = await g.post<Succeeded<{ filings: Array<{ accession_number: string }> }>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'holon-labs/sec-company',
+        input: { company: 'AAPL', limit: 2 },
+      });
       expect(r.status).toBe(200);
       expect(r.body.output).toMatchObject({ cik: '0000320193', name: 'Apple Inc.', matched_by: 'ticker' });
       expect(r.body.output.filings.map((f: { accession_number: string }) => f.accession_number)).toEqual(['0000320193-24-000123', '0000320193-24-000120']);
@@ -56,27 +61,35 @@ describe('holon-labs/sec-company behind the gateway', () => {
       ]);
       for (const request of fake.requests) expect(request.userAgent).toBe(`Holon ${CONTACT}`);
 
-      const unknown = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/sec-company', input: { company: 'Zzyzx Quantum Widgets' } });
+      const unknown = await g.post<Schema<'CallFailed'>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'holon-labs/sec-company',
+        input: { company: 'Zzyzx Quantum Widgets' },
+      });
       expect(unknown.status).toBe(502);
       expect(unknown.body.receipt).toMatchObject({ status: 'failed', error: 'unknown_company', billed: false, cost: { total: '0.00' } });
 
       // Found by its capability too.
-      const byCapability = await g.post('/v0/calls', { mandate: 'alice/test', capability: 'data.company.filings', input: { company: 'hathaway', limit: 1 } });
+      const byCapability = await g.post<CallRan>('/v0/calls', {
+        mandate: 'alice/test',
+        capability: 'data.company.filings',
+        input: { company: 'hathaway', limit: 1 },
+      });
       expect(byCapability.body.receipt).toMatchObject({ agent: 'holon-labs/sec-company@1.0.0', billed: true });
-      expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.002', reserved: '0.00' });
+      expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.002', reserved: '0.00' });
     });
   });
 
   test('not listed without HOLON_SEC_CONTACT, nor while HOLON_EXCLUDE names it (the default)', async () => {
     const listed = async (g: TestGateway) => {
-      const r = await g.get('/v0/agents/holon-labs/sec-company');
+      const r = await g.get<Answer<'describeAgent', 200>>('/v0/agents/holon-labs/sec-company');
       return r.status;
     };
     await withGateway(undefined, { exclude: ['holon-labs/summarize'] }, async (g) => {
       expect(await listed(g)).toBe(404);
       expect((await g.get('/v0/agents/holon-labs/csv-profile')).status).toBe(200);
       await g.mandate(MANDATE);
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/sec-company', input: { company: 'AAPL' } });
+      const r = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/sec-company', input: { company: 'AAPL' } });
       expect(r.status).toBe(404);
       expect(r.body.error).toEqual({ code: 'unknown_agent', message: 'no agent holon-labs/sec-company is listed' });
       expect(r.body.receipt).toMatchObject({ status: 'denied', billed: false });

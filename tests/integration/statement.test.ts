@@ -23,7 +23,7 @@ import { shippedAgentsContext } from '../support/service-context.js';
 import { BACKENDS, dbTest } from '../support/db.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { ADMIN_KEY, send, signUp, workMandate } from '../support/hosted.js';
-import { GENEROUS_RATE_LIMITS, query, type Answer, type Schema } from '../support/http.js';
+import { GENEROUS_RATE_LIMITS, query, type Answer, type CallRan, type Schema } from '../support/http.js';
 import { buildManifest, buildMandate } from '../support/manifest-builder.js';
 import { generateSigningKey } from '../../shared/signing/keys.js';
 import { createCallEngine } from '../../shared/calls/engine.js';
@@ -337,17 +337,21 @@ describe('GET /v0/statement', () => {
       expect((await g.get('/v0/statement')).status).toBe(400);
       expect((await g.post('/v0/admin/credit', { account: 'alice', amount: '1.00', currency: 'USD' })).status).toBe(201);
       await g.mandate({ id: 'alice/usd', allow: { agents: ['fixtures/*'] }, budget: { total: '1.00', currency: 'USD' } });
-      const usd = await g.post('/v0/calls', { mandate: 'alice/usd', agent: 'fixtures/usd', input: {} });
+      const usd = await g.post<CallRan>('/v0/calls', { mandate: 'alice/usd', agent: 'fixtures/usd', input: {} });
       expect(usd.body.receipt).toMatchObject({ billed: true, currency: 'USD', cost: { total: '0.10' } });
       await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'x' } });
       // fixtures/slow-parent times out after starting a child that then succeeds: the parent is unbilled, its
       // cost_total is the child's, and spent counts it.
       const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-statement-')), 'calls.log');
       await writeFile(file, '');
-      const started = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/slow-parent', input: { file } }, { prefer: 'respond-async' });
+      const started = await g.post<Schema<'CallQueued'>>(
+        '/v0/calls',
+        { mandate: 'alice/test', agent: 'fixtures/slow-parent', input: { file } },
+        { prefer: 'respond-async' },
+      );
       let tree: Receipt | undefined;
       for (let i = 0; i < 200 && !tree; i++) {
-        const r = await g.get(`/v0/receipts/${started.body.call.id}`);
+        const r = await g.get<Schema<'Receipt'>>(`/v0/receipts/${started.body.call.id}`);
         if (r.status === 200 && r.body.status === 'failed') tree = r.body;
         else await pause(50);
       }
@@ -369,7 +373,9 @@ describe('GET /v0/statement', () => {
       const parentAt = tree!.created_at;
       const childAt = tree!.children[0]!.created_at;
       expect(childAt < parentAt).toBe(true);
-      const cut = await g.get(`/v0/statement?account=alice&since=${encodeURIComponent(childAt)}&until=${encodeURIComponent(parentAt)}`);
+      const cut = await g.get<Answer<'readStatement', 200>>(
+        `/v0/statement?account=alice&since=${encodeURIComponent(childAt)}&until=${encodeURIComponent(parentAt)}`,
+      );
       checkStatement(cut.body, 'alice', { since: childAt, until: parentAt }, receipts);
       expect(cut.body.currencies[0]).toMatchObject({ currency: 'EUR', billed: '0.01' });
       expect(cut.body.mandates[0]).toMatchObject({ id: 'alice/test', billed_in_range: '0.00' });

@@ -22,6 +22,7 @@ import { losingJobs } from '../support/lost-jobs.js';
 import { poll } from '../support/poll.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 import { createCallEngine } from '../../shared/calls/engine.js';
+import type { Schema } from '../support/http.js';
 
 const DAY_MS = 86_400_000;
 
@@ -63,7 +64,7 @@ test('each sweep action moves its counter by what the sweep did', async () => {
     // Eight days on: a queued call long past its deadline is closed, settlements nobody finished are handed out
     // again (the abandoned call is `settling`: no settler runs here), a pending approval expires.
     await strandedCall(ctx, 'overdue');
-    const held = await g.post('/v0/calls', { mandate: 'alice/ask', agent: 'examples/echo-upper', input: { text: 'ask me' } });
+    const held = await g.post<Schema<'CallHeld'>>('/v0/calls', { mandate: 'alice/ask', agent: 'examples/echo-upper', input: { text: 'ask me' } });
     expect(held.body.status).toBe('pending_approval');
     const late = await sweep(createCallEngine(at(8 * DAY_MS)), { strandedAfterMs: 9 * DAY_MS });
     expect(late).toMatchObject({ requeued: 0, abandoned: 0, closed: 1 });
@@ -88,7 +89,7 @@ test('each sweep action moves its counter by what the sweep did', async () => {
     expect((await actions(g))('files_deleted')).toBe(1);
 
     // The delivery sweep: a delivery whose settler died before its wake-up is queued once; queued, it is not again.
-    const r = await g.post(
+    const r = await g.post<Schema<'CallQueued'>>(
       '/v0/calls',
       { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'hook' }, callback_url: 'http://127.0.0.1:9/hook' },
       { prefer: 'respond-async' },

@@ -21,6 +21,7 @@ import { perTestCleanups } from '../support/cleanups.js';
 import { losingJobs } from '../support/lost-jobs.js';
 import { poll, sleep } from '../support/poll.js';
 import { testWebhookSettings } from '../support/webhook-settings.js';
+import type { Schema } from '../support/http.js';
 
 interface Received {
   headers: IncomingHttpHeaders;
@@ -59,7 +60,7 @@ function settings(backend: Backend, secret: string): Partial<Config> {
 
 /** An async call naming the receiver, run by g's runner and left `settling` (g runs no settler). */
 async function settlingCall(g: TestGateway, callbackUrl: string, text: string): Promise<string> {
-  const r = await g.post(
+  const r = await g.post<Schema<'CallQueued'>>(
     '/v0/calls',
     { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text }, callback_url: callbackUrl },
     { prefer: 'respond-async' },

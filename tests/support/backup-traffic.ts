@@ -1,5 +1,5 @@
 /**
- * Real traffic for the backup drill (tests/integration/backup-*.test.ts), made through a hosted gateway's HTTP API
+ * Real traffic for the backup drill (tests/processes/backup-drill.test.ts), made through a hosted gateway's HTTP API
  * with the helpers the other tests use: sign-ups with demo credit, a paid call, a delegation tree (fixtures/pipeline),
  * an approval held then approved, an uploaded file (two chunks), a published webhook agent (GitHub sign-in, an
  * encrypted endpoint credential, an evaluation) called and paid, and a moderation action. A gateway on the restored

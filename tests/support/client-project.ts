@@ -1,8 +1,9 @@
 /**
- * For the client's tests (tests/unit/client-types.test.ts, tests/integration/client*.test.ts): a project of an
- * integrator's, in a temporary directory with `holon` installed (node_modules/holon → this repository, so
- * `import … from 'holon/client'` goes through package.json's `exports` as it would from npm), type-checked by the
- * project's TypeScript (its compiler API, strict) and run by Node with or without tsx.
+ * For the client's tests (tests/unit/client-types.test.ts, tests/processes/client-docs.test.ts and
+ * client-live-types.test.ts): a project of an integrator's, in a temporary directory with `holon` installed
+ * (node_modules/holon → this repository, so `import … from 'holon/client'` goes through package.json's `exports` as it
+ * would from npm), type-checked by the project's TypeScript (its compiler API, strict) and run by Node with or without
+ * tsx.
  */
 import { execFile } from 'node:child_process';
 import { mkdir, mkdtemp, rm, symlink, writeFile } from 'node:fs/promises';

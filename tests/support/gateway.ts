@@ -6,6 +6,8 @@
  *   const g = await startTestGateway({ roles: ['api', 'settler'] });         // no runner: calls stay queued
  *   const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true }); // a second API process on g's data
  *   const c = await startTestCluster({ env: { … } });                        // services as OS processes (processes.ts)
+ *   const agents = await loadTestRegistry();                                 // read once, for several gateways:
+ *   const g = await startTestGateway({ registry: agents });                  // each lists them in a registry of its own
  *
  * `startTestGateway` runs the roles in this process (services/compose.ts `startGateway`) with the test settings (any
  * free port, the test registry, log level warn) under `config`, and answers a {@link TestGateway}: its URL, its
@@ -23,6 +25,9 @@ import { generateKeyPairSync } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { ALL_ROLES, startGateway, type RunningGateway, type Role } from '../../services/compose.js';
 import { audit } from '../../shared/ledger/audit.js';
+import type { AgentVersion } from '../../shared/registry/agent-version.js';
+import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
+import { createLogger } from '../../shared/platform/log.js';
 import type { Config } from '../../shared/platform/config.js';
 import { Redis } from 'ioredis';
 import type { TestDatabase } from './db.js';
@@ -59,6 +64,12 @@ export interface TestGatewayOptions extends TestDataOptions {
   hosted?: boolean;
   /** Settings over the test ones (port 0, TEST_REGISTRY, log level warn, the data's URLs and prefix). */
   config?: Partial<Config>;
+  /**
+   * The dev registry's agent versions, loaded already (loadTestRegistry), instead of the gateway reading TEST_REGISTRY
+   * (or `config.registryDirs`) itself; its registry of its own lists them. Reading is cheap either way: a process
+   * validates each manifest file once (shared/registry/manifest-files.ts).
+   */
+  registry?: readonly AgentVersion[];
 }
 
 export interface TestGateway {
@@ -69,9 +80,12 @@ export interface TestGateway {
   redisPrefix: string;
   /** http://127.0.0.1:<port> (meaningful when it runs the API). */
   url: string;
-  /** POST a JSON body; the answer's body is what the test says it expects (`post<Receipt>(…)`), unchecked by the compiler otherwise. */
-  post<T = any>(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
-  get<T = any>(path: string): Promise<Reply<T>>;
+  /**
+   * POST a JSON body; the answer's body is what the test says it expects (`post<Schema<'CallSucceeded'>>(…)`, http.ts),
+   * `unknown` when it says nothing. `get` likewise.
+   */
+  post<T = unknown>(path: string, body: unknown, headers?: Record<string, string>): Promise<Reply<T>>;
+  get<T = unknown>(path: string): Promise<Reply<T>>;
   /** Create a mandate (POST /v0/mandates) with defaults that tests override; its MandateView. */
   mandate(doc: Record<string, unknown>): Promise<Schema<'MandateView'>>;
   stop(): Promise<void>;
@@ -143,28 +157,50 @@ async function provideData(options: TestDataOptions, poolMax?: number): Promise<
   };
 }
 
+/**
+ * The agent versions of `dirs` (default TEST_REGISTRY), for `startTestGateway({ registry })`: read once, frozen (a
+ * gateway never changes a listed version, so several may list the same objects). Throws on a manifest it skips.
+ */
+export async function loadTestRegistry(dirs: readonly string[] = TEST_REGISTRY): Promise<readonly AgentVersion[]> {
+  const { registry, problems } = await loadDevRegistry([...dirs], { log: createLogger('registry', 'warn') });
+  if (problems.length) throw new Error(`the test registry has problems: ${JSON.stringify(problems)}`);
+  return deepFreeze(registry.list());
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === 'object' && !Object.isFrozen(value)) {
+    Object.freeze(value);
+    for (const v of Object.values(value)) deepFreeze(v);
+  }
+  return value;
+}
+
 export async function startTestGateway(options: TestGatewayOptions = {}): Promise<TestGateway> {
   const data = await provideData(options, 20);
   let gw: RunningGateway;
   try {
-    gw = await startGateway(options.roles ?? ALL_ROLES, {
-      port: 0,
-      databaseUrl: data.databaseUrl,
-      redisUrl: data.redisUrl,
-      redisPrefix: data.redisPrefix,
-      registryDirs: TEST_REGISTRY,
-      registryExplicit: true,
-      logLevel: 'warn',
-      signingKey: TEST_SIGNING_KEY,
-      ...(options.hosted ? hostedConfig(options.config) : options.config),
-    });
+    gw = await startGateway(
+      options.roles ?? ALL_ROLES,
+      {
+        port: 0,
+        databaseUrl: data.databaseUrl,
+        redisUrl: data.redisUrl,
+        redisPrefix: data.redisPrefix,
+        registryDirs: TEST_REGISTRY,
+        registryExplicit: true,
+        logLevel: 'warn',
+        signingKey: TEST_SIGNING_KEY,
+        ...(options.hosted ? hostedConfig(options.config) : options.config),
+      },
+      options.registry ? { agents: options.registry } : {},
+    );
   } catch (e) {
     await data.release();
     throw e;
   }
   const url = `http://127.0.0.1:${gw.port}`;
   const json = { 'content-type': 'application/json' };
-  const post = <T = any>(path: string, body: unknown, headers: Record<string, string> = {}) =>
+  const post = <T = unknown>(path: string, body: unknown, headers: Record<string, string> = {}) =>
     send<T>(url, 'POST', path, { body, headers: { ...json, ...headers } });
   return {
     gw,

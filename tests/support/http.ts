@@ -24,6 +24,18 @@ export type Answer<Op extends keyof operations, Status extends keyof operations[
   ? B
   : never;
 
+/** A refusal that carries its receipt (a denied call, a rejected input): the Error answer, with the receipt the test reads. */
+export type RefusalWithReceipt = Schema<'Error'> & { receipt: Schema<'Receipt'> };
+
+/** A bad request's refusal (400, 422): the Error answer with every problem, each with its path. */
+export type RefusalWithProblems = Schema<'Error'> & { error: { problems: Array<Schema<'Problem'>> } };
+
+/** A call's success whose output is `Output` (the agent's own, which the document leaves open). */
+export type Succeeded<Output> = Omit<Schema<'CallSucceeded'>, 'output'> & { output: Output };
+
+/** A call that ran, whichever way it ended (200 or 502): both answers carry the receipt. */
+export type CallRan = Schema<'CallSucceeded'> | Schema<'CallFailed'>;
+
 export const ADMIN_KEY = 'admin-key-for-tests-0123456789-abcdefghij';
 
 /** Rate limits no test of many requests runs into (hosted gateways count every request). */

@@ -1,6 +1,6 @@
 /**
- * A BullMQ worker that takes one job and hangs forever: the contract test starts it in a child process and
- * kills it with SIGKILL once it holds the job, to check that the job is delivered again.
+ * A BullMQ worker that takes one job and hangs forever: tests/processes/worker-redelivery.test.ts starts it in a child
+ * process and kills it with SIGKILL once it holds the job, to check that the job is delivered again.
  *
  *   node --import tsx tests/support/stalling-worker.ts <redisUrl> <prefix> <queue> [lockDurationMs] [stalledIntervalMs]
  *

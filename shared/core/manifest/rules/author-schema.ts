@@ -1,6 +1,11 @@
 /**
  * An author's JSON Schema (interface.input / interface.output): size limit, RE2-only regular
  * expressions, known formats, and compilation with the gateway's ajv (createAjv).
+ *
+ * A schema is compiled once per process: the same manifest is validated by every gateway a process starts (the dev
+ * registry) and its schemas are compiled again for calls (interface-validator.ts), so compiled validators are kept by
+ * the schema's JSON text. Each is compiled in an ajv of its own (two schemas may carry the same $id); the check
+ * against the draft 2020-12 metaschema runs on one shared ajv, which never compiles an author schema.
  */
 import RE2 from 're2';
 import type { Ajv2020, ErrorObject } from 'ajv/dist/2020.js';
@@ -29,9 +34,34 @@ const SCHEMA_ONE = [
 ];
 const SCHEMA_LISTS = ['allOf', 'anyOf', 'oneOf', 'prefixItems', 'items'];
 
+/** How many compiled schemas a process keeps (least recently used dropped first). */
+const MAX_COMPILED = 512;
+const compiled = new Map<string, ValidateFunction>();
+let metaschemaAjv: Ajv2020 | undefined;
+
+/** The shared ajv: checks schemas against the metaschema and knows the formats; it compiles no author schema. */
+function metaschemaChecker(): Ajv2020 {
+  metaschemaAjv ??= createAjv();
+  return metaschemaAjv;
+}
+
+/** The validator of a schema the metaschema accepts, `text` its JSON: compiled the first time, in an ajv of its own. */
+function compiledOnce(text: string, schema: JsonSchema): ValidateFunction {
+  const validate = compiled.get(text) ?? createAjv({ validateSchema: false }).compile(schema);
+  compiled.delete(text); // (re-)inserted last: most recently used
+  compiled.set(text, validate);
+  while (compiled.size > MAX_COMPILED) compiled.delete(compiled.keys().next().value!);
+  return validate;
+}
+
+/** A schema's validator; throws when it is not a valid JSON Schema (draft 2020-12) or does not compile. */
 export function compileAuthorSchema(schema: JsonSchema): ValidateFunction {
-  // One ajv per schema: two schemas may carry the same $id.
-  return createAjv().compile(schema);
+  const text = JSON.stringify(schema);
+  if (!compiled.has(text)) {
+    const ajv = metaschemaChecker();
+    if (!ajv.validateSchema(schema)) throw new Error(`schema is invalid: ${ajv.errorsText(ajv.errors)}`);
+  }
+  return compiledOnce(text, schema);
 }
 
 /**
@@ -52,7 +82,7 @@ export function checkAuthorSchema(schema: JsonSchema, path: string): { problems:
   if (bytes > MAX_SCHEMA_BYTES) {
     return { problems: at([`is ${Math.ceil(bytes / 1024)} KB as JSON; a schema may be at most 64 KB`]) };
   }
-  const ajv = createAjv();
+  const ajv = metaschemaChecker();
   const knownFormats = new Set(Object.keys(ajv.formats));
   const messages: string[] = [];
   for (const node of subschemas(schema, path)) {
@@ -71,7 +101,7 @@ export function checkAuthorSchema(schema: JsonSchema, path: string): { problems:
   const keywords = metaschemaProblems(ajv, schema, path);
   if (keywords.length) return { problems: keywords };
   try {
-    return { problems: [], validate: ajv.compile(schema) };
+    return { problems: [], validate: compiledOnce(text, schema) };
   } catch (e) {
     const missing = (e as { missingRef?: unknown }).missingRef;
     if (typeof missing === 'string') return { problems: unresolvedRef(schema, path, missing) };

@@ -16,6 +16,7 @@ import { ADMIN_KEY, send, signUp } from '../support/hosted.js';
 import { labelValues, parsePrometheus, sampleValue, type Sample } from '../support/prometheus.js';
 import { freePort } from '../support/processes.js';
 import { poll } from '../support/poll.js';
+import type { Schema, RefusalWithReceipt } from '../support/http.js';
 
 /** Assertions that hold soon: retried every 50 ms for up to 15 s (poll's `assert` form). */
 const SOON = { assert: true, timeoutMs: 15_000, intervalMs: 50 } as const;
@@ -58,12 +59,21 @@ describe('GET /metrics after traffic', () => {
     await g.mandate({ id: 'alice/narrow', allow: { agents: ['fixtures/*'], capabilities: ['test.*'] } });
     const hook = await receiver();
     try {
-      const ok = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'ok' }, callback_url: hook.url });
+      const ok = await g.post<Schema<'CallSucceeded'>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'examples/flaky',
+        input: { mode: 'ok' },
+        callback_url: hook.url,
+      });
       expect(ok.status).toBe(200);
-      const billedError = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/flaky', input: { mode: 'declared_billed' } });
+      const billedError = await g.post<Schema<'CallFailed'>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'examples/flaky',
+        input: { mode: 'declared_billed' },
+      });
       expect(billedError.status).toBe(502);
       expect(billedError.body.receipt).toMatchObject({ billed: true, error: 'partial' });
-      const denied = await g.post('/v0/calls', { mandate: 'alice/narrow', agent: 'examples/flaky', input: { mode: 'ok' } });
+      const denied = await g.post<RefusalWithReceipt>('/v0/calls', { mandate: 'alice/narrow', agent: 'examples/flaky', input: { mode: 'ok' } });
       expect(denied.status).toBe(403);
       expect(denied.body.receipt.status).toBe('denied');
       await poll(async () => expect(hook.received()).toBe(1), { what: 'the webhook', ...SOON });

@@ -4,6 +4,7 @@ import { gatewayTest as test } from '../support/gateway-fixture.js';
 import type { TestGateway } from '../support/gateway.js';
 import { verifyMandateView, verifyReceiptTree, type KeySet } from '../support/independent-verifier.js';
 import { inDir } from '../support/temp-files.js';
+import type { Schema } from '../support/http.js';
 
 const MANDATE = {
   allow: { agents: ['fixtures/*', 'examples/*'], capabilities: ['text.*', 'test.*'] },
@@ -12,7 +13,7 @@ const MANDATE = {
 };
 
 async function call(g: TestGateway, agent: string, input: unknown): Promise<any> {
-  const r = await g.post('/v0/calls', { mandate: 'alice/test', agent, input });
+  const r = await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent, input });
   expect(r.status, JSON.stringify(r.body)).toBe(200);
   return r.body.receipt;
 }
@@ -27,7 +28,7 @@ test('every tree shape the gateway makes verifies, in holon verify and the indep
     await call(g, 'examples/invoice-pipeline', { text: 'Invoice 7', to: 'fr' }), // passthrough, two children
     await call(g, 'fixtures/chain-top', { text: 'deep' }), // passthrough, two levels
     await call(g, 'fixtures/included', { text: 'inc' }), // included: downstream 0, the author pays its child
-    (await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12 } })).body.receipt, // children refused past the cap
+    (await g.post<Schema<'CallSucceeded'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/looper', input: { times: 12 } })).body.receipt, // children refused past the cap
   ];
   expect(trees.map((t) => t.children.length > 0)).toEqual([true, true, true, true]);
   expect(trees[2].cost.downstream).toBe('0.00');
@@ -81,7 +82,7 @@ test('children replaced, emptied or listed twice: NOT verified, naming the child
 
 test('a mandate view whose unsigned mandate differs from its statement is NOT verified; revoked aside', async ({ gateway: g }) => {
   await g.mandate(MANDATE);
-  const view = (await g.get('/v0/mandates/alice/test')).body;
+  const view = (await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body;
   const jwks = await jwksOf(g);
   const inflated = { ...view, mandate: { ...view.mandate, budget: { ...view.mandate.budget, total: '999.00' } } };
   const revoked = { ...view, mandate: { ...view.mandate, revoked: true } };

@@ -18,6 +18,10 @@ import { TEST_REGISTRY } from '../support/gateway.js';
 import { gatewayTest } from '../support/gateway-fixture.js';
 import { MANDATE_TYP, verifyDetachedJws, type KeySet } from '../support/independent-verifier.js';
 import { inDir } from '../support/temp-files.js';
+import type { Schema, Answer } from '../support/http.js';
+
+/** A mandate view as a gateway that signs answers it: its statement and signature are there. */
+type SignedMandateView = Schema<'MandateView'> & { statement: NonNullable<Schema<'MandateView'>['statement']>; signature: string };
 
 const canonicalize = reference as unknown as (value: unknown) => string;
 
@@ -30,12 +34,16 @@ function plusMicro(amount: string): string {
 describe('holon verify', () => {
   gatewayTest('a receipt and its proof verify offline; a tampered copy does not; mandates verify as a chain', async ({ gateway: g }) => {
     await g.mandate({ allow: { agents: ['examples/*'], capabilities: ['text.*'] }, delegation: { max_depth: 1 } });
-    const call = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/invoice-pipeline', input: { text: 'Invoice 7', to: 'fr' } });
+    const call = await g.post<Schema<'CallSucceeded'>>('/v0/calls', {
+      mandate: 'alice/test',
+      agent: 'examples/invoice-pipeline',
+      input: { text: 'Invoice 7', to: 'fr' },
+    });
     expect(call.status).toBe(200);
     const receipt = call.body.receipt;
     expect(receipt.children).toHaveLength(2);
-    const proof = (await g.get(`/v0/receipts/${receipt.id}/proof`)).body;
-    const otherProof = (await g.get(`/v0/receipts/${receipt.children[0].id}/proof`)).body;
+    const proof = (await g.get<Answer<'readReceiptProof', 200>>(`/v0/receipts/${receipt.id}/proof`)).body;
+    const otherProof = (await g.get<Answer<'readReceiptProof', 200>>(`/v0/receipts/${receipt.children[0]!.id}/proof`)).body;
     const jwks = (await (await fetch(`${g.url}/.well-known/jwks.json`)).json()) as KeySet;
 
     await inDir(async (file) => {
@@ -53,7 +61,7 @@ describe('holon verify', () => {
       expect(bad.stdout).toMatch(/✗ leaf hash: the receipt does not hash to the proof’s leaf/);
       expect(bad.stdout).toMatch(/NOT verified: signature of r_\w+ failed\n$/);
 
-      const child = { ...receipt, children: [{ ...receipt.children[0], status: 'succeeded', billed: !receipt.children[0].billed }, receipt.children[1]] };
+      const child = { ...receipt, children: [{ ...receipt.children[0]!, status: 'succeeded', billed: !receipt.children[0]!.billed }, receipt.children[1]] };
       expect((await holonCli(['verify', await file('child.json', child), '--jwks', k])).code).toBe(1);
       const wrongProof = await holonCli(['verify', r, '--proof', await file('other.json', otherProof), '--jwks', k]);
       expect(wrongProof.code).toBe(1);
@@ -69,8 +77,8 @@ describe('holon verify', () => {
       expect((await holonCli(['verify', k, '--jwks', k])).code).toBe(2);
 
       // The delegation chain: the root mandate, then the sub-mandate the pipeline's children ran under.
-      const root = (await g.get('/v0/mandates/alice/test')).body;
-      const sub = (await g.get(`/v0/mandates/${receipt.sub_mandate}`)).body;
+      const root = (await g.get<SignedMandateView>('/v0/mandates/alice/test')).body;
+      const sub = (await g.get<SignedMandateView>(`/v0/mandates/${receipt.sub_mandate}`)).body;
       expect(sub.statement.parent).toEqual({ id: 'alice/test', sha256: createHash('sha256').update(canonicalize(root.statement)).digest('base64url') });
       for (const view of [root, sub]) {
         expect(await verifyDetachedJws(view.signature, Buffer.from(canonicalize(view.statement)), jwks, MANDATE_TYP)).toMatchObject({ ok: true });

@@ -13,6 +13,7 @@ import { startAgentHost } from '../../agents/host.mjs';
 import { startTestGateway, TEST_REGISTRY, useAudited, type TestGateway } from '../support/gateway.js';
 import { AGENTS_DIR, manifestsPointingAt, MCP_FIXTURES_DIR, startChildHost } from '../support/mcp-agents.js';
 import { poll } from '../support/poll.js';
+import type { Schema, CallRan, Succeeded } from '../support/http.js';
 
 const MANDATE = { allow: { agents: ['holon-labs/*', 'fixtures/*', 'examples/*'], capabilities: ['data.*', 'test.*', 'text.*'] } };
 
@@ -39,7 +40,11 @@ describe('MCP agents behind the gateway', () => {
   test('holon-labs/csv-profile over MCP: profiled, billed per run, with its receipt; a declared unbilled error costs nothing', async () => {
     await withHost(AGENTS_DIR, async (g) => {
       await g.mandate(MANDATE);
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/csv-profile', input: { csv: CSV } });
+      const r = await g.post<Succeeded<{ rows: number; columns: Array<{ name: string; type: string; nulls: number }> }>>('/v0/calls', {
+        mandate: 'alice/test',
+        agent: 'holon-labs/csv-profile',
+        input: { csv: CSV },
+      });
       expect(r.status).toBe(200);
       expect(r.body.output.rows).toBe(3);
       expect(r.body.output.columns.map((c: any) => [c.name, c.type, c.nulls])).toEqual([
@@ -58,10 +63,10 @@ describe('MCP agents behind the gateway', () => {
         { to: 'holon-labs', amount: '0.0018' },
       ]);
 
-      const empty = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/csv-profile', input: { csv: '' } });
+      const empty = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'holon-labs/csv-profile', input: { csv: '' } });
       expect(empty.status).toBe(502);
       expect(empty.body.receipt).toMatchObject({ status: 'failed', error: 'empty_input', billed: false });
-      expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.002', reserved: '0.00' });
+      expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.002', reserved: '0.00' });
     });
   });
 
@@ -87,7 +92,7 @@ describe('MCP agents behind the gateway', () => {
   test('charge_on attempt: a declared billed error is billed with its units; an unbilled or unknown code is not', async () => {
     await withHost(MCP_FIXTURES_DIR, async (g) => {
       await g.mandate(MANDATE);
-      const call = (input: unknown) => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-attempt', input });
+      const call = (input: unknown) => g.post<CallRan>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-attempt', input });
       const ok = await call({ units: 2 });
       expect(ok.body.receipt).toMatchObject({ status: 'succeeded', billed: true, cost: { total: '0.02' } });
       const billed = await call({ fail: 'quota_used', units: 3 });
@@ -96,7 +101,7 @@ describe('MCP agents behind the gateway', () => {
       expect(unbilled.body.receipt).toMatchObject({ status: 'failed', error: 'bad_luck', billed: false, cost: { total: '0.00' } });
       const unknown = await call({ fail: 'mystery_code', units: 3 });
       expect(unknown.body.receipt).toMatchObject({ status: 'failed', billed: false, cost: { total: '0.00' } });
-      expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.05', reserved: '0.00' });
+      expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.05', reserved: '0.00' });
     });
   });
 
@@ -104,12 +109,12 @@ describe('MCP agents behind the gateway', () => {
     await withHost(MCP_FIXTURES_DIR, async (g) => {
       await g.mandate(MANDATE);
       const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-mcp-hang-')), 'hang.log');
-      const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-hang', input: { file } });
+      const r = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-hang', input: { file } });
       expect(r.status).toBe(502);
       expect(r.body.receipt).toMatchObject({ status: 'failed', error: 'timeout', billed: false });
       await poll(async () => (await lines(file)).includes('cancelled'), { what: 'the agent to see the cancellation', ...SOON });
       expect(await lines(file)).toEqual(['started', 'cancelled']);
-      expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+      expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
     });
   });
 
@@ -120,7 +125,7 @@ describe('MCP agents behind the gateway', () => {
       await useAudited(await startTestGateway({ config: { registryDirs: [...TEST_REGISTRY, registry] } }), async (g) => {
         await g.mandate(MANDATE);
         const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-mcp-kill-')), 'hang.log');
-        const pending = g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-hang', input: { file } });
+        const pending = g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-hang', input: { file } });
         await poll(async () => (await lines(file)).includes('started'), { what: 'the agent to start', ...SOON });
         await host.stop();
         const r = await pending;
@@ -128,10 +133,10 @@ describe('MCP agents behind the gateway', () => {
         // The connection broke before the 3 s hard timeout: the agent failed, it did not time out.
         expect(r.body.receipt).toMatchObject({ status: 'failed', error: 'agent_error', billed: false });
 
-        const gone = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-attempt', input: {} });
+        const gone = await g.post<Schema<'CallFailed'>>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/mcp-attempt', input: {} });
         expect(gone.status).toBe(502);
         expect(gone.body.receipt).toMatchObject({ status: 'failed', error: 'runtime_unavailable', billed: false });
-        expect((await g.get('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
+        expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.00', reserved: '0.00' });
       });
     } finally {
       await host.stop();

@@ -18,6 +18,7 @@ import { startFakeGitHub } from '../support/fake-github.js';
 import { ADMIN_KEY, send, signUp } from '../support/hosted.js';
 import { freePort } from '../support/processes.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
+import type { Answer } from '../support/http.js';
 
 let browser: Browser;
 beforeAll(async () => {
@@ -221,10 +222,10 @@ test('on a dev gateway a newcomer tries an agent first: picks it, runs its examp
     await page.getByLabel('Input (JSON)').fill('{"text": ');
     await page.click('#try-run');
     await expect.poll(() => page.getByLabel('Input (JSON)').getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
-    const receipts = (await g.get('/v0/receipts?mandate=alice/test')).body.receipts;
+    const receipts = (await g.get<Answer<'listReceipts', 200>>('/v0/receipts?mandate=alice/test')).body.receipts;
     expect(receipts).toHaveLength(1);
     await page.locator('#try-outcome a[href^="#/receipts/"]').first().click();
-    await page.waitForSelector(`[data-receipt="${receipts[0].id}"]`);
+    await page.waitForSelector(`[data-receipt="${receipts[0]!.id}"]`);
     expect(cp.problems).toEqual([]);
     await cp.close();
     console.log(`axe-core, violations per page (none serious or critical): ${JSON.stringify(audit)}`);

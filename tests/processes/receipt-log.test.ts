@@ -31,6 +31,7 @@ import {
   verifyReceiptTree,
   type KeySet,
 } from '../support/independent-verifier.js';
+import type { Schema, Answer, RefusalWithReceipt, CallRan } from '../support/http.js';
 
 const MANDATE = { allow: { agents: ['examples/*'], capabilities: ['text.*'] }, delegation: { max_depth: 1 } };
 
@@ -72,12 +73,12 @@ async function proofOf(g: TestGateway, id: string, query = ''): Promise<Proof> {
 /** Calls of every kind; the receipts they answered (trees). */
 async function traffic(g: TestGateway, mandate: string): Promise<any[]> {
   const answers = [
-    await g.post('/v0/calls', { mandate, agent: 'examples/echo-upper', input: { text: 'signed' } }),
-    await g.post('/v0/calls', { mandate, agent: 'examples/flaky', input: { mode: 'declared_billed' } }),
-    await g.post('/v0/calls', { mandate, agent: 'examples/flaky', input: { mode: 'crash' } }),
-    await g.post('/v0/calls', { mandate, agent: 'examples/invoice-pipeline', input: { text: 'Invoice 42', to: 'fr' } }),
-    await g.post('/v0/calls', { mandate, agent: 'examples/no-such-agent', input: {} }),
-    await g.post('/v0/calls', { mandate, agent: 'examples/echo-upper', input: { wrong: true } }),
+    await g.post<CallRan | RefusalWithReceipt>('/v0/calls', { mandate, agent: 'examples/echo-upper', input: { text: 'signed' } }),
+    await g.post<CallRan | RefusalWithReceipt>('/v0/calls', { mandate, agent: 'examples/flaky', input: { mode: 'declared_billed' } }),
+    await g.post<CallRan | RefusalWithReceipt>('/v0/calls', { mandate, agent: 'examples/flaky', input: { mode: 'crash' } }),
+    await g.post<CallRan | RefusalWithReceipt>('/v0/calls', { mandate, agent: 'examples/invoice-pipeline', input: { text: 'Invoice 42', to: 'fr' } }),
+    await g.post<CallRan | RefusalWithReceipt>('/v0/calls', { mandate, agent: 'examples/no-such-agent', input: {} }),
+    await g.post<CallRan | RefusalWithReceipt>('/v0/calls', { mandate, agent: 'examples/echo-upper', input: { wrong: true } }),
   ];
   expect(answers.map((a) => a.status)).toEqual([200, 502, 502, 200, 404, 422]);
   return answers.map((a) => a.body.receipt);
@@ -152,9 +153,12 @@ describe('signed receipts and the receipt log', () => {
     const first = proofs.get(receipts[0]!.id)!.checkpoint;
     await traffic(g, 'alice/test');
     const later = (await g.get('/v0/log/checkpoint')).body as Proof['checkpoint'];
-    const newest = later.size >= first.size + 8 ? later : (await proofOf(g, (await g.get('/v0/receipts?limit=1')).body.receipts[0].id)).checkpoint;
+    const newest =
+      later.size >= first.size + 8
+        ? later
+        : (await proofOf(g, (await g.get<Answer<'listReceipts', 200>>('/v0/receipts?limit=1')).body.receipts[0]!.id)).checkpoint;
     expect(verifyCheckpointNote(newest.note, keySet)).toMatchObject({ ok: true, size: newest.size, origin: newest.origin });
-    const c = await g.get(`/v0/log/consistency?from=${first.size}&to=${newest.size}`);
+    const c = await g.get<Answer<'readLogConsistency', 200>>(`/v0/log/consistency?from=${first.size}&to=${newest.size}`);
     expect(c.status).toBe(200);
     const proof = (c.body.proof as string[]).map((h) => decodeBase64(h)!);
     const [r1, r2] = [decodeBase64(first.root_hash)!, decodeBase64(newest.root_hash)!];
@@ -163,7 +167,7 @@ describe('signed receipts and the receipt log', () => {
 
     // Bad queries are refused, never a 5xx; a receipt that does not exist has no proof.
     for (const q of ['from=abc&to=1', 'from=1', 'from=3&to=2', `from=0&to=${newest.size + 1}`, 'from=-1&to=2', 'from=01&to=2', 'from=1&from=2&to=3']) {
-      const r = await g.get(`/v0/log/consistency?${q}`);
+      const r = await g.get<Schema<'Error'>>(`/v0/log/consistency?${q}`);
       expect(r.status, q).toBe(400);
       expect(r.body.error.code).toBe('invalid_request');
     }
@@ -207,7 +211,7 @@ describe('signed receipts and the receipt log', () => {
       expect(await count()).toBe(before);
       expect(await verifyReceiptProof({ receipt: first, proof: again, keySet: await keySetOf(g) })).toEqual({ ok: true });
       // A receipt the newest checkpoint does not hold gets a new one, of the whole log.
-      const newest = (await g.get('/v0/receipts?limit=1')).body.receipts[0];
+      const newest = (await g.get<Answer<'listReceipts', 200>>('/v0/receipts?limit=1')).body.receipts[0]!;
       expect((await proofOf(g, newest.id)).checkpoint.size).toBe(covering.size + 8);
       expect(await count()).toBe(before + 1);
     } finally {
@@ -227,7 +231,7 @@ describe('signed receipts and the receipt log', () => {
     };
     const checkpointAfter = async (g: TestGateway, receipts: any[]) => (await proofOf(g, receipts[receipts.length - 1].id)).checkpoint;
     const consistent = async (g: TestGateway, from: Proof['checkpoint'], to: Proof['checkpoint']) => {
-      const c = await g.get(`/v0/log/consistency?from=${from.size}&to=${to.size}`);
+      const c = await g.get<Answer<'readLogConsistency', 200>>(`/v0/log/consistency?from=${from.size}&to=${to.size}`);
       expect(c.status).toBe(200);
       const proof = (c.body.proof as string[]).map((h) => decodeBase64(h)!);
       return verifyConsistency(from.size, to.size, proof, decodeBase64(from.root_hash)!, decodeBase64(to.root_hash)!);
@@ -258,7 +262,11 @@ describe('signed receipts and the receipt log', () => {
       expect(await consistent(g3, before, after)).toBe(true);
       expect(await consistent(g3, restarted, after)).toBe(true);
       // The restored log's receipts still prove against the checkpoint signed before the backup.
-      const old = await proofOf(g3, (await g3.get('/v0/receipts?limit=200')).body.receipts.at(-1).id, `?checkpoint=${before.size}`);
+      const old = await proofOf(
+        g3,
+        (await g3.get<Answer<'listReceipts', 200>>('/v0/receipts?limit=200')).body.receipts.at(-1)!.id,
+        `?checkpoint=${before.size}`,
+      );
       expect(await verifyReceiptProof({ receipt: (await g3.get(`/v0/receipts/${old.receipt}`)).body, proof: old, keySet: await keySetOf(g3) })).toEqual({
         ok: true,
       });
