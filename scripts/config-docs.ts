@@ -21,6 +21,7 @@ const SECTIONS: ReadonlyArray<{ section: Section; title: string; intro?: () => s
   { section: 'gateway', title: 'The gateway, in any mode' },
   { section: 'hosted', title: 'Hosted mode and production', intro: productionIntro },
   { section: 'webhooks', title: 'Webhooks (`docs/webhooks.md`)' },
+  { section: 'payments', title: 'Payments from outside: x402, MPP, top-ups, payouts (`docs/payments.md`)' },
   { section: 'observability', title: 'Metrics, traces and logs (`docs/operating.md`)' },
   { section: 'tools', title: "The command line's client commands and the reference agent host" },
 ];

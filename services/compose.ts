@@ -5,6 +5,7 @@
  * (services/<role>/); this file only wires them and stops them in order: stop taking work, let workers finish,
  * release what they used, close the connections.
  */
+import { buildRails, type RailsInputs } from '../shared/payments/rails.js';
 import { randomBytes } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { Express } from 'express';
@@ -92,6 +93,8 @@ export interface GatewayInputs {
    * agent host port applied): the gateway lists them in a registry of its own, which only its publishes and yanks change.
    */
   agents?: readonly AgentVersion[];
+  /** Schemes the payment rails offer beyond @x402/evm's `exact` (tests register an `upto` scheme so). */
+  payments?: RailsInputs;
 }
 
 /** The dev registry: the agents given, else every manifest under the configured directories. */
@@ -218,6 +221,11 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     metrics,
   };
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
+  const payments = await buildRails(config.x402, config.fx, inputs.payments);
+  if (payments) {
+    context.payments = payments;
+    await ensureAccount(db.knex, payments.externalAccount, 'external');
+  }
   if (config.mandatesDir) await loadMandates(context, config, log);
 
   // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen

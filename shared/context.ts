@@ -3,6 +3,7 @@
  * store, a logger, a few settings and the clock. Each service adds what only it uses (the runner its runtimes); the
  * call's code takes the call engine, built on these plus the process's waiter (shared/calls/engine.ts).
  */
+import type { PaymentRails } from './payments/rails.js';
 import type { Db } from './db/connect.js';
 import type { Logger } from './platform/log.js';
 import type { GatewayMetrics } from './platform/metrics.js';
@@ -43,6 +44,8 @@ export interface ServiceContext {
   signingKey: SigningKey;
   /** This gateway's metrics (shared/platform/metrics.ts); absent in a bare context built by a test: nothing is counted. */
   metrics?: GatewayMetrics;
+  /** Money from outside (shared/payments/rails.ts): present only when HOLON_X402_NETWORK is set. */
+  payments?: PaymentRails;
 }
 
 /** A bare context's settings: the declared defaults (shared/platform/settings/). */

@@ -32,6 +32,7 @@ import * as m023 from './migrations/023_sign_in_nonce.js';
 import * as m026 from './migrations/026_receipt_requester.js';
 import * as m027 from './migrations/027_admit_by_call_id.js';
 import * as m028 from './migrations/028_drop_holon_admit.js';
+import * as m029 from './migrations/029_payments_from_outside.js';
 
 interface Migration {
   name: string;
@@ -79,6 +80,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m026,
   m027,
   m028,
+  m029,
 ].map(forwardOnly);
 
 /** The SQL functions kept as files, applied after the migrations: the current text of each. */

@@ -21,6 +21,7 @@
  * Nothing here imports vitest at load time (db.ts and redis.ts, which need vitest's provided context, are loaded when
  * a test database is made), so scripts that seed a gateway outside vitest (console-seed.ts) start theirs here too.
  */
+import type { RailsInputs } from '../../shared/payments/rails.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { ALL_ROLES, startGateway, type RunningGateway, type Role } from '../../services/compose.js';
@@ -70,6 +71,8 @@ export interface TestGatewayOptions extends TestDataOptions {
    * validates each manifest file once (shared/registry/manifest-files.ts).
    */
   registry?: readonly AgentVersion[];
+  /** Schemes the payment rails offer beyond `exact` (an in-process `upto` test scheme: tests/support/x402-*.ts). */
+  payments?: RailsInputs;
 }
 
 export interface TestGateway {
@@ -192,7 +195,7 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
         signingKey: TEST_SIGNING_KEY,
         ...(options.hosted ? hostedConfig(options.config) : options.config),
       },
-      options.registry ? { agents: options.registry } : {},
+      { ...(options.registry ? { agents: options.registry } : {}), ...(options.payments ? { payments: options.payments } : {}) },
     );
   } catch (e) {
     await data.release();

@@ -27,7 +27,7 @@ export type Reader =
 export const ROLES: readonly Reader[] = ['api', 'runner', 'settler', 'evaluator'];
 
 /** The section of docs/configuration.md a setting is listed in. */
-export type Section = 'gateway' | 'hosted' | 'webhooks' | 'observability' | 'tools';
+export type Section = 'gateway' | 'hosted' | 'webhooks' | 'payments' | 'observability' | 'tools';
 
 /** A setting's value is wrong: the gateway does not start, and the message lists every problem. */
 export class ConfigError extends Error {

@@ -12,6 +12,7 @@ import { LIMITS } from './limits.js';
 import { MANDATES } from './mandates.js';
 import { MODE } from './mode.js';
 import { OBSERVABILITY, TRACING } from './observability.js';
+import { PAYMENTS } from './payments.js';
 import { SERVER } from './server.js';
 import { SIGNING } from './signing.js';
 import { STORAGE } from './storage.js';
@@ -31,10 +32,12 @@ export const SETTINGS = {
   ...GITHUB,
   ...SIGNING,
   ...WEBHOOKS,
+  ...PAYMENTS,
   ...OBSERVABILITY,
 } satisfies Declarations;
 
 export type WebhookSettings = ConfigOf<typeof WEBHOOKS.webhooks>;
+export type X402Settings = ConfigOf<typeof PAYMENTS.x402>;
 
 /** Every environment variable the gateway reads, parsed and checked at start-up (parse.ts `loadConfig`). */
 export interface Config extends ConfigOf<typeof SETTINGS> {
