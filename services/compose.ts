@@ -221,7 +221,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     metrics,
   };
   await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
-  const payments = await buildRails(config.x402, config.fx, inputs.payments);
+  const payments = await buildRails(config.x402, { fx: config.fx, fileSecret: config.fileSecret }, inputs.payments);
   if (payments) {
     context.payments = payments;
     await ensureAccount(db.knex, payments.externalAccount, 'external');

@@ -21,6 +21,9 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'unauthorized':
       return 401;
     case 'insufficient_funds':
+    case 'payment_required':
+    case 'payment_invalid':
+    case 'payment_failed':
       return 402;
     case 'forbidden':
     case 'denied':
@@ -44,6 +47,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'demo_not_available':
       return 404;
     case 'approval_used':
+    case 'payment_replayed':
     case 'idempotency_key_in_use':
     case 'idempotency_key_interrupted':
     case 'idempotency_conflict':
@@ -68,6 +72,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'unsupported_media_type':
       return 415;
     case 'rejected_input':
+    case 'payment_unsupported':
     case 'file_not_found':
     case 'idempotency_key_reused':
     case 'invalid_manifest':
@@ -90,6 +95,7 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'queue_unavailable':
     case 'database_unavailable':
     case 'github_sign_in_off':
+    case 'payments_off':
     case 'github_unavailable':
     case 'publishing_off':
     case 'credentials_unavailable':

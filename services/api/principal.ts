@@ -69,7 +69,8 @@ export function authenticate(db: Db, settings: AuthSettings): RequestHandler {
       return;
     }
     const header = req.get('authorization');
-    if (header === undefined) {
+    // `Authorization: Payment …` (MPP) is a payment, not a key: the paid call's route reads it (docs/payments.md).
+    if (header === undefined || /^Payment\s/i.test(header)) {
       res.locals.principal = { kind: 'none' } satisfies Principal;
       next();
       return;

@@ -17,16 +17,24 @@ export interface CallOutcome {
  * Failures that are never billed: the gateway's own (an error, a restart, a cancellation), an agent_error, and a
  * file the input names that is gone when the run starts (`file_not_found`: deleted or expired after admission).
  */
-export type UnbilledCode = 'gateway_error' | 'gateway_restarted' | 'cancelled' | 'agent_error' | 'file_not_found';
+export type UnbilledCode = 'gateway_error' | 'gateway_restarted' | 'cancelled' | 'agent_error' | 'file_not_found' | 'payment_failed';
 
 /**
  * Outcomes the agent did not cause: the gateway failed, restarted, the caller cancelled, or the caller's file was
- * gone before the agent ran. They are recorded (receipt, call event) but never count in the agent's record: not as
+ * gone before the agent ran, or the payer's payment could not be collected. They are recorded (receipt, call event) but never count in the agent's record: not as
  * runs, not in its success rate, cost per successful run or ranking (shared/catalogue/agent-record.ts).
  */
-export const NOT_THE_AGENTS_DOING: readonly UnbilledCode[] = ['gateway_error', 'gateway_restarted', 'cancelled', 'file_not_found'];
+export const NOT_THE_AGENTS_DOING: readonly UnbilledCode[] = ['gateway_error', 'gateway_restarted', 'cancelled', 'file_not_found', 'payment_failed'];
 
 /** A call that ends without being billed: a gateway failure, a restart, a cancellation, an agent error. */
 export function unbilled(code: UnbilledCode): CallOutcome {
   return { kind: 'failure', code, billed: false, own: '0', duration_ms: 0 };
+}
+
+/**
+ * A paid call whose payment could not be collected on chain (docs/payments.md): unbilled, whatever the run did, with
+ * `payment_failed`; its run's duration is kept. The agent is not to blame, so its record does not count it.
+ */
+export function paymentFailed(outcome: CallOutcome): CallOutcome {
+  return { kind: 'failure', code: 'payment_failed', billed: false, own: '0', duration_ms: outcome.duration_ms };
 }

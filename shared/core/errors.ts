@@ -81,6 +81,13 @@ export const ERROR_CODES = [
   'endpoint_too_large',
   'credential_unusable',
   'credentials_unavailable',
+  // Money from outside (docs/payments.md)
+  'payment_required',
+  'payment_invalid',
+  'payment_replayed',
+  'payment_failed',
+  'payment_unsupported',
+  'payments_off',
   // Files, deliveries, demo
   'file_too_large',
   'file_quota_exceeded',

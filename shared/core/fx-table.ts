@@ -17,7 +17,10 @@ const INVERSE_DECIMALS = 6n;
 /** The pairs of the setting's text (its syntax was checked where it was read); a problem names the pair. */
 export function parseFxTable(text: string | undefined): { ok: true; pairs: FxPair[] } | { ok: false; message: string } {
   const pairs: FxPair[] = [];
-  for (const part of (text ?? '').split(',').map((p) => p.trim()).filter(Boolean)) {
+  for (const part of (text ?? '')
+    .split(',')
+    .map((p) => p.trim())
+    .filter(Boolean)) {
     const m = /^([A-Z]{3}):([A-Z]{3})=(.+)$/.exec(part);
     if (!m) return { ok: false, message: `"${part}" is not FROM:TO=rate` };
     const [, from, to, value] = m;

@@ -14,9 +14,22 @@ export const CAPABILITY_PATTERN = '^[a-z0-9]+(?:-[a-z0-9]+)*(?:\\.[a-z0-9]+(?:-[
 const HANDLE = new RegExp(HANDLE_PATTERN);
 export const CAPABILITY_CLASS = new RegExp(CAPABILITY_PATTERN);
 const AGENT_ID = new RegExp(AGENT_ID_PATTERN);
+/** A wallet that paid from outside (docs/payments.md): `x402:` and its address, lower case. */
+const PAYER_WALLET = /^x402:0x[0-9a-f]{40}$/;
+const PAYMENT_MANDATE_ID = /^x402:0x[0-9a-f]{40}\/[a-z0-9][a-z0-9-]{0,37}[a-z0-9]$/;
 
 export function isHandle(value: string): boolean {
   return HANDLE.test(value);
+}
+
+/** The issuer of a mandate the gateway made for a payment: `x402:<payer address>`. */
+export function isPayerWallet(value: string): boolean {
+  return PAYER_WALLET.test(value);
+}
+
+/** A payment's mandate id or grantee: `x402:<payer address>/<name>`. */
+export function isPaymentMandateId(value: string): boolean {
+  return PAYMENT_MANDATE_ID.test(value);
 }
 
 /** `<handle>/<name>`, both parts with handle rules: an agent id or a grantee. */

@@ -12,9 +12,10 @@ import type { Network, SchemeNetworkFacilitator, SchemeNetworkServer } from '@x4
 import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
 import { ExactEvmScheme as ExactEvmFacilitator } from '@x402/evm/exact/facilitator';
 import { toFacilitatorEvmSigner } from '@x402/evm';
-import { createPublicClient, createWalletClient, http, publicActions, type Hex } from 'viem';
+import { createPublicClient, createWalletClient, http, publicActions, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { type FxPair, parseFxTable } from '../core/fx-table.js';
+import { type SealingKey, sealingKey } from '../crypto/seal.js';
 import { ConfigError } from '../platform/settings/declare.js';
 import type { X402Settings } from '../platform/settings/index.js';
 import { createTreasury, type Treasury } from './treasury.js';
@@ -48,6 +49,10 @@ export interface PaymentRails {
   externalAccount: string;
   /** Keyless paid calls per minute, per client address and per payer wallet (HOLON_X402_RATE_PER_MIN). */
   keylessPerMin: number;
+  /** The chain, read directly (HOLON_X402_RPC_URL); null with an external facilitator and no RPC endpoint. */
+  chain: PublicClient | null;
+  /** Seals what a payer signed until it is collected (payment-rows.ts). */
+  sealing: SealingKey;
 }
 
 /** Extra schemes, for a facilitator or a chain that offers what @x402/evm's defaults do not (tests register `upto` so). */
@@ -63,8 +68,10 @@ const ERC20_META = [
 export const externalAccountOf = (network: string): string => `external:x402:${network}`;
 
 /** The rules between the settings; every problem at once, as loadConfig reports its own. */
-function problemsOf(s: X402Settings, fx: string | undefined): string[] {
+function problemsOf(s: X402Settings, fx: string | undefined, fileSecret: string | undefined): string[] {
   const out: string[] = [];
+  if (!s.facilitatorKey && !fileSecret)
+    out.push('HOLON_X402_FACILITATOR_URL without HOLON_X402_FACILITATOR_KEY needs HOLON_FILE_SECRET: payments are kept sealed until they are collected');
   if (!s.asset) out.push('HOLON_X402_NETWORK needs HOLON_X402_ASSET (the ERC-20 token payments are made in)');
   if (!s.facilitatorUrl && !(s.rpcUrl && s.facilitatorKey))
     out.push('HOLON_X402_NETWORK needs HOLON_X402_FACILITATOR_URL, or HOLON_X402_RPC_URL and HOLON_X402_FACILITATOR_KEY (the gateway settles itself)');
@@ -75,9 +82,14 @@ function problemsOf(s: X402Settings, fx: string | undefined): string[] {
 }
 
 /** The rails of these settings, or null when x402 is off. Throws a ConfigError naming every problem. */
-export async function buildRails(s: X402Settings, fxText: string | undefined, inputs: RailsInputs = {}): Promise<PaymentRails | null> {
+export async function buildRails(
+  s: X402Settings,
+  secrets: { fx: string | undefined; fileSecret: string | undefined },
+  inputs: RailsInputs = {},
+): Promise<PaymentRails | null> {
   if (!s.network) return null;
-  const problems = problemsOf(s, fxText);
+  const fxText = secrets.fx;
+  const problems = problemsOf(s, fxText, secrets.fileSecret);
   if (problems.length) throw new ConfigError(`configuration problems:\n- ${problems.join('\n- ')}`);
   const network = s.network as Network;
   const account = s.facilitatorKey ? privateKeyToAccount(s.facilitatorKey as Hex) : null;
@@ -89,7 +101,7 @@ export async function buildRails(s: X402Settings, fxText: string | undefined, in
     decimals: s.assetDecimals,
     currency: s.assetCurrency,
   };
-  if (!asset.name) throw new ConfigError('configuration problems:\n- HOLON_X402_ASSET_NAME is needed: the token\'s name() could not be read');
+  if (!asset.name) throw new ConfigError("configuration problems:\n- HOLON_X402_ASSET_NAME is needed: the token's name() could not be read");
   const wallet = s.facilitatorKey && s.rpcUrl ? walletFor(s.facilitatorKey as Hex, s.rpcUrl) : null;
   const facilitator: FacilitatorClient = s.facilitatorUrl
     ? new HTTPFacilitatorClient({ url: s.facilitatorUrl })
@@ -108,9 +120,10 @@ export async function buildRails(s: X402Settings, fxText: string | undefined, in
     schemes,
     externalAccount: externalAccountOf(network),
     keylessPerMin: s.keylessPerMin,
+    chain: chain as PublicClient | null,
+    sealing: sealingKey((s.facilitatorKey ?? secrets.fileSecret)!, 'holon x402 payment claim'),
   };
 }
-
 
 type Wallet = ReturnType<typeof walletFor>;
 const walletFor = (key: Hex, url: string) => createWalletClient({ account: privateKeyToAccount(key), transport: http(url) }).extend(publicActions);
@@ -128,7 +141,11 @@ function inProcessFacilitator(network: Network, wallet: Wallet, inputs: RailsInp
   const f = new x402Facilitator().register(network, new ExactEvmFacilitator(signer));
   for (const extra of inputs.schemes ?? []) if (extra.facilitator) f.register(network, extra.facilitator);
   // The same facilitator an HTTP one would be, called in process (its getSupported answers without a promise).
-  return { verify: (p, r) => f.verify(p, r), settle: (p, r) => f.settle(p, r), getSupported: async () => f.getSupported() as Awaited<ReturnType<FacilitatorClient["getSupported"]>> };
+  return {
+    verify: (p, r) => f.verify(p, r),
+    settle: (p, r) => f.settle(p, r),
+    getSupported: async () => f.getSupported() as Awaited<ReturnType<FacilitatorClient['getSupported']>>,
+  };
 }
 
 async function readString(chain: ReturnType<typeof createPublicClient> | null, address: Hex, fn: 'name' | 'version'): Promise<string | undefined> {

@@ -36,6 +36,22 @@ export interface ReceiptRecord {
    * who reads it (`ReceiptOwner`). Never set beside a mandate; not part of the receipt as shown or signed.
    */
   requester?: string | null;
+  /** A call paid from outside (docs/payments.md): how it was paid, signed with the receipt. */
+  payment?: ReceiptPayment | null;
+}
+
+/** How a paid call was paid: the scheme, the chain, the payer's wallet, what was collected and the transaction. */
+export interface ReceiptPayment {
+  scheme: string;
+  network: string;
+  payer: string;
+  /** What was collected, in the asset's currency (`currency`), as a decimal string; "0.000000" when nothing was. */
+  amount: string;
+  currency: string;
+  /** The transaction that collected it; null when nothing was collected. */
+  transaction: string | null;
+  /** The platform's rate from the agent's currency into the payment's, when they differ (`1 EUR = rate USD`). */
+  rate?: { from: string; to: string; rate: string };
 }
 
 /** What `receiptRow` writes: amounts as decimal text, jsonb columns as JSON text. */
@@ -61,6 +77,8 @@ export interface ReceiptValues {
   duration_ms: number | null;
   entry_id: string | null;
   requester: string | null;
+  /** jsonb: ReceiptPayment, for a call paid from outside. */
+  payment: string | null;
   /** The receipt's JWS (shared/receipts/signing.ts), set once the receipt's view is known: before the row is written. */
   signature: string | null;
 }
@@ -91,6 +109,7 @@ export function receiptRow(r: ReceiptRecord): ReceiptValues {
     duration_ms: r.durationMs ?? null,
     entry_id: r.entryId === undefined || r.entryId === null ? null : r.entryId.toString(),
     requester: r.requester ?? null,
+    payment: r.payment ? JSON.stringify(r.payment) : null,
     signature: null,
   };
 }
@@ -119,6 +138,8 @@ interface ReceiptRow {
   approval_id: string | null;
   duration_ms: number | null;
   requester: string | null;
+  /** jsonb: ReceiptPayment; null unless the call was paid from outside. */
+  payment: unknown;
   signature: string | null;
   created_at: Date;
 }
@@ -145,6 +166,7 @@ interface StoredReceipt {
   approvalId: string | null;
   durationMs: number | null;
   requester: string | null;
+  payment: ReceiptPayment | null;
   signature: string | null;
   createdAt: Date;
 }
@@ -171,6 +193,7 @@ function receiptFromRow(row: ReceiptRow): StoredReceipt {
     approvalId: row.approval_id ?? null,
     durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
     requester: row.requester ?? null,
+    payment: row.payment === null || row.payment === undefined ? null : (fromJsonb(row.payment) as ReceiptPayment),
     signature: row.signature ?? null,
     createdAt: new Date(row.created_at),
   };
@@ -196,6 +219,8 @@ export interface ReceiptView {
   children: ReceiptView[];
   duration_ms: number | null;
   created_at: string;
+  /** How a call paid from outside was paid (docs/payments.md); absent otherwise. */
+  payment?: ReceiptPayment;
   /**
    * The detached JWS over the receipt's signed form (shared/receipts/signing.ts: every field but this one and
    * `children`); null for a receipt written before receipts were signed.
@@ -224,6 +249,7 @@ function view(r: StoredReceipt): ReceiptView {
     children: [],
     duration_ms: r.durationMs,
     created_at: r.createdAt.toISOString(),
+    ...(r.payment ? { payment: r.payment } : {}),
     signature: r.signature,
   };
 }

@@ -112,7 +112,7 @@ export function approvalRoutes(deps: AnswerDeps): Router {
     const decision = decisionField === 'reject' ? 'reject' : run === false ? 'grant' : 'run';
     const decided = await decideAndSubmit(deps.engine, id, decision);
     if (decided.kind === 'decided') res.json(decided.approval);
-    else await answerSubmission(deps, res, decided.submitted, wantsAsync(req));
+    else await answerSubmission(deps, res, decided.submitted, { async: wantsAsync(req) });
   });
 
   return router;

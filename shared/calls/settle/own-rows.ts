@@ -7,6 +7,7 @@
 import { endedNow, resolveHolds } from '../../ledger/holds.js';
 import { recordEntries } from '../../ledger/entries.js';
 import type { Tx } from '../../db/connect.js';
+import { paymentFailed } from '../call-outcome.js';
 import { type CallToSettle, holdEndOf, journalEntryOf, type PlanInput } from './plan.js';
 import type { Prepared } from './prepare.js';
 import { ancestorMandates, childrenCost, openChildren, type SettlingCall } from './rows.js';
@@ -27,7 +28,9 @@ export async function ownRowsFirst(
   calls: readonly SettlingCall[],
   preparedOf: (callId: string) => Prepared,
 ): Promise<{ inputs: PlanInput[]; deferred: string[] }> {
-  const { live, deferred } = await liveCalls(trx, calls);
+  const { live: found, deferred } = await liveCalls(trx, calls);
+  // A paid call whose payment could not be collected is unbilled: nothing is credited that was not collected.
+  const live = found.map((call) => (preparedOf(call.id).payment?.failed ? { ...call, outcome: paymentFailed(call.outcome) } : call));
   if (live.length === 0) return { inputs: [], deferred };
   const holds = await resolveHolds(
     trx,
@@ -49,7 +52,8 @@ export async function ownRowsFirst(
     const parentHold = endedNow(hold) ? hold.parentHoldId : null;
     const ancestors = parentHold ? await ancestorMandates(trx, parentHold) : [];
     const downstream = call.subMandateId && passthrough ? await childrenCost(trx, call.id) : 0n;
-    inputs.push({ call, chain, hold, entry: entryOf.get(call.id) ?? null, ancestors, downstream });
+    const payment = preparedOf(call.id).payment?.receipt;
+    inputs.push({ call, chain, hold, entry: entryOf.get(call.id) ?? null, ancestors, downstream, ...(payment ? { payment } : {}) });
   }
   return { inputs, deferred };
 }

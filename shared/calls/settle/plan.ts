@@ -10,7 +10,7 @@ import { journalLinesForSettlement, split } from '../../core/splits.js';
 import { type EntryInput, type PostedEntry, SETTLEMENT_KIND } from '../../ledger/entries.js';
 import { endedNow, type HoldEnd, type HoldResolution } from '../../ledger/holds.js';
 import type { SettlementMoves } from '../../ledger/money-functions.js';
-import { receiptRow, type ReceiptValues } from '../../receipts/store.js';
+import { type ReceiptPayment, receiptRow, type ReceiptValues } from '../../receipts/store.js';
 import { newDelivery, type NewDelivery } from '../../webhooks/deliveries.js';
 import type { CallOutcome } from '../call-outcome.js';
 import type { SettlingCall } from './rows.js';
@@ -29,6 +29,8 @@ export interface PlanInput {
   ancestors: readonly string[];
   /** What its children cost: a passthrough call's downstream cost; else 0. */
   downstream: bigint;
+  /** A call paid from outside: how it was paid (its receipt records it). */
+  payment?: ReceiptPayment;
 }
 
 /** A `call_events` row: what the Agent Record counts (shared/catalogue/agent-record.ts). */
@@ -130,6 +132,7 @@ function receiptOf(p: PlanInput): ReceiptValues {
     approvalId: call.approvalId,
     durationMs: call.outcome.duration_ms,
     entryId: p.entry?.id ?? null,
+    payment: p.payment ?? null,
   });
 }
 

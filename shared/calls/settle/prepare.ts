@@ -9,12 +9,19 @@ import type { Manifest } from '../../core/manifest/types.js';
 import type { ChainLink } from '../../core/splits.js';
 import type { Registry } from '../../registry/registry.js';
 import type { ServiceContext } from '../../context.js';
+import { ratesInto } from '../../core/fx-table.js';
+import { formatRate } from '../../core/money.js';
+import { fromJsonb } from '../../db/connect.js';
+import { type CollectedPayment, collectForCall } from '../../payments/collect.js';
+import type { CallOutcome } from '../call-outcome.js';
 
 export interface Prepared {
   /** The author first, then each upstream author, each with the royalty it pays upstream. */
   chain: readonly ChainLink[];
   /** Whether the agent's children are paid out of its own hold (`downstream.mode: passthrough`). */
   passthrough: boolean;
+  /** A call paid from outside: its payment, collected (or failed) before the settlement credits anybody. */
+  payment?: CollectedPayment;
 }
 
 /** The author and the upstream authors of forks, each with the royalty it pays upstream. */
@@ -34,7 +41,30 @@ function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
   return chain;
 }
 
-export async function prepare(ctx: ServiceContext, pre: { agent_id: string; agent_version: string; currency: string }): Promise<Prepared> {
+/** The call's columns `prepare` reads (rows.ts PRE_COLUMNS). */
+interface PreRow {
+  agent_id: string;
+  agent_version: string;
+  currency: string;
+  payer: string;
+  mandate_id: string;
+  outcome: unknown;
+}
+
+/** A call paid from outside (its payer is the chain's account): its payment collected for what it is billed. */
+async function paymentOf(ctx: ServiceContext, pre: PreRow, agentCurrency: string | undefined): Promise<CollectedPayment | undefined> {
+  const rails = ctx.payments;
+  if (!rails || pre.payer !== rails.externalAccount) return undefined;
+  const outcome = fromJsonb(pre.outcome) as CallOutcome;
+  const rate = agentCurrency && agentCurrency !== pre.currency ? ratesInto(pre.currency, rails.fx)[agentCurrency] : undefined;
+  return collectForCall(ctx, {
+    mandateId: pre.mandate_id,
+    billedMicros: outcome.billed ? BigInt(outcome.own) : 0n,
+    ...(rate ? { rate: { from: agentCurrency!, to: pre.currency, rate: formatRate(rate) } } : {}),
+  });
+}
+
+export async function prepare(ctx: ServiceContext, pre: PreRow): Promise<Prepared> {
   const agent = ctx.registry.get(pre.agent_id, pre.agent_version);
   const chain = agent ? royaltyChain(agent.manifest, ctx.registry) : [{ account: String(pre.agent_id).split('/')[0]! }];
   for (const link of chain) {
@@ -43,5 +73,6 @@ export async function prepare(ctx: ServiceContext, pre: { agent_id: string; agen
   }
   await ensureAccountCached(ctx.db, PLATFORM_ACCOUNT);
   await ensureBalanceRow(ctx.db, PLATFORM_ACCOUNT, String(pre.currency));
-  return { chain, passthrough: agent?.manifest.downstream?.mode === 'passthrough' };
+  const payment = await paymentOf(ctx, pre, agent?.manifest.pricing.currency);
+  return { chain, passthrough: agent?.manifest.downstream?.mode === 'passthrough', ...(payment ? { payment } : {}) };
 }

@@ -74,7 +74,7 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
     else if (pre.sub_mandate_id || pre.parent_id) out.set(id, 'single');
     else {
       batch.push(id);
-      prepared.set(id, await prepare(ctx, pre as { agent_id: string; agent_version: string; currency: string }));
+      prepared.set(id, await prepare(ctx, pre as Parameters<typeof prepare>[1]));
     }
   }
   if (batch.length === 0) return out;

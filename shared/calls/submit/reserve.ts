@@ -11,6 +11,7 @@ import { isDatabaseUnreachable, isUniqueViolation } from '../../db/unreachable.j
 import { callStatus, insertQueuedCall } from '../transitions.js';
 import { readBalance } from '../../ledger/accounts.js';
 import type { ServiceContext } from '../../context.js';
+import { payingAccount } from '../../payments/paying-account.js';
 import { describeBudget, forgetMandate, loadMandate, type KnownMandate } from '../../mandates/store.js';
 import type { CallSubmission, Refusal } from './types.js';
 
@@ -72,7 +73,7 @@ function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: 
     caller: d ? d.caller : stored.mandate.grantee,
     agent_id: manifest.id,
     agent_version: manifest.version,
-    payer: d ? d.payer : stored.mandate.issuer,
+    payer: d ? d.payer : payingAccount(ctx, stored.mandate.issuer),
     currency: stored.mandate.budget.currency,
     worst_case: worst.toString(),
     max_cost: sub.maxCost === undefined ? null : sub.maxCost.toString(),

@@ -25,6 +25,7 @@ import { formatAmount, formatRate, isCurrency, ONE_RATE, tryParseAmount, tryPars
 import type { Retention } from '../manifest/types.js';
 import type { DataRequirement, LicenseRequirement, Mandate } from './types.js';
 import { agentPatternProblem, capabilityPatternProblem, isAgentId, isHandle } from './patterns.js';
+import { isPayerWallet, isPaymentMandateId } from '../identifiers.js';
 import type { JsonObject } from '../json.js';
 
 const MAX_DELEGATION_DEPTH = 8;
@@ -143,7 +144,7 @@ export function normalizeRate(r: Rate): Rate {
 /** Depth of a mandate id: 0 for `<handle>/<name>`, +1 per `.<receipt id>`; null when malformed. */
 function mandateIdDepth(id: string): number | null {
   const [root = '', ...receipts] = id.split('.');
-  if (!isAgentId(root) || !receipts.every((r) => RECEIPT_ID.test(r))) return null;
+  if (!(isAgentId(root) || isPaymentMandateId(root)) || !receipts.every((r) => RECEIPT_ID.test(r))) return null;
   return receipts.length;
 }
 
@@ -201,14 +202,16 @@ function readIdentity(r: Reader, top: Doc): Identity | undefined {
   const grantee = required(r, top, 'grantee');
 
   if (!sub) {
-    if (issuer !== undefined && !isHandle(issuer))
+    // A payment's mandate (shared/payments/paid-mandate.ts) is issued by the paying wallet, `x402:<address>`.
+    const rootName = (v: string) => isAgentId(v) || (issuer !== undefined && isPayerWallet(issuer) && isPaymentMandateId(v));
+    if (issuer !== undefined && !isHandle(issuer) && !isPayerWallet(issuer))
       r.add(['issuer'], `"${issuer}" is not an account handle: 2–39 of a-z, 0-9 and '-', not starting or ending with '-'`);
     if (id !== undefined) {
-      if (!isAgentId(id)) r.add(['id'], `"${id}" is not a mandate id: <issuer>/<name>, each part 2–39 of a-z, 0-9 and '-'`);
+      if (!rootName(id)) r.add(['id'], `"${id}" is not a mandate id: <issuer>/<name>, each part 2–39 of a-z, 0-9 and '-'`);
       else if (issuer !== undefined && !id.startsWith(`${issuer}/`)) r.add(['id'], `must start with the issuer: "${issuer}/<name>"`);
     }
     if (grantee !== undefined) {
-      if (!isAgentId(grantee)) r.add(['grantee'], `"${grantee}" is not <handle>/<name>`);
+      if (!rootName(grantee)) r.add(['grantee'], `"${grantee}" is not <handle>/<name>`);
       else if (issuer !== undefined && !grantee.startsWith(`${issuer}/`)) r.add(['grantee'], `must be in the issuer's namespace: "${issuer}/<name>"`);
     }
   } else {

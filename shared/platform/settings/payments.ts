@@ -72,7 +72,7 @@ export const PAYMENTS = inSection('payments', {
       default: 'USD',
       pattern: /^[A-Z]{3}$/,
       mustBe: 'must be a currency code of three capital letters, such as USD',
-      doc: "the currency one whole token counts in; demo and admin credit are never in it, and only it is ever paid out",
+      doc: 'the currency one whole token counts in; demo and admin credit are never in it, and only it is ever paid out',
       roles: payers,
     }),
     payTo: setting.string({

@@ -31,7 +31,17 @@ export function wantsAsync(req: Request): boolean {
 }
 
 /** Answer a submission as POST /v0/calls does: refusals, 202 async, or wait (bounded) for the outcome. */
-export async function answerSubmission(deps: AnswerDeps, res: Response, submitted: Submitted, async: boolean): Promise<void> {
+export async function answerSubmission(
+  deps: AnswerDeps,
+  res: Response,
+  submitted: Submitted,
+  how: {
+    async: boolean;
+    /** Headers a finished call's answer carries besides (a paid call's PAYMENT-RESPONSE: paid.ts). */
+    decorate?: (receipt: ReceiptView) => Promise<void>;
+  },
+): Promise<void> {
+  const { async, decorate } = how;
   if (submitted.kind === 'held') {
     res.status(202).json({ status: 'pending_approval', approval: submitted.approval, receipt: submitted.receipt });
     return;
@@ -54,6 +64,7 @@ export async function answerSubmission(deps: AnswerDeps, res: Response, submitte
   // is still on its way (queued, running, settling).
   const receipt = await deps.engine.answer(callId, Math.min(timeoutMs + 5_000, deps.syncWaitMs), { queuedHere: true });
   if (receipt) {
+    await decorate?.(receipt);
     await answerFinished(deps.ctx, res, receipt);
     return;
   }
@@ -112,7 +123,8 @@ async function answerFinished(ctx: ServiceContext, res: Response, receipt: Recei
     res.status(200).json({ status: receipt.status, ...outputFields(await handOutput(ctx, receipt.id, 'sync')), receipt });
     return;
   }
-  res.status(502).json({
+  // A paid call whose payment could not be collected is a payment's failure, not the agent's: 402.
+  res.status(receipt.error === 'payment_failed' ? 402 : 502).json({
     status: receipt.status,
     error: describeFailure(receipt, await failureDetail(ctx.db, receipt)),
     receipt,

@@ -19,6 +19,7 @@ import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL
 import { amount, failure, httpUrl, text } from '../../openapi/schemas.js';
 import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../../principal.js';
 import { LongPolls, principalKey, waitParam } from './long-poll.js';
+import { paysPerCall, submitPaidHandler } from './paid.js';
 
 export interface CallRoutesDeps extends AnswerDeps {
   /** Hosted: a callback URL must resolve only to public addresses. */
@@ -168,8 +169,9 @@ function submitHandler(deps: CallRoutesDeps): RequestHandler {
   return async (req, res) => {
     const r = readCallBody(req.body);
     const token = req.get('x-holon-delegation');
-    // With a delegation token the mandate is implied: the run's sub-mandate.
-    if (r.body.mandate === undefined && token === undefined && principalOf(res).kind !== 'agent')
+    const paying = token === undefined && paysPerCall(deps, req, r.body);
+    // With a delegation token the mandate is implied: the run's sub-mandate. Without a key, a payment may stand for one.
+    if (r.body.mandate === undefined && token === undefined && !paying && principalOf(res).kind !== 'agent')
       r.problems.push({ path: '$.mandate', message: 'is required' });
     r.done();
     const body = r.body;
@@ -177,6 +179,15 @@ function submitHandler(deps: CallRoutesDeps): RequestHandler {
     const maxCost = body.max_cost === undefined ? undefined : parseAmount(body.max_cost);
     const callbackUrl = typeof body.callback_url === 'string' ? httpUrlOf(body.callback_url) : undefined;
     if (token !== undefined) return submitDelegated(deps, req, res, { token, body });
+    if (paying) {
+      if (callbackUrl) throw new HolonError('invalid_request', 'a call paid per request is answered to its request: callback_url needs an account');
+      return submitPaidHandler(deps, req, res, {
+        ...(body.agent ? { agent: body.agent } : {}),
+        ...(body.capability ? { capability: body.capability } : {}),
+        input: body.input,
+        ...(maxCost !== undefined ? { maxCost } : {}),
+      });
+    }
     const p = requireKind(res, ['operator', 'human', 'agent'], 'call agents');
     if (callbackUrl && deps.callbackGuard) await assertPublicUrl(callbackUrl, deps.callbackGuard.allowPrivate, { path: '$.callback_url' });
     const mandateId = callerMandate(p, body.mandate);
@@ -198,7 +209,7 @@ function submitHandler(deps: CallRoutesDeps): RequestHandler {
         : await submitOnce(deps.ctx, res, { p, key: idempotencyKey, body: { ...body, mandate: mandateId } }, submit);
     if (!submitted) return;
     noteCall(res, submitted);
-    await answerSubmission(deps, res, submitted, wantsAsync(req));
+    await answerSubmission(deps, res, submitted, { async: wantsAsync(req) });
   };
 }
 

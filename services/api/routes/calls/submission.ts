@@ -52,7 +52,7 @@ export async function submitDelegated(deps: AnswerDeps, req: Request, res: Respo
     options: typeof body.max_cost === 'string' ? { max_cost: body.max_cost } : {},
   });
   noteCall(res, child);
-  await answerSubmission(deps, res, child, wantsAsync(req));
+  await answerSubmission(deps, res, child, { async: wantsAsync(req) });
 }
 
 /** The mandate a caller calls under: an agent key's own; a human's root mandate they issued (never a sub-mandate). */

@@ -1,0 +1,129 @@
+/**
+ * POST /v0/calls without a key and without a mandate, when payments from outside are on (docs/payments.md): the
+ * caller pays for this one call with x402. No payment: 402, `PAYMENT-REQUIRED` (base64 JSON, x402 version 2) and a
+ * problem+json body saying what to pay and why. A payment (`PAYMENT-SIGNATURE`): verified, then the call is admitted
+ * and answered like any other, the answer carrying `PAYMENT-RESPONSE` (the transaction, and the gateway's signed
+ * receipt in the `offer-receipt` extension) once it is settled.
+ */
+import type { Request, Response } from 'express';
+import { encodePaymentResponseHeader } from '@x402/core/http';
+import { createJWSOfferReceiptIssuer } from '@x402/extensions/offer-receipt';
+import type { Network } from '@x402/core/types';
+import { HolonError } from '../../../../shared/core/errors.js';
+import { loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
+import { paymentRequired, readPaymentHeader } from '../../../../shared/payments/offer.js';
+import { type PaidCallAsk, quotePaidCall, submitPaidCall, type Quote } from '../../../../shared/payments/paid-call.js';
+import type { PaymentRails } from '../../../../shared/payments/rails.js';
+import type { SigningKey } from '../../../../shared/signing/keys.js';
+import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
+import { noteCall } from './submission.js';
+
+/** Whether this request pays for itself: payments are on, it sends no key and names no mandate. */
+export function paysPerCall(deps: AnswerDeps, req: Request, body: { mandate?: unknown }): boolean {
+  const auth = req.get('authorization');
+  return deps.ctx.payments !== undefined && body.mandate === undefined && (auth === undefined || /^Payment\s/i.test(auth));
+}
+
+function resourceOf(req: Request): string {
+  return `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl.split('?')[0]}`;
+}
+
+/** The quote in the words of a 402's body: the worst case in the agent's currency, in the asset's, and the rate. */
+function quoteWords(rails: PaymentRails, q: Quote) {
+  return {
+    agent: `${q.manifest.id}@${q.manifest.version}`,
+    worst_case: { amount: q.agentWorst.amount, currency: q.agentWorst.currency },
+    pay: {
+      amount: formatUnits(q.units, rails.asset.decimals),
+      currency: rails.asset.currency,
+      units: q.units.toString(),
+      asset: rails.asset.address,
+      network: rails.network,
+    },
+    ...(q.rate ? { rate: q.rate } : {}),
+  };
+}
+
+const formatUnits = (units: bigint, decimals: number) => {
+  const s = units.toString().padStart(decimals + 1, '0');
+  return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
+};
+
+async function answer402(res: Response, rails: PaymentRails, q: Quote, asked: { header: string; reason?: string }): Promise<void> {
+  const { header, reason } = asked;
+  res
+    .status(402)
+    .set('PAYMENT-REQUIRED', header)
+    .type('application/problem+json')
+    .json({
+      type: 'https://holon.dev/problems/payment-required',
+      title: 'Payment required',
+      status: 402,
+      detail:
+        reason ??
+        `pay for this call with x402: sign one of the requirements in the PAYMENT-REQUIRED header and send the same request again with PAYMENT-SIGNATURE; you are charged what the call is billed, at most ${formatUnits(q.units, rails.asset.decimals)} ${rails.asset.currency}`,
+      error: { code: reason ? 'payment_invalid' : 'payment_required', message: reason ?? 'this call must be paid for' },
+      quote: quoteWords(rails, q),
+    });
+}
+
+/** The x402 settlement response of a settled paid call, with the gateway's signed receipt (`offer-receipt`, JWS). */
+async function paymentResponse(key: SigningKey, resource: string, receipt: ReceiptView): Promise<string | null> {
+  const p = receipt.payment;
+  if (!p) return null;
+  const signer = { kid: key.kid, format: 'jws' as const, algorithm: 'EdDSA', sign: async (input: Uint8Array) => key.signBytes(input).toString('base64url') };
+  const offerReceipt = p.transaction ? await createJWSOfferReceiptIssuer(key.kid, signer).issueReceipt(resource, p.payer, p.network, p.transaction) : null;
+  return encodePaymentResponseHeader({
+    success: p.transaction !== null || receipt.status === 'succeeded',
+    transaction: p.transaction ?? '',
+    network: p.network as Network,
+    payer: p.payer,
+    ...(offerReceipt ? { extensions: { 'offer-receipt': { info: { receipt: offerReceipt } } } } : {}),
+  });
+}
+
+export async function submitPaidHandler(deps: AnswerDeps, req: Request, res: Response, ask: Omit<PaidCallAsk, 'resource'>): Promise<void> {
+  const rails = deps.ctx.payments!;
+  const full = { ...ask, resource: resourceOf(req) };
+  const signature = req.get('payment-signature');
+  if (signature === undefined) {
+    const q = quotePaidCall(deps.ctx, rails, full);
+    if (!q.ok) throw new HolonError(q.code, q.message);
+    return answer402(res, rails, q.quote, { header: (await paymentRequired(rails, q.quote.offer)).header });
+  }
+  const read = readPaymentHeader(signature);
+  if (!read.ok) throw new HolonError('payment_invalid', read.message);
+  const idempotencyKey = req.get('idempotency-key');
+  const paid = await submitPaidCall(deps.engine, rails, { ...full, syncAnswer: !wantsAsync(req), ...(idempotencyKey ? { idempotencyKey } : {}) }, read.payload);
+  switch (paid.kind) {
+    case 'refused':
+      throw new HolonError(paid.code, paid.message);
+    case 'payment_invalid': {
+      const q = quotePaidCall(deps.ctx, rails, full);
+      if (!q.ok) throw new HolonError(q.code, q.message);
+      return answer402(res, rails, q.quote, { header: paid.header, reason: `the payment was not accepted: ${paid.reason}` });
+    }
+    case 'payment_replayed':
+      throw new HolonError('payment_replayed', 'this payment was used already: sign a new one (a new nonce) for a new call');
+    case 'idempotent':
+      return answerIdempotent(deps, res, paid.mandateId, full.resource);
+    case 'submitted': {
+      noteCall(res, paid.submitted);
+      const decorate = async (receipt: ReceiptView) => {
+        const header = await paymentResponse(deps.ctx.signingKey, full.resource, receipt);
+        if (header) res.set('PAYMENT-RESPONSE', header);
+      };
+      return answerSubmission(deps, res, paid.submitted, { async: wantsAsync(req), decorate });
+    }
+  }
+}
+
+/** The payer's Idempotency-Key again: the earlier paid call's receipt, as a keyed replay answers (its output is not kept for a replay). */
+async function answerIdempotent(deps: AnswerDeps, res: Response, mandateId: string, resource: string): Promise<void> {
+  const row = (await deps.ctx.db('receipts').where({ mandate_id: mandateId }).whereNull('parent_id').first('id')) as { id: string } | undefined;
+  const receipt = row ? await loadReceiptTree(deps.ctx.db, row.id) : null;
+  if (!receipt) throw new HolonError('idempotency_key_in_use', 'the call under this Idempotency-Key is still running');
+  const header = await paymentResponse(deps.ctx.signingKey, resource, receipt);
+  if (header) res.set('PAYMENT-RESPONSE', header);
+  res.status(receipt.status === 'succeeded' ? 200 : receipt.error === 'payment_failed' ? 402 : 502).json({ replayed: true, status: receipt.status, receipt });
+}
