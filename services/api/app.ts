@@ -30,6 +30,7 @@ import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
 import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
 import { meAgentRoutes } from './routes/me-agents.js';
+import { topupRoutes } from './routes/topups.js';
 import { fileRoutes, isFileUpload, type FileRouteDeps } from './routes/files.js';
 import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import { publishingRoutes } from './routes/publishing.js';
@@ -193,6 +194,7 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   app.use(agentRoutes(ctx));
   app.use(catalogRoutes(ctx));
   app.use(meAgentRoutes({ ctx, hosted, fileSecret: deps.fileSecret }));
+  app.use(topupRoutes({ ctx }));
   if (deps.files) app.use(fileRoutes({ ctx, ...deps.files }));
   app.use(adminRoutes({ ctx }));
   if (deps.demo) app.use(demoRoutes({ ctx, ...deps.demo }));

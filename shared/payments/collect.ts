@@ -6,6 +6,7 @@
  * remembers the answer, so a settlement tried again reads it instead of asking again. A transfer that fails leaves the
  * call unbilled (`payment_failed`): nothing is credited that was not collected.
  */
+import { SettleError } from '@x402/core/types';
 import type { ServiceContext } from '../context.js';
 import { microsToUnits } from '../core/asset-units.js';
 import { formatAmount } from '../core/money.js';
@@ -93,7 +94,14 @@ async function settleOnChain(rails: PaymentRails, row: PaymentRow, claim: Paymen
   if (units > row.authorized) return { state: 'failed', error: 'the billed amount is above what the payer authorized', transaction: null };
   if (row.scheme === 'exact' && units !== row.authorized) return { state: 'failed', error: 'an exact payment settles only its full amount', transaction: null };
   const overrides = row.scheme === 'upto' ? { amount: units.toString() } : undefined;
-  const result = await rails.server.settlePayment(payload, requirements, undefined, undefined, overrides);
+  let result: Awaited<ReturnType<typeof rails.server.settlePayment>>;
+  try {
+    result = await rails.server.settlePayment(payload, requirements, undefined, undefined, overrides);
+  } catch (e) {
+    // The facilitator answered, and said no: a failed payment. Anything else (unreachable, timed out) is tried again.
+    if (e instanceof SettleError) return { state: 'failed', error: e.message, transaction: null };
+    throw e;
+  }
   if (result.success && result.transaction) return { state: 'collected', collected: units, transaction: result.transaction, error: null };
   return { state: 'failed', error: result.errorReason ?? result.errorMessage ?? 'the facilitator did not settle the payment', transaction: null };
 }

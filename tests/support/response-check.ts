@@ -159,9 +159,11 @@ function checkWith(checker: Checker, method: string, path: string, status: numbe
   const key = `${m} ${template} ${status}`;
   let validate = checker.compiled.get(key);
   if (validate === undefined) {
-    const schema = checker.doc.paths[template]?.[m]?.responses?.[String(status)]?.content?.['application/json']?.schema;
-    validate = schema
-      ? checker.ajv.compile({ $ref: `doc#/${pointer(['paths', template, m, 'responses', String(status), 'content', 'application/json', 'schema'])}` })
+    const content = checker.doc.paths[template]?.[m]?.responses?.[String(status)]?.content;
+    // JSON, or RFC 9457 problem details (a 402 that asks for a payment).
+    const type = content?.['application/json'] ? 'application/json' : 'application/problem+json';
+    validate = content?.[type]?.schema
+      ? checker.ajv.compile({ $ref: `doc#/${pointer(['paths', template, m, 'responses', String(status), 'content', type, 'schema'])}` })
       : null;
     checker.compiled.set(key, validate);
   }

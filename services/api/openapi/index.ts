@@ -3,6 +3,7 @@
  * operations here; tests/integration/openapi.test.ts fails on any /v0 route of the app that is not in the document,
  * and on any documented route the app does not serve.
  */
+import { topupOperations } from '../routes/topups.js';
 import { accountOperations } from '../routes/accounts.js';
 import { adminOperations } from '../routes/admin.js';
 import { agentOperations } from '../routes/agents.js';
@@ -72,6 +73,7 @@ export const ROUTE_OPERATIONS: readonly Operation[] = [
   agentOperations,
   catalogOperations,
   meAgentOperations,
+  topupOperations,
   fileOperations,
   adminOperations,
   demoOperations,

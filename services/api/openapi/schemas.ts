@@ -105,6 +105,29 @@ const SPLIT: JsonSchema = {
   properties: { to: { type: 'string', description: 'An account: the author, `holon` (the fee), an upstream author' }, amount: AMOUNT },
 };
 
+/** How a call paid from outside was paid (shared/receipts/store.ts `ReceiptPayment`, docs/payments.md). */
+const RECEIPT_PAYMENT: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['scheme', 'network', 'payer', 'amount', 'currency', 'transaction'],
+  description: 'A call paid from outside (x402 or MPP): how it was paid; signed with the receipt',
+  properties: {
+    scheme: { type: 'string', description: 'The x402 scheme: `exact` or `upto`', examples: ['upto'] },
+    network: { type: 'string', description: 'The chain, CAIP-2', examples: ['eip155:8453'] },
+    payer: { type: 'string', description: 'The paying wallet' },
+    amount: { ...AMOUNT, description: 'What was collected, in `currency` (0 when nothing was)' },
+    currency: { type: 'string' },
+    transaction: { type: ['string', 'null'], description: 'The transaction that collected it; null when nothing was collected' },
+    rate: {
+      type: 'object',
+      additionalProperties: false,
+      required: ['from', 'to', 'rate'],
+      description: 'The platform’s rate from the agent’s currency into the payment’s (1 `from` = `rate` `to`)',
+      properties: { from: { type: 'string' }, to: { type: 'string' }, rate: { type: 'string' } },
+    },
+  },
+};
+
 /**
  * A receipt tree (spec receipts.md; shared/receipts/store.ts `ReceiptView`): children are receipts, named by
  * `child` (a `$ref` to this very schema where it lives: the OpenAPI document's component, an MCP tool's `$defs`).
@@ -159,6 +182,7 @@ export function receiptSchema(child: JsonSchema): JsonSchema {
       children: { type: 'array', items: child, description: 'The receipts of the calls it made, as trees' },
       duration_ms: { type: ['integer', 'null'], minimum: 0 },
       created_at: TIMESTAMP,
+      payment: RECEIPT_PAYMENT,
       signature: {
         type: ['string', 'null'],
         pattern: '^[A-Za-z0-9_-]+\\.\\.[A-Za-z0-9_-]+$',

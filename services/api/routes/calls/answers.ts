@@ -123,8 +123,7 @@ async function answerFinished(ctx: ServiceContext, res: Response, receipt: Recei
     res.status(200).json({ status: receipt.status, ...outputFields(await handOutput(ctx, receipt.id, 'sync')), receipt });
     return;
   }
-  // A paid call whose payment could not be collected is a payment's failure, not the agent's: 402.
-  res.status(receipt.error === 'payment_failed' ? 402 : 502).json({
+  res.status(502).json({
     status: receipt.status,
     error: describeFailure(receipt, await failureDetail(ctx.db, receipt)),
     receipt,

@@ -10,7 +10,8 @@ import { encodePaymentResponseHeader } from '@x402/core/http';
 import { createJWSOfferReceiptIssuer } from '@x402/extensions/offer-receipt';
 import type { Network } from '@x402/core/types';
 import { HolonError } from '../../../../shared/core/errors.js';
-import { loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
+import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
+import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
 import { paymentRequired, readPaymentHeader } from '../../../../shared/payments/offer.js';
 import { type PaidCallAsk, quotePaidCall, submitPaidCall, type Quote } from '../../../../shared/payments/paid-call.js';
 import type { PaymentRails } from '../../../../shared/payments/rails.js';
@@ -92,7 +93,7 @@ export async function submitPaidHandler(deps: AnswerDeps, req: Request, res: Res
     return answer402(res, rails, q.quote, { header: (await paymentRequired(rails, q.quote.offer)).header });
   }
   const read = readPaymentHeader(signature);
-  if (!read.ok) throw new HolonError('payment_invalid', read.message);
+  if (!read.ok) throw new HolonError('invalid_request', read.message);
   const idempotencyKey = req.get('idempotency-key');
   const paid = await submitPaidCall(deps.engine, rails, { ...full, syncAnswer: !wantsAsync(req), ...(idempotencyKey ? { idempotencyKey } : {}) }, read.payload);
   switch (paid.kind) {
@@ -125,5 +126,12 @@ async function answerIdempotent(deps: AnswerDeps, res: Response, mandateId: stri
   if (!receipt) throw new HolonError('idempotency_key_in_use', 'the call under this Idempotency-Key is still running');
   const header = await paymentResponse(deps.ctx.signingKey, resource, receipt);
   if (header) res.set('PAYMENT-RESPONSE', header);
-  res.status(receipt.status === 'succeeded' ? 200 : receipt.error === 'payment_failed' ? 402 : 502).json({ replayed: true, status: receipt.status, receipt });
+  res.status(receipt.status === 'succeeded' ? 200 : 502).json({
+    replayed: true,
+    status: receipt.status,
+    ...(receipt.status === 'succeeded'
+      ? outputFields(await readOutput(deps.ctx, receipt.id))
+      : { error: describeFailure(receipt, await failureDetail(deps.ctx.db, receipt)) }),
+    receipt,
+  });
 }

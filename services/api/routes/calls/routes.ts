@@ -17,6 +17,7 @@ import { parseAmount } from '../../../../shared/core/money.js';
 import { defineOperations, mount } from '../../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../../openapi/call-schemas.js';
 import { amount, failure, httpUrl, text } from '../../openapi/schemas.js';
+import { PAYMENT_REQUIRED_RESPONSE } from '../../openapi/payment-schemas.js';
 import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../../principal.js';
 import { LongPolls, principalKey, waitParam } from './long-poll.js';
 import { paysPerCall, submitPaidHandler } from './paid.js';
@@ -52,9 +53,11 @@ export const callOperations = defineOperations({
     method: 'post',
     path: '/v0/calls',
     tag: 'calls',
-    auth: ['human', 'agent'],
-    summary: 'Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`',
+    auth: ['human', 'agent', 'none'],
+    summary:
+      'Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`; without a key or a mandate, pay for the call with x402 (docs/payments.md)',
     headers: {
+      'PAYMENT-SIGNATURE': { description: 'x402: the payment for a call without a key (base64 JSON), answering the 402’s PAYMENT-REQUIRED' },
       'Idempotency-Key': { description: 'Per API key: a call re-sent with a used key is not run again (`replayed: true`)' },
       Prefer: { description: '`respond-async`: answer 202 at once, then GET /v0/calls/{id}' },
       'X-Holon-Delegation': { description: 'A remote agent calling during its run: the run’s delegation token (the mandate is its sub-mandate)' },
@@ -65,6 +68,7 @@ export const callOperations = defineOperations({
       202: { description: 'Pending approval, or on its way (async or past the synchronous wait)', schema: { oneOf: [CALL_HELD, CALL_QUEUED] } },
       400: failure('A bad body, or an agent reference that is not `ns/name[@range]`', 'invalid_request', 'invalid_ref'),
       401: failure('No key', 'unauthorized'),
+      402: PAYMENT_REQUIRED_RESPONSE,
       403: failure('Denied by the mandate (with a receipt), or a delegation token that is not live', 'denied', 'invalid_delegation'),
       404: failure(
         'No such mandate, agent, version in range or capability (with a receipt)',
@@ -75,8 +79,9 @@ export const callOperations = defineOperations({
         'not_found',
       ),
       409: failure(
-        'The approval was used already, or the Idempotency-Key’s call is still running or was interrupted',
+        'The approval was used already, the payment was used already, or the Idempotency-Key’s call is still running or was interrupted',
         'approval_used',
+        'payment_replayed',
         'idempotency_key_in_use',
         'idempotency_key_interrupted',
       ),
@@ -85,6 +90,7 @@ export const callOperations = defineOperations({
         'rejected_input',
         'file_not_found',
         'idempotency_key_reused',
+        'payment_unsupported',
       ),
       502: { description: 'The agent failed (never billed unless declared so)', schema: CALL_FAILED },
     },
