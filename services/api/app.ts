@@ -16,7 +16,7 @@ import { checkBody, requireJson } from './body-guard.js';
 import { jsonRpcErrorBody, SERVER_ERROR, type JsonRpcErrorBody } from './mcp/errors.js';
 import { originGuard, type OriginPolicy } from './origins.js';
 import { authenticate, principalOf, type AuthSettings } from './principal.js';
-import { actionLimit, rateLimitMiddleware, type ActionLimit } from './rate-limit.js';
+import { actionLimit, rateLimitMiddleware, type ActionLimit, type PayLimits } from './rate-limit.js';
 import { accountRoutes } from './routes/accounts.js';
 import { adminRoutes } from './routes/admin.js';
 import { approvalRoutes } from './routes/approvals.js';
@@ -88,6 +88,8 @@ export interface ApiDeps {
   publicUrl?: string;
   /** The public demo (routes/demo.ts): the runtimes and the limiter; without it /v0/demo is not served. */
   demo?: Omit<DemoDeps, 'ctx'>;
+  /** Keyless paid calls (routes/calls/paid.ts): their limits per address and per paying wallet, in any mode. */
+  payLimits?: PayLimits;
   /** Uploads and signed downloads (routes/files.ts); without it /v0/files is not served. */
   files?: Omit<FileRouteDeps, 'ctx'>;
   /** The evaluation suites (shared/evaluation/suites.ts): publishing queues one evaluation per suite that applies. */
@@ -178,6 +180,7 @@ function useRoutes(app: Express, deps: ApiDeps): void {
     waiter: deps.waiter,
     syncWaitMs: deps.syncWaitMs,
     ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
+    ...(deps.payLimits ? { payLimits: deps.payLimits } : {}),
   };
   app.use(callRoutes(calls));
   app.use(approvalRoutes(calls));

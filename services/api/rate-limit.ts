@@ -123,3 +123,30 @@ function failureReporter(log: WarnLogger | undefined): (e: unknown) => void {
     suppressed = 0;
   };
 }
+
+/** Keyless paid calls' limits (docs/payments.md): per client address, and per paying wallet once a payment names one. */
+export interface PayLimits {
+  limiter: RateLimiter;
+  trustProxy: boolean;
+}
+
+const payFailures = failureReporter(undefined);
+
+/**
+ * One hit on a keyless paid call's bucket (`x402-addr:<address>` or `x402-payer:<wallet>`), `perMin` a minute; a
+ * refusal throws `rate_limited` with Retry-After set. Fails open like every limit.
+ */
+export async function hitPayLimit(limits: PayLimits, req: Request, res: Response, bucket: { payer?: string; perMin: number }): Promise<void> {
+  const key = bucket.payer ? `x402-payer:${bucket.payer}` : `x402-addr:${clientAddress(req, limits.trustProxy)}`;
+  let decision: RateDecision;
+  try {
+    decision = await limits.limiter.hit(key, { limit: bucket.perMin, windowMs: 60_000 });
+  } catch (e) {
+    payFailures(e);
+    return;
+  }
+  if (decision.ok) return;
+  const seconds = Math.max(1, decision.retryAfterS);
+  res.set('Retry-After', String(seconds));
+  throw new HolonError('rate_limited', `too many paid calls from this ${bucket.payer ? 'wallet' : 'address'}; retry in ${seconds} s`);
+}

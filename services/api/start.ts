@@ -210,6 +210,7 @@ export async function startApi(processEngine: CallEngine, config: Config, option
       ...(config.siteUrl ? { site: config.siteUrl } : {}),
     },
     demo: { runtimes: demoRuntimes, limiter, trustProxy: config.trustProxy },
+    payLimits: { limiter, trustProxy: config.trustProxy },
     ...(config.publicUrl ? { publicUrl: config.publicUrl } : {}),
     auth: { hosted: config.hosted, ...(config.adminKey ? { adminKey: config.adminKey } : {}), now: ctx.now },
     ctx,

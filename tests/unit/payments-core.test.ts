@@ -15,8 +15,9 @@ import { ConfigError, loadConfig } from '../../shared/platform/config.js';
 describe('the platform’s rates (HOLON_FX)', () => {
   it('reads FROM:TO=rate pairs and refuses what is not one', () => {
     const t = parseFxTable('USD:EUR=0.92, GBP:USD=1.27');
-    expect(t.ok && t.pairs.map((p) => `${p.from}:${p.to}=${formatRate(p.rate)}`)).toEqual(['USD:EUR=0.92', 'GBP:USD=1.27']);
-    expect(parseFxTable('').ok && parseFxTable('').pairs).toEqual([]);
+    if (!t.ok) throw new Error(t.message);
+    expect(t.pairs.map((p) => `${p.from}:${p.to}=${formatRate(p.rate)}`)).toEqual(['USD:EUR=0.92', 'GBP:USD=1.27']);
+    expect(parseFxTable('')).toEqual({ ok: true, pairs: [] });
     expect(parseFxTable('USD:USD=1')).toMatchObject({ ok: false, message: expect.stringContaining('into itself') });
     expect(parseFxTable('USD:EUR=0.92,EUR:USD=1.08')).toMatchObject({ ok: false, message: expect.stringContaining('twice') });
     expect(parseFxTable('USD:EUR=0')).toMatchObject({ ok: false });
@@ -51,11 +52,16 @@ describe('the platform’s rates (HOLON_FX)', () => {
 describe('micro-units and base units', () => {
   it('are exact one way and round down the other, for 6 to 18 decimals', () => {
     fc.assert(
-      fc.property(fc.bigInt({ min: 0n, max: 10n ** 18n }), fc.integer({ min: 6, max: 18 }), fc.bigInt({ min: 0n, max: 10n ** 12n }), (micros, decimals, extra) => {
-        expect(unitsToMicros(microsToUnits(micros, decimals), decimals)).toBe(micros);
-        const units = microsToUnits(micros, decimals) + (decimals > 6 ? extra % 10n ** BigInt(decimals - 6) : 0n);
-        expect(unitsToMicros(units, decimals)).toBe(micros);
-      }),
+      fc.property(
+        fc.bigInt({ min: 0n, max: 10n ** 18n }),
+        fc.integer({ min: 6, max: 18 }),
+        fc.bigInt({ min: 0n, max: 10n ** 12n }),
+        (micros, decimals, extra) => {
+          expect(unitsToMicros(microsToUnits(micros, decimals), decimals)).toBe(micros);
+          const units = microsToUnits(micros, decimals) + (decimals > 6 ? extra % 10n ** BigInt(decimals - 6) : 0n);
+          expect(unitsToMicros(units, decimals)).toBe(micros);
+        },
+      ),
     );
     expect(microsToUnits(370_000n, 6)).toBe(370_000n);
     expect(microsToUnits(1n, 18)).toBe(10n ** 12n);
@@ -84,7 +90,10 @@ function problemsOf(env: NodeJS.ProcessEnv): string[] {
     return [];
   } catch (e) {
     if (!(e instanceof ConfigError)) throw e;
-    return e.message.split('\n').slice(1).map((l) => l.replace(/^- /, ''));
+    return e.message
+      .split('\n')
+      .slice(1)
+      .map((l) => l.replace(/^- /, ''));
   }
 }
 

@@ -18,6 +18,8 @@ import type { PaymentRails } from '../../../../shared/payments/rails.js';
 import type { SigningKey } from '../../../../shared/signing/keys.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
 import { noteCall } from './submission.js';
+import { hitPayLimit, type PayLimits } from '../../rate-limit.js';
+import { payerOf } from '../../../../shared/payments/payment-key.js';
 
 /** Whether this request pays for itself: payments are on, it sends no key and names no mandate. */
 export function paysPerCall(deps: AnswerDeps, req: Request, body: { mandate?: unknown }): boolean {
@@ -83,8 +85,14 @@ async function paymentResponse(key: SigningKey, resource: string, receipt: Recei
   });
 }
 
-export async function submitPaidHandler(deps: AnswerDeps, req: Request, res: Response, ask: Omit<PaidCallAsk, 'resource'>): Promise<void> {
+export async function submitPaidHandler(
+  deps: AnswerDeps & { payLimits?: PayLimits },
+  req: Request,
+  res: Response,
+  ask: Omit<PaidCallAsk, 'resource'>,
+): Promise<void> {
   const rails = deps.ctx.payments!;
+  if (deps.payLimits) await hitPayLimit(deps.payLimits, req, res, { perMin: rails.keylessPerMin });
   const full = { ...ask, resource: resourceOf(req) };
   const signature = req.get('payment-signature');
   if (signature === undefined) {
@@ -94,6 +102,8 @@ export async function submitPaidHandler(deps: AnswerDeps, req: Request, res: Res
   }
   const read = readPaymentHeader(signature);
   if (!read.ok) throw new HolonError('invalid_request', read.message);
+  // The wallet the payment names, before the facilitator is asked anything: one wallet cannot flood it either.
+  if (deps.payLimits) await hitPayLimit(deps.payLimits, req, res, { payer: payerOf(read.payload, undefined), perMin: rails.keylessPerMin });
   const idempotencyKey = req.get('idempotency-key');
   const paid = await submitPaidCall(deps.engine, rails, { ...full, syncAnswer: !wantsAsync(req), ...(idempotencyKey ? { idempotencyKey } : {}) }, read.payload);
   switch (paid.kind) {

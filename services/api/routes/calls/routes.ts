@@ -21,10 +21,13 @@ import { PAYMENT_REQUIRED_RESPONSE } from '../../openapi/payment-schemas.js';
 import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../../principal.js';
 import { LongPolls, principalKey, waitParam } from './long-poll.js';
 import { paysPerCall, submitPaidHandler } from './paid.js';
+import type { PayLimits } from '../../rate-limit.js';
 
 export interface CallRoutesDeps extends AnswerDeps {
   /** Hosted: a callback URL must resolve only to public addresses. */
   callbackGuard?: { allowPrivate: boolean };
+  /** Keyless paid calls' limits (paid.ts). */
+  payLimits?: PayLimits;
 }
 
 const CALL_BODY = {
