@@ -74,8 +74,8 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`
-         * @description Who: human key, agent key (dev mode: the local operator).
+         * Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`; without a key or a mandate, pay for the call with x402 (docs/payments.md)
+         * @description Who: human key, agent key, no key.
          */
         post: operations["callAgent"];
         delete?: never;
@@ -736,6 +736,26 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/topups": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Add money to your account from outside: 402 with what to pay (x402 `exact`), then again with PAYMENT-SIGNATURE → 201
+         * @description Who: human key (dev mode: the local operator).
+         */
+        post: operations["topUp"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/files": {
         parameters: {
             query?: never;
@@ -1060,6 +1080,35 @@ export interface components {
             duration_ms: number | null;
             /** Format: date-time */
             created_at: string;
+            /** @description A call paid from outside (x402 or MPP): how it was paid; signed with the receipt */
+            payment?: {
+                /**
+                 * @description The x402 scheme: `exact` or `upto`
+                 * @example upto
+                 */
+                scheme: string;
+                /**
+                 * @description The chain, CAIP-2
+                 * @example eip155:8453
+                 */
+                network: string;
+                /** @description The paying wallet */
+                payer: string;
+                /**
+                 * @description What was collected, in `currency` (0 when nothing was)
+                 * @example 0.002
+                 */
+                amount: string;
+                currency: string;
+                /** @description The transaction that collected it; null when nothing was collected */
+                transaction: string | null;
+                /** @description The platform’s rate from the agent’s currency into the payment’s (1 `from` = `rate` `to`) */
+                rate?: {
+                    from: string;
+                    to: string;
+                    rate: string;
+                };
+            };
             /** @description The gateway’s signature of this receipt: a compact JWS with a detached payload (`header..signature`, EdDSA, `typ` `holon-receipt`) over the RFC 8785 canonical JSON of every field but `signature` and `children` (docs/receipts.md); verify it with /.well-known/jwks.json. Null only for a receipt written before receipts were signed */
             signature: string | null;
         };
@@ -1857,6 +1906,8 @@ export interface operations {
         parameters: {
             query?: never;
             header?: {
+                /** @description x402: the payment for a call without a key (base64 JSON), answering the 402’s PAYMENT-REQUIRED */
+                "PAYMENT-SIGNATURE"?: string;
                 /** @description Per API key: a call re-sent with a used key is not run again (`replayed: true`) */
                 "Idempotency-Key"?: string;
                 /** @description `respond-async`: answer 202 at once, then GET /v0/calls/{id} */
@@ -1939,6 +1990,63 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
+            /** @description Pay for it: `PAYMENT-REQUIRED` (base64 JSON, x402 version 2) says what to sign; send the same request again with `PAYMENT-SIGNATURE` (docs/payments.md). A payment that was not accepted is asked for again; one that could not be collected is an error (`payment_failed`) */
+            402: {
+                headers: {
+                    /** @description The x402 PaymentRequired object, base64 JSON */
+                    "PAYMENT-REQUIRED"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        type: string;
+                        title: string;
+                        /** @constant */
+                        status: 402;
+                        /** @description What to do, in words */
+                        detail: string;
+                        error: {
+                            /**
+                             * @description Stable snake_case code (gateway.md, manifest.md §3)
+                             * @example invalid_request
+                             */
+                            code: string;
+                            /** @description Plain words */
+                            message: string;
+                            /** @description Every problem of a bad request, with its path */
+                            problems?: components["schemas"]["Problem"][];
+                        };
+                        quote: {
+                            /** @description The agent and version the payment is for */
+                            agent?: string;
+                            /** @description The agent’s own worst case, in its currency */
+                            worst_case?: {
+                                /** @example 0.002 */
+                                amount: string;
+                                currency: string;
+                            };
+                            pay: {
+                                /** @description At most this much of the asset, in whole tokens */
+                                amount: string;
+                                /** @description The currency one whole token counts in */
+                                currency: string;
+                                /** @description The same, in the token’s base units */
+                                units: string;
+                                /** @description The ERC-20 token */
+                                asset: string;
+                                /** @description The chain, CAIP-2 */
+                                network: string;
+                            };
+                            /** @description The platform’s rate used (1 `from` = `rate` `to`) */
+                            rate?: {
+                                from: string;
+                                to: string;
+                                rate: string;
+                            };
+                        };
+                    } | components["schemas"]["Error"];
+                };
+            };
             /** @description Denied by the mandate (with a receipt), or a delegation token that is not live (`denied`, `invalid_delegation`) */
             403: {
                 headers: {
@@ -1957,7 +2065,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The approval was used already, or the Idempotency-Key’s call is still running or was interrupted (`approval_used`, `idempotency_key_in_use`, `idempotency_key_interrupted`) */
+            /** @description The approval was used already, the payment was used already, or the Idempotency-Key’s call is still running or was interrupted (`approval_used`, `payment_replayed`, `idempotency_key_in_use`, `idempotency_key_interrupted`) */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -1966,7 +2074,7 @@ export interface operations {
                     "application/json": components["schemas"]["Error"];
                 };
             };
-            /** @description The input does not match the agent’s interface.input, names a file it may not use, or reuses an Idempotency-Key (`rejected_input`, `file_not_found`, `idempotency_key_reused`) */
+            /** @description The input does not match the agent’s interface.input, names a file it may not use, or reuses an Idempotency-Key (`rejected_input`, `file_not_found`, `idempotency_key_reused`, `payment_unsupported`) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4542,6 +4650,169 @@ export interface operations {
             };
             /** @description Not a human key (`forbidden`) */
             403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    topUp: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description x402: the payment (base64 JSON) answering the 402’s PAYMENT-REQUIRED */
+                "PAYMENT-SIGNATURE"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "10.00"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description How much to add, in the asset’s currency (HOLON_X402_ASSET_CURRENCY)
+                     * @example 0.05
+                     */
+                    amount: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Paid and credited: the journal entry, the transaction, the new balance */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entry: {
+                            id: string;
+                            /** @example x402:eip155:8453:0xab… */
+                            key: string;
+                            /** @example 0.002 */
+                            amount: string;
+                            currency: string;
+                        };
+                        /** @description The transfer that paid it */
+                        transaction: string;
+                        /** @description The paying wallet */
+                        payer: string;
+                        balance: components["schemas"]["Balance"];
+                    };
+                };
+            };
+            /** @description A bad body, or a PAYMENT-SIGNATURE that is not an x402 payment (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Pay for it: `PAYMENT-REQUIRED` (base64 JSON, x402 version 2) says what to sign; send the same request again with `PAYMENT-SIGNATURE` (docs/payments.md). A payment that was not accepted is asked for again; one that could not be collected is an error (`payment_failed`) */
+            402: {
+                headers: {
+                    /** @description The x402 PaymentRequired object, base64 JSON */
+                    "PAYMENT-REQUIRED"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/problem+json": {
+                        type: string;
+                        title: string;
+                        /** @constant */
+                        status: 402;
+                        /** @description What to do, in words */
+                        detail: string;
+                        error: {
+                            /**
+                             * @description Stable snake_case code (gateway.md, manifest.md §3)
+                             * @example invalid_request
+                             */
+                            code: string;
+                            /** @description Plain words */
+                            message: string;
+                            /** @description Every problem of a bad request, with its path */
+                            problems?: components["schemas"]["Problem"][];
+                        };
+                        quote: {
+                            /** @description The agent and version the payment is for */
+                            agent?: string;
+                            /** @description The agent’s own worst case, in its currency */
+                            worst_case?: {
+                                /** @example 0.002 */
+                                amount: string;
+                                currency: string;
+                            };
+                            pay: {
+                                /** @description At most this much of the asset, in whole tokens */
+                                amount: string;
+                                /** @description The currency one whole token counts in */
+                                currency: string;
+                                /** @description The same, in the token’s base units */
+                                units: string;
+                                /** @description The ERC-20 token */
+                                asset: string;
+                                /** @description The chain, CAIP-2 */
+                                network: string;
+                            };
+                            /** @description The platform’s rate used (1 `from` = `rate` `to`) */
+                            rate?: {
+                                from: string;
+                                to: string;
+                                rate: string;
+                            };
+                        };
+                    } | components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a human key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The payment was used already (`payment_replayed`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payments from outside are off on this gateway (`payments_off`) */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

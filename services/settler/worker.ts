@@ -13,6 +13,7 @@ import { createGuardedDispatcher } from '../../shared/platform/guarded-net.js';
 import { DELIVER_QUEUE, type DeliverJob } from '../../shared/webhooks/deliveries.js';
 import { DELIVERY_SLOTS, runDeliverJob, startDelivery, startDeliverySweep, webhookRuntime } from './callbacks.js';
 import { startSweeper } from './sweeper.js';
+import { startPaymentSweep } from './payment-sweep.js';
 import { startFileSweeper } from './file-sweeper.js';
 import { startRetentionSweep } from './retention.js';
 import { startCheckpointer } from './checkpointer.js';
@@ -61,8 +62,9 @@ export function startSettler(engine: CallEngine, options: SettlerOptions): Start
   const deliveries = startDeliverySweep(ctx);
   const retention = startRetentionSweep(ctx, options.retentionDays);
   const checkpoints = startCheckpointer(ctx, options.checkpointS);
+  const payments = startPaymentSweep(ctx);
   return {
-    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop(), () => retention.stop(), () => checkpoints.stop()],
+    stop: [() => sweeper.stop(), () => files.stop(), () => deliveries.stop(), () => retention.stop(), () => checkpoints.stop(), async () => payments?.stop()],
     workers,
     release: guarded ? [() => guarded.close()] : [],
   };
