@@ -21,7 +21,7 @@ export const statements = [
      payer           text NOT NULL,
      authorized      numeric(78, 0) NOT NULL CHECK (authorized >= 0),
      mandate_id      text UNIQUE REFERENCES mandates (id),
-     account         text REFERENCES accounts (id),
+     account         text REFERENCES accounts (handle),
      idempotency_key text,
      sealed          text,
      state           text NOT NULL CHECK (state IN ('verified', 'collecting', 'collected', 'failed', 'void')),
@@ -37,7 +37,7 @@ export const statements = [
   `CREATE INDEX x402_payments_unfinished ON x402_payments (state) WHERE state IN ('verified', 'collecting')`,
   `CREATE TABLE payouts (
      id          text PRIMARY KEY,
-     account     text NOT NULL REFERENCES accounts (id),
+     account     text NOT NULL REFERENCES accounts (handle),
      network     text NOT NULL,
      currency    text NOT NULL,
      amount      bigint NOT NULL CHECK (amount > 0),
