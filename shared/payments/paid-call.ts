@@ -19,7 +19,7 @@ import { saveMandate } from '../mandates/store.js';
 import type { ServiceContext } from '../context.js';
 import { type Offer, paymentRequired } from './offer.js';
 import { paymentKey, payerOf } from './payment-key.js';
-import { insertPayment, paymentByIdempotencyKey, updatePayment } from './payment-rows.js';
+import { insertPayment, paymentByIdempotencyKey, paymentByKey, updatePayment } from './payment-rows.js';
 import { paymentMandate } from './paid-mandate.js';
 import type { PaymentRails } from './rails.js';
 
@@ -120,6 +120,13 @@ export async function submitPaidCall(
     ...(await paymentRequired(rails, quote.offer, reason)),
   });
   if (!requirements) return invalid('the payment does not answer any of the requirements offered (scheme, network, asset, amount, pay-to)');
+  const key = paymentKey(payload);
+  // A payment taken before is refused before the facilitator is asked (it would say only that it is used).
+  const seen = await paymentByKey(ctx.db, key);
+  if (seen)
+    return seen.mandateId && ask.idempotencyKey !== undefined && seen.idempotencyKey === ask.idempotencyKey
+      ? { kind: 'idempotent', mandateId: seen.mandateId }
+      : { kind: 'payment_replayed' };
   const verified = await rails.server.verifyPayment(payload, requirements);
   if (!verified.isValid) return invalid(verified.invalidReason ?? verified.invalidMessage ?? 'the facilitator did not verify the payment');
   const payer = payerOf(payload, verified.payer);
@@ -127,7 +134,6 @@ export async function submitPaidCall(
     const earlier = await paymentByIdempotencyKey(ctx.db, payer, ask.idempotencyKey);
     if (earlier?.mandateId) return { kind: 'idempotent', mandateId: earlier.mandateId };
   }
-  const key = paymentKey(payload);
   const authorized = BigInt(requirements.amount);
   const mandate = paymentMandate(rails, {
     payer,

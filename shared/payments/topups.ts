@@ -15,7 +15,7 @@ import { postEntry } from '../ledger/entries.js';
 import { authorizationState } from './authorization-state.js';
 import { type Offer, paymentRequired } from './offer.js';
 import { paymentKey, payerOf } from './payment-key.js';
-import { insertPayment, lockPayment, type PaymentRow, unsealClaim, updatePayment } from './payment-rows.js';
+import { insertPayment, lockPayment, paymentByKey, type PaymentRow, unsealClaim, updatePayment } from './payment-rows.js';
 import type { PaymentRails } from './rails.js';
 
 export const TOPUP_KIND = 'x402-topup';
@@ -48,6 +48,7 @@ export async function topUp(
   const invalid = async (reason: string): Promise<TopUp> => ({ kind: 'payment_invalid', reason, header: (await paymentRequired(rails, offer, reason)).header });
   const requirements = rails.server.findMatchingRequirements(accepts, payload);
   if (!requirements) return invalid('the payment does not answer the requirement offered (exact, network, asset, amount, pay-to)');
+  if (await paymentByKey(ctx.db, paymentKey(payload))) return { kind: 'payment_replayed' };
   const verified = await rails.server.verifyPayment(payload, requirements);
   if (!verified.isValid) return invalid(verified.invalidReason ?? verified.invalidMessage ?? 'the facilitator did not verify the payment');
   const key = paymentKey(payload);

@@ -85,6 +85,8 @@ export class UptoFacilitator implements SchemeNetworkFacilitator {
   readonly caipFamily = 'eip155:*';
   /** Nonces settled: each authorization settles once. */
   readonly settled = new Set<string>();
+  /** Runs once before the next settlement (a test withdraws the payer's allowance on chain there). */
+  beforeNextSettle: (() => Promise<void>) | undefined;
   constructor(
     private readonly wallet: Wallet,
     private readonly chain: PublicClient,
@@ -126,6 +128,9 @@ export class UptoFacilitator implements SchemeNetworkFacilitator {
   }
   async settle(payload: PaymentPayload, r: PaymentRequirements): Promise<SettleResponse> {
     const network = r.network as Network;
+    const before = this.beforeNextSettle;
+    this.beforeNextSettle = undefined;
+    await before?.();
     const c = await this.check(payload, r);
     if (!c.ok) return { success: false, errorReason: c.reason, transaction: '', network };
     this.settled.add(c.auth.nonce);

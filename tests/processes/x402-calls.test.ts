@@ -1,0 +1,296 @@
+/**
+ * Paying per call with x402 v2 on a real chain (anvil, a test stablecoin with EIP-3009): the 402 and its decoded
+ * requirements; a paid `exact` call through @x402/fetch whose on-chain transfer equals the billed amount and whose
+ * journal matches to the micro-unit, with PAYMENT-RESPONSE and the gateway's signed offer-receipt; a replayed payment
+ * refused; an unbilled call moving no token; `upto` (the test scheme's real `transferFrom`) settling 0.37 of a 1.00
+ * authorization; a payment that cannot be collected leaving the call unbilled (`payment_failed`); and a property over
+ * random sequences of paid calls: the tokens collected on chain equal, to the unit, what the journal credited, and the
+ * ledger's audit is clean.
+ */
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader, encodePaymentSignatureHeader } from '@x402/core/http';
+import { x402Client } from '@x402/core/client';
+import type { PaymentRequired } from '@x402/core/types';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import fc from 'fast-check';
+import { erc20Abi, type Hex } from 'viem';
+import { privateKeyToAccount } from 'viem/accounts';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { audit } from '../../shared/ledger/audit.js';
+import { startChain, type Chain } from '../support/chain.js';
+import { deployTestUsd, type TestUsd } from '../support/solidity.js';
+import { startTestGateway, type TestGateway } from '../support/gateway.js';
+import { UptoClient, UptoFacilitator, UptoServer } from '../support/x402-upto-scheme.js';
+
+let chain: Chain;
+let token: TestUsd;
+let g: TestGateway;
+let treasury: Hex;
+let upto: UptoFacilitator;
+const payerKey = () => chain.accounts[1]!.privateKey;
+const payer = () => privateKeyToAccount(payerKey());
+
+beforeAll(async () => {
+  chain = await startChain();
+  token = await deployTestUsd(chain);
+  const treasuryKey = chain.accounts[0]!.privateKey;
+  treasury = privateKeyToAccount(treasuryKey).address;
+  await token.mint(payer().address, 100_000_000n);
+  // The upto scheme's facilitator spends what the payer approved it for: the treasury's key submits.
+  await setAllowance(10n ** 30n);
+  upto = new UptoFacilitator(chain.walletClient(treasuryKey) as never, chain.publicClient, chain.chainId);
+  g = await startTestGateway({
+    config: {
+      x402: {
+        network: chain.network,
+        rpcUrl: chain.rpcUrl,
+        facilitatorKey: treasuryKey,
+        asset: token.address,
+        assetDecimals: 6,
+        assetCurrency: 'USD',
+        keylessPerMin: 10_000,
+      },
+      fx: 'EUR:USD=1.25',
+    } as never,
+    payments: { schemes: [{ scheme: 'upto', server: new UptoServer(), facilitator: upto }] },
+  });
+}, 120_000);
+
+afterAll(async () => {
+  await g?.stop();
+  await chain?.stop();
+});
+
+/** The payer's ERC-20 allowance to the treasury (the upto scheme's spender), set on chain. */
+async function setAllowance(amount: bigint): Promise<void> {
+  const hash = await chain
+    .walletClient(payerKey())
+    .writeContract({ address: token.address, abi: erc20Abi, functionName: 'approve', args: [treasury, amount], chain: null } as never);
+  await chain.publicClient.waitForTransactionReceipt({ hash });
+}
+
+const balanceOf = (who: Hex) => chain.publicClient.readContract({ address: token.address, abi: erc20Abi, functionName: 'balanceOf', args: [who] });
+
+/**
+ * A payer's x402 client: @x402/evm's exact scheme and the test upto scheme, choosing `scheme`, allowed to spend the
+ * test token up to 2 of it per payment (a payer's spend controls).
+ */
+function payerClient(scheme: 'exact' | 'upto' = 'exact') {
+  const signer = toClientEvmSigner(payer(), chain.publicClient as never);
+  return new x402Client((_v, accepts) => accepts.find((a) => a.scheme === scheme) ?? accepts[0]!)
+    .register(chain.network as never, new ExactEvmScheme(signer))
+    .register(chain.network as never, new UptoClient(payer(), chain.chainId))
+    .setSpendControls({ allowedAssets: [{ network: chain.network as never, asset: token.address, maxAmountPerPayment: '2000000' }] });
+}
+
+/** A payer's fetch: @x402/fetch over `payerClient`. */
+const payingFetch = (scheme: 'exact' | 'upto') => wrapFetchWithPayment(fetch, payerClient(scheme));
+
+const call = (f: typeof fetch, body: unknown, headers: Record<string, string> = {}) =>
+  f(`${g.url}/v0/calls`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+
+/** The journal's lines of an entry, by account. */
+async function linesOf(key: string): Promise<Record<string, bigint>> {
+  const rows = (await g.db
+    .knex('journal_lines as l')
+    .join('journal_entries as e', 'e.id', 'l.entry_id')
+    .where('e.key', key)
+    .select('l.account', 'l.amount')) as Array<{
+    account: string;
+    amount: string | bigint;
+  }>;
+  return Object.fromEntries(rows.map((r) => [r.account, BigInt(r.amount)]));
+}
+
+const EXTERNAL = () => `external:x402:${chain.network}`;
+
+describe('paying per call with x402', () => {
+  it('answers 402 with the requirements: exact and upto for a per_run price, the bazaar extension, the quote in words', async () => {
+    const r = await fetch(`${g.url}/v0/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'fixtures/usd', input: {} }),
+    });
+    expect(r.status).toBe(402);
+    expect(r.headers.get('content-type')).toMatch(/application\/problem\+json/);
+    const required: PaymentRequired = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+    expect(required.x402Version).toBe(2);
+    expect(required.resource.url).toBe(`${g.url}/v0/calls`);
+    expect(required.accepts.map((a) => a.scheme)).toEqual(['exact', 'upto']);
+    for (const a of required.accepts) {
+      expect(a).toMatchObject({ network: chain.network, amount: '100000', payTo: treasury, asset: token.address, extra: { name: 'Test USD', version: '2' } });
+      expect(a.maxTimeoutSeconds).toBe(70);
+    }
+    expect(required.extensions?.bazaar).toBeDefined();
+    const body = (await r.json()) as { error: { code: string }; quote: { pay: { amount: string; units: string } } };
+    expect(body.error.code).toBe('payment_required');
+    expect(body.quote.pay).toMatchObject({ amount: '0.100000', units: '100000' });
+  });
+
+  it('a worst case in another currency is converted at the platform’s rate, rounded up, and only upto is offered for a quote', async () => {
+    const r = await call(fetch, { agent: 'fixtures/quote', input: { quote: '0.10' } });
+    expect(r.status).toBe(402);
+    const required = decodePaymentRequiredHeader(r.headers.get('payment-required')!);
+    expect(required.accepts.map((a) => [a.scheme, a.amount])).toEqual([['upto', '1250000']]);
+    const body = (await r.json()) as { quote: { worst_case: unknown; rate: unknown } };
+    expect(body.quote.worst_case).toEqual({ amount: '1.00', currency: 'EUR' });
+    expect(body.quote.rate).toEqual({ from: 'EUR', to: 'USD', rate: '1.25' });
+  });
+
+  it('an exact payment: the token moves exactly the price, the journal credits exactly it, and the answer carries the transaction and a signed receipt', async () => {
+    const before = { payer: await balanceOf(payer().address), treasury: await balanceOf(treasury) };
+    const r = await call(payingFetch('exact'), { agent: 'fixtures/usd', input: {} });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as {
+      status: string;
+      receipt: { id: string; billed: boolean; payer: string; cost: { total: string }; payment: Record<string, unknown> };
+    };
+    expect(body.status).toBe('succeeded');
+    const response = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+    expect(response).toMatchObject({ success: true, network: chain.network, payer: payer().address.toLowerCase() });
+    const mined = await chain.publicClient.getTransactionReceipt({ hash: response.transaction as Hex });
+    expect(mined.status).toBe('success');
+    expect(await balanceOf(payer().address)).toBe(before.payer - 100_000n);
+    expect(await balanceOf(treasury)).toBe(before.treasury + 100_000n);
+    expect(body.receipt.payer).toBe(EXTERNAL());
+    expect(body.receipt.payment).toEqual({
+      scheme: 'exact',
+      network: chain.network,
+      payer: payer().address.toLowerCase(),
+      amount: '0.10',
+      currency: 'USD',
+      transaction: response.transaction,
+    });
+    expect(await linesOf(`settle:${body.receipt.id}`)).toEqual({ [EXTERNAL()]: -100_000n, holon: 10_000n, fixtures: 90_000n });
+    // The offer-receipt extension: x402's JWS receipt, signed with the gateway's key (/.well-known/jwks.json).
+    const jwks = (await (await fetch(`${g.url}/.well-known/jwks.json`)).json()) as { keys: Array<Record<string, unknown>> };
+    const signed = (response.extensions?.['offer-receipt'] as { info: { receipt: { format: 'jws'; signature: string } } }).info.receipt;
+    const claims = await verifyReceiptSignatureJWS(signed, jwks.keys[0] as never);
+    expect(claims).toMatchObject({
+      network: chain.network,
+      payer: payer().address.toLowerCase(),
+      transaction: response.transaction,
+      resourceUrl: `${g.url}/v0/calls`,
+    });
+  });
+
+  it('the same payment again is refused and moves nothing', async () => {
+    const first = await call(fetch, { agent: 'fixtures/usd', input: {} });
+    const required = decodePaymentRequiredHeader(first.headers.get('payment-required')!);
+    const payload = await payerClient('exact').createPaymentPayload(required);
+    const header = { 'payment-signature': encodePaymentSignatureHeader(payload) };
+    expect((await call(fetch, { agent: 'fixtures/usd', input: {} }, header)).status).toBe(200);
+    const before = await balanceOf(payer().address);
+    const again = await call(fetch, { agent: 'fixtures/usd', input: {} }, header);
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('payment_replayed');
+    expect(await balanceOf(payer().address)).toBe(before);
+  });
+
+  it('an unbilled call (the agent fails) moves no token and credits nobody', async () => {
+    const before = await balanceOf(payer().address);
+    const r = await call(payingFetch('exact'), { agent: 'fixtures/success-only', input: { fail: true } });
+    expect(r.status).toBe(502);
+    const body = (await r.json()) as { receipt: { id: string; billed: boolean; payment: Record<string, unknown> } };
+    expect(body.receipt.billed).toBe(false);
+    expect(body.receipt.payment).toMatchObject({ scheme: 'exact', amount: '0.00', transaction: null });
+    expect(await balanceOf(payer().address)).toBe(before);
+    expect(
+      await g.db
+        .knex('journal_entries')
+        .where({ key: `settle:${body.receipt.id}` })
+        .first(),
+    ).toBeUndefined();
+  });
+
+  it('upto: billed 0.37 of a 1.00 authorization settles 0.37 on chain, and the journal says the same', async () => {
+    const before = { payer: await balanceOf(payer().address), treasury: await balanceOf(treasury) };
+    // max_cost 1.00 USD caps the quote agent's worst case (1.25 USD) at 1.00; it quotes 0.296 EUR = 0.37 USD.
+    const r = await call(payingFetch('upto'), { agent: 'fixtures/quote', input: { quote: '0.296' }, max_cost: '1.00' });
+    expect(r.status).toBe(200);
+    const body = (await r.json()) as { receipt: { id: string; worst_case: string; cost: { total: string }; payment: Record<string, unknown> } };
+    expect(body.receipt.worst_case).toBe('1.00');
+    expect(body.receipt.cost.total).toBe('0.37');
+    expect(body.receipt.payment).toMatchObject({ scheme: 'upto', amount: '0.37', rate: { from: 'EUR', to: 'USD', rate: '1.25' } });
+    expect(await balanceOf(payer().address)).toBe(before.payer - 370_000n);
+    expect(await balanceOf(treasury)).toBe(before.treasury + 370_000n);
+    const lines = await linesOf(`settle:${body.receipt.id}`);
+    expect(lines[EXTERNAL()]).toBe(-370_000n);
+    expect(Object.values(lines).reduce((a, b) => a + b, 0n)).toBe(0n);
+  });
+
+  it('upto for an unbilled call settles nothing at all', async () => {
+    const settled = upto.settled.size;
+    const before = await balanceOf(payer().address);
+    const r = await call(payingFetch('upto'), { agent: 'fixtures/success-only', input: { fail: true } });
+    expect(r.status).toBe(502);
+    expect(upto.settled.size).toBe(settled);
+    expect(await balanceOf(payer().address)).toBe(before);
+  });
+
+  it('a payment that cannot be collected leaves the call unbilled (payment_failed): nothing collected, nothing credited', async () => {
+    // The payer withdraws the allowance the upto authorization relies on while the call runs: the transfer fails.
+    const slow = await call(fetch, { agent: 'fixtures/quote', input: { quote: '0.10' } });
+    const required = decodePaymentRequiredHeader(slow.headers.get('payment-required')!);
+    const payload = await payerClient('upto').createPaymentPayload(required);
+    upto.beforeNextSettle = () => setAllowance(0n);
+    const before = await balanceOf(payer().address);
+    const r = await call(fetch, { agent: 'fixtures/quote', input: { quote: '0.10' } }, { 'payment-signature': encodePaymentSignatureHeader(payload) });
+    expect(r.status).toBe(502);
+    const body = (await r.json()) as { error: { code: string }; receipt: { id: string; billed: boolean; error: string; payment: Record<string, unknown> } };
+    expect(body.receipt).toMatchObject({ billed: false, error: 'payment_failed' });
+    expect(body.receipt.payment).toMatchObject({ amount: '0.00', transaction: null });
+    expect(await balanceOf(payer().address)).toBe(before);
+    expect(
+      await g.db
+        .knex('journal_entries')
+        .where({ key: `settle:${body.receipt.id}` })
+        .first(),
+    ).toBeUndefined();
+    await setAllowance(10n ** 30n);
+  });
+
+  it('property: over random paid calls, what the chain collected equals what the journal credited, and the audit is clean', async () => {
+    const credited = async () =>
+      -BigInt(
+        ((await g.db.knex('account_balances').where({ account: EXTERNAL(), currency: 'USD' }).first('balance')) as { balance: string } | undefined)?.balance ??
+          0,
+      );
+    const start = { chain: await balanceOf(treasury), journal: await credited() };
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(
+          fc.record({
+            scheme: fc.constantFrom('exact' as const, 'upto' as const),
+            agent: fc.constantFrom('usd', 'success-only-ok', 'success-only-fail', 'quote'),
+            quote: fc.integer({ min: 0, max: 800 }),
+            failSettle: fc.boolean(),
+          }),
+          { minLength: 1, maxLength: 4 },
+        ),
+        async (calls) => {
+          for (const c of calls) {
+            const body =
+              c.agent === 'usd'
+                ? { agent: 'fixtures/usd', input: {} }
+                : c.agent === 'quote'
+                  ? { agent: 'fixtures/quote', input: { quote: (c.quote / 1000).toFixed(3) } }
+                  : { agent: 'fixtures/success-only', input: { fail: c.agent === 'success-only-fail' } };
+            const scheme = c.agent === 'quote' ? 'upto' : c.scheme;
+            if (c.failSettle && scheme === 'upto') upto.beforeNextSettle = () => setAllowance(0n);
+            const r = await call(payingFetch(scheme), body);
+            expect([200, 502]).toContain(r.status);
+            upto.beforeNextSettle = undefined;
+            await setAllowance(10n ** 30n);
+          }
+          expect((await balanceOf(treasury)) - start.chain).toBe((await credited()) - start.journal);
+        },
+      ),
+      { numRuns: 8 },
+    );
+    const report = await audit(g.db.knex);
+    expect(report.problems).toEqual([]);
+  });
+});
