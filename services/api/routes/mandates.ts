@@ -2,8 +2,8 @@
  * Mandates: GET|POST /v0/mandates and GET /v0/mandates/{ns}/{name} (with its budget: spent, reserved, remaining).
  * Dev mode: the local operator creates any root mandate, and its issuer gets demo credit once.
  * Hosted mode (gateway.md §7): a human creates root mandates in their own namespace — the id is put there, the
- * issuer is the caller, the grantee is `<handle>/…`, the currency EUR and `fx` the platform's (a caller cannot
- * pick the rate it pays at); no credit (sign-up gave it).
+ * issuer is the caller, the grantee is `<handle>/…`, the currency EUR (or, with payments from outside on, the asset's,
+ * docs/payments.md) and `fx` the platform's (a caller cannot pick the rate it pays at); no credit (sign-up gave it).
  */
 import { Router, type Request } from 'express';
 import { HolonError, type Problem } from '../../../shared/core/errors.js';
@@ -17,6 +17,8 @@ import { capture, captured } from '../captures.js';
 import { defineOperations, mount } from '../openapi/operations.js';
 import { exact, failure, MANDATE_DOCUMENT, MANDATE_VIEW } from '../openapi/schemas.js';
 import { isJsonObject, type JsonObject } from '../../../shared/core/json.js';
+import { ratesInto } from '../../../shared/core/fx-table.js';
+import { formatRate } from '../../../shared/core/money.js';
 
 export const mandateOperations = defineOperations({
   list: {
@@ -82,14 +84,26 @@ export interface MandateDeps {
   signupCredit: bigint;
 }
 
-/** The platform's exchange rates for hosted mandates (EUR per unit): demo rates, since all money is demo credit. */
+/** The platform's exchange rates for hosted mandates in EUR (EUR per unit): demo rates, where HOLON_FX says nothing. */
 const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92', GBP: '1.17' });
+
+/**
+ * The currencies a hosted mandate may be in, and each one's rates: EUR (demo credit's), and, with payments from
+ * outside on, the asset's currency (docs/payments.md), both at the platform's rates (HOLON_FX).
+ */
+function hostedCurrencies(payments: ServiceContext['payments']): ReadonlyMap<string, Record<string, string>> {
+  const rates = (currency: string) =>
+    Object.fromEntries(Object.entries(ratesInto(currency, payments?.fx ?? [])).map(([c, r]) => [c, formatRate(r)]));
+  const out = new Map<string, Record<string, string>>([['EUR', { ...PLATFORM_FX, ...rates('EUR') }]]);
+  if (payments) out.set(payments.asset.currency, rates(payments.asset.currency));
+  return out;
+}
 
 /**
  * A human's mandate document, put in their namespace with the platform's rules, and the problems of what they may
  * not set (reported together with the document's own problems, so a form shows every one at its field at once).
  */
-function ownMandateDoc(body: JsonObject, handle: string): { doc: JsonObject; problems: Problem[] } {
+function ownMandateDoc(body: JsonObject, handle: string, currencies: ReadonlyMap<string, Record<string, string>>): { doc: JsonObject; problems: Problem[] } {
   const problems: Problem[] = [];
   const id = typeof body.id === 'string' && !body.id.includes('/') ? `${handle}/${body.id}` : body.id;
   if (typeof id === 'string' && !id.startsWith(`${handle}/`))
@@ -98,9 +112,11 @@ function ownMandateDoc(body: JsonObject, handle: string): { doc: JsonObject; pro
   if (typeof body.grantee === 'string' && !body.grantee.startsWith(`${handle}/`))
     problems.push({ path: '$.grantee', message: `must be one of your agents: "${handle}/<name>"` });
   const budget = isJsonObject(body.budget) ? body.budget : undefined;
-  if (budget && budget.currency !== undefined && budget.currency !== 'EUR') problems.push({ path: '$.budget.currency', message: 'hosted mandates are in EUR' });
+  const currency = typeof budget?.currency === 'string' && currencies.has(budget.currency) ? budget.currency : 'EUR';
+  if (budget && budget.currency !== undefined && budget.currency !== currency)
+    problems.push({ path: '$.budget.currency', message: `hosted mandates are in ${[...currencies.keys()].join(' or ')}` });
   if (budget && budget.fx !== undefined) problems.push({ path: '$.budget.fx', message: 'exchange rates are set by the platform' });
-  const doc = { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency: 'EUR', fx: { ...PLATFORM_FX } } } : {}) };
+  const doc = { ...body, id, issuer: handle, ...(budget ? { budget: { ...budget, currency, fx: { ...currencies.get(currency) } } } : {}) };
   return { doc, problems };
 }
 
@@ -126,7 +142,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
   mount(router, mandateOperations.create, async (req, res) => {
     const p = requireKind(res, ['human', 'operator'], 'create mandates');
     const raw = requireObject(req.body);
-    const own = p.kind === 'human' ? ownMandateDoc(raw, p.account) : { doc: raw, problems: [] };
+    const own = p.kind === 'human' ? ownMandateDoc(raw, p.account, hostedCurrencies(ctx.payments)) : { doc: raw, problems: [] };
     const v = validateMandate(own.doc, { caller: true });
     // The platform's rules first, then the document's own problems at paths not already named.
     const named = new Set(own.problems.map((x) => x.path));
