@@ -97,6 +97,15 @@ export interface GatewayInputs {
   payments?: RailsInputs;
 }
 
+/** The platform's account; payments from outside, when HOLON_X402_NETWORK is set (shared/payments/rails.ts), and the chain's account. */
+async function addAccountsAndRails(context: ServiceContext, config: Config, inputs: RailsInputs | undefined): Promise<void> {
+  await ensureAccount(context.db, PLATFORM_ACCOUNT, 'platform');
+  const payments = await buildRails(config.x402, { fx: config.fx, fileSecret: config.fileSecret }, inputs);
+  if (!payments) return;
+  context.payments = payments;
+  await ensureAccount(context.db, payments.externalAccount, 'external');
+}
+
 /** The dev registry: the agents given, else every manifest under the configured directories. */
 async function devRegistry(config: Config, log: Logger, agents: readonly AgentVersion[] | undefined) {
   if (agents) return { registry: createRegistry(agents), problems: [] };
@@ -220,12 +229,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     signingKey: signing.key,
     metrics,
   };
-  await ensureAccount(db.knex, PLATFORM_ACCOUNT, 'platform');
-  const payments = await buildRails(config.x402, { fx: config.fx, fileSecret: config.fileSecret }, inputs.payments);
-  if (payments) {
-    context.payments = payments;
-    await ensureAccount(db.knex, payments.externalAccount, 'external');
-  }
+  await addAccountsAndRails(context, config, inputs.payments);
   if (config.mandatesDir) await loadMandates(context, config, log);
 
   // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen

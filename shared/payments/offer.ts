@@ -23,7 +23,7 @@ export interface Offer {
   discovery?: { input: JsonSchema; output: JsonSchema };
 }
 
-export async function requirementsFor(rails: PaymentRails, offer: Offer): Promise<PaymentRequirements[]> {
+async function requirementsFor(rails: PaymentRails, offer: Offer): Promise<PaymentRequirements[]> {
   const schemes = offer.schemes.filter((s) => rails.schemes.has(s));
   const price = { asset: rails.asset.address, amount: offer.units.toString(), extra: { name: rails.asset.name, version: rails.asset.version } };
   return rails.server.buildPaymentRequirementsFromOptions(

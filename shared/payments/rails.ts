@@ -20,7 +20,7 @@ import { ConfigError } from '../platform/settings/declare.js';
 import type { X402Settings } from '../platform/settings/index.js';
 import { createTreasury, type Treasury } from './treasury.js';
 
-export interface PaymentAsset {
+interface PaymentAsset {
   /** The ERC-20 token's address. */
   address: Hex;
   /** Its EIP-712 domain. */
@@ -64,8 +64,6 @@ const ERC20_META = [
   { type: 'function', name: 'name', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
   { type: 'function', name: 'version', stateMutability: 'view', inputs: [], outputs: [{ type: 'string' }] },
 ] as const;
-
-export const externalAccountOf = (network: string): string => `external:x402:${network}`;
 
 /** The rules between the settings; every problem at once, as loadConfig reports its own. */
 function problemsOf(s: X402Settings, fx: string | undefined, fileSecret: string | undefined): string[] {
@@ -118,7 +116,7 @@ export async function buildRails(
     server,
     treasury: wallet ? createTreasury(wallet, asset.address) : null,
     schemes,
-    externalAccount: externalAccountOf(network),
+    externalAccount: `external:x402:${network}`,
     keylessPerMin: s.keylessPerMin,
     chain: chain as PublicClient | null,
     sealing: sealingKey((s.facilitatorKey ?? secrets.fileSecret)!, 'holon x402 payment claim'),

@@ -18,7 +18,7 @@ import { paymentKey, payerOf } from './payment-key.js';
 import { insertPayment, lockPayment, paymentByKey, type PaymentRow, unsealClaim, updatePayment } from './payment-rows.js';
 import type { PaymentRails } from './rails.js';
 
-export const TOPUP_KIND = 'x402-topup';
+const TOPUP_KIND = 'x402-topup';
 
 export function topupOffer(rails: PaymentRails, amount: bigint, resource: string): Offer {
   return {
@@ -88,7 +88,7 @@ async function credit(ctx: ServiceContext, rails: PaymentRails, t: { account: st
  * Settles a recorded top-up and credits it, or finds that it was settled already. One process at a time (the row is
  * locked); the row is `collecting` from before the facilitator is asked, so a lost answer is never a lost credit.
  */
-export async function collectTopup(ctx: ServiceContext, rails: PaymentRails, key: string, amount: bigint): Promise<TopUp> {
+async function collectTopup(ctx: ServiceContext, rails: PaymentRails, key: string, amount: bigint): Promise<TopUp> {
   const done = await ctx.db.transaction(async (trx) => {
     const locked = await lockPayment(trx, key);
     if (!locked) return { kind: 'payment_failed', reason: 'no such payment' } as const;

@@ -6,12 +6,12 @@
  */
 import { encodeFunctionData, erc20Abi, keccak256, type Hex, type PublicActions, type WalletClient, type Account, type Chain, type Transport } from 'viem';
 
-export interface SignedTransfer {
+interface SignedTransfer {
   hash: Hex;
   raw: Hex;
 }
 
-export type TransferState = 'succeeded' | 'reverted' | 'not_found';
+type TransferState = 'succeeded' | 'reverted' | 'not_found';
 
 export interface Treasury {
   address: Hex;

@@ -19,6 +19,11 @@ import { erc20Abi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit } from '../../shared/ledger/audit.js';
+import { saveMandate } from '../../shared/mandates/store.js';
+import { collectForCall } from '../../shared/payments/collect.js';
+import { paymentMandate } from '../../shared/payments/paid-mandate.js';
+import { paymentKey } from '../../shared/payments/payment-key.js';
+import { insertPayment, updatePayment } from '../../shared/payments/payment-rows.js';
 import { startChain, type Chain } from '../support/chain.js';
 import { deployTestUsd, type TestUsd } from '../support/solidity.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
@@ -166,7 +171,7 @@ describe('paying per call with x402', () => {
     expect(await linesOf(`settle:${body.receipt.id}`)).toEqual({ [EXTERNAL()]: -100_000n, holon: 10_000n, fixtures: 90_000n });
     // The offer-receipt extension: x402's JWS receipt, signed with the gateway's key (/.well-known/jwks.json).
     const jwks = (await (await fetch(`${g.url}/.well-known/jwks.json`)).json()) as { keys: Array<Record<string, unknown>> };
-    const signed = (response.extensions?.['offer-receipt'] as { info: { receipt: { format: 'jws'; signature: string } } }).info.receipt;
+    const signed = (response.extensions!['offer-receipt'] as { info: { receipt: { format: 'jws'; signature: string } } }).info.receipt;
     const claims = await verifyReceiptSignatureJWS(signed, jwks.keys[0] as never);
     expect(claims).toMatchObject({
       network: chain.network,
@@ -252,6 +257,84 @@ describe('paying per call with x402', () => {
     await setAllowance(10n ** 30n);
   });
 
+  it('a settlement that lost the facilitator’s answer asks the chain, and counts a transfer that went through, once', async () => {
+    const ctx = g.gw.engine.resources;
+    const rails = ctx.payments!;
+    const asked = await call(fetch, { agent: 'fixtures/usd', input: {} });
+    const required = decodePaymentRequiredHeader(asked.headers.get('payment-required')!);
+    const payload = await payerClient('exact').createPaymentPayload(required);
+    const requirements = required.accepts.find((a) => a.scheme === 'exact')!;
+    const usd = ctx.registry.resolve('fixtures/usd');
+    if (!usd.ok) throw new Error(usd.message);
+    const mandate = paymentMandate(rails, {
+      payer: payer().address.toLowerCase(),
+      name: 'p-lost-answer',
+      manifest: usd.agent.manifest,
+      budget: 100_000n,
+      expiresAt: Date.now() + 3_600_000,
+    });
+    await saveMandate(g.db.knex, mandate, ctx.signingKey);
+    const key = paymentKey(payload);
+    await insertPayment(g.db.knex, rails.sealing, {
+      key,
+      purpose: 'call',
+      network: rails.network,
+      scheme: 'exact',
+      payer: payer().address.toLowerCase(),
+      authorized: 100_000n,
+      mandateId: mandate.id,
+      claim: { payload, requirements },
+    });
+    // A settler marked it collecting, asked the facilitator, and died with the transfer on chain and no answer.
+    await updatePayment(g.db.knex, key, { state: 'collecting' });
+    const transfer = await rails.server.settlePayment(payload, requirements);
+    expect(transfer.success).toBe(true);
+    const before = await balanceOf(payer().address);
+    const collected = await collectForCall(ctx, { mandateId: mandate.id, billedMicros: 100_000n });
+    expect(collected).toMatchObject({ failed: false, receipt: { amount: '0.10', transaction: transfer.transaction } });
+    expect(await balanceOf(payer().address)).toBe(before);
+    expect(await collectForCall(ctx, { mandateId: mandate.id, billedMicros: 100_000n })).toMatchObject({
+      failed: false,
+      receipt: { transaction: transfer.transaction },
+    });
+  });
+
+  it('an Idempotency-Key sent again with a new payment answers the first call, and the new payment is never taken', async () => {
+    const headers = { 'idempotency-key': 'paid-once-1' };
+    const first = await call(payingFetch('exact'), { agent: 'fixtures/usd', input: {} }, headers);
+    expect(first.status).toBe(200);
+    const firstBody = (await first.json()) as { receipt: { id: string } };
+    const before = await balanceOf(payer().address);
+    const again = await call(payingFetch('exact'), { agent: 'fixtures/usd', input: {} }, headers);
+    expect(again.status).toBe(200);
+    const body = (await again.json()) as { replayed: boolean; receipt: { id: string } };
+    expect(body).toMatchObject({ replayed: true, receipt: { id: firstBody.receipt.id } });
+    expect(await balanceOf(payer().address)).toBe(before);
+  });
+
+  it('a payment header that is not a payment is a 400; a payment for another amount is asked for again (402); nothing moves', async () => {
+    const before = await balanceOf(payer().address);
+    for (const bad of ['not base64 at all!', Buffer.from('{"x402Version":1}').toString('base64'), Buffer.from('[1,2]').toString('base64'), '']) {
+      const r = await call(fetch, { agent: 'fixtures/usd', input: {} }, { 'payment-signature': bad });
+      expect(r.status).toBe(400);
+    }
+    // A payment signed for the quote agent's requirements does not answer the usd agent's.
+    const asked = await call(fetch, { agent: 'fixtures/quote', input: { quote: '0.10' } });
+    const other = await payerClient('upto').createPaymentPayload(decodePaymentRequiredHeader(asked.headers.get('payment-required')!));
+    const r = await call(fetch, { agent: 'fixtures/usd', input: {} }, { 'payment-signature': encodePaymentSignatureHeader(other) });
+    expect(r.status).toBe(402);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('payment_invalid');
+    expect(await balanceOf(payer().address)).toBe(before);
+  });
+
+  it('an agent that passes its downstream costs on cannot be paid per call (422), and a callback needs an account (400)', async () => {
+    const r = await call(fetch, { agent: 'fixtures/looper', input: {} });
+    expect(r.status).toBe(422);
+    expect(((await r.json()) as { error: { code: string } }).error.code).toBe('payment_unsupported');
+    const cb = await call(fetch, { agent: 'fixtures/usd', input: {}, callback_url: 'https://example.com/hook' });
+    expect(cb.status).toBe(400);
+  });
+
   it('property: over random paid calls, what the chain collected equals what the journal credited, and the audit is clean', async () => {
     const credited = async () =>
       -BigInt(
@@ -292,5 +375,39 @@ describe('paying per call with x402', () => {
     );
     const report = await audit(g.db.knex);
     expect(report.problems).toEqual([]);
+  });
+});
+
+describe('keyless limits', () => {
+  it('a client address gets HOLON_X402_RATE_PER_MIN paid-call requests a minute, then 429 with Retry-After', async () => {
+    const limited = await startTestGateway({
+      config: {
+        x402: {
+          network: chain.network,
+          rpcUrl: chain.rpcUrl,
+          facilitatorKey: chain.accounts[0]!.privateKey,
+          asset: token.address,
+          assetDecimals: 6,
+          assetCurrency: 'USD',
+          keylessPerMin: 2,
+        },
+      } as never,
+    });
+    try {
+      const ask = () =>
+        fetch(`${limited.url}/v0/calls`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body: JSON.stringify({ agent: 'fixtures/usd', input: {} }),
+        });
+      const first = await ask();
+      expect(first.status, await first.text()).toBe(402);
+      expect((await ask()).status).toBe(402);
+      const third = await ask();
+      expect(third.status).toBe(429);
+      expect(Number(third.headers.get('retry-after'))).toBeGreaterThan(0);
+    } finally {
+      await limited.stop();
+    }
   });
 });

@@ -37,7 +37,15 @@ beforeAll(async () => {
   g = await startTestGateway({
     hosted: true,
     config: {
-      x402: { network: chain.network, rpcUrl: chain.rpcUrl, facilitatorKey: chain.accounts[0]!.privateKey, asset: token.address, assetDecimals: 6, assetCurrency: 'USD', keylessPerMin: 1000 },
+      x402: {
+        network: chain.network,
+        rpcUrl: chain.rpcUrl,
+        facilitatorKey: chain.accounts[0]!.privateKey,
+        asset: token.address,
+        assetDecimals: 6,
+        assetCurrency: 'USD',
+        keylessPerMin: 1000,
+      },
     } as never,
   });
   alice = await signUp(g.url, 'alice');
@@ -133,7 +141,10 @@ describe('topping up with x402', () => {
 
     expect(await finishTopups(g.gw.engine.resources)).toBe(1);
     expect(await usdBalance('alice')).toBe(balance + 2_000_000n);
-    const entry = await g.db.knex('journal_entries').where({ key: `x402:${chain.network}:${settled.transaction}` }).first('id');
+    const entry = await g.db
+      .knex('journal_entries')
+      .where({ key: `x402:${chain.network}:${settled.transaction}` })
+      .first('id');
     expect(entry).toBeDefined();
     // Again: nothing more.
     expect(await finishTopups(g.gw.engine.resources)).toBe(0);

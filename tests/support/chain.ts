@@ -21,7 +21,7 @@ const KEYS: Hex[] = [
   '0x47e179ec197488593b187f80a00eb0da91f1b9d0b13f8733639f19c30a34926a',
 ];
 
-export const CHAIN_ID = 31337;
+const CHAIN_ID = 31337;
 
 export interface Chain {
   rpcUrl: string;
@@ -37,8 +37,12 @@ export interface Chain {
 const walletFor = (privateKey: Hex, rpcUrl: string) =>
   createWalletClient({ account: privateKeyToAccount(privateKey), transport: http(rpcUrl) }).extend(publicActions);
 
+/** Anvil's binary for this machine: in the platform's own package, `@foundry-rs/anvil-<os>-<arch>`, beside `@foundry-rs/anvil`. */
 function anvilBinary(): string {
-  return path.join(path.dirname(require.resolve('@foundry-rs/anvil-linux-amd64/package.json')), 'bin', 'anvil');
+  const fromAnvil = createRequire(require.resolve('@foundry-rs/anvil/package.json'));
+  const arch = process.arch === 'x64' ? 'amd64' : process.arch;
+  const platformPackage = ['@foundry-rs/anvil', process.platform, arch].join('-');
+  return path.join(path.dirname(fromAnvil.resolve(`${platformPackage}/package.json`)), 'bin', 'anvil');
 }
 
 async function freePort(): Promise<number> {

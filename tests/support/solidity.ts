@@ -27,7 +27,7 @@ interface Solc {
 }
 
 /** Compiles TestUSD.sol, or reads what a run with the same source and compiler compiled. Says which. */
-export function compileTestUsd(): Artifact & { cached: boolean } {
+function compileTestUsd(): Artifact & { cached: boolean } {
   const solc = require('solc') as Solc;
   const source = readFileSync(SOURCE, 'utf8');
   const key = createHash('sha256').update(solc.version()).update(source).digest('hex').slice(0, 24);

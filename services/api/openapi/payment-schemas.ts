@@ -43,7 +43,7 @@ const QUOTE: JsonSchema = {
 };
 
 /** RFC 9457 problem details, with the error's code and what to pay. */
-export const PAYMENT_REQUIRED_BODY: JsonSchema = {
+const PAYMENT_REQUIRED_BODY: JsonSchema = {
   type: 'object',
   additionalProperties: false,
   required: ['type', 'title', 'status', 'detail', 'error', 'quote'],

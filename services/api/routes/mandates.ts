@@ -92,8 +92,7 @@ const PLATFORM_FX: Readonly<Record<string, string>> = Object.freeze({ USD: '0.92
  * outside on, the asset's currency (docs/payments.md), both at the platform's rates (HOLON_FX).
  */
 function hostedCurrencies(payments: ServiceContext['payments']): ReadonlyMap<string, Record<string, string>> {
-  const rates = (currency: string) =>
-    Object.fromEntries(Object.entries(ratesInto(currency, payments?.fx ?? [])).map(([c, r]) => [c, formatRate(r)]));
+  const rates = (currency: string) => Object.fromEntries(Object.entries(ratesInto(currency, payments?.fx ?? [])).map(([c, r]) => [c, formatRate(r)]));
   const out = new Map<string, Record<string, string>>([['EUR', { ...PLATFORM_FX, ...rates('EUR') }]]);
   if (payments) out.set(payments.asset.currency, rates(payments.asset.currency));
   return out;

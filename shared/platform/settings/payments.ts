@@ -10,7 +10,7 @@ const ADDRESS = /^0x[0-9a-fA-F]{40}$/;
 const payers = ['api', 'runner', 'settler'] as const;
 
 /** `FROM:TO=rate` pairs, comma-separated: 1 FROM is `rate` TO (shared/core/fx-table.ts reads them). */
-export const FX_PATTERN = /^\s*[A-Z]{3}:[A-Z]{3}=[0-9]+(\.[0-9]+)?\s*(,\s*[A-Z]{3}:[A-Z]{3}=[0-9]+(\.[0-9]+)?\s*)*$/;
+const FX_PATTERN = /^\s*[A-Z]{3}:[A-Z]{3}=[0-9]+(\.[0-9]+)?\s*(,\s*[A-Z]{3}:[A-Z]{3}=[0-9]+(\.[0-9]+)?\s*)*$/;
 
 export const PAYMENTS = inSection('payments', {
   x402: {
