@@ -364,7 +364,7 @@ async function loadMandates(ctx: ServiceContext, config: Config, log: Logger): P
   for (const m of mandates) {
     try {
       await saveMandate(ctx.db, m, ctx.signingKey);
-      await creditSignup(ctx.db, m.issuer, config.signupCredit, 'EUR');
+      await creditSignup(ctx.db, m.issuer, config.signupCredit);
     } catch (e) {
       log.warn({ mandate: m.id, err: { message: (e as Error).message } }, 'mandate not loaded');
     }

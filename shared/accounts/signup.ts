@@ -162,7 +162,7 @@ export async function createAccount(trx: Tx, input: NewAccount, settings: Signup
     if (await trx('accounts').where({ email }).first('handle')) throw new HolonError('email_taken', 'an account with this email exists');
     throw new HolonError('github_linked', 'an account is linked to this GitHub account already');
   }
-  await creditSignup(trx, handle, settings.credit, 'EUR');
+  await creditSignup(trx, handle, settings.credit);
   await saveMandate(trx, starter.mandate, settings.signingKey);
   const stored = (await loadMandate(trx, starter.mandate.id))!;
   return {

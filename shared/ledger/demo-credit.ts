@@ -11,8 +11,12 @@ import { postEntry } from './entries.js';
 export const SIGNUP_KIND = 'signup';
 
 /** Demo credit for an issuer, once: journal entry `signup:<handle>` from `external:demo-credit`. */
-export async function creditSignup(db: Queryable, handle: string, amount: bigint, currency: string): Promise<boolean> {
+/** Demo credit (sign-up, the operator's, the admin's) is in EUR, and money from outside never is (docs/payments.md). */
+export const DEMO_CREDIT_CURRENCY = 'EUR';
+
+export async function creditSignup(db: Queryable, handle: string, amount: bigint): Promise<boolean> {
   if (amount <= 0n) return false;
+  const currency = DEMO_CREDIT_CURRENCY;
   await ensureAccount(db, DEMO_CREDIT_ACCOUNT);
   await ensureAccount(db, handle);
   const posted = await postEntry(db, {

@@ -16,6 +16,7 @@ import { createPublicClient, createWalletClient, http, publicActions, type Hex, 
 import { privateKeyToAccount } from 'viem/accounts';
 import { type FxPair, parseFxTable } from '../core/fx-table.js';
 import { type SealingKey, sealingKey } from '../crypto/seal.js';
+import { DEMO_CREDIT_CURRENCY } from '../ledger/demo-credit.js';
 import { ConfigError } from '../platform/settings/declare.js';
 import type { X402Settings } from '../platform/settings/index.js';
 import { createTreasury, type Treasury } from './treasury.js';
@@ -74,6 +75,9 @@ function problemsOf(s: X402Settings, fx: string | undefined, fileSecret: string 
   if (!s.facilitatorUrl && !(s.rpcUrl && s.facilitatorKey))
     out.push('HOLON_X402_NETWORK needs HOLON_X402_FACILITATOR_URL, or HOLON_X402_RPC_URL and HOLON_X402_FACILITATOR_KEY (the gateway settles itself)');
   if (!s.payTo && !s.facilitatorKey) out.push('HOLON_X402_NETWORK needs HOLON_X402_PAY_TO, or HOLON_X402_FACILITATOR_KEY (whose address is paid)');
+  // Sign-up and admin credit are EUR: real money and demo credit never share a currency.
+  if (s.assetCurrency === DEMO_CREDIT_CURRENCY)
+    out.push(`HOLON_X402_ASSET_CURRENCY must not be ${DEMO_CREDIT_CURRENCY}, the currency of demo credit: real money and demo credit never mix`);
   const table = parseFxTable(fx);
   if (!table.ok) out.push(`HOLON_FX: ${table.message}`);
   return out;

@@ -138,7 +138,7 @@ test('a batch settles exactly as one-by-one settlement does: receipts, holds, ma
         run += 1;
         const one = 2 * run - 1;
         const many = 2 * run;
-        for (const world of [one, many]) for (const p of PEOPLE) await creditSignup(db.knex, who(p, world), 100_000_000n, 'EUR');
+        for (const world of [one, many]) for (const p of PEOPLE) await creditSignup(db.knex, who(p, world), 100_000_000n);
 
         const sequential = await settlingCalls(db, messaging, cases, one, 't');
         const platformBefore = await readBalance(db.knex, PLATFORM_ACCOUNT, 'EUR');
@@ -171,7 +171,7 @@ test('a batch settles exactly as one-by-one settlement does: receipts, holds, ma
 test('two settlers batching the same calls at once settle each exactly once, and the books balance', async ({ db }) => {
   const messaging = await createMessaging();
   try {
-    for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n, 'EUR');
+    for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n);
     const cases: Case[] = Array.from({ length: 30 }, (_, i) => ({
       payer: PEOPLE[i % 3]!,
       author: PEOPLE[(i + 1) % 3]!,
@@ -209,7 +209,7 @@ test('two settlers batching the same calls at once settle each exactly once, and
 test('a batch that fails as a whole changes nothing; the batcher then settles its calls one by one', async ({ db }) => {
   const messaging = await createMessaging();
   try {
-    for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n, 'EUR');
+    for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n);
     const cases: Case[] = Array.from({ length: 5 }, (_, i) => ({
       payer: 'alice',
       author: 'bob',

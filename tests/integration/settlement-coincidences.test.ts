@@ -50,7 +50,7 @@ const arbCase: fc.Arbitrary<Case> = fc.record({
 test('every billable outcome settles, whatever accounts coincide, and the audit passes', async ({ db }) => {
   const messaging = await createMessaging();
   const log = createLogger('test', 'silent');
-  for (const who of PEOPLE) await creditSignup(db.knex, who, 100_000_000n, 'EUR');
+  for (const who of PEOPLE) await creditSignup(db.knex, who, 100_000_000n);
   let n = 0;
   try {
     await fc.assert(

@@ -400,7 +400,7 @@ for (const backend of BACKENDS) {
     const PEOPLE = ['alice', 'bob', 'carol'] as const;
     const messaging = await createMessaging();
     const log = createLogger('test', 'silent');
-    for (const who of PEOPLE) await creditSignup(db.knex, who, 100_000_000n, 'EUR');
+    for (const who of PEOPLE) await creditSignup(db.knex, who, 100_000_000n);
     const cut: string[] = [];
     let n = 0;
     const check = async () => {

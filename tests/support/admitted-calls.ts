@@ -35,6 +35,6 @@ export async function world(db: TestDatabase, payer: string, budget: bigint, cre
   await saveMandate(db.knex, mandate, generateSigningKey());
   await ensureAccount(db.knex, payer);
   await ensureBalanceRow(db.knex, payer, 'EUR');
-  await creditSignup(db.knex, payer, credit, 'EUR');
+  await creditSignup(db.knex, payer, credit);
   return mandate.id;
 }

@@ -232,6 +232,9 @@ function creditHandler(deps: AdminDeps): RequestHandler {
     const account = r.body.account;
     const amount = parseAmount(r.body.amount);
     const currency = r.body.currency ?? 'EUR';
+    // Demo credit and real money never mix (docs/payments.md): only money from outside is ever in the asset's currency.
+    if (ctx.payments && currency === ctx.payments.asset.currency)
+      throw new HolonError('invalid_request', `demo credit is never in ${currency}, the currency of money from outside (HOLON_X402_ASSET_CURRENCY)`);
     // The Idempotency-Key makes a retried top-up land once; without one, every request is its own.
     const requestKey = req.get('idempotency-key') ?? randomUUID();
     if (requestKey.length > 200) throw new HolonError('invalid_request', 'the Idempotency-Key is longer than 200 characters');

@@ -150,7 +150,7 @@ export function mandateRoutes(deps: MandateDeps): Router {
     const { created } = await saveMandate(ctx.db, v.mandate, ctx.signingKey);
     if (!created && p.kind === 'human')
       throw new HolonError('mandate_exists', `the mandate ${v.mandate.id} exists; mandates are not edited, create one with a new id`);
-    if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit, 'EUR');
+    if (p.kind === 'operator') await creditSignup(ctx.db, v.mandate.issuer, deps.signupCredit);
     const stored = (await loadMandate(ctx.db, v.mandate.id))!;
     res.status(created ? 201 : 200).json(mandateView(stored));
   });
