@@ -756,6 +756,56 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/v0/me/payout-address": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /**
+         * Where your payouts go: an EVM address on the gateway’s chain
+         * @description Who: human key (dev mode: the local operator).
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        put: operations["setPayoutAddress"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/me/payouts": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Your payouts, newest first
+         * @description Who: human key (dev mode: the local operator).
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        get: operations["listPayouts"];
+        put?: never;
+        /**
+         * Withdraw earnings in the asset’s currency to your payout address
+         * @description Who: human key (dev mode: the local operator).
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        post: operations["createPayout"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/files": {
         parameters: {
             query?: never;
@@ -3364,6 +3414,8 @@ export interface operations {
                             github: string | null;
                             /** Format: date-time */
                             created_at: string;
+                            /** @description Where payouts go, masked (`0x1234…abcd`); null: none set (PUT /v0/me/payout-address) */
+                            payout_address: string | null;
                         };
                         /** @description The prefix of the key that asked */
                         key: string;
@@ -4812,6 +4864,244 @@ export interface operations {
                 };
             };
             /** @description Payments from outside are off on this gateway (`payments_off`) */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    setPayoutAddress: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "address": "0x70997970C51812dc3A010C7d01b50e0d17dc79C8"
+                 *     }
+                 */
+                "application/json": {
+                    address: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Set */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Masked */
+                        payout_address: string;
+                    };
+                };
+            };
+            /** @description Not an address (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a human key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    listPayouts: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Your payouts */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        payouts: {
+                            id: string;
+                            amount: string;
+                            currency: string;
+                            /** @description The address it was sent to, masked */
+                            address: string;
+                            /**
+                             * @description paid: mined; sent: on its way; reversed: it failed, the money is back
+                             * @enum {unknown}
+                             */
+                            state: "pending" | "sent" | "paid" | "reversed";
+                            transaction: string | null;
+                            error: string | null;
+                            /** Format: date-time */
+                            created_at: string;
+                        }[];
+                    };
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a human key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    createPayout: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "amount": "5.00"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description How much to withdraw, in the asset’s currency (HOLON_X402_ASSET_CURRENCY)
+                     * @example 0.05
+                     */
+                    amount: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The payout, as it stands */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        id: string;
+                        amount: string;
+                        currency: string;
+                        /** @description The address it was sent to, masked */
+                        address: string;
+                        /**
+                         * @description paid: mined; sent: on its way; reversed: it failed, the money is back
+                         * @enum {unknown}
+                         */
+                        state: "pending" | "sent" | "paid" | "reversed";
+                        transaction: string | null;
+                        error: string | null;
+                        /** Format: date-time */
+                        created_at: string;
+                    };
+                };
+            };
+            /** @description A bad amount, or no payout address yet (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description More than the account has available in that currency (`insufficient_funds`) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Not a human key (`forbidden`) */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Payouts are off on this gateway (`payments_off`) */
             503: {
                 headers: {
                     [name: string]: unknown;

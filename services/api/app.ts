@@ -31,6 +31,7 @@ import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
 import { meAgentRoutes } from './routes/me-agents.js';
 import { topupRoutes } from './routes/topups.js';
+import { payoutRoutes } from './routes/payouts.js';
 import { fileRoutes, isFileUpload, type FileRouteDeps } from './routes/files.js';
 import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
 import { publishingRoutes } from './routes/publishing.js';
@@ -198,6 +199,7 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   app.use(catalogRoutes(ctx));
   app.use(meAgentRoutes({ ctx, hosted, fileSecret: deps.fileSecret }));
   app.use(topupRoutes({ ctx }));
+  app.use(payoutRoutes({ ctx, hosted }));
   if (deps.files) app.use(fileRoutes({ ctx, ...deps.files }));
   app.use(adminRoutes({ ctx }));
   if (deps.demo) app.use(demoRoutes({ ctx, ...deps.demo }));

@@ -4,6 +4,7 @@
  * and on any documented route the app does not serve.
  */
 import { topupOperations } from '../routes/topups.js';
+import { payoutOperations } from '../routes/payouts.js';
 import { accountOperations } from '../routes/accounts.js';
 import { adminOperations } from '../routes/admin.js';
 import { agentOperations } from '../routes/agents.js';
@@ -74,6 +75,7 @@ export const ROUTE_OPERATIONS: readonly Operation[] = [
   catalogOperations,
   meAgentOperations,
   topupOperations,
+  payoutOperations,
   fileOperations,
   adminOperations,
   demoOperations,

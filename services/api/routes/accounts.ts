@@ -5,6 +5,7 @@
  *   POST   /v0/signup {handle, email}     none   → account, demo credit, starter mandate, human + agent key (once)
  *   GET    /v0/me                         human: account, balance, mandates, keys · agent: its mandate and budget
  */
+import { maskAddress, payoutAddress } from '../../../shared/payments/payout-address.js';
 import { Router, type RequestHandler } from 'express';
 import type { ServiceContext } from '../../../shared/context.js';
 import { listRootMandates, loadMandate, mandateView } from '../../../shared/mandates/store.js';
@@ -91,8 +92,12 @@ export const accountOperations = defineOperations({
                       description: 'The GitHub login the account is linked to; null: an email account, which cannot publish yet',
                     },
                     created_at: TIMESTAMP,
+                    payout_address: {
+                      type: ['string', 'null'],
+                      description: 'Where payouts go, masked (`0x1234…abcd`); null: none set (PUT /v0/me/payout-address)',
+                    },
                   },
-                  ['handle', 'email', 'github', 'created_at'],
+                  ['handle', 'email', 'github', 'created_at', 'payout_address'],
                 ),
                 key: { type: 'string', description: 'The prefix of the key that asked' },
                 balances: { type: 'array', items: BALANCE },
@@ -183,6 +188,8 @@ function signupHandler(deps: AccountDeps): RequestHandler {
   };
 }
 
+const maskedOrNull = (a: string | null) => (a ? maskAddress(a) : null);
+
 function meHandler(deps: AccountDeps): RequestHandler {
   const { ctx } = deps;
   return async (_req, res) => {
@@ -202,7 +209,13 @@ function meHandler(deps: AccountDeps): RequestHandler {
     res.json({
       kind: 'human',
       // `github`: the GitHub login the account is linked to, or null (an email account: it cannot publish yet).
-      account: { handle: account.handle, email: account.email, github: account.githubLogin, created_at: account.createdAt.toISOString() },
+      account: {
+        handle: account.handle,
+        email: account.email,
+        github: account.githubLogin,
+        created_at: account.createdAt.toISOString(),
+        payout_address: maskedOrNull(await payoutAddress(ctx.db, p.account)),
+      },
       key: p.keyPrefix,
       balances: balances.map((b) => ({
         currency: b.currency,
