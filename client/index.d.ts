@@ -47,6 +47,9 @@ export type DecisionAnswer = Json<operations['decideApproval']['responses'][200]
 export type StoredFile = Json<operations['uploadFile']['responses'][201]>;
 export type ListedVersion = Json<operations['publishVersion']['responses'][201]>;
 export type Earnings = Json<operations['listMyAgents']['responses'][200]>;
+export type PayoutAddress = Json<operations['setPayoutAddress']['responses'][200]>;
+export type PayoutView = Json<operations['createPayout']['responses'][201]>;
+export type PayoutList = Json<operations['listPayouts']['responses'][200]>;
 /** The agent and its endpoint credential's state: `set: true` with `set_at` after `set`, `set: false` after `delete`. */
 export type CredentialAnswer = Json<operations['setCredential']['responses'][200]>;
 export type CredentialCleared = Json<operations['deleteCredential']['responses'][200]>;
@@ -159,6 +162,14 @@ export interface HolonClient {
   publish(manifest: Manifest, options?: RequestOptions): Promise<ListedVersion>;
   /** GET /v0/me/agents (hosted, a human key): your published versions and what each earned. */
   earnings(options?: RequestOptions): Promise<Earnings>;
+  readonly payouts: {
+    /** PUT /v0/me/payout-address (hosted, a human key): where payouts go (answered masked). */
+    setAddress(address: string, options?: RequestOptions): Promise<PayoutAddress>;
+    /** POST /v0/me/payouts: withdraw `amount` ("5.00") in the asset's currency; the payout as it stands (`paid`, `sent`, `reversed`). */
+    create(amount: string, options?: RequestOptions): Promise<PayoutView>;
+    /** GET /v0/me/payouts: your payouts, newest first. */
+    list(options?: RequestOptions): Promise<PayoutList>;
+  };
   readonly credential: {
     /** PUT /v0/agents/{ns}/{name}/credential: the token sent as `Authorization: Bearer` to your agent's endpoint. */
     set(agent: string, token: string, options?: RequestOptions): Promise<CredentialAnswer>;

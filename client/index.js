@@ -204,6 +204,18 @@ export function createHolonClient({ baseUrl, key, fetch, headers }) {
       return unwrap(await raw.GET('/v0/me/agents', { signal }));
     },
 
+    payouts: {
+      async setAddress(address, { signal } = {}) {
+        return unwrap(await raw.PUT('/v0/me/payout-address', { body: { address }, signal }));
+      },
+      async create(amount, { signal } = {}) {
+        return unwrap(await raw.POST('/v0/me/payouts', { body: { amount }, signal }));
+      },
+      async list({ signal } = {}) {
+        return unwrap(await raw.GET('/v0/me/payouts', { signal }));
+      },
+    },
+
     credential: {
       async set(agent, token, { signal } = {}) {
         return unwrap(await raw.PUT('/v0/agents/{ns}/{name}/credential', { params: { path: agentPath(agent) }, body: { token }, signal }));

@@ -26,6 +26,9 @@ Usage:
                                         endpoint credential on a hosted gateway
   holon earnings [--url URL] [--key KEY] [--json]
                                         your published versions and what each earned (from the journal)
+  holon payout <amount> | --list | --address 0x… [--url URL] [--key KEY] [--json]
+                                        withdraw earnings in the asset's currency to your payout address,
+                                        list your payouts, or set the address (docs/payments.md)
   holon migrate [--db DIR] [--json]     apply this release's migrations to DATABASE_URL (else the PGlite
                                         directory --db) and exit: for a Job, an init container or a deploy
                                         step; prints what it applied. Safe beside starting roles (they
@@ -61,6 +64,8 @@ export async function main(argv: string[]): Promise<number> {
       return (await import('./credential.js')).credentialCommand(rest);
     case 'earnings':
       return (await import('./earnings.js')).earningsCommand(rest);
+    case 'payout':
+      return (await import('./payout.js')).payoutCommand(rest);
     case 'migrate':
       return (await import('./migrate.js')).migrateCommand(rest);
     case 'backup':

@@ -13,6 +13,7 @@ import fc from 'fast-check';
 import type { Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { payoutCommand } from '../../services/cli/payout.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { postEntry } from '../../shared/ledger/entries.js';
 import { ensureBalanceRow } from '../../shared/ledger/holds.js';
@@ -164,6 +165,19 @@ describe('payouts', () => {
     const both = await Promise.all([payout(whole), payout(whole)]);
     expect(both.map((r) => r.status).sort()).toEqual([201, 402]);
     expect(await usd('bob')).toBeGreaterThanOrEqual(0n);
+  });
+
+  it('holon payout withdraws and lists, and says what is wrong', async () => {
+    await earn('bob', 1_000_000n);
+    let text = '';
+    const out = { write: (t: string) => (text += t) };
+    expect(await payoutCommand(['0.50', '--url', g.url, '--key', bob.human], {}, out)).toBe(0);
+    expect(text).toMatch(/po_[0-9a-f]+ {2}0\.50 USD → 0x\w{4}…\w{4} {2}paid {2}0x[0-9a-f]{64}/);
+    text = '';
+    expect(await payoutCommand(['--list'], { HOLON_URL: g.url, HOLON_KEY: bob.human }, out)).toBe(0);
+    expect(text.split('\n').filter(Boolean).length).toBeGreaterThanOrEqual(2);
+    expect(await payoutCommand(['1000000.00', '--url', g.url, '--key', bob.human], {}, out)).toBe(1);
+    expect(await payoutCommand(['--list', '1.00', '--url', g.url, '--key', bob.human], {}, out)).toBe(2);
   });
 
   it('demo credit is never in the asset’s currency', async () => {
