@@ -4985,6 +4985,8 @@ export interface operations {
                             /** Format: date-time */
                             created_at: string;
                         }[];
+                        /** @description What payouts are in; null: this gateway pays nobody out */
+                        currency: string | null;
                     };
                 };
             };

@@ -149,6 +149,14 @@ test('an author connects a webhook, publishes it, sees it evaluated and paid, an
         await cp.open('publish');
         await expect.poll(async () => (await page.textContent('#my-agents')) ?? '', { timeout: 30_000, interval: 1000 }).toMatch(/passed/i);
         expect(await page.textContent('#earned-total')).toContain(`${share} EUR`);
+        // Payouts: the address is set from the page and shown masked; this gateway takes no payments, so a withdrawal says so.
+        const payouts = page.locator('#payouts');
+        await expect.poll(() => payouts.textContent(), { timeout: 10_000 }).toContain('Set an address');
+        await payouts.getByLabel('Payout address').fill('0x70997970c51812dc3a010c7d01b50e0d17dc79c8');
+        await payouts.getByRole('button', { name: 'Set the address' }).click();
+        await expect.poll(() => payouts.textContent(), { timeout: 10_000 }).toContain('Payouts go to 0x7099…79C8');
+        expect(await payouts.textContent()).toContain('This gateway takes no payments from outside');
+        expect(await payouts.getByRole('button', { name: /Withdraw/ }).count()).toBe(0);
         await accessible(cp, 'publish: my agents', audit);
 
         // Yank, after a confirmation that can be cancelled.
@@ -159,7 +167,7 @@ test('an author connects a webhook, publishes it, sees it evaluated and paid, an
         await page.getByRole('button', { name: 'Yes, yank 1.0.0' }).click();
         await expect.poll(() => page.locator('[data-outcome="lena/shout@1.0.0"]').textContent(), { timeout: 10_000 }).toContain('Yanked');
         expect((await send(url, 'GET', '/v0/me/agents', { key: lenaKey })).body.versions[0].listed).toBe(false);
-        expect(cp.problems).toEqual([]);
+        expect(cp.problems, JSON.stringify(cp.problems)).toEqual([]);
         await cp.close();
 
         // The operator: the admin key pasted at sign-in opens the operator page.

@@ -85,7 +85,20 @@ export const payoutOperations = defineOperations({
     auth: ['human'],
     hostedOnly: true,
     summary: 'Your payouts, newest first',
-    responses: { 200: { description: 'Your payouts', schema: exact('Your payouts', { payouts: { type: 'array', items: PAYOUT } }, ['payouts']) }, ...HUMAN },
+    responses: {
+      200: {
+        description: 'Your payouts',
+        schema: exact(
+          'Your payouts, and whether this gateway pays out (and in which currency)',
+          {
+            payouts: { type: 'array', items: PAYOUT },
+            currency: { type: ['string', 'null'], description: 'What payouts are in; null: this gateway pays nobody out' },
+          },
+          ['payouts', 'currency'],
+        ),
+      },
+      ...HUMAN,
+    },
   },
 });
 
@@ -122,7 +135,8 @@ export function payoutRoutes(deps: { ctx: ServiceContext; hosted: boolean }): Ro
   });
   mount(router, payoutOperations.list, async (_req, res) => {
     const p = requireKind(res, ['human'], 'list payouts');
-    res.json({ payouts: (await listPayouts(ctx.db, p.account)).map(view) });
+    const currency = ctx.payments?.treasury ? ctx.payments.asset.currency : null;
+    res.json({ payouts: (await listPayouts(ctx.db, p.account)).map(view), currency });
   });
   return router;
 }

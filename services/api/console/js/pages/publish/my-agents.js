@@ -9,6 +9,7 @@ import { evaluationView, sentence } from '../../agent-view.js';
 import { tryHash } from '../../paths.js';
 import { addAmounts, amounts } from './shared.js';
 import { versionBlock } from './version.js';
+import { payoutsCard } from './payouts.js';
 
 /**
  * @typedef {import('../../api-types.js').MyAgents} MyAgents
@@ -146,6 +147,7 @@ function draw(s, data) {
   fill(
     s.body,
     earnings(data),
+    payoutsCard(),
     s.ids.map((id) =>
       agentCard(
         s,
