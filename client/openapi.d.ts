@@ -2045,6 +2045,8 @@ export interface operations {
                 headers: {
                     /** @description The x402 PaymentRequired object, base64 JSON */
                     "PAYMENT-REQUIRED"?: string;
+                    /** @description For a fixed price, MPP’s `Payment` challenge (method `evm`, intent `charge`): answer it with `Authorization: Payment` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -4793,6 +4795,8 @@ export interface operations {
                 headers: {
                     /** @description The x402 PaymentRequired object, base64 JSON */
                     "PAYMENT-REQUIRED"?: string;
+                    /** @description For a fixed price, MPP’s `Payment` challenge (method `evm`, intent `charge`): answer it with `Authorization: Payment` */
+                    "WWW-Authenticate"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -15,6 +15,8 @@ import { toClientEvmSigner } from '@x402/evm';
 import { verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import fc from 'fast-check';
+import { Challenge, Credential, Receipt } from 'mppx';
+import { Mppx, evm } from 'mppx/client';
 import { erc20Abi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -375,6 +377,59 @@ describe('paying per call with x402', () => {
     );
     const report = await audit(g.db.knex);
     expect(report.problems).toEqual([]);
+  });
+});
+
+describe('paying per call with MPP (mppx’s own client)', () => {
+  /** A payer's mppx client: the native EVM charge method, this token's EIP-712 domain, no polyfill of fetch. */
+  const mppClient = () =>
+    Mppx.create({
+      methods: [evm.charge({ account: payer(), authorization: { name: 'Test USD', version: '2' }, maxAtomicAmount: '2000000' })],
+      polyfill: false,
+    });
+
+  it('the 402 carries a Payment challenge; mppx pays it; the answer carries Payment-Receipt with the transaction', async () => {
+    const asked = await call(fetch, { agent: 'fixtures/usd', input: {} });
+    const challenge = Challenge.fromResponse(asked);
+    expect(challenge).toMatchObject({ method: 'evm', intent: 'charge', request: { amount: '100000', recipient: treasury } });
+    const before = { payer: await balanceOf(payer().address), treasury: await balanceOf(treasury) };
+    const r = await mppClient().fetch(`${g.url}/v0/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'fixtures/usd', input: {} }),
+    });
+    expect(r.status).toBe(200);
+    const receipt = Receipt.fromResponse(r);
+    expect(receipt).toMatchObject({ method: 'evm', status: 'success' });
+    expect((await chain.publicClient.getTransactionReceipt({ hash: receipt.reference as Hex })).status).toBe('success');
+    expect(await balanceOf(payer().address)).toBe(before.payer - 100_000n);
+    expect(await balanceOf(treasury)).toBe(before.treasury + 100_000n);
+    const body = (await r.json()) as { receipt: { payment: { scheme: string; transaction: string } } };
+    expect(body.receipt.payment).toMatchObject({ scheme: 'exact', transaction: receipt.reference });
+  });
+
+  it('a credential sent again is refused (409); a malformed one is a 400; a forged challenge is asked again (402)', async () => {
+    const asked = await call(fetch, { agent: 'fixtures/usd', input: {} });
+    const credential = await mppClient().createCredential(asked);
+    const auth = { authorization: credential };
+    expect((await call(fetch, { agent: 'fixtures/usd', input: {} }, auth)).status).toBe(200);
+    const before = await balanceOf(payer().address);
+    const again = await call(fetch, { agent: 'fixtures/usd', input: {} }, auth);
+    expect(again.status).toBe(409);
+    expect(((await again.json()) as { error: { code: string } }).error.code).toBe('payment_replayed');
+    expect((await call(fetch, { agent: 'fixtures/usd', input: {} }, { authorization: 'Payment not-a-credential' })).status).toBe(400);
+    const forged = Challenge.serialize(
+      Challenge.from({ secretKey: 'not the gateway’s', realm: new URL(g.url).host, method: 'evm', intent: 'charge', request: { amount: '1' } }),
+    );
+    const fake = Credential.serialize(Credential.from({ challenge: Challenge.deserialize(forged), payload: { type: 'authorization' } }));
+    expect((await call(fetch, { agent: 'fixtures/usd', input: {} }, { authorization: fake })).status).toBe(402);
+    expect(await balanceOf(payer().address)).toBe(before);
+  });
+
+  it('a call without a fixed price offers no MPP challenge (upto only)', async () => {
+    const asked = await call(fetch, { agent: 'fixtures/quote', input: { quote: '0.10' } });
+    expect(asked.status).toBe(402);
+    expect(asked.headers.get('www-authenticate')).toBeNull();
   });
 });
 

@@ -63,7 +63,10 @@ export const PAYMENT_REQUIRED_RESPONSE = {
   schema: { oneOf: [PAYMENT_REQUIRED_BODY, ERROR] },
   codes: ['payment_required', 'payment_invalid', 'payment_failed'],
   contentType: 'application/problem+json',
-  headers: { 'PAYMENT-REQUIRED': 'The x402 PaymentRequired object, base64 JSON' },
+  headers: {
+    'PAYMENT-REQUIRED': 'The x402 PaymentRequired object, base64 JSON',
+    'WWW-Authenticate': 'For a fixed price, MPP’s `Payment` challenge (method `evm`, intent `charge`): answer it with `Authorization: Payment`',
+  },
 } as const;
 
 export const TOPUP_CREDITED: JsonSchema = {

@@ -8,7 +8,8 @@
 import type { Request, Response } from 'express';
 import { encodePaymentResponseHeader } from '@x402/core/http';
 import { createJWSOfferReceiptIssuer } from '@x402/extensions/offer-receipt';
-import type { Network } from '@x402/core/types';
+import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { type MppContext, mppChallenge, mppReceipt, paymentOfCredential } from '../../../../shared/payments/mpp.js';
 import { HolonError } from '../../../../shared/core/errors.js';
 import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
 import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
@@ -52,8 +53,10 @@ const formatUnits = (units: bigint, decimals: number) => {
   return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
 };
 
-async function answer402(res: Response, rails: PaymentRails, q: Quote, asked: { header: string; reason?: string }): Promise<void> {
+async function answer402(res: Response, rails: PaymentRails, q: Quote, asked: { header: string; challenge: string | null; reason?: string }): Promise<void> {
   const { header, reason } = asked;
+  // MPP's challenge beside x402's, for a fixed price (docs/payments.md, "MPP").
+  if (asked.challenge) res.set('WWW-Authenticate', asked.challenge);
   res
     .status(402)
     .set('PAYMENT-REQUIRED', header)
@@ -68,6 +71,26 @@ async function answer402(res: Response, rails: PaymentRails, q: Quote, asked: { 
       error: { code: reason ? 'payment_invalid' : 'payment_required', message: reason ?? 'this call must be paid for' },
       quote: quoteWords(rails, q),
     });
+}
+
+type PaymentIn =
+  | { kind: 'none' }
+  | { kind: 'malformed'; message: string }
+  | { kind: 'refused'; message: string }
+  | { kind: 'ok'; payload: PaymentPayload; via: 'x402' | 'mpp' };
+
+/** The payment a request carries: x402's PAYMENT-SIGNATURE, or MPP's `Authorization: Payment` credential. */
+function paymentOf(req: Request, mpp: MppContext, exact: PaymentRequirements | undefined): PaymentIn {
+  const signature = req.get('payment-signature');
+  if (signature !== undefined) {
+    const read = readPaymentHeader(signature);
+    return read.ok ? { kind: 'ok', payload: read.payload, via: 'x402' } : { kind: 'malformed', message: read.message };
+  }
+  const auth = req.get('authorization');
+  if (auth === undefined) return { kind: 'none' };
+  const credential = paymentOfCredential(mpp, auth, exact);
+  if (credential.ok) return { kind: 'ok', payload: credential.payload, via: 'mpp' };
+  return { kind: credential.malformed ? 'malformed' : 'refused', message: credential.message };
 }
 
 /** The x402 settlement response of a settled paid call, with the gateway's signed receipt (`offer-receipt`, JWS). */
@@ -94,26 +117,30 @@ export async function submitPaidHandler(
   const rails = deps.ctx.payments!;
   if (deps.payLimits) await hitPayLimit(deps.payLimits, req, res, { perMin: rails.keylessPerMin });
   const full = { ...ask, resource: resourceOf(req) };
-  const signature = req.get('payment-signature');
-  if (signature === undefined) {
-    const q = quotePaidCall(deps.ctx, rails, full);
-    if (!q.ok) throw new HolonError(q.code, q.message);
-    return answer402(res, rails, q.quote, { header: (await paymentRequired(rails, q.quote.offer)).header });
-  }
-  const read = readPaymentHeader(signature);
-  if (!read.ok) throw new HolonError('invalid_request', read.message);
+  const q = quotePaidCall(deps.ctx, rails, full);
+  if (!q.ok) throw new HolonError(q.code, q.message);
+  const asked = await paymentRequired(rails, q.quote.offer);
+  const mpp: MppContext = { rails, realm: req.get('host') ?? 'holon' };
+  const exact = asked.accepts.find((a) => a.scheme === 'exact');
+  const challenge = mppChallenge(mpp, exact, q.quote.offer.description);
+  const payment = paymentOf(req, mpp, exact);
+  if (payment.kind === 'none') return answer402(res, rails, q.quote, { header: asked.header, challenge });
+  if (payment.kind === 'malformed') throw new HolonError('invalid_request', payment.message);
+  if (payment.kind === 'refused') return answer402(res, rails, q.quote, { header: asked.header, challenge, reason: payment.message });
   // The wallet the payment names, before the facilitator is asked anything: one wallet cannot flood it either.
-  if (deps.payLimits) await hitPayLimit(deps.payLimits, req, res, { payer: payerOf(read.payload, undefined), perMin: rails.keylessPerMin });
+  if (deps.payLimits) await hitPayLimit(deps.payLimits, req, res, { payer: payerOf(payment.payload, undefined), perMin: rails.keylessPerMin });
   const idempotencyKey = req.get('idempotency-key');
-  const paid = await submitPaidCall(deps.engine, rails, { ...full, syncAnswer: !wantsAsync(req), ...(idempotencyKey ? { idempotencyKey } : {}) }, read.payload);
+  const paid = await submitPaidCall(
+    deps.engine,
+    rails,
+    { ...full, syncAnswer: !wantsAsync(req), ...(idempotencyKey ? { idempotencyKey } : {}) },
+    payment.payload,
+  );
   switch (paid.kind) {
     case 'refused':
       throw new HolonError(paid.code, paid.message);
-    case 'payment_invalid': {
-      const q = quotePaidCall(deps.ctx, rails, full);
-      if (!q.ok) throw new HolonError(q.code, q.message);
-      return answer402(res, rails, q.quote, { header: paid.header, reason: `the payment was not accepted: ${paid.reason}` });
-    }
+    case 'payment_invalid':
+      return answer402(res, rails, q.quote, { header: paid.header, challenge, reason: `the payment was not accepted: ${paid.reason}` });
     case 'payment_replayed':
       throw new HolonError('payment_replayed', 'this payment was used already: sign a new one (a new nonce) for a new call');
     case 'idempotent':
@@ -123,6 +150,7 @@ export async function submitPaidHandler(
       const decorate = async (receipt: ReceiptView) => {
         const header = await paymentResponse(deps.ctx.signingKey, full.resource, receipt);
         if (header) res.set('PAYMENT-RESPONSE', header);
+        if (payment.via === 'mpp' && receipt.payment?.transaction) res.set('Payment-Receipt', mppReceipt(receipt.payment.transaction));
       };
       return answerSubmission(deps, res, paid.submitted, { async: wantsAsync(req), decorate });
     }
