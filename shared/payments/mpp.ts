@@ -86,7 +86,7 @@ export function paymentOfCredential(m: MppContext, header: string, exact: Paymen
     request.recipient?.toLowerCase() !== exact.payTo.toLowerCase()
   )
     return { ok: false, malformed: false, message: 'the credential answers another payment than this call’s' };
-  if (!payload || payload.type !== 'authorization' || typeof payload.signature !== 'string')
+  if (payload?.type !== 'authorization' || typeof payload.signature !== 'string')
     return { ok: false, malformed: false, message: 'the credential carries no EIP-3009 authorization' };
   const { signature, type: _type, ...authorization } = payload;
   return { ok: true, payload: { x402Version: 2, accepted: exact, payload: { authorization, signature } } };

@@ -15,7 +15,7 @@ import { postEntry } from '../ledger/entries.js';
 import { authorizationState } from './authorization-state.js';
 import { type Offer, paymentRequired } from './offer.js';
 import { paymentKey, payerOf } from './payment-key.js';
-import { insertPayment, lockPayment, paymentByKey, type PaymentRow, unsealClaim, updatePayment } from './payment-rows.js';
+import { insertPayment, lockPayment, paymentByKey, unsealClaim, updatePayment } from './payment-rows.js';
 import type { PaymentRails } from './rails.js';
 
 const TOPUP_KIND = 'x402-topup';
