@@ -20,6 +20,8 @@ import { Mppx, evm } from 'mppx/client';
 import { erc20Abi, type Hex } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import { collectForCall } from '../../shared/payments/collect.js';
@@ -430,6 +432,84 @@ describe('paying per call with MPP (mppx’s own client)', () => {
     const asked = await call(fetch, { agent: 'fixtures/quote', input: { quote: '0.10' } });
     expect(asked.status).toBe(402);
     expect(asked.headers.get('www-authenticate')).toBeNull();
+  });
+});
+
+describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s client)', () => {
+  /** A keyless MCP session on a hosted gateway with payments on: no key at all. */
+  async function keylessSession(base: string): Promise<Client> {
+    const client = new Client({ name: 'x402-payer', version: '1.0.0' });
+    await client.connect(new StreamableHTTPClientTransport(new URL(`${base}/mcp`)));
+    return client;
+  }
+
+  it('call_agent answers PaymentRequired as a tool error, and the retry with _meta["x402/payment"] is paid once, on chain', async () => {
+    const hosted = await startTestGateway({
+      hosted: true,
+      config: {
+        x402: {
+          network: chain.network,
+          rpcUrl: chain.rpcUrl,
+          facilitatorKey: chain.accounts[0]!.privateKey,
+          asset: token.address,
+          assetDecimals: 6,
+          assetCurrency: 'USD',
+          keylessPerMin: 100,
+        },
+      } as never,
+    });
+    const client = await keylessSession(hosted.url);
+    try {
+      const args = { agent: 'fixtures/usd', input: {} };
+      const asked = (await client.callTool({ name: 'call_agent', arguments: args })) as unknown as {
+        isError?: boolean;
+        structuredContent: PaymentRequired & { extensions: Record<string, unknown> };
+      };
+      expect(asked.isError).toBe(true);
+      expect(asked.structuredContent.x402Version).toBe(2);
+      // This gateway settles exact only (no upto scheme registered): exact is what it offers.
+      expect(asked.structuredContent.accepts.map((a) => [a.scheme, a.amount, a.payTo, a.asset])).toEqual([['exact', '100000', treasury, token.address]]);
+      expect(String((asked.structuredContent.extensions.mpp as Record<string, string>)['www-authenticate'])).toMatch(/^Payment id=/);
+      const payload = await payerClient('exact').createPaymentPayload(asked.structuredContent);
+      const before = await balanceOf(payer().address);
+      const paid = (await client.callTool({ name: 'call_agent', arguments: args, _meta: { 'x402/payment': payload } })) as unknown as {
+        isError?: boolean;
+        structuredContent: { status: string; receipt: { payment: { transaction: string } } };
+        _meta: Record<string, { success: boolean; transaction: Hex }>;
+      };
+      expect(paid.isError).toBeFalsy();
+      expect(paid.structuredContent.status).toBe('succeeded');
+      const response = paid._meta['x402/payment-response']!;
+      expect(response.success).toBe(true);
+      expect((await chain.publicClient.getTransactionReceipt({ hash: response.transaction })).status).toBe('success');
+      expect(paid.structuredContent.receipt.payment.transaction).toBe(response.transaction);
+      expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+      // The same payment again: a tool error, not a JSON-RPC error, and nothing moves.
+      const again = (await client.callTool({ name: 'call_agent', arguments: args, _meta: { 'x402/payment': payload } })) as unknown as {
+        isError?: boolean;
+        structuredContent: { error: { code: string } };
+      };
+      expect(again).toMatchObject({ isError: true, structuredContent: { error: { code: 'payment_replayed' } } });
+      expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+      // What needs an account is refused in words.
+      const budget = (await client.callTool({ name: 'get_budget', arguments: {} })) as unknown as {
+        isError?: boolean;
+        structuredContent: { error: { code: string } };
+      };
+      expect(budget).toMatchObject({ isError: true, structuredContent: { error: { code: 'unauthorized' } } });
+    } finally {
+      await client.close();
+      await hosted.stop();
+    }
+  });
+
+  it('without payments on, a keyless MCP session is refused as before', async () => {
+    const plain = await startTestGateway({ hosted: true });
+    try {
+      await expect(keylessSession(plain.url)).rejects.toThrow(/401|agent key/);
+    } finally {
+      await plain.stop();
+    }
   });
 });
 

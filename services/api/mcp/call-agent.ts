@@ -69,7 +69,7 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: CallAgen
 }
 
 /** What call_agent answered, and its outcome class in the call-latency histogram (callOutcomeClass's words). */
-interface Answered {
+export interface Answered {
   answer: ToolAnswer;
   outcome: string;
 }
@@ -182,7 +182,7 @@ async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApprova
 }
 
 /** Wait for the call, reporting progress; the client's cancellation cancels the call. */
-async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<Answered> {
+export async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<Answered> {
   const { ctx, waiter } = deps;
   const onCancel = (): void => {
     requestCancel(deps.engine, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));

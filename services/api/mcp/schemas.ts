@@ -37,6 +37,23 @@ const STILL_RUNNING = {
   properties: { status: { const: 'running' }, call: CALL_REF },
 } as const;
 
+/**
+ * A keyless session's call_agent before it is paid (the x402 MCP binding, docs/payments.md): x402's PaymentRequired
+ * object, with `isError`; MPP's challenge rides in its extensions (`mpp`).
+ */
+const PAYMENT_REQUIRED = {
+  type: 'object',
+  description: 'Pay for the call: retry with _meta["x402/payment"] holding a payment for one of `accepts`',
+  required: ['x402Version', 'resource', 'accepts'],
+  properties: {
+    x402Version: { const: 2 },
+    error: { type: 'string' },
+    resource: { type: 'object' },
+    accepts: { type: 'array', items: { type: 'object' } },
+    extensions: { type: 'object' },
+  },
+} as const;
+
 /** The budget of the connection's mandate: REST's MandateView budget, and the mandate it is of. */
 const MANDATE_BUDGET = MANDATE_VIEW.properties.budget;
 const BUDGET = {
@@ -122,7 +139,7 @@ export const TOOLS: readonly ToolDefinition[] = [
       },
     },
     amounts: ['max_cost'],
-    outputSchema: output({ oneOf: [CALL_OUTCOMES.succeeded, CALL_OUTCOMES.failed, CALL_OUTCOMES.held, STILL_RUNNING] }, RECEIPT_DEFS),
+    outputSchema: output({ oneOf: [CALL_OUTCOMES.succeeded, CALL_OUTCOMES.failed, CALL_OUTCOMES.held, STILL_RUNNING, PAYMENT_REQUIRED] }, RECEIPT_DEFS),
     execution: { taskSupport: 'optional' },
     annotations: { readOnlyHint: false, openWorldHint: true },
   },

@@ -59,8 +59,9 @@ const ownerOf = (p: Principal): string => (p.kind === 'agent' ? p.keyPrefix : p.
 const quotaOf = (req: Request, p: Principal): string => (p.kind === 'agent' ? `account:${p.account}` : `address:${clientAddress(req, false)}`);
 
 /** Hosted, without a key: 401 naming the scheme, so that an MCP client asks for a key instead of looking for OAuth. */
-function keyless(res: Response): boolean {
-  if (principalOf(res).kind !== 'none') return false;
+function keyless(res: Response, paying: boolean): boolean {
+  // With payments from outside on, a session without a key pays per call (docs/payments.md).
+  if (principalOf(res).kind !== 'none' || paying) return false;
   const message = '/mcp takes an agent key: Authorization: Bearer hlk_a_...';
   sendJsonRpcError(res, 401, message, { headers: { 'WWW-Authenticate': bearerChallenge(message) } });
   return true;
@@ -77,7 +78,8 @@ interface Endpoint {
  * Hosted: an agent key, under its one mandate, asking in the client only when the key says so.
  * Dev mode: the local operator, ask_in_client, under the mandate the connection names.
  */
-async function principalFor(deps: McpServerDeps, req: Request, p: Extract<Principal, { kind: 'agent' | 'operator' }>): Promise<McpPrincipal> {
+async function principalFor(deps: McpServerDeps, req: Request, p: Extract<Principal, { kind: 'agent' | 'operator' | 'none' }>): Promise<McpPrincipal> {
+  if (p.kind === 'none') return { mandateId: '', askInClient: false, owner: 'payer', paying: true };
   if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient, owner: `key:${p.keyPrefix}` };
   const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
   const mandateId = named?.trim() || deps.defaultMandate;
@@ -90,7 +92,10 @@ async function principalFor(deps: McpServerDeps, req: Request, p: Extract<Princi
 /** Open a session; a HolonError thrown is the answer (a key that may not, an unknown mandate). */
 async function initialize(ep: Endpoint, req: Request, res: Response): Promise<void> {
   const { deps, sessions, compiled } = ep;
-  const p = requireKind(res, ['agent', 'operator'], 'connect to /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
+  const p =
+    principalOf(res).kind === 'none' && deps.ctx.payments
+      ? { kind: 'none' as const }
+      : requireKind(res, ['agent', 'operator'], 'connect to /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
   const principal = quotaOf(req, p);
   // The slot is taken before anything awaits: the table never holds more than its limits.
   const admitted = sessions.admit(principal);
@@ -152,7 +157,7 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
   sweep.unref();
 
   router.post('/mcp', async (req, res) => {
-    if (keyless(res)) return;
+    if (keyless(res, deps.ctx.payments !== undefined)) return;
     if (!req.get('mcp-session-id')) {
       if (!isInitializeRequest(req.body)) return sendJsonRpcError(res, 400, 'no MCP session: the first request must be initialize');
       return initialize(ep, req, res).catch((e: unknown) => {
@@ -168,7 +173,7 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
 
   // GET opens the session's stream for server-initiated messages (an open stream is not use); DELETE ends the session.
   const existing: RequestHandler = async (req, res) => {
-    if (keyless(res)) return;
+    if (keyless(res, deps.ctx.payments !== undefined)) return;
     const session = sessionOf(ep, req, res);
     if (!session) return;
     sessions.touch(session);

@@ -33,6 +33,7 @@ import { registerTaskHandlers, startCallTask } from './tasks.js';
 import { protocolError } from './errors.js';
 import { TOOLS, type ToolDefinition } from './schemas.js';
 import type { ToolArgs, ToolName } from './tool-args.js';
+import { paidCallAgent } from './paid-call-agent.js';
 import { getAgent, getApproval, getBudget, getReceipt, listApprovals, searchAgents, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { isJsonObject, type JsonObject } from '../../../shared/core/json.js';
 
@@ -44,12 +45,16 @@ type Handler<A> = (deps: McpDeps, who: McpPrincipal, args: A, call: CallAgentOpt
 const HANDLERS: { [N in ToolName]: Handler<ToolArgs[N]> } = {
   search_agents: (d, w, a) => searchAgents(d, w, a),
   get_agent: (d, w, a) => getAgent(d, w, a),
-  call_agent: (d, w, a, call) => callAgent(d, w, a, call),
+  // A keyless session pays per call (paid-call-agent.ts).
+  call_agent: (d, w, a, call) => (w.paying ? paidCallAgent(d, a, call).then((paid) => paid.answer) : callAgent(d, w, a, call)),
   get_receipt: (d, w, a) => getReceipt(d, w, a),
   list_approvals: (d, w) => listApprovals(d, w),
   get_approval: (d, w, a) => getApproval(d, w, a),
   get_budget: (d, w) => getBudget(d, w),
 };
+
+/** What a keyless session (paying per call) may use. */
+const KEYLESS_TOOLS: ReadonlySet<string> = new Set(['call_agent', 'get_agent']);
 
 const isToolName = (name: string): name is ToolName => Object.hasOwn(HANDLERS, name);
 
@@ -140,6 +145,7 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
       if (tool.definition.execution?.taskSupport !== 'optional')
         throw protocolError(ErrorCode.InvalidParams, `${name} does not run as a task: call it without "task"`);
       if (problems.length) throw protocolError(ErrorCode.InvalidParams, `the arguments of ${name} are not what it takes: ${listed(problems)}`);
+      if (who.paying) throw protocolError(ErrorCode.InvalidParams, 'a call paid per call is not a task: call call_agent without "task"');
       try {
         return (await startCallTask(deps, who, accepted('call_agent', args))) as never;
       } catch (e) {
@@ -148,6 +154,8 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
       }
     }
     if (problems.length) return errorResult('invalid_request', `the arguments of ${name} are not what it takes`, problems);
+    if (who.paying && !KEYLESS_TOOLS.has(name))
+      return errorResult('unauthorized', `${name} needs an agent key: a session without one pays per call (call_agent) and reads agents (get_agent)`);
     let answer: ToolAnswer;
     try {
       answer = await tool.handler(deps, who, args, { extra, canElicit: Boolean(server.getClientCapabilities()?.elicitation) });
@@ -172,6 +180,7 @@ export function createSessionServer(deps: McpDeps, who: McpPrincipal, compiled: 
       ...(answer.isError ? { isError: true } : {}),
       structuredContent: answer.structured,
       content: [{ type: 'text', text: answer.text }],
+      ...(answer.meta ? { _meta: answer.meta } : {}),
     };
   };
   const callAgentTool = compiled.get('call_agent')!;

@@ -23,6 +23,8 @@ export interface McpPrincipal {
   askInClient: boolean;
   /** Who created what this connection starts (its MCP tasks): `key:<prefix>` hosted, `operator` in dev mode. */
   owner?: string;
+  /** A keyless session (payments from outside on): no mandate; call_agent is paid per call (paid-call-agent.ts). */
+  paying?: boolean;
 }
 
 export interface McpDeps {
@@ -41,6 +43,8 @@ export interface ToolAnswer {
   structured: JsonObject;
   text: string;
   isError?: boolean;
+  /** The result's `_meta` (a paid call's `x402/payment-response`). */
+  meta?: Record<string, unknown>;
 }
 
 export function describeReceipt(r: ReceiptView): string {

@@ -7,8 +7,8 @@
  */
 import type { Request, Response } from 'express';
 import { encodePaymentResponseHeader } from '@x402/core/http';
-import { createJWSOfferReceiptIssuer } from '@x402/extensions/offer-receipt';
-import type { Network, PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
+import { settlementResponse } from '../../../../shared/payments/payment-response.js';
 import { type MppContext, mppChallenge, mppReceipt, paymentOfCredential } from '../../../../shared/payments/mpp.js';
 import { HolonError } from '../../../../shared/core/errors.js';
 import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
@@ -93,19 +93,10 @@ function paymentOf(req: Request, mpp: MppContext, exact: PaymentRequirements | u
   return { kind: credential.malformed ? 'malformed' : 'refused', message: credential.message };
 }
 
-/** The x402 settlement response of a settled paid call, with the gateway's signed receipt (`offer-receipt`, JWS). */
+/** The x402 settlement response of a settled paid call, as the PAYMENT-RESPONSE header. */
 async function paymentResponse(key: SigningKey, resource: string, receipt: ReceiptView): Promise<string | null> {
-  const p = receipt.payment;
-  if (!p) return null;
-  const signer = { kid: key.kid, format: 'jws' as const, algorithm: 'EdDSA', sign: async (input: Uint8Array) => key.signBytes(input).toString('base64url') };
-  const offerReceipt = p.transaction ? await createJWSOfferReceiptIssuer(key.kid, signer).issueReceipt(resource, p.payer, p.network, p.transaction) : null;
-  return encodePaymentResponseHeader({
-    success: p.transaction !== null || receipt.status === 'succeeded',
-    transaction: p.transaction ?? '',
-    network: p.network as Network,
-    payer: p.payer,
-    ...(offerReceipt ? { extensions: { 'offer-receipt': { info: { receipt: offerReceipt } } } } : {}),
-  });
+  const settled = await settlementResponse(key, resource, receipt);
+  return settled ? encodePaymentResponseHeader(settled) : null;
 }
 
 export async function submitPaidHandler(

@@ -1,0 +1,76 @@
+/**
+ * call_agent on a keyless session: the x402 MCP binding (docs/payments.md, docs/mcp.md). Without a payment the tool
+ * answers `isError` with x402's PaymentRequired object as its `structuredContent` (MPP's challenge in its extensions,
+ * `mpp`), never a JSON-RPC error (MCP reserves -32042's range). The client retries with `_meta["x402/payment"]`: the
+ * same path as REST's paid calls (verified, recorded once, admitted, collected before crediting), and the result
+ * carries `_meta["x402/payment-response"]` (the settlement response, with the gateway's signed offer-receipt).
+ */
+import type { PaymentPayload } from '@x402/core/types';
+import { HolonError } from '../../../shared/core/errors.js';
+import { parseAmount } from '../../../shared/core/money.js';
+import { mppChallenge } from '../../../shared/payments/mpp.js';
+import { paymentRequired } from '../../../shared/payments/offer.js';
+import { quotePaidCall, submitPaidCall } from '../../../shared/payments/paid-call.js';
+import { settlementResponse } from '../../../shared/payments/payment-response.js';
+import type { ReceiptView } from '../../../shared/receipts/store.js';
+import { type Answered, type CallAgentOptions, follow, refusedAnswer } from './call-agent.js';
+import type { CallAgentArgs } from './tool-args.js';
+import type { McpDeps } from './tools.js';
+
+/** The resource a paid MCP call is for: the tool and the agent, under the gateway's MCP endpoint. */
+const resourceOf = (agent: string) => `mcp://holon/tools/call_agent/${encodeURIComponent(agent)}`;
+
+const isPayload = (v: unknown): v is PaymentPayload =>
+  typeof v === 'object' && v !== null && (v as { x402Version?: unknown }).x402Version === 2 && typeof (v as { payload?: unknown }).payload === 'object';
+
+export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options: CallAgentOptions): Promise<Answered> {
+  const rails = deps.ctx.payments!;
+  const { agent, capability } = args;
+  if ((agent === undefined) === (capability === undefined)) throw new HolonError('invalid_request', 'name exactly one of "agent" or "capability"');
+  const maxCost = args.max_cost !== undefined ? parseAmount(args.max_cost) : undefined;
+  const ask = { ...(agent ? { agent } : {}), ...(capability ? { capability } : {}), input: args.input, ...(maxCost !== undefined ? { maxCost } : {}) };
+  const resource = resourceOf(agent ?? capability!);
+  const q = quotePaidCall(deps.ctx, rails, { ...ask, resource });
+  if (!q.ok) throw new HolonError(q.code, q.message);
+  const required = async (error?: string): Promise<Answered> => {
+    const asked = await paymentRequired(rails, q.quote.offer, error);
+    const challenge = mppChallenge(
+      { rails, realm: 'mcp://holon' },
+      asked.accepts.find((a) => a.scheme === 'exact'),
+      q.quote.offer.description,
+    );
+    const structured = { ...asked.required, ...(challenge ? { extensions: { ...asked.required.extensions, mpp: { 'www-authenticate': challenge } } } : {}) };
+    const pay = `${q.quote.offer.units} base units of ${rails.asset.address} on ${rails.network}`;
+    return {
+      answer: {
+        isError: true,
+        structured: structured as never,
+        text: `payment required: ${error ? `${error}; ` : ''}pay at most ${pay} (${q.quote.offer.description}) with x402 and call again with _meta["x402/payment"]`,
+      },
+      outcome: 'refused',
+    };
+  };
+  const given = options.extra._meta?.['x402/payment'];
+  if (given === undefined) return required();
+  if (!isPayload(given)) return required('_meta["x402/payment"] is not an x402 version 2 payment payload');
+  const paid = await submitPaidCall(deps.engine, rails, { ...ask, resource, syncAnswer: true }, given);
+  switch (paid.kind) {
+    case 'refused':
+      throw new HolonError(paid.code, paid.message);
+    case 'payment_invalid':
+      return required(`the payment was not accepted: ${paid.reason}`);
+    case 'payment_replayed':
+      throw new HolonError('payment_replayed', 'this payment was used already: sign a new one (a new nonce) for a new call');
+    case 'idempotent':
+      throw new HolonError('invalid_request', 'an idempotent replay of a paid call is answered over REST (Idempotency-Key)');
+    case 'submitted': {
+      const s = paid.submitted;
+      if (s.kind === 'refused') return { answer: refusedAnswer(s), outcome: 'refused' };
+      if (s.kind === 'held') throw new HolonError('gateway_error', 'a paid call is never held for approval');
+      const answered = await follow(deps, s.callId, s.timeoutMs, options.extra);
+      const receipt = (answered.answer.structured as { receipt?: ReceiptView }).receipt;
+      const settled = receipt ? await settlementResponse(deps.ctx.signingKey, resource, receipt) : null;
+      return settled ? { ...answered, answer: { ...answered.answer, meta: { 'x402/payment-response': settled } } } : answered;
+    }
+  }
+}
