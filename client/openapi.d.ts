@@ -2089,7 +2089,7 @@ export interface operations {
                                 /** @description The chain, CAIP-2 */
                                 network: string;
                             };
-                            /** @description The platform’s rate used (1 `from` = `rate` `to`) */
+                            /** @description The platform’s rate from the agent’s currency into the payment’s (1 `from` = `rate` `to`) */
                             rate?: {
                                 from: string;
                                 to: string;
@@ -4839,7 +4839,7 @@ export interface operations {
                                 /** @description The chain, CAIP-2 */
                                 network: string;
                             };
-                            /** @description The platform’s rate used (1 `from` = `rate` `to`) */
+                            /** @description The platform’s rate from the agent’s currency into the payment’s (1 `from` = `rate` `to`) */
                             rate?: {
                                 from: string;
                                 to: string;

@@ -28,7 +28,7 @@ import { collectForCall } from '../../shared/payments/collect.js';
 import { paymentMandate } from '../../shared/payments/paid-mandate.js';
 import { paymentKey } from '../../shared/payments/payment-key.js';
 import { insertPayment, updatePayment } from '../../shared/payments/payment-rows.js';
-import { startChain, type Chain } from '../support/chain.js';
+import { startChain, type Chain, x402Config } from '../support/chain.js';
 import { deployTestUsd, type TestUsd } from '../support/solidity.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { UptoClient, UptoFacilitator, UptoServer } from '../support/x402-upto-scheme.js';
@@ -51,18 +51,7 @@ beforeAll(async () => {
   await setAllowance(10n ** 30n);
   upto = new UptoFacilitator(chain.walletClient(treasuryKey) as never, chain.publicClient, chain.chainId);
   g = await startTestGateway({
-    config: {
-      x402: {
-        network: chain.network,
-        rpcUrl: chain.rpcUrl,
-        facilitatorKey: treasuryKey,
-        asset: token.address,
-        assetDecimals: 6,
-        assetCurrency: 'USD',
-        keylessPerMin: 10_000,
-      },
-      fx: 'EUR:USD=1.25',
-    } as never,
+    config: x402Config(chain, token.address, { keylessPerMin: 10_000, fx: 'EUR:USD=1.25' }),
     payments: { schemes: [{ scheme: 'upto', server: new UptoServer(), facilitator: upto }] },
   });
 }, 120_000);
@@ -446,17 +435,7 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
   it('call_agent answers PaymentRequired as a tool error, and the retry with _meta["x402/payment"] is paid once, on chain', async () => {
     const hosted = await startTestGateway({
       hosted: true,
-      config: {
-        x402: {
-          network: chain.network,
-          rpcUrl: chain.rpcUrl,
-          facilitatorKey: chain.accounts[0]!.privateKey,
-          asset: token.address,
-          assetDecimals: 6,
-          assetCurrency: 'USD',
-          keylessPerMin: 100,
-        },
-      } as never,
+      config: x402Config(chain, token.address, { keylessPerMin: 100 }),
     });
     const client = await keylessSession(hosted.url);
     try {
@@ -516,17 +495,7 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
 describe('keyless limits', () => {
   it('a client address gets HOLON_X402_RATE_PER_MIN paid-call requests a minute, then 429 with Retry-After', async () => {
     const limited = await startTestGateway({
-      config: {
-        x402: {
-          network: chain.network,
-          rpcUrl: chain.rpcUrl,
-          facilitatorKey: chain.accounts[0]!.privateKey,
-          asset: token.address,
-          assetDecimals: 6,
-          assetCurrency: 'USD',
-          keylessPerMin: 2,
-        },
-      } as never,
+      config: x402Config(chain, token.address, { keylessPerMin: 2 }),
     });
     try {
       const ask = () =>

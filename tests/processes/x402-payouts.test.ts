@@ -18,7 +18,7 @@ import { audit } from '../../shared/ledger/audit.js';
 import { postEntry } from '../../shared/ledger/entries.js';
 import { ensureBalanceRow } from '../../shared/ledger/holds.js';
 import { recoverPayouts, requestPayout } from '../../shared/payments/payouts.js';
-import { startChain, type Chain } from '../support/chain.js';
+import { startChain, type Chain, x402Config } from '../support/chain.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { ADMIN_KEY, send, signUp, type Account } from '../support/hosted.js';
 import { deployTestUsd, type TestUsd } from '../support/solidity.js';
@@ -37,17 +37,7 @@ beforeAll(async () => {
   to = chain.accounts[4]!.address;
   g = await startTestGateway({
     hosted: true,
-    config: {
-      x402: {
-        network: chain.network,
-        rpcUrl: chain.rpcUrl,
-        facilitatorKey: chain.accounts[0]!.privateKey,
-        asset: token.address,
-        assetDecimals: 6,
-        assetCurrency: 'USD',
-        keylessPerMin: 1000,
-      },
-    } as never,
+    config: x402Config(chain, token.address, { keylessPerMin: 1000 }),
   });
   external = `external:x402:${chain.network}`;
   bob = await signUp(g.url, 'bob');

@@ -17,7 +17,7 @@ import { audit } from '../../shared/ledger/audit.js';
 import { paymentKey } from '../../shared/payments/payment-key.js';
 import { insertPayment, updatePayment } from '../../shared/payments/payment-rows.js';
 import { finishTopups } from '../../shared/payments/topups.js';
-import { startChain, type Chain } from '../support/chain.js';
+import { startChain, type Chain, x402Config } from '../support/chain.js';
 import { startTestGateway, type TestGateway } from '../support/gateway.js';
 import { send, signUp, type Account } from '../support/hosted.js';
 import { deployTestUsd, type TestUsd } from '../support/solidity.js';
@@ -36,17 +36,7 @@ beforeAll(async () => {
   await token.mint(payer().address, 50_000_000n);
   g = await startTestGateway({
     hosted: true,
-    config: {
-      x402: {
-        network: chain.network,
-        rpcUrl: chain.rpcUrl,
-        facilitatorKey: chain.accounts[0]!.privateKey,
-        asset: token.address,
-        assetDecimals: 6,
-        assetCurrency: 'USD',
-        keylessPerMin: 1000,
-      },
-    } as never,
+    config: x402Config(chain, token.address, { keylessPerMin: 1000 }),
   });
   alice = await signUp(g.url, 'alice');
 }, 120_000);

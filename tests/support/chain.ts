@@ -103,3 +103,22 @@ export async function startChain(): Promise<Chain> {
     },
   };
 }
+
+/**
+ * A gateway's payment settings on this chain (the `config` of startTestGateway): the in-process facilitator on the
+ * chain, the treasury and receiving address its first account, `asset` the test token (6 decimals, counted in USD).
+ */
+export function x402Config(chain: Chain, asset: Hex, options: { keylessPerMin?: number; fx?: string } = {}) {
+  return {
+    x402: {
+      network: chain.network,
+      rpcUrl: chain.rpcUrl,
+      facilitatorKey: chain.accounts[0]!.privateKey,
+      asset,
+      assetDecimals: 6,
+      assetCurrency: 'USD',
+      keylessPerMin: options.keylessPerMin ?? 10_000,
+    },
+    ...(options.fx ? { fx: options.fx } : {}),
+  } as never;
+}

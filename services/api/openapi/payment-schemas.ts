@@ -3,7 +3,7 @@
  * (problem+json, beside the `PAYMENT-REQUIRED` header), and a top-up's credit.
  */
 import type { JsonSchema } from './operations.js';
-import { AMOUNT, BALANCE, ERROR, ERROR_BODY } from './schemas.js';
+import { AMOUNT, BALANCE, ERROR, ERROR_BODY, FX_RATE } from './schemas.js';
 
 const PAY: JsonSchema = {
   type: 'object',
@@ -32,13 +32,7 @@ const QUOTE: JsonSchema = {
       properties: { amount: AMOUNT, currency: { type: 'string' } },
     },
     pay: PAY,
-    rate: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['from', 'to', 'rate'],
-      description: 'The platform’s rate used (1 `from` = `rate` `to`)',
-      properties: { from: { type: 'string' }, to: { type: 'string' }, rate: { type: 'string' } },
-    },
+    rate: FX_RATE,
   },
 };
 

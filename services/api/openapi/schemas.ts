@@ -105,6 +105,15 @@ const SPLIT: JsonSchema = {
   properties: { to: { type: 'string', description: 'An account: the author, `holon` (the fee), an upstream author' }, amount: AMOUNT },
 };
 
+/** The platform's rate between two currencies (HOLON_FX), as a 402 and a receipt show it. */
+export const FX_RATE: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['from', 'to', 'rate'],
+  description: 'The platform’s rate from the agent’s currency into the payment’s (1 `from` = `rate` `to`)',
+  properties: { from: { type: 'string' }, to: { type: 'string' }, rate: { type: 'string' } },
+};
+
 /** How a call paid from outside was paid (shared/receipts/store.ts `ReceiptPayment`, docs/payments.md). */
 const RECEIPT_PAYMENT: JsonSchema = {
   type: 'object',
@@ -118,13 +127,7 @@ const RECEIPT_PAYMENT: JsonSchema = {
     amount: { ...AMOUNT, description: 'What was collected, in `currency` (0 when nothing was)' },
     currency: { type: 'string' },
     transaction: { type: ['string', 'null'], description: 'The transaction that collected it; null when nothing was collected' },
-    rate: {
-      type: 'object',
-      additionalProperties: false,
-      required: ['from', 'to', 'rate'],
-      description: 'The platform’s rate from the agent’s currency into the payment’s (1 `from` = `rate` `to`)',
-      properties: { from: { type: 'string' }, to: { type: 'string' }, rate: { type: 'string' } },
-    },
+    rate: FX_RATE,
   },
 };
 
