@@ -62,6 +62,8 @@ export function quotePaidCall(ctx: ServiceContext, rails: PaymentRails, ask: Pai
   if (!wc.ok) return { ok: false, code: 'denied', message: wc.message };
   const units = microsToUnits(wc.total, rails.asset.decimals);
   const exact = manifest.pricing.model === 'per_run' && wc.total === wc.listed;
+  if (!exact && !rails.schemes.has('upto'))
+    return { ok: false, code: 'payment_unsupported', message: `${manifest.id} has no fixed price, and this gateway's facilitator does not settle x402's upto` };
   const currency = manifest.pricing.currency;
   const rate = currency !== rails.asset.currency && fx[currency] ? { from: currency, to: rails.asset.currency, rate: formatRate(fx[currency]!) } : undefined;
   return {

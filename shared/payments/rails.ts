@@ -11,6 +11,8 @@ import { x402Facilitator } from '@x402/core/facilitator';
 import type { Network, SchemeNetworkFacilitator, SchemeNetworkServer } from '@x402/core/types';
 import { ExactEvmScheme as ExactEvmServer } from '@x402/evm/exact/server';
 import { ExactEvmScheme as ExactEvmFacilitator } from '@x402/evm/exact/facilitator';
+import { UptoEvmScheme as UptoEvmServer } from '@x402/evm/upto/server';
+import { UptoEvmScheme as UptoEvmFacilitator } from '@x402/evm/upto/facilitator';
 import { toFacilitatorEvmSigner } from '@x402/evm';
 import { createPublicClient, createWalletClient, http, publicActions, type Hex, type PublicClient } from 'viem';
 import { privateKeyToAccount } from 'viem/accounts';
@@ -109,9 +111,11 @@ export async function buildRails(
     ? new HTTPFacilitatorClient({ url: s.facilitatorUrl })
     : inProcessFacilitator(network, wallet!, inputs);
   const server = new x402ResourceServer(facilitator).register(network, new ExactEvmServer());
+  // `upto`: @x402/evm's (Permit2 and x402's upto proxy on the chain), unless one is given (tests register their own).
+  if (!overridesUpto(inputs)) server.register(network, new UptoEvmServer());
   for (const extra of inputs.schemes ?? []) server.register(network, extra.server);
   await server.initialize();
-  const schemes = new Set(['exact', ...(inputs.schemes ?? []).map((x) => x.scheme)].filter((scheme) => server.getSupportedKind(2, network, scheme)));
+  const schemes = new Set(['exact', 'upto', ...(inputs.schemes ?? []).map((x) => x.scheme)].filter((scheme) => server.getSupportedKind(2, network, scheme)));
   return {
     network,
     asset,
@@ -127,6 +131,8 @@ export async function buildRails(
   };
 }
 
+const overridesUpto = (inputs: RailsInputs) => (inputs.schemes ?? []).some((s) => s.scheme === 'upto');
+
 type Wallet = ReturnType<typeof walletFor>;
 const walletFor = (key: Hex, url: string) => createWalletClient({ account: privateKeyToAccount(key), transport: http(url) }).extend(publicActions);
 
@@ -141,6 +147,7 @@ function inProcessFacilitator(network: Network, wallet: Wallet, inputs: RailsInp
     getCode: (a) => wallet.getCode(a),
   });
   const f = new x402Facilitator().register(network, new ExactEvmFacilitator(signer));
+  if (!overridesUpto(inputs)) f.register(network, new UptoEvmFacilitator(signer));
   for (const extra of inputs.schemes ?? []) if (extra.facilitator) f.register(network, extra.facilitator);
   // The same facilitator an HTTP one would be, called in process (its getSupported answers without a promise).
   return {

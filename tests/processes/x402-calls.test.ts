@@ -446,8 +446,11 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
       };
       expect(asked.isError).toBe(true);
       expect(asked.structuredContent.x402Version).toBe(2);
-      // This gateway settles exact only (no upto scheme registered): exact is what it offers.
-      expect(asked.structuredContent.accepts.map((a) => [a.scheme, a.amount, a.payTo, a.asset])).toEqual([['exact', '100000', treasury, token.address]]);
+      // @x402/evm's own upto (Permit2) is offered beside exact on this gateway, which registers no test scheme.
+      expect(asked.structuredContent.accepts.map((a) => [a.scheme, a.amount, a.payTo, a.asset])).toEqual([
+        ['exact', '100000', treasury, token.address],
+        ['upto', '100000', treasury, token.address],
+      ]);
       expect(String((asked.structuredContent.extensions.mpp as Record<string, string>)['www-authenticate'])).toMatch(/^Payment id=/);
       const payload = await payerClient('exact').createPaymentPayload(asked.structuredContent);
       const before = await balanceOf(payer().address);

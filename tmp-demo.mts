@@ -1,0 +1,34 @@
+import { decodePaymentRequiredHeader, decodePaymentResponseHeader } from '@x402/core/http';
+import { x402Client } from '@x402/core/client';
+import { ExactEvmScheme } from '@x402/evm/exact/client';
+import { toClientEvmSigner } from '@x402/evm';
+import { wrapFetchWithPayment } from '@x402/fetch';
+import { privateKeyToAccount } from 'viem/accounts';
+import { startChain, x402Config } from './tests/support/chain.ts';
+import { deployTestUsd } from './tests/support/solidity.ts';
+import { startGateway } from './services/compose.ts';
+import knex from 'knex';
+
+const chain = await startChain();
+const token = await deployTestUsd(chain);
+const payer = privateKeyToAccount(chain.accounts[1]!.privateKey);
+await token.mint(payer.address, 5_000_000n);
+const gw = await startGateway(['api', 'runner', 'settler', 'evaluator'], { port: 0, databaseUrl: 'postgres://postgres@127.0.0.1:5432/holon_demo_x402', registryDirs: ['examples'], registryExplicit: true, logLevel: 'warn', ...(x402Config(chain, token.address, { fx: 'USD:EUR=0.92' }) as object) } as never);
+const g = { url: `http://127.0.0.1:${gw.port}`, db: { knex: knex({ client: 'pg', connection: 'postgres://postgres@127.0.0.1:5432/holon_demo_x402' }) }, stop: () => gw.stop() };
+const body = JSON.stringify({ agent: 'examples/echo-upper', input: { text: 'hi' } });
+const first = await fetch(`${g.url}/v0/calls`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+console.log('--- 402', first.status, 'PAYMENT-REQUIRED decoded:');
+console.log(JSON.stringify(decodePaymentRequiredHeader(first.headers.get('payment-required')!), null, 1).slice(0, 2500));
+console.log('--- body:', JSON.stringify(await first.json()));
+const client = new x402Client().register(chain.network as never, new ExactEvmScheme(toClientEvmSigner(payer, chain.publicClient as never)))
+  .setSpendControls({ allowedAssets: [{ network: chain.network as never, asset: token.address, maxAmountPerPayment: '1000000' }] });
+const r = await wrapFetchWithPayment(fetch, client)(`${g.url}/v0/calls`, { method: 'POST', headers: { 'content-type': 'application/json' }, body });
+const answer = await r.json() as { receipt: { id: string } };
+console.log('--- paid', r.status, 'PAYMENT-RESPONSE decoded:');
+const resp = decodePaymentResponseHeader(r.headers.get('payment-response')!);
+console.log(JSON.stringify({ ...resp, extensions: { 'offer-receipt': '(JWS, ' + JSON.stringify(resp.extensions).length + ' chars)' } }));
+console.log('--- answer:', JSON.stringify(answer, null, 1));
+const lines = await g.db.knex('journal_lines as l').join('journal_entries as e', 'e.id', 'l.entry_id').where('e.key', `settle:${answer.receipt.id}`).select('e.key', 'l.account', 'l.currency', 'l.amount');
+console.log('--- journal:', JSON.stringify(lines.map((l: any) => ({ ...l, amount: String(l.amount) }))));
+console.log('--- on chain: payer', await token.balanceOf(payer.address), 'treasury', await token.balanceOf(chain.accounts[0]!.address));
+await g.stop(); await chain.stop(); process.exit(0);
