@@ -12,11 +12,12 @@ import { DOCUMENTED } from '../../shared/platform/settings/index.js';
 const ROOT = path.resolve(import.meta.dirname, '../..');
 const DECLARATIONS = 'shared/platform/settings/';
 
-/** The files allowed to read a HOLON_ variable themselves, and which: `holon publish | credential | earnings` (`--url`, `--key`). */
+/** The files allowed to read a HOLON_ variable themselves, and which: `holon publish | credential | earnings | payout` (`--url`, `--key`). */
 const READ_DIRECTLY: Readonly<Record<string, readonly string[]>> = {
   'services/cli/publish.ts': ['HOLON_KEY', 'HOLON_URL'],
   'services/cli/credential.ts': ['HOLON_KEY', 'HOLON_URL'],
   'services/cli/earnings.ts': ['HOLON_KEY', 'HOLON_URL'],
+  'services/cli/payout.ts': ['HOLON_KEY', 'HOLON_URL'],
 };
 
 /** `env.HOLON_X`, `process.env.HOLON_X`, `env?.HOLON_X`, `env['HOLON_X']`. */

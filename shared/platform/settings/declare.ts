@@ -20,7 +20,7 @@ export type Reader =
   | 'evaluator'
   | 'serve'
   | 'backup, restore, audit'
-  | 'publish, credential, earnings'
+  | 'publish, credential, earnings, payout'
   | 'agent host'
   | 'entrypoint';
 

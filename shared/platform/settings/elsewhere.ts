@@ -1,14 +1,14 @@
 /**
- * The variables other programs read themselves: the CLI's client commands (`holon publish`, `credential`, `earnings`)
+ * The variables other programs read themselves: the CLI's client commands (`holon publish`, `credential`, `earnings`, `payout`)
  * and the reference agent host's tools (agents/). Declared here so docs/configuration.md lists them too.
  */
 import { inSection, setting } from './declare.js';
 
-const clients = ['publish, credential, earnings'] as const;
+const clients = ['publish, credential, earnings, payout'] as const;
 const agentHost = ['agent host'] as const;
 
 export const ELSEWHERE = inSection('tools', {
-  url: setting.elsewhere({ env: 'HOLON_URL', doc: 'the hosted gateway `holon publish`, `credential` and `earnings` talk to (`--url`)', roles: clients }),
+  url: setting.elsewhere({ env: 'HOLON_URL', doc: 'the hosted gateway `holon publish`, `credential`, `earnings` and `payout` talk to (`--url`)', roles: clients }),
   key: setting.elsewhere({ env: 'HOLON_KEY', doc: 'their human key (`--key`): an account signed in with GitHub', roles: clients }),
   anthropicKey: setting.elsewhere({
     env: 'ANTHROPIC_API_KEY',
