@@ -15,10 +15,11 @@ export function startPaymentSweep(ctx: ServiceContext, everyMs = PAYMENT_SWEEP_M
   return startPeriodic(
     ctx.log,
     async () => {
-      const finished = await finishTopups(ctx);
-      if (finished > 0) ctx.log.info({ finished }, 'top-ups credited after an interruption');
-      const payouts = await recoverPayouts(ctx);
-      if (payouts > 0) ctx.log.info({ payouts }, 'payouts finished after an interruption');
+      // Each on its own: a failure of one does not keep the other from running.
+      const [topups, payouts] = await Promise.allSettled([finishTopups(ctx), recoverPayouts(ctx)]);
+      if (topups.status === 'fulfilled' && topups.value > 0) ctx.log.info({ finished: topups.value }, 'top-ups credited after an interruption');
+      if (payouts.status === 'fulfilled' && payouts.value > 0) ctx.log.info({ payouts: payouts.value }, 'payouts finished after an interruption');
+      for (const r of [topups, payouts]) if (r.status === 'rejected') throw r.reason;
     },
     { everyMs, atStart: true, failure: 'payment sweep failed' },
   );

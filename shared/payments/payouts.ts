@@ -111,8 +111,15 @@ export async function requestPayout(ctx: ServiceContext, account: string, amount
       ],
     });
   });
-  await sendPayout(ctx, id);
-  return advancePayout(ctx, id, waitMs);
+  // From here the payout happens whatever this request sees: a failure to reach the chain is left to recovery, and
+  // the answer is the payout as it stands (a client that retried on an error would pay out twice).
+  try {
+    await sendPayout(ctx, id);
+    return await advancePayout(ctx, id, waitMs);
+  } catch (e) {
+    ctx.log.warn({ payout: id, err: { message: (e as Error).message } }, 'payout not finished now; recovery finishes it');
+    return fromRow(await rowOf(ctx.db, id));
+  }
 }
 
 async function rowOf(db: Queryable, id: string): Promise<Row> {
@@ -179,10 +186,15 @@ export async function recoverPayouts(ctx: ServiceContext, waitMs = 5_000): Promi
   const rows = (await ctx.db('payouts').whereIn('state', ['pending', 'sent']).orderBy('created_at').select('id', 'state', 'raw_tx')) as Row[];
   let finished = 0;
   for (const r of rows) {
-    if (r.state === 'pending') await sendPayout(ctx, r.id);
-    else if (r.raw_tx) await ctx.payments.treasury.broadcast(r.raw_tx as Hex);
-    const after = await advancePayout(ctx, r.id, waitMs);
-    if (after.state === 'paid' || after.state === 'reversed') finished++;
+    // One payout that cannot go on now (the node refuses its bytes, the treasury has no gas) holds up no other.
+    try {
+      if (r.state === 'pending') await sendPayout(ctx, r.id);
+      else if (r.raw_tx) await ctx.payments.treasury.broadcast(r.raw_tx as Hex);
+      const after = await advancePayout(ctx, r.id, waitMs);
+      if (after.state === 'paid' || after.state === 'reversed') finished++;
+    } catch (e) {
+      ctx.log.warn({ payout: r.id, err: { message: (e as Error).message } }, 'payout recovery failed; tried again at the next sweep');
+    }
   }
   return finished;
 }

@@ -139,6 +139,22 @@ describe('payouts', () => {
     expect(row).toEqual({ state: 'paid', tx_hash: p.txHash });
   });
 
+  it('a chain out of reach after the payout is recorded: 201 as it stands (never an error to retry), and recovery pays it once', async () => {
+    const rails = ctx().payments!;
+    const unreachable = {
+      ...ctx(),
+      payments: { ...rails, treasury: { ...rails.treasury!, sign: async () => Promise.reject(new Error('fetch failed: the node is down')) } },
+    };
+    const before = await token.balanceOf(to);
+    const p = await requestPayout(unreachable, 'bob', 1_000_000n);
+    expect(p.state).toBe('pending');
+    // A sweep that cannot reach the chain either goes on and says nothing was finished; the next one finishes it.
+    expect(await recoverPayouts(unreachable)).toBe(0);
+    expect(await recoverPayouts(ctx())).toBe(1);
+    expect(await token.balanceOf(to)).toBe(before + 1_000_000n);
+    expect(((await g.db.knex('payouts').where({ id: p.id }).first('state')) as { state: string }).state).toBe('paid');
+  });
+
   it('a transfer that reverts (the treasury holds too little) is reversed: the money is back, nothing left the chain', async () => {
     await earn('bob', 1_000_000_000n);
     const before = { bob: await usd('bob'), to: await token.balanceOf(to) };
