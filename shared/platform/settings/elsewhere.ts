@@ -8,7 +8,11 @@ const clients = ['publish, credential, earnings, payout'] as const;
 const agentHost = ['agent host'] as const;
 
 export const ELSEWHERE = inSection('tools', {
-  url: setting.elsewhere({ env: 'HOLON_URL', doc: 'the hosted gateway `holon publish`, `credential`, `earnings` and `payout` talk to (`--url`)', roles: clients }),
+  url: setting.elsewhere({
+    env: 'HOLON_URL',
+    doc: 'the hosted gateway `holon publish`, `credential`, `earnings` and `payout` talk to (`--url`)',
+    roles: clients,
+  }),
   key: setting.elsewhere({ env: 'HOLON_KEY', doc: 'their human key (`--key`): an account signed in with GitHub', roles: clients }),
   anthropicKey: setting.elsewhere({
     env: 'ANTHROPIC_API_KEY',
