@@ -452,8 +452,10 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
         ['upto', '100000', treasury, token.address],
       ]);
       expect(String((asked.structuredContent.extensions.mpp as Record<string, string>)['www-authenticate'])).toMatch(/^Payment id=/);
+      expect(asked.structuredContent.accepts.every((a) => a.network === chain.network)).toBe(true);
       const payload = await payerClient('exact').createPaymentPayload(asked.structuredContent);
       const before = await balanceOf(payer().address);
+      const treasuryBefore = await balanceOf(treasury);
       const paid = (await client.callTool({ name: 'call_agent', arguments: args, _meta: { 'x402/payment': payload } })) as unknown as {
         isError?: boolean;
         structuredContent: { status: string; receipt: { payment: { transaction: string } } };
@@ -466,6 +468,7 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
       expect((await chain.publicClient.getTransactionReceipt({ hash: response.transaction })).status).toBe('success');
       expect(paid.structuredContent.receipt.payment.transaction).toBe(response.transaction);
       expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+      expect(await balanceOf(treasury)).toBe(treasuryBefore + 100_000n);
       // The same payment again: a tool error, not a JSON-RPC error, and nothing moves.
       const again = (await client.callTool({ name: 'call_agent', arguments: args, _meta: { 'x402/payment': payload } })) as unknown as {
         isError?: boolean;
