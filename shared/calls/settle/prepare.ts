@@ -43,22 +43,23 @@ function royaltyChain(manifest: Manifest, registry: Registry): ChainLink[] {
 
 /** The call's columns `prepare` reads (rows.ts PRE_COLUMNS). */
 interface PreRow {
+  id: string;
   agent_id: string;
   agent_version: string;
   currency: string;
   payer: string;
-  mandate_id: string;
-  outcome: unknown;
 }
 
 /** A call paid from outside (its payer is the chain's account): its payment collected for what it is billed. */
 async function paymentOf(ctx: ServiceContext, pre: PreRow, agentCurrency: string | undefined): Promise<CollectedPayment | undefined> {
   const rails = ctx.payments;
   if (!rails || pre.payer !== rails.externalAccount) return undefined;
-  const outcome = fromJsonb(pre.outcome) as CallOutcome;
+  // Only a paid call reads its mandate and outcome here: every other settlement's pre-read stays as narrow as it was.
+  const row = (await ctx.db('calls').where({ id: pre.id }).first('mandate_id', 'outcome')) as { mandate_id: string; outcome: unknown };
+  const outcome = fromJsonb(row.outcome) as CallOutcome;
   const rate = agentCurrency && agentCurrency !== pre.currency ? ratesInto(pre.currency, rails.fx)[agentCurrency] : undefined;
   return collectForCall(ctx, {
-    mandateId: pre.mandate_id,
+    mandateId: row.mandate_id,
     billedMicros: outcome.billed ? BigInt(outcome.own) : 0n,
     ...(rate ? { rate: { from: agentCurrency!, to: pre.currency, rate: formatRate(rate) } } : {}),
   });

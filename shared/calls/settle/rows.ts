@@ -7,7 +7,7 @@ import { type DbBigInt, fromJsonb, toBigInt, type Queryable, type Tx } from '../
 import type { CallOutcome } from '../call-outcome.js';
 
 /** The columns read before the transaction: whether to settle, and how (alone or in a batch). */
-export const PRE_COLUMNS = ['id', 'status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id', 'parent_id', 'mandate_id', 'outcome'] as const;
+export const PRE_COLUMNS = ['id', 'status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id', 'parent_id'] as const;
 
 /** A call's row as settlement reads it, locked (`SELECT * FROM calls … FOR UPDATE`; connect.ts: how the drivers return each column). */
 interface SettlingCallRow {
