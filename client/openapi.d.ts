@@ -75,7 +75,9 @@ export interface paths {
         put?: never;
         /**
          * Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`; without a key or a mandate, pay for the call with x402 (docs/payments.md)
-         * @description Who: human key, agent key, no key.
+         * @description With `Accept: text/event-stream` an admitted call is answered 200 with its events as they come (`Location: /v0/calls/{id}`), as GET /v0/calls/{id}/events serves them; a cut stream not resumed within HOLON_STREAM_RESUME_S ends the call `disconnected`. Server-Sent Events, one per event of the call, in order, each with its `id:` and its name as `event:` — `queued` {call}, `running` {call}, `progress` {message?, fraction?}, `output.chunk` {seq, data, units_so_far?}, `input_required` {question, request, answered}, `input_provided` {question}, then `completed`: the final answer ({status, output | error, receipt}), after which the stream ends. Reconnect with `Last-Event-ID` to get what followed that event, each once.
+         *
+         *     Who: human key, agent key, no key.
          */
         post: operations["callAgent"];
         delete?: never;
@@ -118,6 +120,46 @@ export interface paths {
          * @description Who: human key, agent key (dev mode: the local operator).
          */
         post: operations["cancelCall"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/calls/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * A call’s events as Server-Sent Events: progress, streamed chunks, questions, and the final answer
+         * @description Who: human key, agent key (dev mode: the local operator).
+         */
+        get: operations["callEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/calls/{id}/input": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Answer the question a running call’s agent asked (its `input_required`)
+         * @description Who: human key, agent key (dev mode: the local operator).
+         */
+        post: operations["answerCall"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1159,6 +1201,16 @@ export interface components {
                     rate: string;
                 };
             };
+            /** @description A call that streamed or asked its caller (docs/lifecycle.md): the chunks and units it delivered before it ended */
+            delivered?: {
+                chunks: number;
+                units: string;
+            };
+            /**
+             * @description How a call that streamed or asked ended; with `delivered`, what decides its bill (docs/lifecycle.md)
+             * @enum {unknown}
+             */
+            ended_by?: "completed" | "budget" | "cancelled" | "disconnected" | "no_answer" | "error" | "timeout";
             /** @description The gateway’s signature of this receipt: a compact JWS with a detached payload (`header..signature`, EdDSA, `typ` `holon-receipt`) over the RFC 8785 canonical JSON of every field but `signature` and `children` (docs/receipts.md); verify it with /.well-known/jwks.json. Null only for a receipt written before receipts were signed */
             signature: string | null;
         };
@@ -1341,10 +1393,10 @@ export interface components {
             call: {
                 id: string;
                 /**
-                 * @description Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s
+                 * @description Before the receipt exists the call’s own status (queued, running — or input_required while its agent waits for an answer — settling); once final the receipt’s
                  * @enum {unknown}
                  */
-                status: "queued" | "running" | "settling" | "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+                status: "queued" | "running" | "settling" | "succeeded" | "failed" | "input_required" | "denied" | "rejected_input" | "pending_approval";
             };
         };
         /** @description A call: its status; once final (or held) its receipt, and a success’s output while it is kept */
@@ -1352,10 +1404,10 @@ export interface components {
             call: {
                 id: string;
                 /**
-                 * @description Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s
+                 * @description Before the receipt exists the call’s own status (queued, running — or input_required while its agent waits for an answer — settling); once final the receipt’s
                  * @enum {unknown}
                  */
-                status: "queued" | "running" | "settling" | "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+                status: "queued" | "running" | "settling" | "succeeded" | "failed" | "input_required" | "denied" | "rejected_input" | "pending_approval";
             };
             receipt?: components["schemas"]["Receipt"];
             /** @description A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why */
@@ -1365,6 +1417,16 @@ export interface components {
              * @enum {unknown}
              */
             output_gone?: "collected" | "expired";
+            /** @description The question the call waits on: answer it with POST /v0/calls/{id}/input */
+            input_required?: {
+                /** @description The question’s id: its event id in the call’s events */
+                question: number;
+                /** @description The agent’s words and the JSON Schema the answer must meet; null once past its time in the store */
+                request: {
+                    message: string;
+                    schema?: Record<string, unknown>;
+                } | null;
+            };
         };
         Balance: {
             account?: string;
@@ -1794,6 +1856,11 @@ export interface components {
                 input: Record<string, unknown>;
                 /** @description A JSON Schema (draft 2020-12), at most 64 KB. */
                 output: Record<string, unknown>;
+                /** @description The agent streams its output: each chunk it emits is checked against `chunk`. */
+                stream?: {
+                    /** @description A JSON Schema (draft 2020-12) for one chunk, at most 64 KB. */
+                    chunk: Record<string, unknown>;
+                };
                 errors?: {
                     [key: string]: {
                         description: string;
@@ -2254,10 +2321,10 @@ export interface operations {
                         call: {
                             id: string;
                             /**
-                             * @description Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s
+                             * @description Before the receipt exists the call’s own status (queued, running — or input_required while its agent waits for an answer — settling); once final the receipt’s
                              * @enum {unknown}
                              */
-                            status: "queued" | "running" | "settling" | "succeeded" | "failed" | "denied" | "rejected_input" | "pending_approval";
+                            status: "queued" | "running" | "settling" | "succeeded" | "failed" | "input_required" | "denied" | "rejected_input" | "pending_approval";
                         };
                         receipt?: components["schemas"]["Receipt"];
                         /** @description A success’s output, valid against its interface.output, while it is kept (HOLON_RESULT_TTL_S, or until every consumer the call declared has it: the synchronous answer, the webhook of `callback_url`; reading it takes nothing); null once it is not, with `output_gone` saying why */
@@ -2267,6 +2334,16 @@ export interface operations {
                          * @enum {unknown}
                          */
                         output_gone?: "collected" | "expired";
+                        /** @description The question the call waits on: answer it with POST /v0/calls/{id}/input */
+                        input_required?: {
+                            /** @description The question’s id: its event id in the call’s events */
+                            question: number;
+                            /** @description The agent’s words and the JSON Schema the answer must meet; null once past its time in the store */
+                            request: {
+                                message: string;
+                                schema?: Record<string, unknown>;
+                            } | null;
+                        };
                         approval?: components["schemas"]["Approval"];
                         /** @enum {unknown} */
                         cancel: "cancelled" | "cancelling" | "too_late";
@@ -2293,6 +2370,169 @@ export interface operations {
             };
             /** @description No such call of yours (`not_found`) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    callEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Resume after this event id (the events after it are sent, each once) */
+                "Last-Event-ID"?: string;
+            };
+            path: {
+                /**
+                 * @description The call id (its receipt id)
+                 * @example r4
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Server-Sent Events, one per event of the call, in order, each with its `id:` and its name as `event:` — `queued` {call}, `running` {call}, `progress` {message?, fraction?}, `output.chunk` {seq, data, units_so_far?}, `input_required` {question, request, answered}, `input_provided` {question}, then `completed`: the final answer ({status, output | error, receipt}), after which the stream ends. Reconnect with `Last-Event-ID` to get what followed that event, each once. */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": unknown;
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such call of yours (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    answerCall: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The call id (its receipt id)
+                 * @example r4
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "input": {
+                 *         "confirm": true
+                 *       }
+                 *     }
+                 */
+                "application/json": {
+                    /** @description The answer, checked against the question’s schema */
+                    input: unknown;
+                    /** @description The question answered (its event id): refused if the call waits on another */
+                    question?: number;
+                };
+            };
+        };
+        responses: {
+            /** @description The answer is the question’s: the agent goes on */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The question’s id: its event id in the call’s events */
+                        question: number;
+                        call: {
+                            id: string;
+                            /**
+                             * @description Before the receipt exists the call’s own status (queued, running — or input_required while its agent waits for an answer — settling); once final the receipt’s
+                             * @enum {unknown}
+                             */
+                            status: "queued" | "running" | "settling" | "succeeded" | "failed" | "input_required" | "denied" | "rejected_input" | "pending_approval";
+                        };
+                    };
+                };
+            };
+            /** @description A malformed body (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No key (`unauthorized`) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such call of yours (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The call waits on no question, or on another (`no_question`, `question_mismatch`) */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description The answer does not meet the question’s schema (`rejected_input`) */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -13,7 +13,7 @@ import { existsSync } from 'node:fs';
 import path from 'node:path';
 import { loadConfig, type Config } from '../shared/platform/config.js';
 import { openDatabase, type Database } from '../shared/db/connect.js';
-import { DEFAULT_SETTINGS, type ServiceContext, type StartedRole } from '../shared/context.js';
+import { DEFAULT_SETTINGS, type ServiceSettings, type ServiceContext, type StartedRole } from '../shared/context.js';
 import { saveMandate } from '../shared/mandates/store.js';
 import { creditSignup } from '../shared/ledger/demo-credit.js';
 import { startYankFollower } from '../shared/publishing/yanks.js';
@@ -203,6 +203,20 @@ async function writeSearchDocuments(context: ServiceContext, roles: readonly Rol
   if (written > 0) context.log.info({ written }, 'search documents written');
 }
 
+/** The settings every role's context reads, from the process's config. */
+function serviceSettings(config: Config, sampleRecords: ServiceSettings['sampleRecords']): ServiceSettings {
+  return {
+    ...DEFAULT_SETTINGS,
+    resultTtlS: config.resultTtlS,
+    inputTtlS: config.inputTtlS,
+    streamResumeS: config.streamResumeS,
+    rankingMinPayers: config.rankingMinPayers,
+    payerRule: config.hosted ? 'vouched_payers' : 'every_payer',
+    logOrigin: config.logOrigin,
+    ...(sampleRecords ? { sampleRecords } : {}),
+  };
+}
+
 export async function startGateway(roles: readonly Role[], overrides: Partial<Config> = {}, inputs: GatewayInputs = {}): Promise<RunningGateway> {
   const config = loadConfig(process.env, overrides);
   // HOLON_RECORDS is checked before anything opens: an invalid file is a ConfigError, like any invalid setting.
@@ -217,14 +231,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     registry,
     messaging,
     log,
-    settings: {
-      ...DEFAULT_SETTINGS,
-      resultTtlS: config.resultTtlS,
-      rankingMinPayers: config.rankingMinPayers,
-      payerRule: config.hosted ? 'vouched_payers' : 'every_payer',
-      logOrigin: config.logOrigin,
-      ...(sampleRecords ? { sampleRecords } : {}),
-    },
+    settings: serviceSettings(config, sampleRecords),
     now: () => Date.now(),
     signingKey: signing.key,
     metrics,

@@ -18,6 +18,10 @@ import { DEFAULT_LOG_ORIGIN } from './platform/settings/signing.js';
 export interface ServiceSettings {
   /** How long a finished call's output waits for pickup (HOLON_RESULT_TTL_S). */
   resultTtlS: number;
+  /** How long an agent's question waits for its caller's answer (HOLON_INPUT_TTL_S). */
+  inputTtlS: number;
+  /** How long a cut stream waits for its caller to come back before the call ends `disconnected` (HOLON_STREAM_RESUME_S). */
+  streamResumeS: number;
   /** How long a queued call may wait for a runner before the sweeper closes it. */
   queueGraceS: number;
   /** HOLON_RANKING_MIN_PAYERS: distinct payers an agent version's runs need before its measured record moves its ranking. */
@@ -51,6 +55,8 @@ export interface ServiceContext {
 /** A bare context's settings: the declared defaults (shared/platform/settings/). */
 export const DEFAULT_SETTINGS: ServiceSettings = {
   resultTtlS: SETTINGS.resultTtlS.default,
+  inputTtlS: SETTINGS.inputTtlS.default,
+  streamResumeS: SETTINGS.streamResumeS.default,
   queueGraceS: 300,
   rankingMinPayers: SETTINGS.rankingMinPayers.default,
   payerRule: 'every_payer',

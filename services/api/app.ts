@@ -47,6 +47,7 @@ import { webhookRoutes } from './routes/webhooks.js';
 import type { WebhookSecrets } from '../../shared/webhooks/secrets.js';
 import { accessLog } from './access-log.js';
 import { callTelemetry } from './routes/calls/telemetry.js';
+import { eventRoutes } from './routes/calls/events.js';
 import { metricsRoutes } from './routes/metrics.js';
 
 export interface ApiDeps {
@@ -55,6 +56,8 @@ export interface ApiDeps {
   engine: CallEngine;
   waiter: CallWaiter;
   syncWaitMs: number;
+  /** Fires when this API process starts to stop: its event streams end (their clients resume on another process). */
+  stopping?: AbortSignal;
   signupCredit: bigint;
   /** Largest request body (HOLON_BODY_LIMIT). */
   bodyLimitBytes: number;
@@ -182,8 +185,10 @@ function useRoutes(app: Express, deps: ApiDeps): void {
     syncWaitMs: deps.syncWaitMs,
     ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
     ...(deps.payLimits ? { payLimits: deps.payLimits } : {}),
+    ...(deps.stopping ? { stopping: deps.stopping } : {}),
   };
   app.use(callRoutes(calls));
+  app.use(eventRoutes(calls));
   app.use(approvalRoutes(calls));
   app.use(mandateRoutes({ ctx, signupCredit: deps.signupCredit }));
   app.use(receiptRoutes(ctx));

@@ -65,6 +65,8 @@ export function httpStatusOf(code: ErrorCode): number {
     case 'evaluation_running':
     case 'file_quota_exceeded':
     case 'no_delivery':
+    case 'no_question':
+    case 'question_mismatch':
       return 409;
     case 'body_too_large':
     case 'file_too_large':

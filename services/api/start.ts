@@ -181,6 +181,8 @@ export async function startApi(processEngine: CallEngine, config: Config, option
   // as requests wait at once, which is not a leak.
   setMaxListeners(0, handBack.signal);
   const waiter = drainedWaiter(processWaiter(processEngine), handBack.signal);
+  const stopping = new AbortController();
+  setMaxListeners(0, stopping.signal);
   const engine = processEngine.withWaiter(waiter);
   const mcp = createMcpEndpoint({
     ctx,
@@ -217,6 +219,7 @@ export async function startApi(processEngine: CallEngine, config: Config, option
     engine,
     waiter,
     syncWaitMs: config.syncWaitS * 1000,
+    stopping: stopping.signal,
     signupCredit: config.signupCredit,
     bodyLimitBytes: config.bodyLimitBytes,
     github: { client: githubSettings(config), publicUrl: config.publicUrl },
@@ -235,5 +238,10 @@ export async function startApi(processEngine: CallEngine, config: Config, option
     ...(options.keySet ? { keySet: options.keySet } : {}),
   });
   const { server, port, stop } = await listen(app, config, { mcp, handedBack: handBack.signal });
-  return { server, port, app, stop: [stop], workers: [], release, handBack: [() => handBack.abort()] };
+  // Event streams end first: their clients resume on another process (Last-Event-ID).
+  const stopListening = async (): Promise<void> => {
+    stopping.abort();
+    await stop();
+  };
+  return { server, port, app, stop: [stopListening], workers: [], release, handBack: [() => handBack.abort()] };
 }

@@ -1,3 +1,5 @@
+import type { StreamRecord } from './events/types.js';
+
 /** What a call's run decided, stored on the call row (never the output) and read by the settler. */
 export interface CallOutcome {
   kind: 'success' | 'declared_error' | 'failure';
@@ -11,20 +13,31 @@ export interface CallOutcome {
    * path, never credentials or a query string: shared/runtimes/remote.ts). The failed call's answer repeats it.
    */
   detail?: string;
+  /** A call that streamed or asked its caller: what it delivered and how it ended (the receipt's `delivered`, `ended_by`). */
+  stream?: StreamRecord;
 }
 
 /**
  * Failures that are never billed: the gateway's own (an error, a restart, a cancellation), an agent_error, and a
  * file the input names that is gone when the run starts (`file_not_found`: deleted or expired after admission).
  */
-export type UnbilledCode = 'gateway_error' | 'gateway_restarted' | 'cancelled' | 'agent_error' | 'file_not_found' | 'payment_failed';
+export type UnbilledCode = 'gateway_error' | 'gateway_restarted' | 'cancelled' | 'agent_error' | 'file_not_found' | 'payment_failed' | 'no_answer';
 
 /**
  * Outcomes the agent did not cause: the gateway failed, restarted, the caller cancelled, or the caller's file was
  * gone before the agent ran, or the payer's payment could not be collected. They are recorded (receipt, call event) but never count in the agent's record: not as
  * runs, not in its success rate, cost per successful run or ranking (shared/catalogue/agent-record.ts).
  */
-export const NOT_THE_AGENTS_DOING: readonly UnbilledCode[] = ['gateway_error', 'gateway_restarted', 'cancelled', 'file_not_found', 'payment_failed'];
+export const NOT_THE_AGENTS_DOING: readonly string[] = [
+  'gateway_error',
+  'gateway_restarted',
+  'cancelled',
+  'file_not_found',
+  'payment_failed',
+  // A streamed call ended by its caller's budget, or a question its caller never answered.
+  'budget_reached',
+  'no_answer',
+];
 
 /** A call that ends without being billed: a gateway failure, a restart, a cancellation, an agent error. */
 export function unbilled(code: UnbilledCode): CallOutcome {
@@ -36,5 +49,12 @@ export function unbilled(code: UnbilledCode): CallOutcome {
  * `payment_failed`; its run's duration is kept. The agent is not to blame, so its record does not count it.
  */
 export function paymentFailed(outcome: CallOutcome): CallOutcome {
-  return { kind: 'failure', code: 'payment_failed', billed: false, own: '0', duration_ms: outcome.duration_ms };
+  return {
+    kind: 'failure',
+    code: 'payment_failed',
+    billed: false,
+    own: '0',
+    duration_ms: outcome.duration_ms,
+    ...(outcome.stream ? { stream: outcome.stream } : {}),
+  };
 }

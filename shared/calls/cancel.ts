@@ -18,7 +18,8 @@
  */
 import type { CallEngine, CallResources } from './engine-types.js';
 import { decideApproval } from './submit/approvals.js';
-import { CALLS_CANCEL_CHANNEL, cancelKey, inputKey } from './wire.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey, cancelNotice, inputKey } from './wire.js';
+import type { CancelWhy } from '../runtimes/abort.js';
 import { callStatus } from './transitions.js';
 import { unbilled } from './call-outcome.js';
 import type { CallWaiter } from './answer/waiter.js';
@@ -30,9 +31,19 @@ const CANCEL_WAIT_MS = 5_000;
 
 export type CancelOutcome = 'cancelled' | 'signalled' | 'too_late';
 
-export async function requestCancel(engine: CallEngine, callId: string): Promise<CancelOutcome> {
+/**
+ * `why`: the caller cancelled, or — a call streamed to its caller — the caller went away and did not come back within
+ * HOLON_STREAM_RESUME_S (shared/calls/events/, the receipt's `ended_by: disconnected`). Billed alike: nothing, except
+ * the units a per_unit stream delivered.
+ */
+export async function requestCancel(engine: CallEngine, callId: string, why: CancelWhy = 'cancelled'): Promise<CancelOutcome> {
   const ctx = engine.resources;
-  const closed = await engine.close(callId, 'queued', unbilled('cancelled'));
+  const outcome = unbilled('cancelled');
+  const closed = await engine.close(
+    callId,
+    'queued',
+    why === 'disconnected' ? { ...outcome, stream: { delivered: { chunks: 0, units: '0' }, ended_by: why } } : outcome,
+  );
   if (closed) {
     await ctx.messaging.store.delete(inputKey(callId));
     return 'cancelled';
@@ -40,8 +51,8 @@ export async function requestCancel(engine: CallEngine, callId: string): Promise
   const status = await callStatus(ctx.db, callId);
   if (status === undefined) return (await withdrawApproval(ctx, callId)) ? 'cancelled' : 'too_late';
   if (status !== 'running') return 'too_late';
-  await ctx.messaging.store.put(cancelKey(callId), '1', CANCEL_MARK_TTL_S);
-  await ctx.messaging.notifier.publish(CALLS_CANCEL_CHANNEL, callId);
+  await ctx.messaging.store.put(cancelKey(callId), why, CANCEL_MARK_TTL_S);
+  await ctx.messaging.notifier.publish(CALLS_CANCEL_CHANNEL, cancelNotice(callId, why));
   return 'signalled';
 }
 

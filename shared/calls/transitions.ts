@@ -70,6 +70,14 @@ export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | n
 }
 
 /**
+ * A running call's deadline moved to `ms` from now: the run waits for its caller's answer (the wait's bound plus what
+ * is left of its hard timeout), or goes on after one (what is left). The sweeper closes a call only past it.
+ */
+export async function moveRunDeadline(db: Db, callId: string, ms: number): Promise<void> {
+  await db.raw(`UPDATE calls SET deadline_at = now() + make_interval(secs => ? / 1000.0) WHERE id = ? AND status = 'running'`, [ms, callId]);
+}
+
+/**
  * A reserved call's row, `queued`, written in the reserving transaction (submit/reserve.ts: a redeemed grant or a
  * reservation from a parent hold; the common case is written by the admission's SQL function).
  */

@@ -88,6 +88,9 @@ export const ERROR_CODES = [
   'payment_failed',
   'payment_unsupported',
   'payments_off',
+  // Calls that stream and ask (docs/lifecycle.md)
+  'no_question',
+  'question_mismatch',
   // Files, deliveries, demo
   'file_too_large',
   'file_quota_exceeded',

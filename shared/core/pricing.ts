@@ -196,3 +196,31 @@ export function charge(manifest: Manifest, outcome: Outcome, budget: MandateBudg
   const capped = own < converted ? ' (capped at max_cost; the agent absorbs the rest)' : '';
   return { billed: true, own, reason: `${what}${capped}` };
 }
+
+/**
+ * A streamed output (docs/lifecycle.md, "Calls that stream"): whether `units` delivered so far keep the agent's own
+ * cost within what was reserved for it (`worstCase(...).own`: the price's worst case, after `maxCost`). Uncapped: the
+ * chunk whose units would cost more than the reservation ends the run (`ended_by: budget`) instead of being delivered
+ * unpaid. Models other than per_unit never bill by chunk, so no chunk can take them past their reservation.
+ */
+export function unitsWithinReservation(manifest: Manifest, units: bigint, budget: MandateBudget, maxCost?: Micros): boolean {
+  const { pricing } = manifest;
+  if (pricing.model !== 'per_unit') return true;
+  const wc = worstCase(manifest, budget, maxCost);
+  if (!wc.ok) return false;
+  const listed = required(pricing.amount, 'per_unit amount') * checkUnits(units);
+  if (listed > required(pricing.max, 'per_unit max')) return false;
+  const fx = fxRateFor(pricing.currency, budget);
+  const cost = fx ? convert(listed, fx) : listed;
+  return cost <= wc.own;
+}
+
+/**
+ * What a stream that ended before its final output is charged (the budget cap, the caller's cancel or disconnect):
+ * per_unit bills the units delivered; every other model nothing — the promised output never arrived.
+ */
+export function chargeDelivered(manifest: Manifest, units: bigint, budget: MandateBudget, maxCost?: Micros): Charge {
+  if (manifest.pricing.model !== 'per_unit') return notBilled(`the stream ended before its output: ${manifest.pricing.model} bills nothing`);
+  const c = charge(manifest, { kind: 'success', units }, budget, maxCost);
+  return c.billed ? { ...c, reason: `the units delivered before the stream ended (${units})` } : c;
+}

@@ -33,6 +33,7 @@ import * as m026 from './migrations/026_receipt_requester.js';
 import * as m027 from './migrations/027_admit_by_call_id.js';
 import * as m028 from './migrations/028_drop_holon_admit.js';
 import * as m029 from './migrations/029_payments_from_outside.js';
+import * as m030 from './migrations/030_call_streams.js';
 
 interface Migration {
   name: string;
@@ -81,6 +82,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m027,
   m028,
   m029,
+  m030,
 ].map(forwardOnly);
 
 /** The SQL functions kept as files, applied after the migrations: the current text of each. */

@@ -7,6 +7,7 @@ import type { DbBigInt, Queryable } from '../db/connect.js';
 import { fromJsonb, toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
 import { HolonError } from '../core/errors.js';
+import type { StreamRecord } from '../calls/events/types.js';
 
 export type ReceiptStatus = 'succeeded' | 'failed' | 'denied' | 'rejected_input' | 'pending_approval';
 
@@ -38,6 +39,8 @@ export interface ReceiptRecord {
   requester?: string | null;
   /** A call paid from outside (docs/payments.md): how it was paid, signed with the receipt. */
   payment?: ReceiptPayment | null;
+  /** A call that streamed or asked (docs/lifecycle.md): what it delivered and how it ended, signed with the receipt. */
+  stream?: StreamRecord | null;
 }
 
 /** How a paid call was paid: the scheme, the chain, the payer's wallet, what was collected and the transaction. */
@@ -79,6 +82,8 @@ export interface ReceiptValues {
   requester: string | null;
   /** jsonb: ReceiptPayment, for a call paid from outside. */
   payment: string | null;
+  /** jsonb: StreamRecord, for a call that streamed or asked. */
+  stream: string | null;
   /** The receipt's JWS (shared/receipts/signing.ts), set once the receipt's view is known: before the row is written. */
   signature: string | null;
 }
@@ -110,6 +115,7 @@ export function receiptRow(r: ReceiptRecord): ReceiptValues {
     entry_id: r.entryId === undefined || r.entryId === null ? null : r.entryId.toString(),
     requester: r.requester ?? null,
     payment: r.payment ? JSON.stringify(r.payment) : null,
+    stream: r.stream ? JSON.stringify(r.stream) : null,
     signature: null,
   };
 }
@@ -140,6 +146,8 @@ interface ReceiptRow {
   requester: string | null;
   /** jsonb: ReceiptPayment; null unless the call was paid from outside. */
   payment: unknown;
+  /** jsonb: StreamRecord; null unless the call streamed or asked. */
+  stream?: unknown;
   signature: string | null;
   created_at: Date;
 }
@@ -167,6 +175,7 @@ interface StoredReceipt {
   durationMs: number | null;
   requester: string | null;
   payment: ReceiptPayment | null;
+  stream: StreamRecord | null;
   signature: string | null;
   createdAt: Date;
 }
@@ -194,6 +203,7 @@ function receiptFromRow(row: ReceiptRow): StoredReceipt {
     durationMs: row.duration_ms === null || row.duration_ms === undefined ? null : Number(row.duration_ms),
     requester: row.requester ?? null,
     payment: row.payment === null || row.payment === undefined ? null : (fromJsonb(row.payment) as ReceiptPayment),
+    stream: row.stream === null || row.stream === undefined ? null : (fromJsonb(row.stream) as StreamRecord),
     signature: row.signature ?? null,
     createdAt: new Date(row.created_at),
   };
@@ -221,6 +231,10 @@ export interface ReceiptView {
   created_at: string;
   /** How a call paid from outside was paid (docs/payments.md); absent otherwise. */
   payment?: ReceiptPayment;
+  /** A call that streamed or asked (docs/lifecycle.md): the chunks and units it delivered; absent otherwise. */
+  delivered?: StreamRecord['delivered'];
+  /** How a call that streamed or asked ended: completed, budget, cancelled, disconnected, no_answer, error, timeout. */
+  ended_by?: StreamRecord['ended_by'];
   /**
    * The detached JWS over the receipt's signed form (shared/receipts/signing.ts: every field but this one and
    * `children`); null for a receipt written before receipts were signed.
@@ -250,6 +264,7 @@ function view(r: StoredReceipt): ReceiptView {
     duration_ms: r.durationMs,
     created_at: r.createdAt.toISOString(),
     ...(r.payment ? { payment: r.payment } : {}),
+    ...(r.stream ? { delivered: r.stream.delivered, ended_by: r.stream.ended_by } : {}),
     signature: r.signature,
   };
 }

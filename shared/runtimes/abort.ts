@@ -9,14 +9,19 @@ import type { RunResult } from './types.js';
 export class CancelledError extends Error {
   override readonly name = 'CancelledError';
   readonly code = 'cancelled';
-  constructor(message = 'the call was cancelled') {
+  /** Who ended it: the caller's cancel, or a streamed call's caller that went away and did not come back. */
+  readonly why: CancelWhy;
+  constructor(message = 'the call was cancelled', why: CancelWhy = 'cancelled') {
     super(message);
+    this.why = why;
   }
 }
 
+export type CancelWhy = 'cancelled' | 'disconnected';
+
 /** A reason for `controller.abort(cancelReason())`: the run then ends `cancelled`, not `timeout`. */
-export function cancelReason(message?: string): CancelledError {
-  return new CancelledError(message);
+export function cancelReason(message?: string, why: CancelWhy = 'cancelled'): CancelledError {
+  return new CancelledError(message, why);
 }
 
 /** Whether an abort reason means cancellation. Any other reason (AbortSignal.timeout's TimeoutError, …) is a timeout. */
@@ -90,6 +95,13 @@ export interface RunDeadline {
   readonly signal: AbortSignal;
   /** Clears the timer and the cancel listener; the signal then never fires. Call it when the run ends. */
   dispose(): void;
+  /** Stops the clock (the agent waits for its caller's answer); `resume` starts it again with what was left. */
+  pause(): void;
+  resume(): void;
+  /** What is left of the hard timeout, in milliseconds. */
+  remainingMs(): number;
+  /** Ends the run now, with `reason` (the stream's budget cap, an unanswered question). */
+  end(reason: unknown): void;
 }
 
 /**
@@ -100,15 +112,35 @@ export interface RunDeadline {
  */
 export function runDeadline(timeoutMs: number, cancelled?: AbortSignal): RunDeadline {
   const controller = new AbortController();
-  const timer = setTimeout(() => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), timeoutMs);
+  const expire = (): void => controller.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError'));
+  let endsAt = Date.now() + timeoutMs;
+  let paused: number | undefined;
+  let timer: NodeJS.Timeout | undefined = setTimeout(expire, timeoutMs);
   const onCancel = (): void => controller.abort(cancelled?.reason);
   if (cancelled?.aborted) onCancel();
   else cancelled?.addEventListener('abort', onCancel, { once: true });
+  const remainingMs = (): number => Math.max(0, paused ?? endsAt - Date.now());
   return {
     signal: controller.signal,
     dispose() {
       clearTimeout(timer);
+      timer = undefined;
       cancelled?.removeEventListener('abort', onCancel);
+    },
+    pause() {
+      if (paused !== undefined || timer === undefined) return;
+      paused = remainingMs();
+      clearTimeout(timer);
+    },
+    resume() {
+      if (paused === undefined || timer === undefined) return;
+      endsAt = Date.now() + paused;
+      timer = setTimeout(expire, paused);
+      paused = undefined;
+    },
+    remainingMs,
+    end(reason) {
+      controller.abort(reason);
     },
   };
 }

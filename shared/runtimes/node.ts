@@ -43,6 +43,15 @@ export interface AgentContext {
   error(code: string, message?: string): Error;
   /** Delegation, when the gateway installed it (agents that declare `calls`). */
   call?: AgentCall;
+  /**
+   * One chunk of a streamed output (`interface.stream.chunk`), with the units delivered so far (cumulative, per_unit).
+   * Await it: it rejects when the run is over (the chunk would pass the budget, or is invalid) — and the signal fires.
+   */
+  emit(chunk: unknown, options?: { units?: number }): Promise<void>;
+  /** Tell the caller how far along the run is. */
+  progress(p: { message?: string; fraction?: number }): Promise<void>;
+  /** Ask the caller a question; resolves with the answer, checked against `schema`. The hard timeout stops meanwhile. */
+  ask(request: { message: string; schema?: Record<string, unknown> }): Promise<unknown>;
 }
 
 export type Handler = (input: unknown, ctx: AgentContext) => unknown;
@@ -192,6 +201,10 @@ function buildContext(state: RunState, run: RunContext): AgentContext {
       codeErrors.set(err, { code, message: typeof message === 'string' ? message : undefined });
       return err;
     },
+    // Without a stream (an evaluation's case) chunks and progress go nowhere; a question has nobody to answer it.
+    emit: (chunk, options) => run.stream?.emit(chunk, options?.units) ?? Promise.resolve(),
+    progress: (p) => run.stream?.progress(p) ?? Promise.resolve(),
+    ask: (request) => run.stream?.ask(request) ?? Promise.reject(new Error('nobody can answer a question here (no caller is attached)')),
   };
 }
 

@@ -26,6 +26,24 @@ export interface RunContext {
    * (`_meta["holon/files"]` for MCP, the `x-holon-files` header for webhooks). Absent when the input names none.
    */
   files?: Record<string, FileLink>;
+  /**
+   * The call's events (shared/calls/run/run-stream.ts): chunks of a streamed output, progress, questions to the
+   * caller. Absent where nobody listens (an evaluation's cases): chunks and progress then go nowhere, a question fails.
+   */
+  stream?: RunStream;
+}
+
+/**
+ * What a run may tell its caller before it ends. Each method resolves once the event is on the call's stream, and
+ * rejects when the run is over (the chunk went past the budget or broke `interface.stream.chunk`, the question went
+ * unanswered, the call was cancelled): the runtime then ends the agent.
+ */
+export interface RunStream {
+  /** One chunk of a streamed output; `units`: the units delivered so far, cumulative (per_unit). */
+  emit(chunk: unknown, units?: number | bigint): Promise<void>;
+  progress(p: { message?: string; fraction?: number }): Promise<void>;
+  /** Ask the caller; resolves with the answer (checked against `schema`). The run's hard timeout stops meanwhile. */
+  ask(request: { message: string; schema?: Record<string, unknown> }): Promise<unknown>;
 }
 
 export type RunResult =

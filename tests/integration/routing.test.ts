@@ -1,7 +1,7 @@
 import { describe, expect } from 'vitest';
 import { gatewayTest as test } from '../support/gateway-fixture.js';
 import { insertRuns } from '../support/synthetic-runs.js';
-import type { Answer, RefusalWithReceipt, Schema, CallRan } from '../support/http.js';
+import type { RefusalWithReceipt, Schema, CallRan } from '../support/http.js';
 
 describe('capability routing', () => {
   test('picks the cheapest per successful run, and switches once records say so', async ({ gateway: g }) => {

@@ -160,8 +160,13 @@ describe('holon-labs/sec-company over MCP', () => {
     expect(endpoints(fake).filter((e) => e === 'tickers')).toHaveLength(1);
     expect(fake.requests).toHaveLength(31);
     const times = fake.requests.map((r) => r.at).sort((a, b) => a - b);
-    const busiest = Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 1000).length));
-    expect(busiest).toBe(10);
+    // The limiter schedules at most 10 starts in any 1050 ms; the fake sees them a little later, each by its own delay
+    // (the event loop, the network). Under load those delays differ by tens of milliseconds, so the window counted
+    // here is 900 ms: at most 10 in it holds whenever the delays differ by less than 150 ms. Measured at the fake in
+    // a 1000 ms window it was 11 once, on a loaded machine, though the limiter kept its schedule.
+    const busiest = Math.max(...times.map((t) => times.filter((u) => u >= t && u < t + 900).length));
+    expect(busiest).toBeLessThanOrEqual(10);
+    expect(busiest).toBeGreaterThanOrEqual(9);
     // 31 requests, 10 a second: the last could not start before 3 s.
     expect(times[30]! - started).toBeGreaterThanOrEqual(3000);
     for (const r of fake.requests) expect(r.userAgent).toBe(`Holon ${CONTACT}`);

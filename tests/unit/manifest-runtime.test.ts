@@ -57,14 +57,14 @@ describe('runtime', () => {
     );
   });
 
-  it('allows only per_run or free pricing for webhook agents', () => {
+  it('allows free, per_run and per_unit pricing for webhook agents (units come with streamed chunks), never quote', () => {
     const webhook = (pricing: AnyDoc) =>
       check((d) => {
         d.runtime = { kind: 'webhook', endpoint: 'https://hooks.example.org/x' };
         d.pricing = pricing;
         d.downstream.mode = 'passthrough';
       });
-    expectProblem(webhook({ model: 'per_unit', currency: 'EUR', amount: '0.01', unit: 'page', max: '1.00' }), '$.pricing.model', 'webhook');
+    expectValid(webhook({ model: 'per_unit', currency: 'EUR', amount: '0.01', unit: 'page', max: '1.00' }));
     expectProblem(webhook({ model: 'quote', currency: 'EUR', max: '1.00' }), '$.pricing.model', 'webhook');
     expectValid(webhook({ model: 'per_run', currency: 'EUR', amount: '0.01' }));
     expectValid(webhook({ model: 'free', currency: 'EUR' }));

@@ -5,7 +5,7 @@
  *   CallFailed     502  {status: failed, error, receipt, replayed?}  (a refusal — 403, 404, 422 — is the Error shape)
  *   CallHeld       202  {status: pending_approval, approval, receipt, replayed?}
  *   CallQueued     202  {status, call: {id, status}}: async, or still on its way past the synchronous wait
- *   CallState      GET /v0/calls/{id}: {call: {id, status}, receipt?, output?, output_gone?}
+ *   CallState      GET /v0/calls/{id}: {call: {id, status}, receipt?, output?, output_gone?, input_required?}
  * (`holon/client`'s `CallAnswer` is any of the first four: what POST /v0/calls and an approval that runs answer.)
  */
 import type { JsonSchema } from './operations.js';
@@ -34,8 +34,9 @@ export const CALL_REF: JsonSchema = {
   properties: {
     id: { type: 'string' },
     status: {
-      enum: [...new Set([...CALL_STATUSES, ...RECEIPT_STATUSES])],
-      description: 'Before the receipt exists the call’s own status (queued, running, settling); once final the receipt’s',
+      enum: [...new Set([...CALL_STATUSES, 'input_required', ...RECEIPT_STATUSES])],
+      description:
+        'Before the receipt exists the call’s own status (queued, running — or input_required while its agent waits for an answer — settling); once final the receipt’s',
     },
   },
 };
@@ -84,11 +85,32 @@ export const CALL_QUEUED: JsonSchema = {
   properties: { status: { enum: ['queued', 'running', 'settling'], description: 'The call’s own status, as `call.status`' }, call: CALL_REF },
 };
 
+export const QUESTION_ID: JsonSchema = { type: 'integer', minimum: 3, description: 'The question’s id: its event id in the call’s events' };
+
+/** A question a running agent asked its caller (docs/lifecycle.md, "Agents that ask"). */
+const INPUT_REQUIRED: JsonSchema = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['question', 'request'],
+  description: 'The question the call waits on: answer it with POST /v0/calls/{id}/input',
+  properties: {
+    question: QUESTION_ID,
+    request: {
+      type: ['object', 'null'],
+      additionalProperties: false,
+      required: ['message'],
+      description: 'The agent’s words and the JSON Schema the answer must meet; null once past its time in the store',
+      properties: { message: { type: 'string' }, schema: { type: 'object' } },
+    },
+  },
+};
+
 const CALL_STATE_PROPERTIES = {
   call: CALL_REF,
   receipt: RECEIPT,
   output: OUTPUT,
   output_gone: OUTPUT_GONE,
+  input_required: INPUT_REQUIRED,
 };
 
 export const CALL_STATE: JsonSchema = {

@@ -11,6 +11,7 @@ import { agentOperations } from '../routes/agents.js';
 import { approvalOperations } from '../routes/approvals.js';
 import { authOperations } from '../routes/auth.js';
 import { callOperations } from '../routes/calls/routes.js';
+import { eventOperations } from '../routes/calls/events.js';
 import { catalogOperations } from '../routes/catalog.js';
 import { credentialOperations } from '../routes/credentials.js';
 import { deliveryOperations } from '../routes/deliveries.js';
@@ -60,6 +61,7 @@ export const ROUTE_OPERATIONS: readonly Operation[] = [
   metaOperations,
   jwksOperations,
   callOperations,
+  eventOperations,
   approvalOperations,
   mandateOperations,
   receiptOperations,

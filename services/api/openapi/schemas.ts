@@ -186,6 +186,17 @@ export function receiptSchema(child: JsonSchema): JsonSchema {
       duration_ms: { type: ['integer', 'null'], minimum: 0 },
       created_at: TIMESTAMP,
       payment: RECEIPT_PAYMENT,
+      delivered: {
+        type: 'object',
+        additionalProperties: false,
+        required: ['chunks', 'units'],
+        description: 'A call that streamed or asked its caller (docs/lifecycle.md): the chunks and units it delivered before it ended',
+        properties: { chunks: { type: 'integer', minimum: 0 }, units: { type: 'string', pattern: '^[0-9]+$' } },
+      },
+      ended_by: {
+        enum: ['completed', 'budget', 'cancelled', 'disconnected', 'no_answer', 'error', 'timeout'],
+        description: 'How a call that streamed or asked ended; with `delivered`, what decides its bill (docs/lifecycle.md)',
+      },
       signature: {
         type: ['string', 'null'],
         pattern: '^[A-Za-z0-9_-]+\\.\\.[A-Za-z0-9_-]+$',

@@ -4,8 +4,8 @@
  * watching left its mark in the ephemeral store.
  */
 import type { EphemeralStore, Notifier } from '../../messaging/types.js';
-import { CALLS_CANCEL_CHANNEL, cancelKey } from '../wire.js';
-import { cancelReason } from '../../runtimes/abort.js';
+import { CALLS_CANCEL_CHANNEL, cancelKey, readCancelNotice } from '../wire.js';
+import { cancelReason, type CancelWhy } from '../../runtimes/abort.js';
 
 interface CancelWatch {
   /** Aborts (with a cancel reason) when someone cancels the call. */
@@ -21,17 +21,23 @@ export interface CancelWatcher {
 
 export async function createCancelWatcher(notifier: Notifier, store: EphemeralStore): Promise<CancelWatcher> {
   const running = new Map<string, AbortController>();
-  const cancel = (callId: string): void => {
+  const cancel = (callId: string, why: CancelWhy = 'cancelled'): void => {
     const controller = running.get(callId);
-    if (controller && !controller.signal.aborted) controller.abort(cancelReason('the caller cancelled the call'));
+    if (controller && !controller.signal.aborted) {
+      controller.abort(cancelReason(why === 'disconnected' ? 'the caller went away and did not come back' : 'the caller cancelled the call', why));
+    }
   };
-  const unsubscribe = await notifier.subscribe(CALLS_CANCEL_CHANNEL, cancel);
+  const unsubscribe = await notifier.subscribe(CALLS_CANCEL_CHANNEL, (message) => {
+    const { callId, why } = readCancelNotice(message);
+    cancel(callId, why);
+  });
   return {
     async watch(callId) {
       const controller = new AbortController();
       running.set(callId, controller);
       // A cancel that arrived before this run started watching left its mark.
-      if ((await store.peek(cancelKey(callId))) !== undefined) cancel(callId);
+      const mark = await store.peek(cancelKey(callId));
+      if (mark !== undefined) cancel(callId, mark === 'disconnected' ? 'disconnected' : 'cancelled');
       return {
         signal: controller.signal,
         release: () => {

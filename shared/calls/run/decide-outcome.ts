@@ -6,9 +6,12 @@
 import { compileInterface } from '../../core/manifest/interface-validator.js';
 import { isErrorCode } from '../../core/manifest/schema.js';
 import { RESERVED_ERROR_CODES, type Manifest } from '../../core/manifest/types.js';
-import { charge, type MandateBudget, type Outcome } from '../../core/pricing.js';
+import { charge, chargeDelivered, type MandateBudget, type Outcome } from '../../core/pricing.js';
 import { unbilled, type CallOutcome } from '../call-outcome.js';
 import type { RunResult } from '../../runtimes/types.js';
+import type { CancelWhy } from '../../runtimes/abort.js';
+import type { EndedBy } from '../events/types.js';
+import { type StreamState, streamRecord } from './stream-state.js';
 
 const RESERVED: ReadonlySet<string> = new Set(RESERVED_ERROR_CODES);
 
@@ -57,4 +60,50 @@ export function decideOutcome(manifest: Manifest, result: RunResult, budget: Man
   } catch (e) {
     return { outcome: unbilled('agent_error'), refusedUsage: (e as Error).message };
   }
+}
+
+/** How the run that streamed or asked was told apart at its end (run-call.ts). */
+export interface StreamedRun {
+  state: StreamState;
+  /** Why the call was cancelled, when it was: its caller's cancel, or a streamed caller that went away. */
+  cancelWhy?: CancelWhy;
+  /** The caller asked for the call's stream (`Accept: text/event-stream`). */
+  streamed?: boolean;
+}
+
+/**
+ * The outcome of a run that may have streamed or asked (docs/lifecycle.md, "How a stream ends"): a run that did
+ * neither, of an agent that declares no stream, is decided as always. Otherwise the receipt records what was delivered
+ * and how the call ended, and a stream cut before its output (the budget cap, the caller's cancel or disconnect) is
+ * billed for the units delivered under per_unit and nothing under any other model; an unanswered question, an agent
+ * error, a timeout or an invalid chunk are never billed.
+ */
+export function decideRun(
+  manifest: Manifest,
+  result: RunResult,
+  money: { budget: MandateBudget; maxCost: bigint | undefined },
+  run: StreamedRun,
+): DecidedOutcome {
+  const { state } = run;
+  const { budget, maxCost } = money;
+  if (!state.active && !manifest.interface.stream && !run.streamed) return decideOutcome(manifest, result, budget, maxCost);
+  let decided: DecidedOutcome;
+  let endedBy: EndedBy;
+  const cut = (code: string): DecidedOutcome => {
+    const c = chargeDelivered(manifest, state.units, budget, maxCost);
+    return { outcome: { kind: 'failure', code, billed: c.billed, own: c.own.toString() } };
+  };
+  if (state.ended) {
+    endedBy = state.ended.endedBy;
+    decided = endedBy === 'budget' ? cut(state.ended.code) : { outcome: { kind: 'failure', code: state.ended.code, billed: false, own: '0' } };
+  } else if (result.kind === 'failure' && result.code === 'cancelled') {
+    endedBy = run.cancelWhy ?? 'cancelled';
+    decided = cut('cancelled');
+  } else {
+    // A streamed per_unit output that reported no units at its end is billed for the units its chunks delivered.
+    const units = (result.kind === 'output' || result.kind === 'error') && result.units === undefined && state.chunks > 0 ? { units: state.units } : {};
+    decided = decideOutcome(manifest, { ...result, ...units } as RunResult, budget, maxCost);
+    endedBy = decided.outcome.kind === 'success' ? 'completed' : result.kind === 'failure' && result.code === 'timeout' ? 'timeout' : 'error';
+  }
+  return { ...decided, outcome: { ...decided.outcome, stream: streamRecord(state, endedBy) } };
 }

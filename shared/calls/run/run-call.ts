@@ -13,7 +13,7 @@ import { knownMandate } from '../../mandates/store.js';
 import { callChild, prepareDelegation } from './delegate.js';
 import { mintDelegationToken, revokeDelegationToken } from '../delegation-tokens.js';
 import type { CallEngine, CallResources, RunnerParts } from '../engine-types.js';
-import { inputKey, outputKey } from '../wire.js';
+import { inputKey, outputKey, streamedKey } from '../wire.js';
 import type { CallOutcome } from '../call-outcome.js';
 import { unbilled, type UnbilledCode } from '../call-outcome.js';
 import { callStatus, claimCall, enqueueSettle, type ClaimedCall } from '../transitions.js';
@@ -23,8 +23,9 @@ import type { AgentVersion, RunResult } from '../../runtimes/types.js';
 import type { Mandate } from '../../core/mandate/types.js';
 import type { Manifest } from '../../core/manifest/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
-import { decideOutcome } from './decide-outcome.js';
-import { runDeadline } from '../../runtimes/abort.js';
+import { decideRun, type StreamedRun } from './decide-outcome.js';
+import { CancelledError, runDeadline } from '../../runtimes/abort.js';
+import { createRunStream } from './run-stream.js';
 import { addSpanAttributes } from '../../platform/tracing.js';
 import { runErrorLabel } from '../../platform/metrics.js';
 
@@ -124,6 +125,7 @@ async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSig
   const early = earlyEnd(cancelled, parts.handBack);
   const deadline = runDeadline(call.timeoutMs, early.signal);
   const { signal } = deadline;
+  const stream = createRunStream({ ctx, callId, manifest, budget, maxCost, deadline });
   try {
     const delegation = await delegationFor(runner, claimed, { mandate, manifest, signal });
     if (!delegation) {
@@ -142,6 +144,7 @@ async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSig
         ...(extendContext ? { extendContext } : {}),
         ...(delegationToken ? { delegationToken } : {}),
         timeoutMs: call.timeoutMs,
+        stream,
         ...(agentCap !== undefined ? { maxCost: { amount: formatAmount(agentCap), currency: manifest.pricing.currency } } : {}),
       });
     } catch (e) {
@@ -149,6 +152,8 @@ async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSig
       result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
     }
 
+    // What the stream delivered is final once the appends in flight are in: nothing joins it after the result.
+    await stream.seal();
     // Read as the run returns: a hand-back that fires after the agent answered changes nothing.
     const handedBack = signal.reason instanceof HandedBack && result.kind === 'failure';
     if (delegationToken) await revokeDelegationToken(ctx, delegationToken);
@@ -158,7 +163,10 @@ async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSig
       await finish(unbilled('gateway_restarted'));
       return;
     }
-    await closeRun(ctx, claimed, { manifest, result, budget, maxCost, ranAt }, finish);
+    // Only a run that streamed, asked or was cancelled reads how its caller followed it (no store read on the hot path).
+    const followed = stream.state.active || manifest.interface.stream || signal.aborted ? await howCancelled(ctx, callId, signal) : {};
+    const streamed = { state: stream.state, ...followed };
+    await closeRun(ctx, claimed, { manifest, result, budget, maxCost, ranAt, streamed }, finish);
   } finally {
     deadline.dispose();
     early.dispose();
@@ -237,7 +245,7 @@ async function delegationFor(
 async function closeRun(
   ctx: CallResources,
   claimed: Pick<Claimed, 'callId' | 'log'>,
-  run: { manifest: Manifest; result: RunResult; budget: Mandate['budget']; maxCost: bigint | undefined; ranAt: number },
+  run: { manifest: Manifest; result: RunResult; budget: Mandate['budget']; maxCost: bigint | undefined; ranAt: number; streamed: StreamedRun },
   finish: Finish,
 ): Promise<void> {
   const { callId, log } = claimed;
@@ -247,7 +255,7 @@ async function closeRun(
     log.warn({ agent: `${manifest.id}@${manifest.version}`, code: result.code, reason: result.message }, `runtime_unavailable: ${result.message}`);
   }
 
-  const decided = decideOutcome(manifest, result, run.budget, run.maxCost);
+  const decided = decideRun(manifest, result, { budget: run.budget, maxCost: run.maxCost }, run.streamed);
   ctx.metrics?.runSeconds.observe({ runtime: manifest.runtime.kind, outcome: decided.outcome.kind }, (Date.now() - run.ranAt) / 1000);
   addSpanAttributes({ 'holon.outcome': decided.outcome.kind, 'holon.error_code': runErrorLabel(decided.outcome.code) });
   if (decided.refusedUsage) log.warn({ err: { message: decided.refusedUsage } }, 'charge refused the reported usage');
@@ -259,4 +267,11 @@ async function closeRun(
   const closed = await finish(decided.outcome);
   // Someone closed the call meanwhile (the sweeper, past its deadline): it failed, so its output is not kept.
   if (!closed && output !== undefined) await ctx.messaging.store.delete(outputKey(callId));
+}
+
+/** Whether the caller asked for the call's stream, and, for a cancelled run, who ended it (a cancel, or a caller gone). */
+async function howCancelled(ctx: CallResources, callId: string, signal: AbortSignal): Promise<Omit<StreamedRun, 'state'>> {
+  const streamed = (await ctx.messaging.store.peek(streamedKey(callId))) !== undefined;
+  const why = signal.reason instanceof CancelledError ? signal.reason.why : undefined;
+  return { ...(streamed ? { streamed } : {}), ...(why ? { cancelWhy: why } : {}) };
 }

@@ -133,6 +133,7 @@ function receiptOf(p: PlanInput): ReceiptValues {
     durationMs: call.outcome.duration_ms,
     entryId: p.entry?.id ?? null,
     payment: p.payment ?? null,
+    stream: call.outcome.stream ?? null,
   });
 }
 

@@ -12,6 +12,8 @@ export interface InterfaceValidator {
   input: (value: unknown) => Problem[];
   /** Problems of a run's output, paths rooted at `$`; empty when valid. */
   output: (value: unknown) => Problem[];
+  /** Problems of one streamed chunk (`interface.stream.chunk`); undefined when the agent declares no stream. */
+  chunk?: (value: unknown) => Problem[];
 }
 
 const MAX_CACHED = 256;
@@ -25,7 +27,7 @@ export function compileInterface(manifest: Manifest): InterfaceValidator {
   if (hit) return hit;
 
   const key = `${manifest.id}@${manifest.version}`;
-  const fingerprint = JSON.stringify([manifest.interface.input, manifest.interface.output]);
+  const fingerprint = JSON.stringify([manifest.interface.input, manifest.interface.output, manifest.interface.stream ?? null]);
   const cached = byVersion.get(key);
   let validator: InterfaceValidator;
   if (cached && cached.fingerprint === fingerprint) {
@@ -35,6 +37,7 @@ export function compileInterface(manifest: Manifest): InterfaceValidator {
     validator = {
       input: checker(compile(manifest, 'input')),
       output: checker(compile(manifest, 'output')),
+      ...(manifest.interface.stream ? { chunk: checker(compile(manifest, 'chunk')) } : {}),
     };
   }
   byVersion.set(key, { fingerprint, validator });
@@ -43,9 +46,9 @@ export function compileInterface(manifest: Manifest): InterfaceValidator {
   return validator;
 }
 
-function compile(manifest: Manifest, side: 'input' | 'output'): ValidateFunction {
+function compile(manifest: Manifest, side: 'input' | 'output' | 'chunk'): ValidateFunction {
   try {
-    return compileAuthorSchema(manifest.interface[side]);
+    return compileAuthorSchema(side === 'chunk' ? manifest.interface.stream!.chunk : manifest.interface[side]);
   } catch (e) {
     // A validated manifest always compiles; reaching this is a gateway bug, never billed.
     throw new HolonError('gateway_error', `the ${side} schema of ${manifest.id}@${manifest.version} could not be compiled: ${(e as Error).message}`);

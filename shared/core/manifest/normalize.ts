@@ -40,6 +40,7 @@ export function normalizeManifest(doc: Obj): Manifest {
     interface: {
       input: obj(iface.input),
       output: obj(iface.output),
+      ...(iface.stream === undefined ? {} : { stream: { chunk: obj(obj(iface.stream).chunk) } }),
       errors: declaredErrors(iface.errors),
       examples: ((iface.examples as Obj[] | undefined) ?? []).map((e) => ({
         input: e.input,

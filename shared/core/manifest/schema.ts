@@ -107,6 +107,13 @@ export const manifestSchema = {
       properties: {
         input: { type: 'object', description: 'A JSON Schema (draft 2020-12), at most 64 KB.' },
         output: { type: 'object', description: 'A JSON Schema (draft 2020-12), at most 64 KB.' },
+        stream: {
+          type: 'object',
+          required: ['chunk'],
+          additionalProperties: false,
+          description: 'The agent streams its output: each chunk it emits is checked against `chunk`.',
+          properties: { chunk: { type: 'object', description: 'A JSON Schema (draft 2020-12) for one chunk, at most 64 KB.' } },
+        },
         errors: {
           type: 'object',
           propertyNames: { pattern: ERROR_CODE_PATTERN },

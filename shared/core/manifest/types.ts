@@ -22,6 +22,9 @@ export const RESERVED_ERROR_CODES = [
   'rejected_input',
   'denied',
   'cancelled',
+  'budget_reached',
+  'no_answer',
+  'payment_failed',
 ] as const;
 
 export interface Pricing {
@@ -82,6 +85,8 @@ export interface Manifest {
   interface: {
     input: JsonSchema;
     output: JsonSchema;
+    /** A streamed output's chunks (`interface.stream.chunk`): each chunk the agent emits is checked against it. */
+    stream?: { chunk: JsonSchema };
     errors: Record<string, DeclaredError>;
     examples: Array<{ input: unknown; output?: unknown; error?: string }>;
   };

@@ -10,6 +10,24 @@ export const WORKERS = inSection('gateway', {
     doc: "how long a finished call's output waits for pickup, seconds",
     roles: ['api', 'runner'],
   }),
+  /** shared/calls/events/: a streamed call whose caller went away and did not come back within it ends `disconnected`. */
+  streamResumeS: setting.int({
+    env: 'HOLON_STREAM_RESUME_S',
+    default: 30,
+    min: 1,
+    max: 3600,
+    doc: 'how long a call streamed to its caller (`Accept: text/event-stream`) waits for the caller to reconnect (`Last-Event-ID`) after the stream was cut, seconds; then it ends `disconnected` (per_unit bills the units delivered, other models nothing)',
+    roles: ['api'],
+  }),
+  /** shared/calls/run/run-stream.ts: a question's wait; the run's own deadline stops meanwhile. */
+  inputTtlS: setting.int({
+    env: 'HOLON_INPUT_TTL_S',
+    default: 600,
+    min: 1,
+    max: 86_400,
+    doc: "how long an agent that asked its caller a question (`input_required`) waits for the answer, seconds; then the call ends `no_answer`, unbilled. The run's hard timeout does not run meanwhile",
+    roles: ['api', 'runner'],
+  }),
   /** services/compose.ts: runs, evaluations and synchronous answers finish, then are handed back. */
   stopGraceS: setting.int({
     env: 'HOLON_STOP_GRACE_S',

@@ -4,7 +4,10 @@
 // (shared/core/errors.ts ERROR_CODES), what to do about a draft's endpoint refusals, and why a GitHub sign-in came
 // back refused (#login_error=<reason>). tests/unit/console-error-words.test.ts checks that every code has words.
 
-/** The gateway's own failure codes (manifest.md §3), in plain words. None of them is ever billed. */
+/**
+ * The gateway's own failure codes (manifest.md §3), in plain words. None of them is billed, except that a per_unit
+ * stream cut by the budget or the caller bills the units it delivered (docs/lifecycle.md).
+ */
 export const RUN_ERRORS = {
   timeout: 'the agent did not answer within its time limit',
   invalid_output: 'the agent answered something that does not match its own output schema',
@@ -14,6 +17,9 @@ export const RUN_ERRORS = {
   gateway_restarted: 'the gateway restarted while the call ran',
   file_not_found: 'a file named in the input is not yours, or has expired',
   cancelled: 'the call was cancelled',
+  budget_reached: 'the stream reached what was reserved for the call',
+  no_answer: 'nobody answered the agent’s question in time',
+  payment_failed: 'the payment could not be collected',
   rejected_input: 'the input does not match the agent’s schema',
   denied: 'the mandate does not allow this call',
 };
@@ -89,6 +95,8 @@ export const REQUEST_ERRORS = {
   payment_failed: 'the payment could not be collected',
   payment_unsupported: 'this agent cannot be paid per call',
   payments_off: 'this gateway takes no payments from outside',
+  no_question: 'the call is not waiting for an answer',
+  question_mismatch: 'that question was answered already',
   file_too_large: 'the file is too large',
   file_quota_exceeded: 'your files take all the room you have',
   invalid_link: 'the link is not valid',

@@ -117,15 +117,19 @@ export async function answerReplay(ctx: ServiceContext, res: Response, row: Idem
 }
 
 async function answerFinished(ctx: ServiceContext, res: Response, receipt: ReceiptView): Promise<void> {
+  // The client that waited went away: nobody is handed the output, it stays for a retry (Idempotency-Key) or GET.
+  if (receipt.status === 'succeeded' && res.destroyed) return;
+  res.status(receipt.status === 'succeeded' ? 200 : 502).json(await finishedBody(ctx, receipt, { handOver: true }));
+}
+
+/**
+ * A finished call's answer: its status, a success's output (handed over to the synchronous answer, or only read) or
+ * a failure's words, and the receipt. The body of a synchronous 200/502 and of a stream's `completed` event.
+ */
+export async function finishedBody(ctx: ServiceContext, receipt: ReceiptView, how: { handOver: boolean }): Promise<Record<string, unknown>> {
   if (receipt.status === 'succeeded') {
-    // The client that waited went away: nobody is handed the output, it stays for a retry (Idempotency-Key) or GET.
-    if (res.destroyed) return;
-    res.status(200).json({ status: receipt.status, ...outputFields(await handOutput(ctx, receipt.id, 'sync')), receipt });
-    return;
+    const output = how.handOver ? await handOutput(ctx, receipt.id, 'sync') : await readOutput(ctx, receipt.id);
+    return { status: receipt.status, ...outputFields(output), receipt };
   }
-  res.status(502).json({
-    status: receipt.status,
-    error: describeFailure(receipt, await failureDetail(ctx.db, receipt)),
-    receipt,
-  });
+  return { status: receipt.status, error: describeFailure(receipt, await failureDetail(ctx.db, receipt)), receipt };
 }

@@ -4,13 +4,13 @@
  */
 import { Router, type RequestHandler } from 'express';
 import { HolonError } from '../../../../shared/core/errors.js';
-import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
-import { readCall } from '../../../../shared/calls/transitions.js';
 import { cancelAndWait, cancelState } from '../../../../shared/calls/cancel.js';
 import { approvalView, loadApproval } from '../../../../shared/calls/submit/approvals.js';
-import { loadOwnedReceiptTree, type ReceiptOwner, type ReceiptView } from '../../../../shared/receipts/store.js';
+import { callAnswer, findCall } from './call-view.js';
 import { assertPublicUrl } from '../../../../shared/platform/guarded-net.js';
-import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
+import { answerSubmission, finishedBody, wantsAsync } from './answers.js';
+import { EVENT_STREAM_DESCRIPTION } from './events.js';
+import { markStreamed, openEventStream, pumpEvents, wantsEventStream, type StreamDeps } from './event-stream.js';
 import { callerMandate, noteCall, submitDelegated, submitOnce, type CallBody } from './submission.js';
 import { bodyReader, httpUrlOf } from '../../body-reader.js';
 import { parseAmount } from '../../../../shared/core/money.js';
@@ -18,12 +18,12 @@ import { defineOperations, mount } from '../../openapi/operations.js';
 import { CALL_FAILED, CALL_HELD, CALL_QUEUED, CALL_STATE, CALL_SUCCEEDED, CANCEL_ANSWER } from '../../openapi/call-schemas.js';
 import { amount, failure, httpUrl, text } from '../../openapi/schemas.js';
 import { PAYMENT_REQUIRED_RESPONSE } from '../../openapi/payment-schemas.js';
-import { ownOrNotFound, principalOf, receiptScopeOf, requireKind, scopeOf, type Principal } from '../../principal.js';
+import { principalOf, requireKind, scopeOf } from '../../principal.js';
 import { LongPolls, principalKey, waitParam } from './long-poll.js';
 import { paysPerCall, submitPaidHandler } from './paid.js';
 import type { PayLimits } from '../../rate-limit.js';
 
-export interface CallRoutesDeps extends AnswerDeps {
+export interface CallRoutesDeps extends StreamDeps {
   /** Hosted: a callback URL must resolve only to public addresses. */
   callbackGuard?: { allowPrivate: boolean };
   /** Keyless paid calls' limits (paid.ts). */
@@ -59,6 +59,7 @@ export const callOperations = defineOperations({
     auth: ['human', 'agent', 'none'],
     summary:
       'Call an agent under a mandate: `{mandate, agent | capability, input, max_cost?}` → `{status, output, receipt}`; without a key or a mandate, pay for the call with x402 (docs/payments.md)',
+    description: `With \`Accept: text/event-stream\` an admitted call is answered 200 with its events as they come (\`Location: /v0/calls/{id}\`), as GET /v0/calls/{id}/events serves them; a cut stream not resumed within HOLON_STREAM_RESUME_S ends the call \`disconnected\`. ${EVENT_STREAM_DESCRIPTION}`,
     headers: {
       'PAYMENT-SIGNATURE': { description: 'x402: the payment for a call without a key (base64 JSON), answering the 402’s PAYMENT-REQUIRED' },
       'Idempotency-Key': { description: 'Per API key: a call re-sent with a used key is not run again (`replayed: true`)' },
@@ -140,39 +141,6 @@ export const callOperations = defineOperations({
 
 const readCallBody = bodyReader<CallBody>(CALL_BODY);
 
-type Found = { call: Awaited<ReturnType<typeof readCall>>; receipt: ReceiptView | null; owner: ReceiptOwner };
-
-/**
- * The call and its receipt, if the principal may see them; 404 otherwise (another principal's call does not exist).
- * Whose it is: its receipt's owner once there is one (a refused request has a receipt and no call row), the receipts'
- * rule (principal.ts `receiptScopeOf`): so GET /v0/calls/{id} and GET /v0/receipts/{id} agree.
- */
-async function findCall(deps: CallRoutesDeps, p: Principal, id: string): Promise<Found> {
-  const call = await readCall(deps.ctx.db, id);
-  const owned = await loadOwnedReceiptTree(deps.ctx.db, id);
-  const found: Found | null = owned
-    ? { call, receipt: owned.receipt, owner: owned.owner }
-    : call
-      ? { call, receipt: null, owner: { mandate: call.mandateId, requester: null } }
-      : null;
-  return ownOrNotFound(receiptScopeOf(p), found, (f) => f.owner, `there is no call ${id.slice(0, 100)}`);
-}
-
-/**
- * What GET /v0/calls/{id} answers: the status, and once final the receipt and a success's output. The output is
- * read, never taken (the synchronous answer and the webhook are its consumers, shared/calls/answer/outputs.ts): null with
- * `output_gone` (`collected` | `expired`) once it is no longer kept.
- */
-async function callAnswer(deps: CallRoutesDeps, id: string, found: Found, options: { withOutput: boolean }) {
-  const { call, receipt } = found;
-  if (!receipt) return { call: { id, status: call!.status } };
-  return {
-    call: { id, status: receipt.status },
-    receipt,
-    ...(receipt.status === 'succeeded' && options.withOutput ? outputFields(await readOutput(deps.ctx, id)) : {}),
-  };
-}
-
 /** POST /v0/calls: read the body, the delegated or the caller's path, admission (idempotent when keyed), the answer. */
 function submitHandler(deps: CallRoutesDeps): RequestHandler {
   return async (req, res) => {
@@ -218,6 +186,13 @@ function submitHandler(deps: CallRoutesDeps): RequestHandler {
         : await submitOnce(deps.ctx, res, { p, key: idempotencyKey, body: { ...body, mandate: mandateId } }, submit);
     if (!submitted) return;
     noteCall(res, submitted);
+    if (submitted.kind === 'queued' && wantsEventStream(req)) {
+      // The call's own events, streamed as they come; `completed` hands its output over as a synchronous answer does.
+      await markStreamed(deps, submitted.callId, submitted.timeoutMs);
+      openEventStream(res, `/v0/calls/${submitted.callId}`);
+      await pumpEvents(deps, res, { id: submitted.callId, after: 0, final: (receipt) => finishedBody(deps.ctx, receipt, { handOver: true }) });
+      return;
+    }
     await answerSubmission(deps, res, submitted, { async: wantsAsync(req) });
   };
 }

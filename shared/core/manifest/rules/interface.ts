@@ -25,6 +25,11 @@ export function checkInterface(doc: JsonObject, report: Report): void {
     if (checked.validate) validators[side] = checked.validate;
   }
 
+  const stream = isJsonObject(iface.stream) ? iface.stream : undefined;
+  if (stream && isJsonObject(stream.chunk)) {
+    for (const p of checkAuthorSchema(stream.chunk, jsonPath('interface', 'stream', 'chunk')).problems) report(p.path, p.message);
+  }
+
   const errors = isJsonObject(iface.errors) ? iface.errors : undefined;
   if (errors) {
     for (const [code, declared] of Object.entries(errors)) {

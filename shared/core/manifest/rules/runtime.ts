@@ -1,5 +1,5 @@
 /**
- * Runtime rules (spec/manifest.md §5, and §4: webhook agents are per_run or free only).
+ * Runtime rules (spec/manifest.md §5, and §4: webhook agents are free, per_run or per_unit — never quote).
  * Publishing rules (https only, no user-info, public addresses) are checked when publishing, not here.
  */
 import { pricingModel } from './pricing.js';
@@ -30,8 +30,8 @@ export function checkRuntime(doc: JsonObject, report: Report): void {
   }
 
   const model = pricingModel(doc);
-  if (kind === 'webhook' && (model === 'per_unit' || model === 'quote')) {
-    report('$.pricing.model', 'a webhook agent can only be priced per_run or free: its answer hasField no channel for units or a quote');
+  if (kind === 'webhook' && model === 'quote') {
+    report('$.pricing.model', 'a webhook agent can be priced free, per_run or per_unit (units come with its streamed chunks), not quote');
   }
 }
 

@@ -1,0 +1,208 @@
+/**
+ * Calls that stream and ask (docs/lifecycle.md, "A call's events"): the events as Server-Sent Events on Postgres and
+ * BullMQ (and once on the embedded defaults), resumed with Last-Event-ID on another API process, the per-chunk budget
+ * cap, and every way a stream ends with what it is billed — read from the signed receipt and the mandate's counters.
+ */
+import { describe, expect, test } from 'vitest';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
+import { readEvents, type SseEvent } from '../support/sse.js';
+
+const MANDATE = 'alice/test';
+
+async function receiptOf(g: TestGateway, id: string): Promise<any> {
+  return poll(
+    async () => {
+      const r = await g.get<any>(`/v0/receipts/${id}`);
+      return r.status === 200 ? r.body : undefined;
+    },
+    { what: `the receipt of ${id}`, timeoutMs: 20_000, intervalMs: 50 },
+  );
+}
+
+const chunks = (events: SseEvent[]) => events.filter((e) => e.event === 'output.chunk');
+const budget = async (g: TestGateway) => (await g.get<any>(`/v0/mandates/${MANDATE}`)).body.budget;
+
+describe('a call streamed to its caller (Postgres, BullMQ)', () => {
+  test('POST with Accept: text/event-stream: queued, running, every chunk in order with its units, then completed with the receipt', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const r = await readEvents(`${g.url}/v0/calls`, { method: 'POST', body: { mandate: MANDATE, agent: 'fixtures/streamer', input: { n: 5 } } });
+      expect(r.status).toBe(200);
+      expect(r.ended).toBe(true);
+      const id = r.events[0]!.data.call.id as string;
+      expect(r.headers.get('location')).toBe(`/v0/calls/${id}`);
+      expect(r.events.map((e) => e.event)).toEqual(['queued', 'running', ...Array(5).fill('output.chunk'), 'completed']);
+      expect(r.events.map((e) => e.id)).toEqual([1, 2, 3, 4, 5, 6, 7, 8]);
+      expect(chunks(r.events).map((e) => e.data)).toEqual([0, 1, 2, 3, 4].map((i) => ({ seq: i, data: { text: `part ${i}` }, units_so_far: i + 1 })));
+      const completed = r.events.at(-1)!.data;
+      expect(completed).toMatchObject({ status: 'succeeded', output: { parts: 5 } });
+      expect(completed.receipt).toMatchObject({ id, billed: true, cost: { own: '0.05' }, delivered: { chunks: 5, units: '5' }, ended_by: 'completed' });
+      // The stream was the synchronous consumer: the output was handed over; GET reads that it was collected.
+      expect((await g.get<any>(`/v0/calls/${id}`)).body).toMatchObject({ output: null, output_gone: 'collected' });
+      // The same events again, from the start or after any id, any number of times; the receipt as stored, signed.
+      const again = await readEvents(`${g.url}/v0/calls/${id}/events`, { headers: { 'last-event-id': '4' } });
+      expect(again.events.map((e) => e.id)).toEqual([5, 6, 7, 8]);
+      expect(again.events.at(-1)!.data.receipt).toEqual(await receiptOf(g, id));
+      expect((await budget(g)).spent).toBe('0.05');
+    });
+  });
+
+  test('the first chunk past the reservation ends the run (ended_by: budget): never delivered; per_unit bills the units delivered', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const r = await readEvents(`${g.url}/v0/calls`, {
+        method: 'POST',
+        body: { mandate: MANDATE, agent: 'fixtures/streamer', input: { n: 10 }, max_cost: '0.03' },
+      });
+      expect(chunks(r.events).map((e) => e.data.seq)).toEqual([0, 1, 2]);
+      const completed = r.events.at(-1)!;
+      expect(completed.event).toBe('completed');
+      expect(completed.data.receipt).toMatchObject({
+        status: 'failed',
+        error: 'budget_reached',
+        billed: true,
+        worst_case: '0.03',
+        cost: { own: '0.03', total: '0.03' },
+        delivered: { chunks: 3, units: '3' },
+        ended_by: 'budget',
+      });
+      expect(await budget(g)).toMatchObject({ spent: '0.03', reserved: '0.00' });
+    });
+  });
+
+  test('an invalid chunk fails the run unbilled (ended_by: error), the chunks before it delivered', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const r = await readEvents(`${g.url}/v0/calls`, { method: 'POST', body: { mandate: MANDATE, agent: 'fixtures/streamer', input: { n: 5, bad_at: 2 } } });
+      expect(chunks(r.events)).toHaveLength(2);
+      expect(r.events.at(-1)!.data.receipt).toMatchObject({
+        status: 'failed',
+        error: 'invalid_output',
+        billed: false,
+        delivered: { chunks: 2, units: '2' },
+        ended_by: 'error',
+      });
+      expect(await budget(g)).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    });
+  });
+
+  test('cut mid-way and resumed on another API process with Last-Event-ID: every chunk once, none lost; billed as completed', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'] });
+      try {
+        await g.mandate({});
+        const first = await readEvents(`${g.url}/v0/calls`, {
+          method: 'POST',
+          body: { mandate: MANDATE, agent: 'fixtures/streamer', input: { n: 8, gap_ms: 150 } },
+          until: (_e, all) => chunks(all).length === 3,
+        });
+        expect(first.ended).toBe(false);
+        const id = first.events[0]!.data.call.id as string;
+        const last = first.events.at(-1)!.id;
+        const rest = await readEvents(`${other.url}/v0/calls/${id}/events`, { headers: { 'last-event-id': String(last) } });
+        expect(rest.ended).toBe(true);
+        const seen = [...chunks(first.events), ...chunks(rest.events)].map((e) => e.data.seq);
+        expect(seen).toEqual([0, 1, 2, 3, 4, 5, 6, 7]);
+        const ids = [...first.events, ...rest.events].map((e) => e.id);
+        expect(new Set(ids).size).toBe(ids.length);
+        expect(rest.events.at(-1)!.data.receipt).toMatchObject({
+          status: 'succeeded',
+          ended_by: 'completed',
+          delivered: { chunks: 8, units: '8' },
+          cost: { own: '0.08' },
+        });
+      } finally {
+        await other.stop();
+      }
+    });
+  });
+
+  test('cut and not resumed within HOLON_STREAM_RESUME_S: the call ends disconnected, per_unit billed for exactly the units delivered', async () => {
+    await useAudited(await startTestGateway({ config: { streamResumeS: 1 } }), async (g) => {
+      await g.mandate({});
+      const cut = await readEvents(`${g.url}/v0/calls`, {
+        method: 'POST',
+        body: { mandate: MANDATE, agent: 'fixtures/streamer', input: { n: 100, gap_ms: 100 } },
+        until: (_e, all) => chunks(all).length === 2,
+      });
+      const id = cut.events[0]!.data.call.id as string;
+      const receipt = await receiptOf(g, id);
+      expect(receipt).toMatchObject({ status: 'failed', error: 'cancelled', ended_by: 'disconnected', billed: true });
+      const units = Number(receipt.delivered.units);
+      expect(units).toBeGreaterThanOrEqual(2);
+      expect(units).toBeLessThan(100);
+      expect(receipt.cost.own).toBe((units / 100).toFixed(2));
+      expect(await budget(g)).toMatchObject({ spent: receipt.cost.own, reserved: '0.00' });
+      // Every chunk delivered is still there to read, exactly as many as billed.
+      const all = await readEvents(`${g.url}/v0/calls/${id}/events`);
+      expect(chunks(all.events)).toHaveLength(receipt.delivered.chunks);
+    });
+  });
+
+  test('a cancelled stream: per_unit bills what it delivered (ended_by: cancelled)', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const queued = await g.post<any>(
+        '/v0/calls',
+        { mandate: MANDATE, agent: 'fixtures/streamer', input: { n: 100, gap_ms: 100 } },
+        { prefer: 'respond-async' },
+      );
+      const id = queued.body.call.id as string;
+      await readEvents(`${g.url}/v0/calls/${id}/events`, { until: (_e, all) => chunks(all).length === 2 });
+      await g.post(`/v0/calls/${id}/cancel`, undefined);
+      const receipt = await receiptOf(g, id);
+      expect(receipt).toMatchObject({ error: 'cancelled', ended_by: 'cancelled', billed: true });
+      expect(receipt.cost.own).toBe((Number(receipt.delivered.units) / 100).toFixed(2));
+    });
+  });
+});
+
+describe('an agent that asks its caller', () => {
+  test('input_required: the call waits (its clock stopped), a wrong answer is refused, the right one goes on; once only', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const queued = await g.post<any>('/v0/calls', { mandate: MANDATE, agent: 'fixtures/asker', input: {} }, { prefer: 'respond-async' });
+      const id = queued.body.call.id as string;
+      const waiting = await poll(
+        async () => {
+          const r = await g.get<any>(`/v0/calls/${id}`);
+          return r.body.call.status === 'input_required' ? r.body : undefined;
+        },
+        { what: 'the question', timeoutMs: 10_000, intervalMs: 50 },
+      );
+      expect(waiting.input_required).toMatchObject({ question: 4, request: { message: 'What is name 1?', schema: { required: ['name'] } } });
+      // Longer than the agent's 5 s hard timeout: the clock does not run while it waits for its caller.
+      await new Promise((resolve) => setTimeout(resolve, 5_500));
+      const wrong = await g.post<any>(`/v0/calls/${id}/input`, { input: { name: 42 } });
+      expect(wrong.status).toBe(422);
+      expect(wrong.body.error.code).toBe('rejected_input');
+      const other = await g.post<any>(`/v0/calls/${id}/input`, { input: { name: 'Ada' }, question: 9 });
+      expect(other.status).toBe(409);
+      expect(other.body.error.code).toBe('question_mismatch');
+      const right = await g.post<any>(`/v0/calls/${id}/input`, { input: { name: 'Ada' }, question: 4 });
+      expect(right.status).toBe(202);
+      expect(right.body.question).toBe(4);
+      const done = await g.get<any>(`/v0/calls/${id}?wait=10`);
+      expect(done.body).toMatchObject({ call: { status: 'succeeded' }, output: { greeting: 'hello Ada' } });
+      expect(done.body.receipt).toMatchObject({ billed: true, cost: { own: '0.02' }, delivered: { chunks: 0, units: '0' }, ended_by: 'completed' });
+      const again = await g.post<any>(`/v0/calls/${id}/input`, { input: { name: 'Bob' } });
+      expect(again.status).toBe(409);
+      expect(again.body.error.code).toBe('no_question');
+      const events = await readEvents(`${g.url}/v0/calls/${id}/events`);
+      expect(events.events.map((e) => e.event)).toEqual(['queued', 'running', 'progress', 'input_required', 'input_provided', 'completed']);
+      expect(events.events[2]!.data).toEqual({ message: 'about to ask', fraction: 0.1 });
+      expect(events.events[4]!.data).toEqual({ question: 4 });
+    });
+  });
+
+  test('nobody answers within HOLON_INPUT_TTL_S: the call ends no_answer, unbilled, its hold released', async () => {
+    await useAudited(await startTestGateway({ config: { inputTtlS: 1 } }), async (g) => {
+      await g.mandate({});
+      const r = await readEvents(`${g.url}/v0/calls`, { method: 'POST', body: { mandate: MANDATE, agent: 'fixtures/asker', input: {} } });
+      expect(r.events.map((e) => e.event)).toEqual(['queued', 'running', 'progress', 'input_required', 'completed']);
+      expect(r.events.at(-1)!.data.receipt).toMatchObject({ status: 'failed', error: 'no_answer', billed: false, ended_by: 'no_answer' });
+      expect(await budget(g)).toMatchObject({ spent: '0.00', reserved: '0.00' });
+    });
+  });
+});
