@@ -29,6 +29,7 @@ import { httpStatusOf } from '../http-status.js';
 import { mandateTreeScope } from '../principal.js';
 import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
 import { untrusted, untrustedJson } from './untrusted.js';
+import { relayEvents } from './call-events.js';
 import type { CallAgentArgs } from './tool-args.js';
 
 type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
@@ -116,7 +117,7 @@ async function answerCall(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs,
   if (submitted.kind === 'refused') return { answer: refusedAnswer(submitted), outcome: outcomeOfCode(submitted.code) };
   // Approved in the client and run: a call cannot be held twice (its approval is used).
   if (submitted.kind === 'held') return pending(submitted);
-  return follow(deps, submitted.callId, submitted.timeoutMs, extra);
+  return follow(deps, submitted.callId, submitted.timeoutMs, extra, options.canElicit);
 }
 
 function declinedAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
@@ -181,14 +182,18 @@ async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApprova
   }
 }
 
-/** Wait for the call, reporting progress; the client's cancellation cancels the call. */
-export async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra): Promise<Answered> {
+/**
+ * Wait for the call, reporting progress and relaying its events (call-events.ts: chunks, progress, questions); the
+ * client's cancellation cancels the call.
+ */
+export async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra, canElicit = false): Promise<Answered> {
   const { ctx, waiter } = deps;
   const onCancel = (): void => {
     requestCancel(deps.engine, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
   };
   if (extra.signal.aborted) onCancel();
   else extra.signal.addEventListener('abort', onCancel, { once: true });
+  const relay = await relayEvents(deps, callId, extra, canElicit);
   try {
     const progressToken = extra._meta?.progressToken;
     let progress = 0;
@@ -200,13 +205,20 @@ export async function follow(deps: McpDeps, callId: string, timeoutMs: number, e
         .catch(() => undefined);
     };
     await report('queued');
-    const deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
+    let deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
+    let waited = false;
     const status = async () => (await callStatus(ctx.db, callId)) ?? 'queued';
     for (;;) {
       const left = deadline - Date.now();
       // Without a progress token there is nobody to report to: wait for the whole of what is left.
-      const slice = progressToken === undefined ? left : Math.min(deps.progressIntervalMs, left);
-      if (await waiter.wait(callId, Math.max(1, slice))) break;
+      const slice = progressToken === undefined && !relay ? left : Math.min(deps.progressIntervalMs, left);
+      const woke = relay ? await relay.wait(Math.max(1, slice)) : (await waiter.wait(callId, Math.max(1, slice))) ? 'done' : 'idle';
+      if (woke === 'done') break;
+      // A question stops the call's clock: its caller may take up to HOLON_INPUT_TTL_S to answer it.
+      if (relay?.asked && !waited) {
+        waited = true;
+        deadline += ctx.settings.inputTtlS * 1000;
+      }
       if (Date.now() >= deadline) {
         const now = await status();
         return {
@@ -217,10 +229,11 @@ export async function follow(deps: McpDeps, callId: string, timeoutMs: number, e
           outcome: 'pending',
         };
       }
-      await report(await status());
+      if (woke === 'idle') await report(await status());
     }
   } finally {
     extra.signal.removeEventListener('abort', onCancel);
+    await relay?.close();
   }
   const receipt = (await loadReceiptTree(ctx.db, callId))!;
   const succeeded = receipt.status === 'succeeded';

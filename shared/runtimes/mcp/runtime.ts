@@ -46,13 +46,13 @@
  */
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, McpError, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
 import { guardRefusal } from '../../platform/guarded-net.js';
 import { abortedResult, raceSignal } from '../abort.js';
 import { agentError, failure, type Failure } from '../messages.js';
 import { errorCodes, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from '../remote.js';
 import { routeOf } from '../published.js';
-import type { AgentVersion, RunContext, RunResult, Runtime } from '../types.js';
+import type { AgentVersion, RunContext, RunResult, RunStream, Runtime } from '../types.js';
 import { ResponseTooLargeError } from './body-watch.js';
 import { Exchange, ExchangeFailed, follow, within } from './exchange.js';
 import { ConnectionPool, HandshakeTimeout, MAX_TIMER_MS, type Lease, type PoolSettings, type Target } from './pool.js';
@@ -255,6 +255,8 @@ async function invoke(pool: ConnectionPool, lease: Lease, params: ToolParams, ru
         signal: scoped.signal,
         timeout: Number.isFinite(timeout) ? timeout : MAX_TIMER_MS,
         resetTimeoutOnProgress: false,
+        // The agent's progress notifications become the call's `progress` events (docs/mcp.md).
+        ...(run.stream ? { onprogress: progressTo(run.stream) } : {}),
       }),
     );
   } catch (err) {
@@ -264,6 +266,16 @@ async function invoke(pool: ConnectionPool, lease: Lease, params: ToolParams, ru
     scoped.release();
   }
   return { result: readResult(result as CallToolResult) };
+}
+
+/** An MCP progress notification as a `progress` event: its message, and progress/total as a fraction when it has a total. */
+function progressTo(stream: RunStream): (p: Progress) => void {
+  return (p) => {
+    const fraction = typeof p.total === 'number' && p.total > 0 ? Math.min(1, Math.max(0, p.progress / p.total)) : undefined;
+    stream
+      .progress({ ...(typeof p.message === 'string' ? { message: p.message } : {}), ...(fraction !== undefined ? { fraction } : {}) })
+      .catch(() => undefined);
+  };
 }
 
 // ------------------------------------------------------------------ failures
