@@ -117,7 +117,7 @@ async function answerCall(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs,
   if (submitted.kind === 'refused') return { answer: refusedAnswer(submitted), outcome: outcomeOfCode(submitted.code) };
   // Approved in the client and run: a call cannot be held twice (its approval is used).
   if (submitted.kind === 'held') return pending(submitted);
-  return follow(deps, submitted.callId, submitted.timeoutMs, extra, options.canElicit);
+  return follow(deps, submitted, extra, options.canElicit);
 }
 
 function declinedAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
@@ -186,8 +186,9 @@ async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApprova
  * Wait for the call, reporting progress and relaying its events (call-events.ts: chunks, progress, questions); the
  * client's cancellation cancels the call.
  */
-export async function follow(deps: McpDeps, callId: string, timeoutMs: number, extra: Extra, canElicit = false): Promise<Answered> {
+export async function follow(deps: McpDeps, call: { callId: string; timeoutMs: number }, extra: Extra, canElicit = false): Promise<Answered> {
   const { ctx, waiter } = deps;
+  const { callId, timeoutMs } = call;
   const onCancel = (): void => {
     requestCancel(deps.engine, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
   };

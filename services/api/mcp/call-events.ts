@@ -103,7 +103,7 @@ type FormSchema = { type: 'object'; properties: Record<string, PrimitiveSchemaDe
 
 /** An elicitation form's schema from a question's: an object whose properties are all strings, numbers or booleans. */
 function formSchema(schema: Record<string, unknown> | undefined): FormSchema | undefined {
-  if (!schema || schema.type !== 'object' || typeof schema.properties !== 'object' || schema.properties === null) return undefined;
+  if (schema?.type !== 'object' || typeof schema.properties !== 'object' || schema.properties === null) return undefined;
   const properties: FormSchema['properties'] = {};
   for (const [name, p] of Object.entries(schema.properties as Record<string, unknown>)) {
     if (typeof p !== 'object' || p === null) return undefined;

@@ -67,7 +67,7 @@ export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options:
       const s = paid.submitted;
       if (s.kind === 'refused') return { answer: refusedAnswer(s), outcome: 'refused' };
       if (s.kind === 'held') throw new HolonError('gateway_error', 'a paid call is never held for approval');
-      const answered = await follow(deps, s.callId, s.timeoutMs, options.extra);
+      const answered = await follow(deps, s, options.extra, options.canElicit);
       const receipt = (answered.answer.structured as { receipt?: ReceiptView }).receipt;
       const settled = receipt ? await settlementResponse(deps.ctx.signingKey, resource, receipt) : null;
       return settled ? { ...answered, answer: { ...answered.answer, meta: { 'x402/payment-response': settled } } } : answered;
