@@ -2,7 +2,9 @@
  * Webhook deliveries (docs/webhooks.md): when a call names `callback_url`, the gateway POSTs `call.completed` once
  * the receipt exists, signed the Standard Webhooks way with the `standardwebhooks` library: `webhook-id` (the same on
  * every attempt), `webhook-timestamp`, `webhook-signature` (one `v1,<base64>` per signing secret of the account that
- * pays for the call; dev mode: the one local secret).
+ * pays for the call; dev mode: the one local secret). A call whose agent asks its caller a question also gets
+ * `call.input_required` for each question, sent the same way the moment it is asked (shared/webhooks/deliveries.ts
+ * `openQuestionDelivery`, called by the run), its body read from the ephemeral store while the question is kept.
  *
  * Durable start: the settlement writes the delivery's row in its own transaction (the outbox). The `callback` job it
  * queues after the commit is only a fast wake-up: the delivery sweep (at start-up, then every minute for those overdue
@@ -31,11 +33,12 @@ import { request, type Dispatcher } from 'undici';
 import type { JobResult } from '../../shared/messaging/types.js';
 import { hostKey, hostOutcome, type HostOutcome } from '../../shared/webhooks/circuit-breaker.js';
 import { deliverySlots, type DeliverySlots } from './delivery-slots.js';
-import { loadReceiptTree, type ReceiptView } from '../../shared/receipts/store.js';
+import { loadReceiptTree } from '../../shared/receipts/store.js';
+import { eventKey } from '../../shared/calls/wire.js';
 import type { ServiceContext } from '../../shared/context.js';
 import { handOutput, readOutput, type OutputGone } from '../../shared/calls/answer/outputs.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
-import { callCompleted, webhookHeaders } from '../../shared/webhooks/payload.js';
+import { callCompleted, callInputRequired, webhookHeaders } from '../../shared/webhooks/payload.js';
 import { parseRetryAfter, verdict, type AttemptResult } from '../../shared/webhooks/schedule.js';
 import { attemptError } from '../../shared/webhooks/attempt-error.js';
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
@@ -161,8 +164,9 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   } else if (job.resend <= d.resendsMade) return;
 
   const call = await ctx.db('calls').where({ id: d.callId }).first('callback_url');
-  const receipt = await loadReceiptTree(ctx.db, d.callId);
-  if (!call?.callback_url || !receipt) return;
+  if (!call?.callback_url) return;
+  const message = d.event === 'call.input_required' ? await questionMessage(ctx, d) : await completedMessage(ctx, d);
+  if (!message) return;
   const slot = await runtime.slots.acquire({
     key: 'step' in job ? `${d.id}-s${job.step}` : `${d.id}-r${job.resend}`,
     account: d.account,
@@ -175,22 +179,25 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   }
   let outcome: HostOutcome = 'neutral';
   try {
-    outcome = await attempt(ctx, { job, d, callbackUrl: call.callback_url, receipt }, runtime);
+    outcome = await attempt(ctx, { job, d, callbackUrl: call.callback_url, message }, runtime);
   } finally {
     slot.release(outcome);
   }
 }
 
-/** The attempt itself, once it has a slot: the POST, its record, the next step queued. How it counts for its host. */
-async function attempt(
-  ctx: ServiceContext,
-  { job, d, callbackUrl, receipt }: { job: DeliverJob; d: Delivery; callbackUrl: string; receipt: ReceiptView },
-  runtime: WebhookRuntime,
-): Promise<HostOutcome> {
+/** What one delivery sends, and what its delivery hands over (a success's output, to the webhook consumer). */
+interface Message {
+  body: string;
+  delivered?: () => Promise<void>;
+}
+
+/** `call.completed`: the receipt, and a success's output while it is kept (read, not taken: a retry sends it again). */
+async function completedMessage(ctx: ServiceContext, d: Delivery): Promise<Message | undefined> {
+  const receipt = await loadReceiptTree(ctx.db, d.callId);
+  if (!receipt) return undefined;
   let output: unknown = null;
   let outputGone: OutputGone | undefined;
   if (receipt.status === 'succeeded') {
-    // Read, not taken: the output stays for a retry until an attempt succeeds.
     const state = await readOutput(ctx, d.callId);
     if (state.kept) output = state.output;
     else {
@@ -199,6 +206,30 @@ async function attempt(
     }
   }
   const body = callCompleted({ callId: d.callId, status: receipt.status, createdAt: d.createdAt, output, ...(outputGone ? { outputGone } : {}), receipt });
+  // Delivered: the receiver has the output; it is no longer kept for the webhook (deleted when no other consumer
+  // the call declared still needs it). A final failure (gone, gave up) hands nothing over: the output stays for a
+  // re-send until its TTL.
+  const handsOver = receipt.status === 'succeeded' && outputGone === undefined;
+  return { body, ...(handsOver ? { delivered: async () => void (await handOutput(ctx, d.callId, 'webhook')) } : {}) };
+}
+
+/** `call.input_required`: the question the call waits on (its words and schema, from the store while it is kept). */
+async function questionMessage(ctx: ServiceContext, d: Delivery): Promise<Message | undefined> {
+  const text = await ctx.messaging.store.peek(eventKey(d.callId, d.question));
+  if (text === undefined) {
+    await noteDelivery(ctx.db, d.id, 'the question is no longer kept (answered long ago, or past its time)');
+    return undefined;
+  }
+  return { body: callInputRequired({ callId: d.callId, question: d.question, request: JSON.parse(text) as unknown, createdAt: d.createdAt }) };
+}
+
+/** The attempt itself, once it has a slot: the POST, its record, the next step queued. How it counts for its host. */
+async function attempt(
+  ctx: ServiceContext,
+  { job, d, callbackUrl, message }: { job: DeliverJob; d: Delivery; callbackUrl: string; message: Message },
+  runtime: WebhookRuntime,
+): Promise<HostOutcome> {
+  const { body } = message;
   const secrets = await runtime.secretsOf(d.account);
   const at = new Date(ctx.now());
   const result: AttemptResult =
@@ -232,10 +263,7 @@ async function attempt(
     },
     'webhook attempt',
   );
-  // Delivered: the receiver has the output; it is no longer kept for the webhook (deleted when no other consumer
-  // the call declared still needs it). A final failure (gone, gave up) hands nothing over: the output stays for a
-  // re-send until its TTL.
-  if (v.kind === 'delivered' && receipt.status === 'succeeded' && outputGone === undefined) await handOutput(ctx, d.callId, 'webhook');
+  if (v.kind === 'delivered') await message.delivered?.();
   if (recorded.next) await enqueue(ctx, { callId: d.callId, deliveryId: d.id, step: recorded.next.step }, recorded.next.delayMs);
   return hostOutcome(result, secrets.length > 0);
 }

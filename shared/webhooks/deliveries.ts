@@ -41,9 +41,15 @@ const deliveryIdOf = (callId: string): string => `msg_${callId}`;
 
 type DeliveryState = 'pending' | 'delivered' | 'gone' | 'gave_up';
 
+/** What a delivery tells: the call's end (its receipt), or a question the call waits on (docs/webhooks.md). */
+export type DeliveryEvent = 'call.completed' | 'call.input_required';
+
 export interface Delivery {
   id: string;
   callId: string;
+  event: DeliveryEvent;
+  /** A `call.input_required` delivery's question (its event id in the call's events); 0 for `call.completed`. */
+  question: number;
   account: string;
   state: DeliveryState;
   stepsMade: number;
@@ -58,6 +64,8 @@ export interface Delivery {
 interface DeliveryRow {
   id: string;
   call_id: string;
+  event: DeliveryEvent;
+  question: number;
   account: string;
   state: DeliveryState;
   steps_made: number;
@@ -71,6 +79,8 @@ interface DeliveryRow {
 const deliveryFromRow = (r: DeliveryRow): Delivery => ({
   id: r.id,
   callId: r.call_id,
+  event: r.event,
+  question: Number(r.question),
   account: r.account,
   state: r.state,
   stepsMade: Number(r.steps_made),
@@ -94,8 +104,23 @@ export const newDelivery = (callId: string, payer: string): NewDelivery => ({ id
 export function insertDeliveries(db: Queryable, rows: readonly NewDelivery[]): Knex.QueryBuilder {
   return db('webhook_deliveries')
     .insert(rows.map((r) => ({ ...r, next_attempt_at: db.fn.now() })))
-    .onConflict('call_id')
+    .onConflict(['call_id', 'event', 'question'])
     .ignore();
+}
+
+/**
+ * A question a running call asked, for its `callback_url` (`call.input_required`): its delivery opened (once per
+ * question) and its first attempt queued. Nothing for a call without a `callback_url`.
+ */
+export async function openQuestionDelivery(db: Db, queues: QueueBackend, callId: string, question: number): Promise<void> {
+  const call = (await db('calls').where({ id: callId }).first('callback_url', 'payer')) as { callback_url: string | null; payer: string } | undefined;
+  if (!call?.callback_url) return;
+  const id = `${deliveryIdOf(callId)}_q${question}`;
+  await db('webhook_deliveries')
+    .insert({ id, call_id: callId, account: call.payer, event: 'call.input_required', question, next_attempt_at: db.fn.now() })
+    .onConflict(['call_id', 'event', 'question'])
+    .ignore();
+  await enqueueAttempt(queues, { callId, deliveryId: id, step: 0 });
 }
 
 /**
@@ -117,7 +142,7 @@ export async function loadDelivery(db: Db, id: string): Promise<Delivery | undef
 }
 
 export async function deliveryOfCall(db: Db, callId: string): Promise<Delivery | undefined> {
-  const row: DeliveryRow | undefined = await db('webhook_deliveries').where({ call_id: callId }).first();
+  const row: DeliveryRow | undefined = await db('webhook_deliveries').where({ call_id: callId, event: 'call.completed' }).first();
   return row ? deliveryFromRow(row) : undefined;
 }
 

@@ -49,6 +49,21 @@ export function callCompleted(input: {
   return JSON.stringify(body);
 }
 
+const CALL_INPUT_REQUIRED = 'call.input_required';
+
+/** A running call's agent asked its caller a question: answer it with POST /v0/calls/{id}/input (docs/webhooks.md). */
+export function callInputRequired(input: { callId: string; question: number; request: unknown; createdAt: Date }): string {
+  return JSON.stringify({
+    type: CALL_INPUT_REQUIRED,
+    version: PAYLOAD_VERSION,
+    timestamp: input.createdAt.toISOString(),
+    call: { id: input.callId, status: 'input_required' },
+    question: input.question,
+    request: input.request,
+    answer: { method: 'POST', path: `/v0/calls/${input.callId}/input` },
+  });
+}
+
 /** The three Standard Webhooks headers for one attempt, signed with every secret given (newest first). */
 export function webhookHeaders(secrets: readonly string[], id: string, at: Date, body: string): Record<string, string> {
   if (secrets.length === 0) throw new Error('no secret to sign with');

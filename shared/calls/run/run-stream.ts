@@ -19,6 +19,7 @@ import { answerRefOf, appendEventRow } from '../events/rows.js';
 import { FIRST_APPENDED_ID, type InputRequest } from '../events/types.js';
 import { checkChunk, jsonText, StreamEnded, type StreamState } from './stream-state.js';
 import { moveRunDeadline } from '../transitions.js';
+import { openQuestionDelivery } from '../../webhooks/deliveries.js';
 import { answerKey, CALLS_EVENTS_CHANNEL, CALLS_INPUT_CHANNEL, eventKey } from '../wire.js';
 
 const MAX_MESSAGE = 2000;
@@ -111,6 +112,10 @@ export function createRunStream(parts: RunStreamParts): RunStream & { state: Str
         if (typeof asked === 'string') return end(new StreamEnded('error', 'agent_error', asked));
         return append('input_required', json(asked, 'a question'));
       });
+      // A caller with a callback_url hears of it there too (call.input_required), at once.
+      await openQuestionDelivery(ctx.db, ctx.messaging.queues, callId, seq).catch((e: Error) =>
+        ctx.log.warn({ call: callId, err: { message: e.message } }, 'the question could not be sent to the callback_url'),
+      );
       // The clock stops while the caller thinks; the sweeper's deadline moves with it.
       deadline.pause();
       const waitMs = ctx.settings.inputTtlS * 1000;
