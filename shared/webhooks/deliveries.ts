@@ -42,7 +42,7 @@ const deliveryIdOf = (callId: string): string => `msg_${callId}`;
 type DeliveryState = 'pending' | 'delivered' | 'gone' | 'gave_up';
 
 /** What a delivery tells: the call's end (its receipt), or a question the call waits on (docs/webhooks.md). */
-export type DeliveryEvent = 'call.completed' | 'call.input_required';
+type DeliveryEvent = 'call.completed' | 'call.input_required';
 
 export interface Delivery {
   id: string;

@@ -7,7 +7,15 @@ import { createServer, type IncomingHttpHeaders } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
+import { mkdtemp } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import fc from 'fast-check';
+import { ALL_ROLES, startGateway } from '../../services/compose.js';
+import { audit } from '../../shared/ledger/audit.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
+import { TEST_REGISTRY } from '../support/gateway.js';
+import { send } from '../support/http.js';
 import { testWebhookSettings } from '../support/webhook-settings.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
@@ -254,6 +262,105 @@ describe('questions and the callback_url', () => {
     } finally {
       receiver.closeAllConnections();
       await new Promise((resolve) => receiver.close(resolve));
+    }
+  });
+});
+
+describe('resumption, at random cut points', () => {
+  test('a client cut again and again, resuming each time on either API process, sees every chunk exactly once', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'] });
+      try {
+        await g.mandate({ budget: { total: '20.00', currency: 'EUR' } });
+        await fc.assert(
+          fc.asyncProperty(
+            fc.array(fc.integer({ min: 1, max: 4 }), { minLength: 1, maxLength: 6 }),
+            fc.array(fc.boolean(), { minLength: 7, maxLength: 7 }),
+            async (cuts, where) => {
+              const n = 12;
+              const first = await readEvents(`${g.url}/v0/calls`, {
+                method: 'POST',
+                body: { mandate: MANDATE, agent: 'fixtures/streamer', input: { n, gap_ms: 40 } },
+                until: (e) => e.id >= 1 + cuts[0]!,
+              });
+              const id = first.events[0]!.data.call.id as string;
+              const all = [...first.events];
+              for (let i = 1; !all.some((e) => e.event === 'completed'); i++) {
+                const base = where[i % where.length] ? other.url : g.url;
+                const lastId = all.at(-1)!.id;
+                const cut = cuts[i % cuts.length]!;
+                const next = await readEvents(`${base}/v0/calls/${id}/events`, {
+                  headers: { 'last-event-id': String(lastId) },
+                  until: (e, got) => e.event !== 'completed' && got.length >= cut,
+                });
+                all.push(...next.events);
+              }
+              expect(all.map((e) => e.id)).toEqual(all.map((_, i) => i + 1));
+              expect(all.filter((e) => e.event === 'output.chunk').map((e) => e.data.seq)).toEqual([...Array(n).keys()]);
+              expect(all.at(-1)!.data.receipt).toMatchObject({ ended_by: 'completed', delivered: { chunks: n, units: String(n) } });
+            },
+          ),
+          { numRuns: 4 },
+        );
+      } finally {
+        await other.stop();
+      }
+    });
+  });
+});
+
+describe('on the embedded defaults (PGlite, in-process queue, store and notifier)', () => {
+  test('a streamed call, and a question answered, as `npm start` runs them', async () => {
+    const saved = { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL };
+    delete process.env.DATABASE_URL;
+    delete process.env.REDIS_URL;
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-streams-pglite-'));
+    let gw: Awaited<ReturnType<typeof startGateway>>;
+    try {
+      gw = await startGateway(ALL_ROLES, {
+        port: 0,
+        dbDir: path.join(dir, 'db'),
+        registryDirs: TEST_REGISTRY,
+        registryExplicit: true,
+        agentHost: false,
+        logLevel: 'warn',
+      });
+    } finally {
+      Object.assign(process.env, Object.fromEntries(Object.entries(saved).filter(([, v]) => v !== undefined)));
+    }
+    try {
+      expect(gw.db.kind).toBe('pglite');
+      expect(gw.context.messaging.kind).toBe('memory');
+      const url = `http://127.0.0.1:${gw.port}`;
+      const m = await send(url, 'POST', '/v0/mandates', {
+        body: {
+          id: 'carol/streams',
+          issuer: 'carol',
+          grantee: 'carol/assistant',
+          allow: { agents: ['fixtures/*'] },
+          budget: { total: '1.00', currency: 'EUR' },
+        },
+      });
+      expect(m.status).toBe(201);
+      const streamed = await readEvents(`${url}/v0/calls`, { method: 'POST', body: { mandate: 'carol/streams', agent: 'fixtures/streamer', input: { n: 4 } } });
+      expect(streamed.events.map((e) => e.event)).toEqual(['queued', 'running', 'output.chunk', 'output.chunk', 'output.chunk', 'output.chunk', 'completed']);
+      expect(streamed.events.at(-1)!.data.receipt).toMatchObject({ cost: { own: '0.04' }, delivered: { chunks: 4, units: '4' }, ended_by: 'completed' });
+
+      const asking = readEvents(`${url}/v0/calls`, { method: 'POST', body: { mandate: 'carol/streams', agent: 'fixtures/asker', input: {} } });
+      const question = await poll(
+        async () => {
+          const rows = await gw.db.knex('call_stream_events').where({ kind: 'input_required' }).select('call_id', 'seq');
+          return rows[0] as { call_id: string; seq: number } | undefined;
+        },
+        { what: 'the question', timeoutMs: 10_000, intervalMs: 20 },
+      );
+      const answered = await send(url, 'POST', `/v0/calls/${question.call_id}/input`, { body: { input: { name: 'Pg' } } });
+      expect(answered.status).toBe(202);
+      const done = await asking;
+      expect(done.events.at(-1)!.data).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Pg' } });
+      expect((await audit(gw.db.knex)).problems).toEqual([]);
+    } finally {
+      await gw.stop();
     }
   });
 });
