@@ -4,6 +4,7 @@
  * `mcp_tasks` (its table: shared/db/migrations/016_mcp_tasks.ts) only records who created it. Nothing about a task lives in a process's memory.
  *
  *   call queued · running · settling   → working
+ *   running, its agent waiting on a question → input_required (answer: POST /v0/calls/{id}/input)
  *   receipt succeeded · pending_approval → completed (the tool's result says which)
  *   receipt failed / cancelled          → cancelled
  *   any other receipt (failed, denied, rejected_input) → failed
@@ -49,6 +50,8 @@ interface TaskRow {
   receipt_status: string | null;
   error_code: string | null;
   receipt_at: Date | null;
+  /** The question the running call waits on (its event id), if it does. */
+  open_question: number | null;
 }
 
 function tasksOf(db: Db, who: TaskOwner) {
@@ -65,6 +68,10 @@ function tasksOf(db: Db, who: TaskOwner) {
       'r.status as receipt_status',
       'r.error_code',
       'r.created_at as receipt_at',
+      db.raw(
+        `(SELECT CASE WHEN e.kind = 'input_required' AND e.answer_ref IS NULL THEN e.seq END FROM call_stream_events e
+           WHERE e.call_id = t.call_id AND e.kind IN ('input_required', 'input_provided') ORDER BY e.seq DESC LIMIT 1) AS open_question`,
+      ),
     );
 }
 
@@ -75,7 +82,10 @@ function taskFromRow(row: TaskRow, ttlMs: number): CallTask {
   const receipt = row.receipt_status;
   let status: TaskStatus;
   let statusMessage: string;
-  if (receipt === null || receipt === undefined) {
+  if ((receipt === null || receipt === undefined) && row.open_question !== null && row.open_question !== undefined) {
+    status = 'input_required';
+    statusMessage = `call ${id} waits for an answer to question ${String(row.open_question)}: POST /v0/calls/${id}/input`;
+  } else if (receipt === null || receipt === undefined) {
     status = 'working';
     statusMessage = `call ${id} ${String(row.call_status ?? 'queued')}`;
   } else if (receipt === 'succeeded' || receipt === 'pending_approval') {

@@ -6,7 +6,14 @@
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import {
+  CallToolResultSchema,
+  CreateTaskResultSchema,
+  ElicitRequestSchema,
+  type ElicitRequest,
+  type ElicitResult,
+  type Progress,
+} from '@modelcontextprotocol/sdk/types.js';
 import { describe, expect, test as base } from 'vitest';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
@@ -91,6 +98,28 @@ describe('call events over MCP', () => {
       expect((await g.post<any>(`/v0/calls/${id}/input`, { input: { name: 'Bo' } })).status).toBe(202);
       const r = await pending;
       expect(r.structuredContent).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Bo' } });
+    });
+  });
+
+  test("a task whose agent asks is input_required (tasks/get says how to answer); answered, its result is the call's", async ({ gateway: g }) => {
+    await g.mandate({});
+    await withClient(g, undefined, async (c) => {
+      const { task } = await c.request(
+        { method: 'tools/call', params: { name: 'call_agent', arguments: { agent: 'fixtures/asker', input: {} }, task: { ttl: 60_000 } } },
+        CreateTaskResultSchema,
+      );
+      const waiting = await poll(
+        async () => {
+          const t = await c.experimental.tasks.getTask(task.taskId);
+          return t.status === 'input_required' ? t : undefined;
+        },
+        { what: 'the task to wait for an answer', timeoutMs: 10_000, intervalMs: 50 },
+      );
+      expect(waiting.statusMessage).toBe(`call ${task.taskId} waits for an answer to question 4: POST /v0/calls/${task.taskId}/input`);
+      expect((await g.post<any>(`/v0/calls/${task.taskId}/input`, { input: { name: 'Task' } })).status).toBe(202);
+      const result = await c.experimental.tasks.getTaskResult(task.taskId, CallToolResultSchema);
+      expect(result.structuredContent).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Task' } });
+      expect((await c.experimental.tasks.getTask(task.taskId)).status).toBe('completed');
     });
   });
 });
