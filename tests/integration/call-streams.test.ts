@@ -16,6 +16,7 @@ import { audit } from '../../shared/ledger/audit.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
 import { TEST_REGISTRY } from '../support/gateway.js';
 import { send } from '../support/http.js';
+import { signUp, workMandate } from '../support/hosted.js';
 import { testWebhookSettings } from '../support/webhook-settings.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
@@ -362,5 +363,36 @@ describe('on the embedded defaults (PGlite, in-process queue, store and notifier
     } finally {
       await gw.stop();
     }
+  });
+});
+
+describe('whose events and questions (hosted)', () => {
+  test("another account's key gets 404 for a call's events and its question; the caller's own key reads and answers", async () => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
+      const alice = await signUp(g.url, 'alice');
+      const { agent } = await workMandate(g.url, alice);
+      const mallory = await signUp(g.url, 'mallory');
+      const queued = await send<any>(g.url, 'POST', '/v0/calls', {
+        key: agent,
+        body: { agent: 'fixtures/asker', input: {} },
+        headers: { prefer: 'respond-async' },
+      });
+      expect(queued.status).toBe(202);
+      const id = queued.body.call.id as string;
+      await poll(async () => (await send<any>(g.url, 'GET', `/v0/calls/${id}`, { key: agent })).body.call.status === 'input_required', {
+        what: 'the question',
+        timeoutMs: 10_000,
+        intervalMs: 50,
+      });
+      const theirs = await readEvents(`${g.url}/v0/calls/${id}/events`, { headers: { authorization: `Bearer ${mallory.human}` } });
+      expect(theirs.status).toBe(404);
+      const answer = await send<any>(g.url, 'POST', `/v0/calls/${id}/input`, { key: mallory.human, body: { input: { name: 'Mal' } } });
+      expect(answer.status).toBe(404);
+      const noKey = await send<any>(g.url, 'POST', `/v0/calls/${id}/input`, { body: { input: { name: 'Anon' } } });
+      expect(noKey.status).toBe(401);
+      expect((await send<any>(g.url, 'POST', `/v0/calls/${id}/input`, { key: alice.human, body: { input: { name: 'Al' } } })).status).toBe(202);
+      const mine = await readEvents(`${g.url}/v0/calls/${id}/events`, { headers: { authorization: `Bearer ${agent}` } });
+      expect(mine.events.at(-1)!.data).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Al' } });
+    });
   });
 });
