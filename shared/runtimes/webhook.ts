@@ -7,13 +7,26 @@
  *             (the same map as MCP's _meta["holon/files"]; ASCII, at most 20 handles: docs/files.md),
  *             plus the `headers` option's (the hosted gateway adds `Authorization: Bearer <token>` there)
  *   answer    2xx + JSON                                  → output
+ *             2xx + {"input_required": {"message", "schema"?}, "continuation": "<token>"} → a question (below)
+ *             2xx + Content-Type: application/x-ndjson     → a streamed answer (below)
  *             {"error": {"code": "<string>", ...}}, any status → the agent's error code (billing decides)
  *             3xx (redirects are never followed), other non-2xx, not JSON, larger than the limit → agent_error
  *             connection refused / DNS failure / TLS / connect timeout / unreachable → runtime_unavailable, the
  *             message naming the endpoint (origin and path) and the cause (remote.ts networkFailure)
  *             the signal fires (while waiting or while reading) → timeout, or cancelled
+ *   streamed  one JSON object a line, read as it arrives (within the same size limit and the signal):
+ *             {"chunk": <JSON>, "units"?: n} → run.stream.emit(chunk, units) in order (units cumulative, per_unit)
+ *             {"progress": {"message"?, "fraction"?}} → run.stream.progress; without run.stream both go nowhere
+ *             last line {"output": <JSON>, "units"?: n} or {"error": {"code", "message"?}, "units"?: n}; the units
+ *             are that line's, else the last chunk's. Any other line, no last line, a line after it → agent_error.
+ *             The stream refusing a chunk (the budget, an invalid chunk) closes the connection: the runner decides.
+ *   question  run.stream.ask({message, schema}), then POST runtime.endpoint again with the same headers plus
+ *             x-holon-continuation: <token> (visible ASCII, at most 1024 characters) and the caller's answer as the
+ *             JSON body; its answer is read like the first (it may stream, or ask again: at most 10 questions a
+ *             run). No run.stream (an evaluation), a question left unanswered, the 11th question → agent_error;
+ *             the call cancelled or timed out meanwhile → cancelled or timeout.
  *
- * Webhook agents are `per_run` or `free`: a webhook result never carries units or a quote.
+ * Webhook agents are `per_run`, `per_unit` (the units come with the streamed answer) or `free`, never `quote`.
  * Published agents (any origin but `shipped`) go through the `published` option's guarded client when it is given
  * (the runner always gives it, published.ts): an http:// endpoint without allowPrivateEndpoints, a refused address
  * and a 3xx answer are then runtime_unavailable (never billed).
@@ -21,10 +34,11 @@
 import { request, type Dispatcher } from 'undici';
 import { RedirectRefusedError } from '../platform/guarded-net.js';
 import { abortedResult, raceSignal } from './abort.js';
-import { agentError, MAX_DECLARED_MESSAGE, truncate } from './messages.js';
+import { agentError } from './messages.js';
 import { describeLimit, extraHeaders, maxResponseBytesOf, networkFailure, type HeadersOption } from './remote.js';
 import { routeOf } from './published.js';
 import type { AgentVersion, RunContext, RunResult, Runtime } from './types.js';
+import { converse, declaredError, discard, isNdjson, questionOf, readNdjson, type Answer } from './webhook-stream.js';
 
 export interface WebhookRuntimeOptions {
   /** The largest answer read, in bytes. Default 10 MB. */
@@ -38,19 +52,16 @@ export interface WebhookRuntimeOptions {
 }
 
 /** The contract's own request headers: the `headers` option never replaces them. */
-const CONTRACT_HEADERS: ReadonlySet<string> = new Set(['content-type', 'x-holon-agent', 'x-holon-call', 'x-holon-delegation', 'x-holon-files']);
+const CONTRACT_HEADERS: ReadonlySet<string> = new Set([
+  'content-type',
+  'x-holon-agent',
+  'x-holon-call',
+  'x-holon-delegation',
+  'x-holon-files',
+  'x-holon-continuation',
+]);
 /** undici's own timers are only a safety net behind the signal. */
 const UNDICI_TIMER_MARGIN_MS = 5_000;
-
-/** The `{"error": {"code": "<string>", "message"?}}` shape, if the answer has it. */
-function declaredError(body: unknown): { code: string; message?: string } | undefined {
-  if (typeof body !== 'object' || body === null || Array.isArray(body)) return undefined;
-  const error = (body as { error?: unknown }).error;
-  if (typeof error !== 'object' || error === null || Array.isArray(error)) return undefined;
-  const { code, message } = error as { code?: unknown; message?: unknown };
-  if (typeof code !== 'string') return undefined;
-  return { code, ...(typeof message === 'string' ? { message: truncate(message, MAX_DECLARED_MESSAGE) } : {}) };
-}
 
 type Body = Dispatcher.ResponseData['body'];
 
@@ -67,11 +78,6 @@ async function readLimited(body: Body, limit: number): Promise<{ ok: true; bytes
     chunks.push(chunk);
   }
   return { ok: true, bytes: Buffer.concat(chunks, total) };
-}
-
-function discard(body: Body): void {
-  body.on('error', () => undefined);
-  body.destroy();
 }
 
 /** The request body (the input as JSON) and its headers, or why there is none. */
@@ -99,8 +105,8 @@ async function webhookRequest(
   return { body, headers };
 }
 
-/** An answer's bytes as a result: a declared error, the output, or agent_error (not UTF-8, not JSON, no error object). */
-function decodeAnswer(bytes: Buffer, statusCode: number): RunResult {
+/** An answer's bytes: a declared error, a question, the output, or agent_error (not UTF-8, not JSON, no error object). */
+function decodeAnswer(bytes: Buffer, statusCode: number): Answer {
   const ok = statusCode >= 200 && statusCode < 300;
   let text: string;
   try {
@@ -117,7 +123,7 @@ function decodeAnswer(bytes: Buffer, statusCode: number): RunResult {
   const declared = declaredError(parsed);
   if (declared) return { kind: 'error', ...declared };
   if (!ok) return agentError(`the endpoint answered ${statusCode} without an error object`);
-  return { kind: 'output', output: parsed };
+  return questionOf(parsed) ?? { kind: 'output', output: parsed };
 }
 
 /** Where the request went, and through what: what reading its answer needs besides the answer. */
@@ -129,8 +135,8 @@ interface Sent {
   maxResponseBytes: number;
 }
 
-/** The answer, read within the size limit: a redirect and an oversized answer are refused unread. */
-async function readAnswer(response: Dispatcher.ResponseData, sent: Sent): Promise<RunResult> {
+/** The answer, read within the size limit (streamed or not): a redirect and an oversized answer are refused unread. */
+async function readAnswer(response: Dispatcher.ResponseData, sent: Sent): Promise<Answer> {
   const { url, run, maxResponseBytes } = sent;
   const { statusCode } = response;
   const answer = response.body;
@@ -145,6 +151,7 @@ async function readAnswer(response: Dispatcher.ResponseData, sent: Sent): Promis
       discard(answer);
       return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
     }
+    if (statusCode >= 200 && statusCode < 300 && isNdjson(response.headers['content-type'])) return await readNdjson(answer, run, maxResponseBytes);
     const read = await readLimited(answer, maxResponseBytes);
     if (!read.ok) return agentError(`answer larger than ${describeLimit(maxResponseBytes)}`);
     return decodeAnswer(read.bytes, statusCode);
@@ -165,25 +172,36 @@ export function createWebhookRuntime(options: WebhookRuntimeOptions = {}): Runti
     const dispatcher = guarded ? guarded.dispatcher : options.dispatcher;
     const prepared = await webhookRequest(agent, input, run, options.headers);
     if ('failure' in prepared) return prepared.failure;
+    const sent: Sent = { url, guarded: guarded !== undefined, run, maxResponseBytes };
 
-    const timerMs = Math.max(run.timeoutMs, 0) + UNDICI_TIMER_MARGIN_MS;
-    let response: Dispatcher.ResponseData;
-    try {
-      // undici v7's request never follows redirects unless the dispatcher is composed with the redirect interceptor.
-      response = await request(url, {
-        method: 'POST',
-        headers: prepared.headers,
-        body: prepared.body,
-        signal: run.signal,
-        headersTimeout: timerMs,
-        bodyTimeout: timerMs,
-        ...(dispatcher ? { dispatcher } : {}),
-      });
-    } catch (err) {
-      if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
-      return networkFailure(err, run.timeoutMs, url);
+    /** One POST (the input, or an answer with its continuation) and its answer, read. */
+    async function send(body: string, headers: Record<string, string>): Promise<Answer> {
+      const timerMs = Math.max(run.timeoutMs, 0) + UNDICI_TIMER_MARGIN_MS;
+      let response: Dispatcher.ResponseData;
+      try {
+        // undici v7's request never follows redirects unless the dispatcher is composed with the redirect interceptor.
+        response = await request(url, {
+          method: 'POST',
+          headers,
+          body,
+          signal: run.signal,
+          headersTimeout: timerMs,
+          bodyTimeout: timerMs,
+          ...(dispatcher ? { dispatcher } : {}),
+        });
+      } catch (err) {
+        if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
+        return networkFailure(err, run.timeoutMs, url);
+      }
+      return readAnswer(response, sent);
     }
-    return readAnswer(response, { url, guarded: guarded !== undefined, run, maxResponseBytes });
+
+    const first = await send(prepared.body, prepared.headers);
+    return converse(
+      first,
+      (continuation, answer) => send(JSON.stringify(answer) ?? 'null', { ...prepared.headers, 'x-holon-continuation': continuation }),
+      run,
+    );
   }
 
   return {
