@@ -37,6 +37,13 @@ export type CallAnswerWithReceipt = CallSucceeded | CallHeld;
 
 export type CallRequest = operations['callAgent']['requestBody']['content']['application/json'];
 export type CancelAnswer = Json<operations['cancelCall']['responses'][200]>;
+/** One of a call's events (docs/lifecycle.md, "A call's events"): its id, its name, its data. */
+export interface CallEvent {
+  id: number;
+  event: 'queued' | 'running' | 'progress' | 'output.chunk' | 'input_required' | 'input_provided' | 'completed';
+  data: any;
+}
+export type AnswerAccepted = Json<operations['answerCall']['responses'][202]>;
 export type ReceiptFilters = NonNullable<operations['listReceipts']['parameters']['query']>;
 /** The filters of GET /v0/receipts; `limit` may be given as a number. */
 export type ReceiptQuery = Omit<ReceiptFilters, 'limit'> & { limit?: number | string };
@@ -127,6 +134,14 @@ export interface HolonClient {
   wait(id: string, options?: WaitOptions): Promise<CallState>;
   /** POST /v0/calls/{id}/cancel: `cancel` is `cancelled`, `cancelling` or `too_late`. */
   cancel(id: string, options?: RequestOptions): Promise<CancelAnswer>;
+  /**
+   * GET /v0/calls/{id}/events: the call's events as they come (chunks, progress, questions), each once, in order,
+   * ending with `completed` (its data: `{status, output | error, receipt}`). A cut connection is resumed with
+   * `Last-Event-ID`; `lastEventId` starts after that event.
+   */
+  events(id: string, options?: { lastEventId?: number } & RequestOptions): AsyncGenerator<CallEvent, void, undefined>;
+  /** POST /v0/calls/{id}/input: the answer to the question the call waits on (`question`: refused if it waits on another). */
+  answer(id: string, input: unknown, options?: { question?: number } & RequestOptions): Promise<AnswerAccepted>;
   readonly receipts: {
     /** GET /v0/receipts: one page, newest first; its `next` (when there are more) is the next page's `before`. */
     list(query?: ReceiptQuery, options?: RequestOptions): Promise<ReceiptPage>;

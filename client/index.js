@@ -6,6 +6,7 @@
  * tests/unit/client-types.test.ts type-checks this file against ./index.d.ts (`@type` below).
  */
 import createClient from 'openapi-fetch';
+import { readCallEvents } from './events.js';
 
 /** @typedef {import('./index.js').CallState} CallState */
 /** @typedef {import('./index.js').CallSucceeded} CallSucceeded */
@@ -154,6 +155,29 @@ export function createHolonClient({ baseUrl, key, fetch, headers }) {
 
     async cancel(id, { signal } = {}) {
       return unwrap(await raw.POST('/v0/calls/{id}/cancel', { params: { path: { id } }, signal }));
+    },
+
+    events(id, { lastEventId, signal } = {}) {
+      return readCallEvents({
+        url: `${baseUrl.replace(/\/+$/, '')}/v0/calls/${encodeURIComponent(id)}/events`,
+        headers: { ...headers, ...(key ? { authorization: `Bearer ${key}` } : {}) },
+        fetch: fetch ?? ((r) => globalThis.fetch(r)),
+        ...(lastEventId === undefined ? {} : { lastEventId }),
+        ...(signal ? { signal } : {}),
+        onError: async (response) => {
+          const text = await response.text();
+          let body = text;
+          try {
+            body = JSON.parse(text);
+          } catch {}
+          throw new HolonApiError(response, body);
+        },
+      });
+    },
+
+    async answer(id, input, { question, signal } = {}) {
+      const body = { input, ...(question === undefined ? {} : { question }) };
+      return unwrap(await raw.POST('/v0/calls/{id}/input', { params: { path: { id } }, body, signal }));
     },
 
     receipts: {

@@ -193,3 +193,41 @@ test('a human key: mandates, approvals, files, publishing, earnings, credentials
     await github.close();
   }
 });
+
+test("a call's events and its question: events() follows the stream to `completed` (resuming after a given id), answer() answers", async () => {
+  await useAudited(await startTestGateway({ hosted: true, config: GENEROUS_RATE_LIMITS }), async (g) => {
+    const alice = await signUp(g.url, 'alice');
+    const work = await workMandate(g.url, alice);
+    const holon = createHolonClient({ baseUrl: g.url, key: work.agent });
+
+    const streamed = await holon.callAsync({ agent: 'fixtures/streamer', input: { n: 3, gap_ms: 20 } });
+    if (streamed.status !== 'queued') throw new Error(`expected a queued call, got ${JSON.stringify(streamed)}`);
+    const seen = [];
+    for await (const e of holon.events(streamed.call.id)) seen.push(e);
+    expect(seen.map((e) => e.event)).toEqual(['queued', 'running', 'output.chunk', 'output.chunk', 'output.chunk', 'completed']);
+    expect(seen.at(-1)!.data.receipt).toMatchObject({ delivered: { chunks: 3, units: '3' }, ended_by: 'completed' });
+    const later = [];
+    for await (const e of holon.events(streamed.call.id, { lastEventId: 4 })) later.push(e.id);
+    expect(later).toEqual([5, 6]);
+
+    const asking = await holon.callAsync({ agent: 'fixtures/asker', input: {} });
+    if (asking.status !== 'queued') throw new Error(`expected a queued call, got ${JSON.stringify(asking)}`);
+    const events = [];
+    for await (const e of holon.events(asking.call.id)) {
+      events.push(e.event);
+      if (e.event === 'input_required') {
+        const wrong = await refusal(() => holon.answer(asking.call.id, { name: 7 }, { question: e.data.question }));
+        expect(wrong).toMatchObject({ status: 422, code: 'rejected_input' });
+        expect(await holon.answer(asking.call.id, { name: 'Client' }, { question: e.data.question })).toMatchObject({ question: e.data.question });
+      }
+      if (e.event === 'completed') expect(e.data).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Client' } });
+    }
+    expect(events).toEqual(['queued', 'running', 'progress', 'input_required', 'input_provided', 'completed']);
+    const stranger = createHolonClient({ baseUrl: g.url, key: (await signUp(g.url, 'mallory')).human });
+    expect(
+      await refusal(async () => {
+        for await (const _ of stranger.events(asking.call.id)) void _;
+      }),
+    ).toMatchObject({ status: 404 });
+  });
+});
