@@ -38,11 +38,21 @@ export type CallAnswerWithReceipt = CallSucceeded | CallHeld;
 export type CallRequest = operations['callAgent']['requestBody']['content']['application/json'];
 export type CancelAnswer = Json<operations['cancelCall']['responses'][200]>;
 /** One of a call's events (docs/lifecycle.md, "A call's events"): its id, its name, its data. */
-export interface CallEvent {
-  id: number;
-  event: 'queued' | 'running' | 'progress' | 'output.chunk' | 'input_required' | 'input_provided' | 'completed';
-  data: any;
-}
+export type CallEvent =
+  | { id: number; event: 'queued' | 'running'; data: { call: { id: string } } }
+  | { id: number; event: 'progress'; data: { message?: string; fraction?: number } }
+  | { id: number; event: 'output.chunk'; data: { seq: number; data?: unknown; units_so_far?: number; expired?: true } }
+  | {
+      id: number;
+      event: 'input_required';
+      data: { question: number; request: { message: string; schema?: Record<string, unknown> } | null; answered: boolean };
+    }
+  | { id: number; event: 'input_provided'; data: { question: number } }
+  | {
+      id: number;
+      event: 'completed';
+      data: { status: string; output?: unknown; output_gone?: 'collected' | 'expired'; error?: { code: string; message: string }; receipt: Receipt };
+    };
 export type AnswerAccepted = Json<operations['answerCall']['responses'][202]>;
 export type ReceiptFilters = NonNullable<operations['listReceipts']['parameters']['query']>;
 /** The filters of GET /v0/receipts; `limit` may be given as a number. */

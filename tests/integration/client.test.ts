@@ -205,7 +205,9 @@ test("a call's events and its question: events() follows the stream to `complete
     const seen = [];
     for await (const e of holon.events(streamed.call.id)) seen.push(e);
     expect(seen.map((e) => e.event)).toEqual(['queued', 'running', 'output.chunk', 'output.chunk', 'output.chunk', 'completed']);
-    expect(seen.at(-1)!.data.receipt).toMatchObject({ delivered: { chunks: 3, units: '3' }, ended_by: 'completed' });
+    const last = seen.at(-1)!;
+    if (last.event !== 'completed') throw new Error(`the stream ended with ${last.event}`);
+    expect(last.data.receipt).toMatchObject({ delivered: { chunks: 3, units: '3' }, ended_by: 'completed' });
     const later = [];
     for await (const e of holon.events(streamed.call.id, { lastEventId: 4 })) later.push(e.id);
     expect(later).toEqual([5, 6]);
