@@ -396,3 +396,40 @@ describe('whose events and questions (hosted)', () => {
     });
   });
 });
+
+describe('questions inside a delegated run', () => {
+  test('the child asks its caller — the orchestrator — which answers it itself; no human is asked', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const r = await g.post<any>('/v0/calls', { mandate: MANDATE, agent: 'fixtures/ask-relay', input: { mode: 'answer' } });
+      expect(r.status, JSON.stringify(r.body)).toBe(200);
+      expect(r.body.output).toEqual({ child: { greeting: 'hello Relay' } });
+      const child = r.body.receipt.children[0];
+      expect(child).toMatchObject({ agent: 'fixtures/asker@1.0.0', status: 'succeeded', ended_by: 'completed', cost: { own: '0.02' } });
+      // The root call asked nobody: no question in its own events.
+      const root = await readEvents(`${g.url}/v0/calls/${r.body.receipt.id}/events`);
+      expect(root.events.map((e) => e.event)).toEqual(['queued', 'running', 'completed']);
+    });
+  });
+
+  test('the orchestrator passes the question up with ctx.ask: its caller answers, the answer goes down to the child', async () => {
+    await useAudited(await startTestGateway(), async (g) => {
+      await g.mandate({});
+      const queued = await g.post<any>('/v0/calls', { mandate: MANDATE, agent: 'fixtures/ask-relay', input: { mode: 'pass' } }, { prefer: 'respond-async' });
+      const id = queued.body.call.id as string;
+      const waiting = await poll(
+        async () => {
+          const s = await g.get<any>(`/v0/calls/${id}`);
+          return s.body.call.status === 'input_required' ? s.body : undefined;
+        },
+        { what: 'the question passed up', timeoutMs: 10_000, intervalMs: 50 },
+      );
+      expect(waiting.input_required.request.message).toBe('What is name 1?');
+      expect((await g.post<any>(`/v0/calls/${id}/input`, { input: { name: 'Root' } })).status).toBe(202);
+      const done = await g.get<any>(`/v0/calls/${id}?wait=15`);
+      expect(done.body).toMatchObject({ call: { status: 'succeeded' }, output: { child: { greeting: 'hello Root' } } });
+      expect(done.body.receipt.children[0]).toMatchObject({ status: 'succeeded', ended_by: 'completed' });
+      expect(await budget(g)).toMatchObject({ spent: '0.03', reserved: '0.00' });
+    });
+  });
+});

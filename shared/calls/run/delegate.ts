@@ -18,12 +18,20 @@ import { loadReceiptTree, type ReceiptView } from '../../receipts/store.js';
 import type { CallEngine } from '../engine-types.js';
 import { recordSubMandate } from '../transitions.js';
 import type { ChildRequest, ParentRun, RunningCall } from '../submit/types.js';
+import { answerQuestion, type OpenQuestion, questionOf } from '../events/answer.js';
+import { CALLS_EVENTS_CHANNEL } from '../wire.js';
 
 export interface ChildResult {
   ok: boolean;
   output?: unknown;
   error?: { code: string; message: string };
   receipt: ReceiptView | null;
+  /**
+   * The child asks its caller — this run — a question (docs/delegation.md, "Questions inside a delegated run"): answer
+   * it (`answer(input)` resolves as `ctx.call` does, once the child goes on and ends or asks again), or pass it up with
+   * `ctx.ask` and answer with what comes back. A question nobody answers ends the child `no_answer`, unbilled.
+   */
+  input_required?: { question: number; message: string; schema?: Record<string, unknown>; answer(input: unknown): Promise<ChildResult> };
 }
 
 /**
@@ -60,13 +68,45 @@ export async function callChild(
   if (submitted.kind === 'refused') return refused(submitted.receipt, submitted.code, submitted.message);
   // Nobody can approve inside a delegated run: admission denies such a call, it is never held.
   if (submitted.kind === 'held') return refused(submitted.receipt, 'denied', 'nobody can approve inside a delegated run');
-  const childId = submitted.callId;
-  const finished = await Promise.race([
-    waiter.wait(childId, submitted.timeoutMs + 30_000),
-    new Promise<false>((resolve) => parent.signal.addEventListener('abort', () => resolve(false), { once: true })),
-  ]);
+  return followChild(ctx, waiter, parent.signal, { id: submitted.callId, timeoutMs: submitted.timeoutMs });
+}
+
+/** Wait for a child: its end, or its question (handed to the parent run with the way to answer it). */
+async function followChild(ctx: ServiceContext, waiter: CallWaiter, signal: AbortSignal, child: { id: string; timeoutMs: number }): Promise<ChildResult> {
+  const childId = child.id;
+  const stop = new AbortController();
+  const onAbort = (): void => stop.abort();
+  signal.addEventListener('abort', onAbort, { once: true });
+  const asked = nextQuestion(ctx, childId, stop.signal);
+  let outcome: { kind: 'ended'; finished: boolean } | { kind: 'asked'; q: OpenQuestion };
+  try {
+    outcome = await Promise.race([
+      waiter.wait(childId, child.timeoutMs + 30_000, { signal: stop.signal }).then((finished) => ({ kind: 'ended' as const, finished })),
+      asked.then((q) => (q ? { kind: 'asked' as const, q } : { kind: 'ended' as const, finished: false })),
+    ]);
+  } finally {
+    stop.abort();
+    signal.removeEventListener('abort', onAbort);
+  }
+  if (outcome.kind === 'asked' && !signal.aborted) {
+    const { question, request } = outcome.q;
+    return {
+      ok: false,
+      error: { code: 'input_required', message: `the delegated call asks a question (${question}): answer it, or pass it up with ctx.ask` },
+      receipt: null,
+      input_required: {
+        question,
+        message: request?.message ?? '',
+        ...(request?.schema ? { schema: request.schema } : {}),
+        answer: async (input) => {
+          await answerQuestion(ctx, childId, input, question);
+          return followChild(ctx, waiter, signal, child);
+        },
+      },
+    };
+  }
   const receipt = await loadReceiptTree(ctx.db, childId);
-  if (!finished || !receipt) {
+  if (!receipt) {
     return { ok: false, error: { code: 'timeout', message: 'the delegated call had not finished when the run stopped waiting' }, receipt };
   }
   if (receipt.status !== 'succeeded') {
@@ -75,6 +115,33 @@ export async function callChild(
   // The parent is the child's synchronous consumer: handed over, so a later GET of the child says `collected`.
   const output = await takeOutput(ctx, childId);
   return { ok: true, output: output ?? null, receipt };
+}
+
+/** The child's next open question, woken by `calls-events` (and a look every second); undefined once `stop` fires. */
+async function nextQuestion(ctx: ServiceContext, childId: string, stop: AbortSignal): Promise<OpenQuestion | undefined> {
+  let wake: () => void = () => {};
+  const unsubscribe = await ctx.messaging.notifier.subscribe(CALLS_EVENTS_CHANNEL, (message) => {
+    if (message === childId) wake();
+  });
+  try {
+    while (!stop.aborted) {
+      const open = await questionOf(ctx, childId);
+      if (open) return open;
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, 1000);
+        function done(): void {
+          clearTimeout(timer);
+          stop.removeEventListener('abort', done);
+          resolve();
+        }
+        wake = done;
+        stop.addEventListener('abort', done, { once: true });
+      });
+    }
+    return undefined;
+  } finally {
+    await unsubscribe().catch(() => undefined);
+  }
 }
 
 function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {
