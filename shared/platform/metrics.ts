@@ -100,6 +100,7 @@ export type SweeperAction =
   | 'deliveries_requeued'
   | 'deliveries_deleted'
   | 'tasks_deleted'
+  | 'events_deleted'
   | 'evaluations_requeued';
 
 /** Counts `n` of a sweep's `action` (nothing for 0, so an action shows once it happened). */

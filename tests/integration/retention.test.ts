@@ -86,6 +86,10 @@ test('finished deliveries and the tasks of final calls go after the retention; p
     const who = { owner: 'operator', mandateId: 'alice/test' };
     for (const id of [delivered, denied.body.receipt.id as string, working]) await recordTask(g.db.knex, id, who);
 
+    // A streamed call: its two chunk rows go with the rest; a running call's rows would stay (its receipt is not written).
+    const streamed = await g.post<any>('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/streamer', input: { n: 2 } });
+    expect(streamed.status).toBe(200);
+
     const knex = g.db.knex;
     const at = (ms: number) => ({ ...g.gw.context, now: () => Date.now() + ms });
     const deliveries = async () => (await knex('webhook_deliveries').orderBy('call_id').pluck('call_id')).sort();
@@ -94,11 +98,12 @@ test('finished deliveries and the tasks of final calls go after the retention; p
     expect(before.deliveries).toEqual([delivered, retrying, goneCall, resending].sort());
 
     // 29 days on: nothing is old enough.
-    expect(await sweepRetention(at(29 * DAY_MS), 30)).toEqual({ deliveries: 0, tasks: 0 });
+    expect(await sweepRetention(at(29 * DAY_MS), 30)).toEqual({ deliveries: 0, tasks: 0, events: 0 });
     expect(await deliveries()).toEqual(before.deliveries);
 
     // 31 days on: the delivered and the gone deliveries go, with their attempts; so do the tasks of final calls.
-    expect(await sweepRetention(at(31 * DAY_MS), 30)).toEqual({ deliveries: 2, tasks: 2 });
+    expect(await sweepRetention(at(31 * DAY_MS), 30)).toEqual({ deliveries: 2, tasks: 2, events: 2 });
+    expect(Number((await knex('call_stream_events').count({ n: '*' }).first())?.n)).toBe(0);
     expect(await deliveries()).toEqual([retrying, resending].sort());
     expect(await attemptsOf()).toEqual(new Set([`msg_${retrying}`, `msg_${resending}`]));
     expect(await knex('mcp_tasks').pluck('call_id')).toEqual([working]);
@@ -128,6 +133,6 @@ test('finished deliveries and the tasks of final calls go after the retention; p
     // The working call ends (cancelled): its task is final now, and goes at the next sweep past the retention.
     expect((await g.post(`/v0/calls/${working}/cancel`, {})).status).toBe(200);
     await poll(async () => (await knex('receipts').where({ id: working }).first('id')) !== undefined, { what: 'the cancelled call settled' });
-    expect(await sweepRetention(at(31 * DAY_MS), 30)).toEqual({ deliveries: 0, tasks: 1 });
+    expect(await sweepRetention(at(31 * DAY_MS), 30)).toEqual({ deliveries: 0, tasks: 1, events: 0 });
   });
 });

@@ -73,3 +73,17 @@ export async function answerRefOf(db: Queryable, callId: string, seq: number): P
   const row = (await db('call_stream_events').where({ call_id: callId, seq }).first('answer_ref')) as { answer_ref: string | null } | undefined;
   return row?.answer_ref ?? undefined;
 }
+
+/**
+ * The event rows of finished calls (their receipt written) appended before `before`, at most `limit` of them: the
+ * settler's retention sweep. Their content left the ephemeral store long before; the receipt keeps what was delivered.
+ */
+export async function deleteFinishedEventRows(db: Queryable, before: Date, limit: number): Promise<number> {
+  const n = await db('call_stream_events')
+    .whereIn(
+      ['call_id', 'seq'],
+      db('call_stream_events as e').join('receipts as r', 'r.id', 'e.call_id').where('e.created_at', '<', before).select('e.call_id', 'e.seq').limit(limit),
+    )
+    .delete();
+  return Number(n);
+}
