@@ -14,6 +14,34 @@ describe('interface', () => {
       delete d.interface.examples;
     });
 
+  it('interface.stream: a chunk schema checked like the others, kept by the normalized manifest, compiled to a chunk validator', () => {
+    const chunk = { type: 'object', required: ['text'], properties: { text: { type: 'string' } } };
+    const ok = check((d) => (d.interface.stream = { chunk }));
+    expectValid(ok);
+    if (!ok.ok) throw new Error('unreachable');
+    expect(ok.manifest.interface.stream).toEqual({ chunk });
+    const v = compileInterface(ok.manifest);
+    expect(v.chunk!({ text: 'a' })).toEqual([]);
+    expect(v.chunk!({ text: 1 }).map((p) => p.path)).toEqual(['$.text']);
+    const plain = parseManifest(SPEC_YAML);
+    if (!plain.ok) throw new Error('the spec example is valid');
+    expect(compileInterface(plain.manifest).chunk).toBeUndefined();
+    expectProblem(
+      check((d) => (d.interface.stream = {})),
+      '$.interface.stream.chunk',
+      'required',
+    );
+    expectProblem(
+      check((d) => (d.interface.stream = { chunk, extra: true })),
+      '$.interface.stream.extra',
+      'not a known field',
+    );
+    expectProblem(
+      check((d) => (d.interface.stream = { chunk: { type: 'string', pattern: '(?<=a)b' } })),
+      '$.interface.stream.chunk',
+    );
+  });
+
   it('requires input and output to be objects', () => {
     expectProblem(
       check((d) => (d.interface.input = 'string')),
