@@ -8,11 +8,20 @@ import { AsyncLocalStorage } from 'node:async_hooks';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
 import type { Failure } from '../messages.js';
+import type { RunStream } from '../types.js';
 
 /** A stream failure is reported after this grace, so an answer the SDK already holds still wins. */
 const FAIL_GRACE_MS = 20;
 
 export class Exchange {
+  /**
+   * The run whose tool call this is, when it may tell its caller things (its stream): a request the agent sends on
+   * this exchange's response stream (an elicitation) is that run's question (pool.ts).
+   */
+  constructor(readonly stream?: RunStream) {
+    this.failed = new Promise<Failure>((resolve) => (this.report = resolve));
+  }
+
   /** Aborted when the request is over: closes its HTTP request and response stream if they are still open. */
   readonly controller = new AbortController();
   /** Resolves when the HTTP side says the SDK will never deliver the answer. */
@@ -21,10 +30,6 @@ export class Exchange {
   answered = false;
   private report!: (f: Failure) => void;
   private reported = false;
-
-  constructor() {
-    this.failed = new Promise<Failure>((resolve) => (this.report = resolve));
-  }
 
   get ended(): boolean {
     return this.controller.signal.aborted;

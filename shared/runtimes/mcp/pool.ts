@@ -4,6 +4,7 @@
  * answer will never come, caps answers and takes a connection gone bad out of the pool; idle sessions ended (DELETE).
  */
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
 import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { agentError } from '../messages.js';
 import { describeLimit } from '../remote.js';
@@ -11,6 +12,24 @@ import { ResponseTooLargeError, watchBody } from './body-watch.js';
 import { abortError, Exchange, exchanges, ExchangeTransport, follow, within } from './exchange.js';
 
 const CLIENT_INFO = { name: 'holon-gateway', version: '0.1.0' };
+
+/**
+ * An elicitation an MCP agent sends during a tool call: the run's question to its caller (docs/mcp.md). It arrives on
+ * the tool call's response stream, so it runs in that call's exchange, which knows the run. Accepted with the
+ * caller's answer; declined when nobody can answer (no run to ask: an evaluation's case, a URL-mode request), or
+ * cancelled when the question went unanswered (the run then ends `no_answer`, whatever the agent does).
+ */
+async function askCaller(request: ElicitRequest): Promise<ElicitResult> {
+  const stream = exchanges.getStore()?.stream;
+  const params = request.params as { mode?: string; message: string; requestedSchema?: Record<string, unknown> };
+  if (!stream || params.mode === 'url') return { action: 'decline' };
+  try {
+    const answer = await stream.ask({ message: params.message, ...(params.requestedSchema ? { schema: params.requestedSchema } : {}) });
+    return { action: 'accept', content: answer as ElicitResult['content'] };
+  } catch {
+    return { action: 'cancel' };
+  }
+}
 /** setTimeout fires at once for delays past 2^31 - 1 ms. */
 export const MAX_TIMER_MS = 2_147_483_647;
 /** Ending a session (DELETE) never holds a close for longer than this. */
@@ -56,7 +75,8 @@ enum ConnectionState {
 
 /** A connected Client (or one connecting) and its transport, the calls using it, its idle timer. */
 class Connection {
-  readonly client = new Client(CLIENT_INFO, { capabilities: {} });
+  /** It may elicit: a form an agent sends during a tool call is that run's question to its caller (`askCaller`). */
+  readonly client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
   readonly transport: ExchangeTransport;
   state = ConnectionState.Connecting;
   /** Settles when the handshake is over: resolves once the session is open, rejects when it failed. */
@@ -73,6 +93,7 @@ class Connection {
   ) {
     this.transport = new ExchangeTransport(target.url, { fetch: connectionFetch(this, pool), requestInit: { headers: target.headers } });
     this.transport.onmessage = (message) => this.transport.noteAnswer(message);
+    this.client.setRequestHandler(ElicitRequestSchema, askCaller);
     this.client.onerror = () => undefined; // Failures reach the calls through their exchanges; nothing is logged.
     this.client.onclose = () => {
       this.state = ConnectionState.Closed;

@@ -250,7 +250,7 @@ async function invoke(pool: ConnectionPool, lease: Lease, params: ToolParams, ru
   const scoped = follow(run.signal);
   let result: unknown;
   try {
-    result = await within(new Exchange(), () =>
+    result = await within(new Exchange(run.stream), () =>
       lease.conn.client.callTool(params, undefined, {
         signal: scoped.signal,
         timeout: Number.isFinite(timeout) ? timeout : MAX_TIMER_MS,
