@@ -2,7 +2,7 @@
  * The rows of a call's events (`call_stream_events`): appended by the run that holds the call (its only writer, so
  * ids are numbered without a race), read by any API process, and a question's answer reference taken once.
  */
-import type { Queryable } from '../../db/connect.js';
+import type { Db, Queryable } from '../../db/connect.js';
 import { toBigInt } from '../../db/connect.js';
 import type { AppendedEventName } from './types.js';
 
@@ -64,8 +64,11 @@ export async function openQuestion(db: Queryable, callId: string): Promise<Event
 
 /** Take question `seq` for the answer stored under `ref`: true for the one answer that takes it, false for any other. */
 export async function takeQuestion(db: Queryable, callId: string, seq: number, ref: string): Promise<boolean> {
-  const n = await db('call_stream_events').where({ call_id: callId, seq, kind: 'input_required' }).whereNull('answer_ref').update({ answer_ref: ref });
-  return Number(n) === 1;
+  const taken = await db('call_stream_events')
+    .where({ call_id: callId, seq, kind: 'input_required' })
+    .whereNull('answer_ref')
+    .update({ answer_ref: ref }, ['seq']);
+  return taken.length === 1;
 }
 
 /** The answer reference question `seq` took, once answered. */
@@ -78,12 +81,15 @@ export async function answerRefOf(db: Queryable, callId: string, seq: number): P
  * The event rows of finished calls (their receipt written) appended before `before`, at most `limit` of them: the
  * settler's retention sweep. Their content left the ephemeral store long before; the receipt keeps what was delivered.
  */
-export async function deleteFinishedEventRows(db: Queryable, before: Date, limit: number): Promise<number> {
-  const n = await db('call_stream_events')
-    .whereIn(
-      ['call_id', 'seq'],
-      db('call_stream_events as e').join('receipts as r', 'r.id', 'e.call_id').where('e.created_at', '<', before).select('e.call_id', 'e.seq').limit(limit),
-    )
-    .delete();
-  return Number(n);
+export async function deleteFinishedEventRows(db: Db, before: Date, limit: number): Promise<number> {
+  // RETURNING counts the rows on both drivers (a DELETE's affected count is not one PGlite's driver reports).
+  const r = await db.raw<{ rows: unknown[] }>(
+    `DELETE FROM call_stream_events WHERE (call_id, seq) IN (
+       SELECT e.call_id, e.seq FROM call_stream_events e
+        WHERE e.created_at < ? AND EXISTS (SELECT 1 FROM receipts r WHERE r.id = e.call_id)
+        ORDER BY e.created_at LIMIT ?
+     ) RETURNING seq`,
+    [before, limit],
+  );
+  return r.rows.length;
 }

@@ -103,18 +103,27 @@ export async function pumpEvents(deps: StreamDeps, res: Response, call: { id: st
     await unsubscribeDone().catch(() => undefined);
     if (!res.writableEnded) res.end();
   }
-  if (!done && !deps.stopping?.aborted) watchForReturn(deps, callId, me);
+  if (!done && !deps.stopping?.aborted) await watchForReturn(deps, callId, me).catch(() => undefined);
 }
 
-/** A cut stream: if its call was streamed and nobody attaches within HOLON_STREAM_RESUME_S, the call ends `disconnected`. */
-function watchForReturn(deps: AnswerDeps, callId: string, me: string): void {
+/**
+ * A cut stream: if its call was streamed and nobody attaches within HOLON_STREAM_RESUME_S, the call ends
+ * `disconnected`. The look is this process's: when it stops first, the look goes with it (the call then runs on).
+ */
+async function watchForReturn(deps: StreamDeps, callId: string, me: string): Promise<void> {
   const { store } = deps.ctx.messaging;
+  if ((await store.peek(streamedKey(callId))) === undefined) return;
+  const look = async (): Promise<void> => {
+    deps.stopping?.removeEventListener('abort', forget);
+    if ((await store.peek(attachedKey(callId))) !== me) return;
+    await requestCancel(deps.engine, callId, 'disconnected');
+  };
   const timer = setTimeout(() => {
-    void (async () => {
-      if ((await store.peek(streamedKey(callId))) === undefined) return;
-      if ((await store.peek(attachedKey(callId))) !== me) return;
-      await requestCancel(deps.engine, callId, 'disconnected');
-    })().catch((e: Error) => deps.ctx.log.warn({ call: callId, err: { message: e.message } }, 'a cut stream could not end its call'));
+    look().catch((e: Error) => deps.ctx.log.warn({ call: callId, err: { message: e.message } }, 'a cut stream could not end its call'));
   }, deps.ctx.settings.streamResumeS * 1000);
   timer.unref();
+  function forget(): void {
+    clearTimeout(timer);
+  }
+  deps.stopping?.addEventListener('abort', forget, { once: true });
 }
