@@ -234,6 +234,37 @@ test('on a dev gateway a newcomer tries an agent first: picks it, runs its examp
     expect(receipts).toHaveLength(1);
     await page.locator('#try-outcome a[href^="#/receipts/"]').first().click();
     await page.waitForSelector(`[data-receipt="${receipts[0]!.id}"]`);
+
+    // A streamed output: each chunk shows as it arrives, then the outcome.
+    await cp.open('try/fixtures/streamer');
+    await page.waitForSelector('#try-run');
+    await settled(page);
+    await page.getByLabel('Call under the mandate').selectOption('alice/test');
+    await page.getByLabel('Input (JSON)').fill('{"n": 5, "gap_ms": 300}');
+    await page.click('#try-run');
+    await expect.poll(() => page.locator('#try-live ol.chunks li').count(), { timeout: 10_000 }).toBeGreaterThan(0);
+    // Chunks were on the page before the run ended: the outcome (its receipt link) is not there yet.
+    expect(await page.locator('#try-outcome a[href^="#/receipts/"]').count()).toBe(0);
+    await expect.poll(() => page.textContent('#try-outcome'), { timeout: 15_000 }).toContain('0.05 EUR');
+    expect(await page.locator('#try-live ol.chunks li').allTextContents()).toEqual([0, 1, 2, 3, 4].map((i) => JSON.stringify({ text: `part ${i}` })));
+
+    // An agent that asks: its question with a form; a wrong answer is refused in words at the field, the right one
+    // goes to the agent, and the outcome follows.
+    await cp.open('try/fixtures/asker');
+    await page.waitForSelector('#try-run');
+    await settled(page);
+    await page.getByLabel('Call under the mandate').selectOption('alice/test');
+    await page.getByLabel('Input (JSON)').fill('{}');
+    await page.click('#try-run');
+    await page.waitForSelector('#try-answer');
+    expect(await page.textContent('#try-live .question')).toBe('What is name 1?');
+    await accessible(cp, 'try: a question', audit);
+    await page.getByLabel('Your answer (JSON)').fill('{"name": 5}');
+    await page.click('#try-answer');
+    await expect.poll(() => page.getByLabel('Your answer (JSON)').getAttribute('aria-invalid'), { timeout: 10_000 }).toBe('true');
+    await page.getByLabel('Your answer (JSON)').fill('{"name": "Console"}');
+    await page.click('#try-answer');
+    await expect.poll(() => page.textContent('#try-outcome'), { timeout: 15_000 }).toContain('hello Console');
     expect(cp.problems).toEqual([]);
     await cp.close();
     console.log(`axe-core, violations per page (none serious or critical): ${JSON.stringify(audit)}`);

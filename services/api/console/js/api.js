@@ -136,3 +136,76 @@ export function qs(params) {
   const s = q.toString();
   return s ? `?${s}` : '';
 }
+
+/**
+ * One of a call's events (GET /v0/calls/{id}/events): its id, its name, its data.
+ * @typedef {{ id: number, event: string, data: any }} CallEvent
+ */
+
+/**
+ * Follow a call's events (Server-Sent Events, read with fetch: the key goes as a Bearer header, which EventSource
+ * cannot send), each handed to `onEvent` once, in order; a cut connection is resumed with Last-Event-ID. Resolves with
+ * the `completed` event, or undefined when `signal` fires first. A refusal (404: not yours) is an ApiError.
+ * @param {string} id
+ * @param {(e: CallEvent) => void} onEvent
+ * @param {AbortSignal} signal
+ * @returns {Promise<CallEvent | undefined>}
+ */
+export async function followEvents(id, onEvent, signal) {
+  let after = 0;
+  for (let cuts = 0; cuts <= 5 && !signal.aborted; cuts++) {
+    const k = key();
+    /** @type {Record<string, string>} */
+    const headers = { accept: 'text/event-stream', ...(after ? { 'last-event-id': String(after) } : {}) };
+    if (k) headers.authorization = `Bearer ${k}`;
+    let response;
+    try {
+      response = await fetch(`/v0/calls/${encodeURIComponent(id)}/events`, { headers, credentials: 'omit', cache: 'no-store', signal });
+    } catch {
+      if (signal.aborted) return undefined;
+      continue;
+    }
+    if (!response.ok || !response.body) throw new ApiError(response.status, await response.json().catch(() => null));
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let buffer = '';
+    try {
+      for (;;) {
+        const { done, value } = await reader.read();
+        if (done) break;
+        buffer += decoder.decode(value, { stream: true });
+        let cut = buffer.indexOf('\n\n');
+        while (cut >= 0) {
+          const e = sseEvent(buffer.slice(0, cut));
+          buffer = buffer.slice(cut + 2);
+          cut = buffer.indexOf('\n\n');
+          if (!e) continue;
+          after = e.id;
+          cuts = 0;
+          onEvent(e);
+          if (e.event === 'completed') return e;
+        }
+      }
+    } catch {
+      if (signal.aborted) return undefined;
+    }
+  }
+  return undefined;
+}
+
+/**
+ * One Server-Sent Event's block (`id:`, `event:`, `data:` lines; `:` comments skipped), or null for a comment only.
+ * @param {string} block
+ * @returns {CallEvent | null}
+ */
+function sseEvent(block) {
+  let id = 0;
+  let event = 'message';
+  const data = [];
+  for (const line of block.split('\n')) {
+    if (line.startsWith('id:')) id = Number(line.slice(3).trim());
+    else if (line.startsWith('event:')) event = line.slice(6).trim();
+    else if (line.startsWith('data:')) data.push(line.slice(5).replace(/^ /, ''));
+  }
+  return data.length ? { id, event, data: JSON.parse(data.join('\n')) } : null;
+}

@@ -1,6 +1,7 @@
 // @ts-check
 // The "Call it" form of an agent's Try page: the mandate to call under (and what it would decide), the input (the
-// agent's own example first), and Run: POST /v0/calls, then GET /v0/calls/{id} until the call ends.
+// agent's own example first), and Run: POST /v0/calls (answered at once), then the call's events until it ends
+// (call-stream.js: progress, chunks, the agent's questions).
 
 import { ApiError, get, qs, request } from '../../api.js';
 import { actionButton, field, fill, h, notice, setFieldError } from '../../dom.js';
@@ -8,6 +9,7 @@ import { money } from '../../money.js';
 import { agentRecord, sentence } from '../../agent-view.js';
 import { agentUrl } from '../../paths.js';
 import { drawOutcome } from './outcome.js';
+import { followCall } from './call-stream.js';
 
 /**
  * @typedef {import('../../api-types.js').AgentView} AgentView
@@ -96,36 +98,6 @@ function exampleButtons(examples, input, exampleText) {
 }
 
 /**
- * Ask for a call that went past the synchronous wait until it ends, then read it as POST /v0/calls would have
- * answered. Undefined when its outcome could not be read (said in `outcome`) or the page was left.
- * @param {CallAnswer} first
- * @param {HTMLElement} outcome
- * @param {() => boolean} left
- * @returns {Promise<CallAnswer | undefined>}
- */
-async function untilItEnds(first, outcome, left) {
-  let answer = first;
-  while (!left() && answer.status === 202 && answer.body?.call && !answer.body.receipt) {
-    fill(outcome, h('p', { class: 'loading', role: 'status' }, `The call ${answer.body.call.id} is ${answer.body.call.status}; waiting for it to end…`));
-    try {
-      answer = await request('GET', `/v0/calls/${encodeURIComponent(answer.body.call.id)}?wait=25`, undefined, { any: true });
-    } catch (e) {
-      if (!(e instanceof ApiError)) throw e;
-      fill(outcome, notice('error', 'The call was sent but its outcome could not be read: ', sentence(e.message), ' See it on the Calls page.'));
-      return undefined;
-    }
-    const r = answer.body?.receipt;
-    if (answer.status === 200 && !r) answer = { ...answer, status: 202 };
-    else if (answer.status === 200 && r && answer.body?.call) {
-      // GET /v0/calls/{id} answers 200 with the receipt: read it as POST /v0/calls would have answered.
-      answer =
-        r.status === 'succeeded' ? { status: 200, body: answer.body } : { status: 502, body: { ...answer.body, error: { code: r.error ?? 'agent_error' } } };
-    }
-  }
-  return left() ? undefined : answer;
-}
-
-/**
  * The form: a mandate, the input, Run, and where the outcome is drawn.
  * @param {RunContext} ctx
  */
@@ -155,6 +127,8 @@ export function runForm(ctx) {
     : null;
   const admission = h('p', { role: 'status' });
   const outcome = h('div', { id: 'try-outcome' });
+  // A running call's events (progress, streamed chunks, the agent's question), kept above its outcome once it ends.
+  const live = h('div', { id: 'try-live' });
   const check = () => (mandate ? checkAdmission(id, mandate, admission) : undefined);
   mandate?.input.addEventListener('change', check);
 
@@ -176,9 +150,10 @@ export function runForm(ctx) {
     exampleButtons(examples, input, exampleText),
     input.row,
   );
-  const runButton = actionButton('Run', () => run(ctx, { input, mandate, outcome }), { id: 'try-run', type: 'submit', disabled: !mandates.length });
+  const runButton = actionButton('Run', () => run(ctx, { input, mandate, outcome, live }), { id: 'try-run', type: 'submit', disabled: !mandates.length });
   form.append(
     h('p', {}, runButton, h('span', { class: 'hint' }, ' Runs the agent once. Only a run that succeeds (or a declared billed error) is charged.')),
+    live,
     outcome,
   );
   check();
@@ -188,9 +163,9 @@ export function runForm(ctx) {
 /**
  * Run: the input must be JSON and a mandate chosen; the call is made, awaited, and its answer drawn.
  * @param {RunContext} ctx
- * @param {{ input: Field, mandate: Field | null, outcome: HTMLElement }} form
+ * @param {{ input: Field, mandate: Field | null, outcome: HTMLElement, live: HTMLElement }} form
  */
-async function run(ctx, { input, mandate, outcome }) {
+async function run(ctx, { input, mandate, outcome, live }) {
   const { id, agent, left } = ctx;
   setFieldError(input, '');
   let value;
@@ -208,19 +183,21 @@ async function run(ctx, { input, mandate, outcome }) {
     );
     return;
   }
+  fill(live);
   fill(outcome, h('p', { class: 'loading', role: 'status' }, `Calling ${id}…`));
   /** @type {CallAnswer} */
   let first;
   try {
-    first = await request('POST', '/v0/calls', { mandate: mandate.input.value, agent: id, input: value }, { any: true });
+    // Answered at once: the call is then followed through its events (progress, chunks, a question to answer).
+    first = await request('POST', '/v0/calls', { mandate: mandate.input.value, agent: id, input: value }, { any: true, headers: { prefer: 'respond-async' } });
   } catch (e) {
     if (!(e instanceof ApiError)) throw e;
     fill(outcome, notice('error', sentence(e.message)));
     return;
   }
-  // Still on its way past the synchronous wait: ask until it ends.
-  const answer = await untilItEnds(first, outcome, left);
-  if (!answer) return;
+  const queued = first.status === 202 && first.body?.call && first.body.status !== 'pending_approval' ? first.body.call.id : undefined;
+  const answer = queued ? await followCall(queued, { live, outcome }) : first;
+  if (!answer || left()) return;
   drawOutcome({ outcome, input, agent }, answer);
   const status = answer.body?.receipt?.status;
   if (status === 'succeeded' || status === 'failed') refreshRecord(ctx);
