@@ -58,6 +58,14 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
   // The gateway is loaded only now that the arguments are known to be right (compose.ts loads each role it starts).
   const { startGateway } = await import('../compose.js');
   let gateway: RunningGateway;
+  // A stop asked while the gateway starts (its API may already listen) is kept, and done once it has started: a
+  // SIGTERM never kills a starting gateway half-way (the default action) and still ends in a clean stop, exit 0.
+  let stopAsked = false;
+  const early = (): void => {
+    stopAsked = true;
+  };
+  process.on('SIGTERM', early);
+  process.on('SIGINT', early);
   try {
     gateway = await startGateway(roles, overrides);
   } catch (e) {
@@ -67,6 +75,9 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
       return 1;
     }
     throw e;
+  } finally {
+    process.off('SIGTERM', early);
+    process.off('SIGINT', early);
   }
   const webhook = gateway.webhookSecret;
   if (webhook?.generated) {
@@ -92,6 +103,7 @@ export async function serveCommand(argv: string[], roles: readonly Role[] = ALL_
     const unwatch = stopWhenParentGoes(shutdown);
     process.on('SIGTERM', shutdown);
     process.on('SIGINT', shutdown);
+    if (stopAsked) shutdown();
   });
   return 0;
 }

@@ -3,26 +3,23 @@
  * BullMQ (and once on the embedded defaults), resumed with Last-Event-ID on another API process, the per-chunk budget
  * cap, and every way a stream ends with what it is billed — read from the signed receipt and the mandate's counters.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import fc from 'fast-check';
-import { ALL_ROLES, startGateway } from '../../services/compose.js';
 import { audit } from '../../shared/ledger/audit.js';
 import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
-import { TEST_REGISTRY } from '../support/gateway.js';
+import { startEmbeddedGateway } from '../support/embedded.js';
 import { send } from '../support/http.js';
 import { signUp, workMandate } from '../support/hosted.js';
 import { testWebhookSettings } from '../support/webhook-settings.js';
+import { perTestCleanups } from '../support/cleanups.js';
+import { startReceiver } from '../support/webhook-receiver.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { poll } from '../support/poll.js';
 import { readEvents, type SseEvent } from '../support/sse.js';
 
 const MANDATE = 'alice/test';
+const { defer } = perTestCleanups();
 
 async function receiptOf(g: TestGateway, id: string): Promise<any> {
   return poll(
@@ -224,46 +221,26 @@ describe('an agent that asks its caller', () => {
 describe('questions and the callback_url', () => {
   test('call.input_required is delivered the moment the agent asks (Standard Webhooks), then call.completed', async () => {
     const secret = generateWebhookSecret();
-    const received: Array<{ headers: IncomingHttpHeaders; body: string }> = [];
-    const receiver = createServer((req, res) => {
-      let body = '';
-      req.setEncoding('utf8');
-      req.on('data', (c: string) => (body += c));
-      req.on('end', () => {
-        received.push({ headers: req.headers, body });
-        res.writeHead(204).end();
+    const { url: hook, received } = await startReceiver(defer);
+    await useAudited(await startTestGateway({ config: { webhooks: testWebhookSettings({ devSecret: secret }) } }), async (g) => {
+      await g.mandate({});
+      const queued = await g.post<any>('/v0/calls', { mandate: MANDATE, agent: 'fixtures/asker', input: {}, callback_url: hook }, { prefer: 'respond-async' });
+      const id = queued.body.call.id as string;
+      const verified = () => received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, any>);
+      const asked = await poll(async () => verified().find((b) => b.type === 'call.input_required'), { what: 'call.input_required', timeoutMs: 10_000 });
+      expect(asked).toMatchObject({
+        call: { id, status: 'input_required' },
+        question: 4,
+        request: { message: 'What is name 1?' },
+        answer: { method: 'POST', path: `/v0/calls/${id}/input` },
       });
+      expect(received[0]!.headers['webhook-id']).toBe(`msg_${id}_q4`);
+      expect((await g.post<any>(asked.answer.path, { input: { name: 'Hook' }, question: asked.question })).status).toBe(202);
+      const done = await poll(async () => verified().find((b) => b.type === 'call.completed'), { what: 'call.completed', timeoutMs: 10_000 });
+      expect(done).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Hook' }, receipt: { ended_by: 'completed' } });
+      // Each once: the question's delivery and the completion's are distinct deliveries.
+      expect(verified().map((b) => b.type)).toEqual(['call.input_required', 'call.completed']);
     });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
-    const hook = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hook`;
-    try {
-      await useAudited(await startTestGateway({ config: { webhooks: testWebhookSettings({ devSecret: secret }) } }), async (g) => {
-        await g.mandate({});
-        const queued = await g.post<any>(
-          '/v0/calls',
-          { mandate: MANDATE, agent: 'fixtures/asker', input: {}, callback_url: hook },
-          { prefer: 'respond-async' },
-        );
-        const id = queued.body.call.id as string;
-        const verified = () => received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, any>);
-        const asked = await poll(async () => verified().find((b) => b.type === 'call.input_required'), { what: 'call.input_required', timeoutMs: 10_000 });
-        expect(asked).toMatchObject({
-          call: { id, status: 'input_required' },
-          question: 4,
-          request: { message: 'What is name 1?' },
-          answer: { method: 'POST', path: `/v0/calls/${id}/input` },
-        });
-        expect(received[0]!.headers['webhook-id']).toBe(`msg_${id}_q4`);
-        expect((await g.post<any>(asked.answer.path, { input: { name: 'Hook' }, question: asked.question })).status).toBe(202);
-        const done = await poll(async () => verified().find((b) => b.type === 'call.completed'), { what: 'call.completed', timeoutMs: 10_000 });
-        expect(done).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Hook' }, receipt: { ended_by: 'completed' } });
-        // Each once: the question's delivery and the completion's are distinct deliveries.
-        expect(verified().map((b) => b.type)).toEqual(['call.input_required', 'call.completed']);
-      });
-    } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
-    }
   });
 });
 
@@ -312,23 +289,7 @@ describe('resumption, at random cut points', () => {
 
 describe('on the embedded defaults (PGlite, in-process queue, store and notifier)', () => {
   test('a streamed call, and a question answered, as `npm start` runs them', async () => {
-    const saved = { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL };
-    delete process.env.DATABASE_URL;
-    delete process.env.REDIS_URL;
-    const dir = await mkdtemp(path.join(tmpdir(), 'holon-streams-pglite-'));
-    let gw: Awaited<ReturnType<typeof startGateway>>;
-    try {
-      gw = await startGateway(ALL_ROLES, {
-        port: 0,
-        dbDir: path.join(dir, 'db'),
-        registryDirs: TEST_REGISTRY,
-        registryExplicit: true,
-        agentHost: false,
-        logLevel: 'warn',
-      });
-    } finally {
-      Object.assign(process.env, Object.fromEntries(Object.entries(saved).filter(([, v]) => v !== undefined)));
-    }
+    const gw = await startEmbeddedGateway('streams-pglite');
     try {
       expect(gw.db.kind).toBe('pglite');
       expect(gw.context.messaging.kind).toBe('memory');

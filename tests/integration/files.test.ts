@@ -7,13 +7,10 @@
  * audit runs after every gateway test.
  */
 import { createHash, randomBytes } from 'node:crypto';
-import { mkdtemp } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import path from 'node:path';
 import { describe, expect, test } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ALL_ROLES, startGateway } from '../../services/compose.js';
+import { startEmbeddedGateway } from '../support/embedded.js';
 import { startRunner } from '../../services/runner/worker.js';
 import { startFileSweeper, sweepFiles } from '../../services/settler/file-sweeper.js';
 import { createCallWaiter } from '../../shared/calls/answer/waiter.js';
@@ -533,24 +530,7 @@ describe('bad input', () => {
 describe('dev mode on the embedded defaults (PGlite, in-process queue)', () => {
   test('the local operator uploads without a key and without HOLON_FILE_SECRET; an MCP agent downloads through the link', async () => {
     await withFileAgents(async (agents) => {
-      const saved = { DATABASE_URL: process.env.DATABASE_URL, REDIS_URL: process.env.REDIS_URL, HOLON_FILE_SECRET: process.env.HOLON_FILE_SECRET };
-      delete process.env.DATABASE_URL;
-      delete process.env.REDIS_URL;
-      delete process.env.HOLON_FILE_SECRET;
-      const dir = await mkdtemp(path.join(tmpdir(), 'holon-files-pglite-'));
-      let gw: Awaited<ReturnType<typeof startGateway>>;
-      try {
-        gw = await startGateway(ALL_ROLES, {
-          port: 0,
-          dbDir: path.join(dir, 'db'),
-          registryDirs: [...TEST_REGISTRY, agents.registry],
-          registryExplicit: true,
-          agentHost: false,
-          logLevel: 'warn',
-        });
-      } finally {
-        Object.assign(process.env, Object.fromEntries(Object.entries(saved).filter(([, v]) => v !== undefined)));
-      }
+      const gw = await startEmbeddedGateway('files-pglite', { registryDirs: [...TEST_REGISTRY, agents.registry], unset: ['HOLON_FILE_SECRET'] });
       try {
         expect(gw.db.kind).toBe('pglite');
         const url = `http://127.0.0.1:${gw.port}`;

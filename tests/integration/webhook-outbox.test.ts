@@ -8,8 +8,6 @@
  * process of its own (a gateway beside the first, on its database). Every delivery is verified with
  * `standardwebhooks`, as a receiver would.
  */
-import { createServer, type IncomingHttpHeaders } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
 import { CALLBACK_QUEUE } from '../../shared/calls/wire.js';
@@ -21,34 +19,11 @@ import { perTestCleanups } from '../support/cleanups.js';
 import { losingJobs } from '../support/lost-jobs.js';
 import { poll, sleep } from '../support/poll.js';
 import { testWebhookSettings } from '../support/webhook-settings.js';
+import { startReceiver as startReceiverOn } from '../support/webhook-receiver.js';
 import type { Schema } from '../support/http.js';
 
-interface Received {
-  headers: IncomingHttpHeaders;
-  body: string;
-}
-
 const { defer } = perTestCleanups();
-
-/** A receiver on loopback that answers 204 and records every request. */
-async function startReceiver(): Promise<{ url: string; received: Received[] }> {
-  const received: Received[] = [];
-  const server = createServer((req, res) => {
-    let body = '';
-    req.setEncoding('utf8');
-    req.on('data', (c: string) => (body += c));
-    req.on('end', () => {
-      received.push({ headers: req.headers, body });
-      res.writeHead(204).end();
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  defer(async () => {
-    server.closeAllConnections();
-    await new Promise((resolve) => server.close(resolve));
-  });
-  return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hook`, received };
-}
+const startReceiver = () => startReceiverOn(defer);
 
 type Backend = 'redis' | 'memory';
 

@@ -1,6 +1,7 @@
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { execFile, spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
 import { mkdtemp, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
@@ -142,5 +143,30 @@ describe("holon serve on the embedded defaults (the README's first command)", ()
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
     }
+  });
+
+  it('a SIGTERM that arrives while it starts (before every role is up) still ends in a clean stop: exit 0, the lock released', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'holon-serve-early-'));
+    const env = { ...process.env, LOG_LEVEL: 'info', HOLON_AGENT_HOST: '0' } as NodeJS.ProcessEnv;
+    delete env.DATABASE_URL;
+    delete env.REDIS_URL;
+    const db = path.join(dir, 'db');
+    const child = spawn(process.execPath, [path.join(ROOT, 'bin/holon.mjs'), 'serve', '--port', '0', '--db', db], { cwd: ROOT, env });
+    let out = '';
+    const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+    // The first line it writes (the embedded-defaults warning) comes early in its start-up: stop it right then.
+    await new Promise<void>((resolve) => {
+      const first = (c: Buffer): void => {
+        out += c;
+        child.kill('SIGTERM');
+        resolve();
+      };
+      child.stdout.once('data', first);
+      child.stderr.once('data', first);
+    });
+    child.stdout.on('data', (c) => (out += c));
+    child.stderr.on('data', (c) => (out += c));
+    expect(await exited, out).toBe(0);
+    expect(existsSync(path.join(db, 'holon.lock')), out).toBe(false);
   });
 });

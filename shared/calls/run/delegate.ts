@@ -20,6 +20,7 @@ import { recordSubMandate } from '../transitions.js';
 import type { ChildRequest, ParentRun, RunningCall } from '../submit/types.js';
 import { answerQuestion, type OpenQuestion, questionOf } from '../events/answer.js';
 import { CALLS_EVENTS_CHANNEL } from '../wire.js';
+import { lookUntilFound } from '../events/look.js';
 
 export interface ChildResult {
   ok: boolean;
@@ -118,30 +119,10 @@ async function followChild(ctx: ServiceContext, waiter: CallWaiter, signal: Abor
 }
 
 /** The child's next open question, woken by `calls-events` (and a look every second); undefined once `stop` fires. */
-async function nextQuestion(ctx: ServiceContext, childId: string, stop: AbortSignal): Promise<OpenQuestion | undefined> {
-  let wake: () => void = () => {};
-  const unsubscribe = await ctx.messaging.notifier.subscribe(CALLS_EVENTS_CHANNEL, (message) => {
-    if (message === childId) wake();
-  });
-  try {
-    while (!stop.aborted) {
-      const open = await questionOf(ctx, childId);
-      if (open) return open;
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(done, 1000);
-        function done(): void {
-          clearTimeout(timer);
-          stop.removeEventListener('abort', done);
-          resolve();
-        }
-        wake = done;
-        stop.addEventListener('abort', done, { once: true });
-      });
-    }
-    return undefined;
-  } finally {
-    await unsubscribe().catch(() => undefined);
-  }
+function nextQuestion(ctx: ServiceContext, childId: string, stop: AbortSignal): Promise<OpenQuestion | undefined> {
+  return lookUntilFound(ctx.messaging.notifier, { channel: CALLS_EVENTS_CHANNEL, callId: childId, everyMs: 1000, signal: stop }, () =>
+    questionOf(ctx, childId),
+  );
 }
 
 function refused(receipt: ReceiptView | null, code = 'denied', message?: string): ChildResult {

@@ -16,6 +16,7 @@ import type { RunDeadline } from '../../runtimes/abort.js';
 import type { RunStream } from '../../runtimes/types.js';
 import type { CallResources } from '../engine-types.js';
 import { answerRefOf, appendEventRow } from '../events/rows.js';
+import { lookUntilFound } from '../events/look.js';
 import { FIRST_APPENDED_ID, type InputRequest } from '../events/types.js';
 import { checkChunk, jsonText, StreamEnded, type StreamState } from './stream-state.js';
 import { moveRunDeadline } from '../transitions.js';
@@ -149,33 +150,11 @@ function checkRequest(request: unknown): InputRequest | string {
 /** The answer to question `seq` (its JSON), once someone gave one; undefined at the end of the wait or when the run ends. */
 async function waitForAnswer(ctx: CallResources, question: { callId: string; seq: number; waitMs: number; signal: AbortSignal }): Promise<string | undefined> {
   const { callId, seq, waitMs, signal } = question;
-  const { store, notifier } = ctx.messaging;
-  let wake: () => void = () => {};
-  const unsubscribe = await notifier.subscribe(CALLS_INPUT_CHANNEL, (message) => {
-    if (message === callId) wake();
+  const watch = { channel: CALLS_INPUT_CHANNEL, callId, everyMs: ANSWER_POLL_MS, waitMs, signal };
+  const found = await lookUntilFound(ctx.messaging.notifier, watch, async () => {
+    const ref = await answerRefOf(ctx.db, callId, seq);
+    // Taken, but lost by the store (a restarted in-process store): nothing to give the agent.
+    return ref === undefined ? undefined : { answer: await ctx.messaging.store.take(answerKey(callId, ref)) };
   });
-  const until = Date.now() + waitMs;
-  try {
-    while (!signal.aborted && Date.now() < until) {
-      const ref = await answerRefOf(ctx.db, callId, seq);
-      if (ref !== undefined) {
-        const answer = await store.take(answerKey(callId, ref));
-        // Taken but lost by the store (a restarted in-process store): nothing to give the agent.
-        return answer;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, Math.min(ANSWER_POLL_MS, Math.max(0, until - Date.now())));
-        const done = () => {
-          clearTimeout(timer);
-          signal.removeEventListener('abort', done);
-          resolve();
-        };
-        wake = done;
-        signal.addEventListener('abort', done, { once: true });
-      });
-    }
-    return undefined;
-  } finally {
-    await unsubscribe().catch(() => undefined);
-  }
+  return found?.answer;
 }
