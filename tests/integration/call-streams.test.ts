@@ -3,6 +3,9 @@
  * BullMQ (and once on the embedded defaults), resumed with Last-Event-ID on another API process, the per-chunk budget
  * cap, and every way a stream ends with what it is billed — read from the signed receipt and the mandate's counters.
  */
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { Webhook } from 'standardwebhooks';
 import { describe, expect, test } from 'vitest';
 import fc from 'fast-check';
@@ -288,6 +291,50 @@ describe('resumption, at random cut points', () => {
 });
 
 describe('on the embedded defaults (PGlite, in-process queue, store and notifier)', () => {
+  test('MCP (chunks as progress, a question as a form) and call.input_required to a callback_url', async () => {
+    const gw = await startEmbeddedGateway('streams-pglite-mcp');
+    try {
+      expect(gw.db.kind).toBe('pglite');
+      const url = `http://127.0.0.1:${gw.port}`;
+      const m = await send(url, 'POST', '/v0/mandates', {
+        body: { id: 'carol/mcp', issuer: 'carol', grantee: 'carol/assistant', allow: { agents: ['fixtures/*'] }, budget: { total: '1.00', currency: 'EUR' } },
+      });
+      expect(m.status).toBe(201);
+      const client = new Client({ name: 'pglite-events', version: '1.0.0' }, { capabilities: { elicitation: {} } });
+      client.setRequestHandler(ElicitRequestSchema, async () => ({ action: 'accept', content: { name: 'Lite' } }));
+      await client.connect(new StreamableHTTPClientTransport(new URL(`${url}/mcp`), { requestInit: { headers: { 'x-holon-mandate': 'carol/mcp' } } }));
+      try {
+        const messages: string[] = [];
+        const streamed = await client.callTool({ name: 'call_agent', arguments: { agent: 'fixtures/streamer', input: { n: 2, gap_ms: 30 } } }, undefined, {
+          onprogress: (p) => messages.push(p.message ?? ''),
+        });
+        expect(streamed.structuredContent).toMatchObject({ status: 'succeeded', receipt: { delivered: { chunks: 2, units: '2' } } });
+        expect(messages.filter((t) => t.startsWith('output.chunk'))).toHaveLength(2);
+        const asked = await client.callTool({ name: 'call_agent', arguments: { agent: 'fixtures/asker', input: {} } }, undefined, { onprogress: () => {} });
+        expect(asked.structuredContent).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Lite' } });
+      } finally {
+        await client.close();
+      }
+      // A callback_url hears the question at once, signed with the dev gateway's secret.
+      const { url: hook, received } = await startReceiver(defer);
+      const queued = await send<any>(url, 'POST', '/v0/calls', {
+        body: { mandate: 'carol/mcp', agent: 'fixtures/asker', input: {}, callback_url: hook },
+        headers: { prefer: 'respond-async' },
+      });
+      const id = queued.body.call.id as string;
+      const secret = gw.webhookSecret!.secret;
+      const verified = () => received.map((r) => new Webhook(secret).verify(r.body, r.headers as Record<string, string>) as Record<string, any>);
+      const q = await poll(async () => verified().find((b) => b.type === 'call.input_required'), { what: 'call.input_required', timeoutMs: 10_000 });
+      expect(q).toMatchObject({ call: { id }, question: 4 });
+      expect((await send(url, 'POST', `/v0/calls/${id}/input`, { body: { input: { name: 'Hook' } } })).status).toBe(202);
+      const done = await poll(async () => verified().find((b) => b.type === 'call.completed'), { what: 'call.completed', timeoutMs: 10_000 });
+      expect(done).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Hook' } });
+      expect((await audit(gw.db.knex)).problems).toEqual([]);
+    } finally {
+      await gw.stop();
+    }
+  });
+
   test('a streamed call, and a question answered, as `npm start` runs them', async () => {
     const gw = await startEmbeddedGateway('streams-pglite');
     try {
