@@ -15,9 +15,11 @@ import { createApp, type ApiDeps } from './app.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
 import { createMcpEndpoint } from './mcp/server.js';
+import { requestStateSeal } from './mcp/request-state.js';
 import { isLoopbackName } from './origins.js';
 import type { KeySet } from '../../shared/signing/key-set.js';
 import { setMaxListeners } from 'node:events';
+import { randomBytes } from 'node:crypto';
 
 /** The API could not listen: said in plain words (the port is taken, the address is not this machine's). */
 export class ListenError extends Error {
@@ -191,6 +193,8 @@ export async function startApi(processEngine: CallEngine, config: Config, option
     defaultMandate: config.mcpMandate,
     progressIntervalMs: config.mcpProgressMs,
     elicitationTimeoutMs: 10 * 60_000,
+    // HOLON_FILE_SECRET (or this process's own): API processes that share it resume each other's input requests.
+    requestState: requestStateSeal(options.fileLinkSecret ?? randomBytes(32).toString('base64url'), ctx.settings.inputTtlS, () => ctx.now()),
   });
   if (ctx.metrics) ctx.metrics.sources.mcpSessions = () => mcp.sessionCount();
   // One limiter for every limit: Redis, shared by every API process, or in memory without Redis. The demo (routes/demo.ts)

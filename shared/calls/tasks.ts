@@ -20,7 +20,7 @@ export interface TaskOwner {
 }
 
 /** The MCP `Task` object (the SDK's TaskSchema). */
-export interface CallTask {
+export type CallTask = {
   taskId: string;
   status: TaskStatus;
   statusMessage?: string;
@@ -29,7 +29,7 @@ export interface CallTask {
   /** How long the result (a success's output) waits for its pickup, in ms. */
   ttl: number;
   pollInterval: number;
-}
+};
 
 const TASK_POLL_INTERVAL_MS = 1_000;
 const TASK_PAGE_SIZE = 50;

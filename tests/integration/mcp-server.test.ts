@@ -56,6 +56,7 @@ describe('the MCP server at /mcp', () => {
         'get_budget',
         'get_receipt',
         'list_approvals',
+        'list_calls',
         'search_agents',
       ]);
       for (const t of tools) expect(t.outputSchema?.type).toBe('object');

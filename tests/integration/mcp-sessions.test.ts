@@ -4,6 +4,7 @@
  * and refusals that are JSON-RPC errors in plain words (a hosted 401 also names the Bearer scheme). Requests come from different loopback addresses (127.0.0.x) through undici's
  * `localAddress`, so that one test process plays several clients.
  */
+import { requestStateSeal } from '../../services/api/mcp/request-state.js';
 import { mkdtemp, readFile } from 'node:fs/promises';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -108,6 +109,7 @@ async function smallLimits(g: TestGateway, limits: { total: number; perPrincipal
     defaultMandate: 'alice/test',
     progressIntervalMs: 1000,
     elicitationTimeoutMs: 1000,
+    requestState: requestStateSeal('a secret of this test', 60, () => Date.now()),
     sessionLimits: limits,
   });
   const app = express()

@@ -1,58 +1,58 @@
 /**
- * The `call_agent` tool (spec/mcp.md §1–3): the same admission, reservation, billing and receipts as
- * POST /v0/calls, under the connection's mandate, always answered in the same tool call:
+ * The `call_agent` tool (spec/mcp.md §1–3, docs/mcp.md): the same admission, reservation, billing and receipts as
+ * POST /v0/calls, under the connection's mandate. One code path for both protocol eras, written as rounds of a
+ * multi-round-trip request: what the tool needs from a human is an **input request** (`resultType: "input_required"`
+ * with a sealed `requestState`, request-state.ts); a 2026-07-28 client answers it by retrying the call, and a 2025
+ * session gets it as an elicitation form from the SDK's legacy shim, which re-enters the tool the same way.
  *
- *   needs approval   ask_in_client principal + a client that declared `elicitation` → a form (agent, worst case,
- *                    reasons, the input it would receive): accept = approve and run now, decline = reject,
- *                    dismissed or unanswered = stays pending. Otherwise `pending_approval` with the approval id.
- *   queued/running   progress notifications every `progressIntervalMs` when the client sent a progress token.
- *   cancelled        the client's `notifications/cancelled` cancels the call: the agent sees the cancellation
- *                    and nothing is billed (failed / cancelled).
+ *   needs approval   ask_in_client principal + a client that can answer forms → input request `approval` (agent,
+ *                    worst case, reasons, the input it would receive): accept = approve and run now, decline =
+ *                    reject, dismissed = stays pending. Otherwise `pending_approval` with the approval id.
+ *   a question       the call's agent asks (the call events' input_required) → input request `answer` with the
+ *                    question's form: accepted = the answer, declined = the call is cancelled, dismissed = the call
+ *                    stays held for POST /v0/calls/{id}/input.
+ *   queued/running   progress notifications every `progressIntervalMs` when the client sent a progress token; with
+ *                    the tasks extension declared (2026-07-28), a task instead (tasks-extension.ts).
+ *   cancelled        the client's cancellation cancels the call: the agent sees it and nothing is billed.
  *   finished         `{status, output?, receipt}`; a failure is `isError` with `{error: {code, message}}`.
  *
- * Each call_agent is measured like POST /v0/calls: `holon_call_request_duration_seconds`, surface `mcp`, by the
- * outcome class of REST's answer to the same call (succeeded, pending, refused, failed, error).
+ * Each round is measured like POST /v0/calls: `holon_call_request_duration_seconds`, surface `mcp`, by the outcome
+ * class of REST's answer to the same call (succeeded, pending, refused, failed, error).
  */
-import { ElicitResultSchema, type ServerNotification, type ServerRequest } from '@modelcontextprotocol/sdk/types.js';
-import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
-import { type ErrorCode, HolonError, type Problem } from '../../../shared/core/errors.js';
+import { inputRequired, inputResponse, ProtocolErrorCode, type InputRequiredResult, type ServerContext } from '@modelcontextprotocol/server';
+import { type ErrorCode, HolonError } from '../../../shared/core/errors.js';
+import { formatAmount, parseAmount } from '../../../shared/core/money.js';
 import { requestCancel } from '../../../shared/calls/cancel.js';
-import { callStatus } from '../../../shared/calls/transitions.js';
+import { answerQuestion } from '../../../shared/calls/events/answer.js';
+import { approvalView, loadApproval } from '../../../shared/calls/submit/approvals.js';
 import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js';
-import { takeOutput } from '../../../shared/calls/answer/outputs.js';
-import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import type { Submitted } from '../../../shared/calls/submit/submit.js';
 import type { Held } from '../../../shared/calls/submit/types.js';
-import { parseAmount } from '../../../shared/core/money.js';
 import { callOutcomeClass } from '../../../shared/platform/metrics.js';
+import { loadReceiptTree } from '../../../shared/receipts/store.js';
 import { httpStatusOf } from '../http-status.js';
 import { mandateTreeScope } from '../principal.js';
-import { describeReceipt, type McpDeps, type McpPrincipal, type ToolAnswer } from './tools.js';
-import { untrusted, untrustedJson } from './untrusted.js';
-import { relayEvents } from './call-events.js';
+import { declinedAnswer, pendingAnswer, refusedAnswer } from './call-answers.js';
+import { formSchema } from './call-events.js';
+import { protocolError } from './errors.js';
+import { follow, type Answered, type Followed } from './follow.js';
+import { argumentsDigest, type CallAgentState, type StateBody } from './request-state.js';
+import { startCallTask, type TaskCreated } from './tasks-extension.js';
 import type { CallAgentArgs } from './tool-args.js';
-
-type Extra = RequestHandlerExtra<ServerRequest, ServerNotification>;
-
-/** How long past its hard timeout a call may take to settle before the tool answers `running`. */
-const SETTLE_GRACE_MS = 15_000;
-
-type PendingApproval = Held['approval'];
-
-/** A refusal as call_agent answers it: from admission (its code), or read back from a receipt (a task's). */
-interface RefusedCall {
-  code: string;
-  message: string;
-  problems?: readonly Problem[];
-  receipt: ReceiptView;
-}
+import type { McpDeps, McpPrincipal } from './tools.js';
+import { untrusted, untrustedJson } from './untrusted.js';
 
 export interface CallAgentOptions {
-  /** The MCP request's context (its signal, progress token, notifications). */
-  extra: Extra;
-  /** The client declared the elicitation capability. */
-  canElicit: boolean;
+  /** The MCP request's context (its signal, progress token, notifications, input responses, request state). */
+  ctx: ServerContext;
+  /** The client can answer input requests with forms (it declared `elicitation`). */
+  canAsk: boolean;
+  /** A 2026-07-28 client that declared the tasks extension: an admitted call is answered as a task. */
+  canTask: boolean;
 }
+
+/** A round of call_agent: the tool's answer, an input request, or a task. */
+export type CallRound = ({ kind: 'answer' } & Answered) | { kind: 'input'; result: InputRequiredResult } | { kind: 'task'; result: TaskCreated };
 
 /** The call `call_agent` asks for, through the same admission as POST /v0/calls, under the connection's mandate. */
 export async function submitFor(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs): Promise<Submitted> {
@@ -69,21 +69,15 @@ export async function submitFor(deps: McpDeps, who: McpPrincipal, args: CallAgen
   });
 }
 
-/** What call_agent answered, and its outcome class in the call-latency histogram (callOutcomeClass's words). */
-export interface Answered {
-  answer: ToolAnswer;
-  outcome: string;
-}
-
 const outcomeOfCode = (code: ErrorCode): string => callOutcomeClass(httpStatusOf(code));
 
-export async function callAgent(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs, options: CallAgentOptions): Promise<ToolAnswer> {
+export async function callAgent(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs, options: CallAgentOptions): Promise<CallRound> {
   const started = performance.now();
   let outcome = 'error';
   try {
-    const answered = await answerCall(deps, who, args, options);
-    outcome = answered.outcome;
-    return answered.answer;
+    const round = await roundOf(new Rounds(deps, who, args, options));
+    outcome = round.kind === 'answer' ? round.outcome : 'pending';
+    return round;
   } catch (e) {
     // Thrown: bad arguments (a refused class, as REST's 4xx) or the gateway's own failure.
     outcome = e instanceof HolonError ? outcomeOfCode(e.code) : 'error';
@@ -93,165 +87,126 @@ export async function callAgent(deps: McpDeps, who: McpPrincipal, args: CallAgen
   }
 }
 
-async function answerCall(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs, options: CallAgentOptions): Promise<Answered> {
-  const { extra } = options;
-  let submitted = await submitFor(deps, who, args);
-  const pending = (held: Pick<Held, 'approval' | 'receipt'>): Answered => ({ answer: pendingAnswer(held), outcome: 'pending' });
+function roundOf(r: Rounds): Promise<CallRound> {
+  const state = r.options.ctx.mcpReq.requestState<CallAgentState>();
+  if (state === undefined) return r.first();
+  // The state opened (the server's verify hook): it is this principal's; it must also be for these arguments.
+  if (typeof state !== 'object' || state.digest !== r.digest) {
+    throw protocolError(ProtocolErrorCode.InvalidParams, 'requestState belongs to other arguments: retry with the arguments of the call that asked');
+  }
+  return state.step === 'approval' ? r.approval(state) : r.answer(state);
+}
 
-  if (submitted.kind === 'held') {
-    const held = submitted;
-    if (!who.askInClient || !options.canElicit) return pending(held);
-    const action = await askInClient(deps, extra, held.approval, args.input);
+const answered = (a: Answered): CallRound => ({ kind: 'answer', ...a });
+
+/** The rounds of one call_agent request: each reads what it needs and answers a CallRound. */
+class Rounds {
+  readonly digest: string;
+  constructor(
+    readonly deps: McpDeps,
+    readonly who: McpPrincipal,
+    readonly args: CallAgentArgs,
+    readonly options: CallAgentOptions,
+  ) {
+    this.digest = argumentsDigest(args);
+  }
+
+  async first(): Promise<CallRound> {
+    const submitted = await submitFor(this.deps, this.who, this.args);
+    if (submitted.kind === 'held') {
+      if (!this.who.askInClient || !this.options.canAsk) return answered(pending(submitted));
+      return this.input('approval', this.approvalForm(submitted.approval), {
+        step: 'approval',
+        approval: submitted.approval.id,
+        worstCase: submitted.approval.worst_case,
+      });
+    }
+    return this.admitted(submitted);
+  }
+
+  /** The retry of an approval form: accepted runs the call now, declined rejects it, anything else leaves it pending. */
+  async approval(state: Extract<CallAgentState, { step: 'approval' }>): Promise<CallRound> {
+    const { deps, who } = this;
+    const found = await loadApproval(deps.ctx.db, state.approval, deps.ctx.now());
+    if (!found || found.approval.mandateId !== who.mandateId || formatAmount(found.approval.worstCase) !== state.worstCase) {
+      throw protocolError(ProtocolErrorCode.InvalidParams, 'the approval this requestState names is not the one shown: call the tool again without it');
+    }
+    const receipt = (await loadReceiptTree(deps.ctx.db, found.approval.receiptId))!;
+    const held = { approval: approvalView(found.approval), receipt };
+    const response = inputResponse(this.options.ctx.mcpReq.inputResponses, 'approval');
+    const action = response.kind === 'elicit' ? response.action : 'cancel';
+    // Decided meanwhile (by the human key, or expired): the form's answer no longer decides anything.
+    if (found.approval.status !== 'pending' || action === 'cancel') return answered(pending(held));
+    if (action === 'decline') {
+      await decideAndSubmit(deps.engine, found.approval.id, 'reject');
+      return answered({ answer: declinedAnswer(held), outcome: 'refused' });
+    }
+    const decided = await decideAndSubmit(deps.engine, found.approval.id, 'run');
+    if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 'the approval did not submit the call');
+    // Approved and run: a call cannot be held twice (its approval is used).
+    if (decided.submitted.kind === 'held') return answered(pending(decided.submitted));
+    return this.admitted(decided.submitted);
+  }
+
+  /** The retry of a question's form: the answer goes to the call, which is then followed again. */
+  async answer(state: Extract<CallAgentState, { step: 'question' }>): Promise<CallRound> {
+    const { deps } = this;
+    const call = await deps.ctx.db('calls').where({ id: state.call }).first('timeout_ms', 'mandate_id');
+    if (!call || call.mandate_id !== this.who.mandateId) throw protocolError(ProtocolErrorCode.InvalidParams, 'the call this requestState names is not yours');
+    const response = inputResponse(this.options.ctx.mcpReq.inputResponses, 'answer');
+    const action = response.kind === 'elicit' ? response.action : 'cancel';
+    if (action === 'decline') await requestCancel(deps.engine, state.call);
+    let after = state.question;
     if (action === 'accept') {
-      const decided = await decideAndSubmit(deps.engine, held.approval.id, 'run');
-      if (decided.kind !== 'submitted') throw new HolonError('gateway_error', 'the approval did not submit the call');
-      submitted = decided.submitted;
-    } else if (action === 'decline') {
-      await decideAndSubmit(deps.engine, held.approval.id, 'reject');
-      return { answer: declinedAnswer(held), outcome: 'refused' };
-    } else {
-      return pending(held);
-    }
-  }
-
-  if (submitted.kind === 'refused') return { answer: refusedAnswer(submitted), outcome: outcomeOfCode(submitted.code) };
-  // Approved in the client and run: a call cannot be held twice (its approval is used).
-  if (submitted.kind === 'held') return pending(submitted);
-  return follow(deps, submitted, extra, options.canElicit);
-}
-
-function declinedAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
-  return {
-    isError: true,
-    structured: {
-      status: 'rejected',
-      error: { code: 'approval_rejected', message: 'the approval was declined in the client; nothing ran and nothing was charged' },
-      receipt: held.receipt,
-    },
-    text: `declined: the call to ${held.approval.agent} did not run; nothing was charged. ${describeReceipt(held.receipt)}`,
-  };
-}
-
-export function pendingAnswer(held: Pick<Held, 'approval' | 'receipt'>): ToolAnswer {
-  const a = held.approval;
-  return {
-    structured: { status: 'pending_approval', approval: a, receipt: held.receipt },
-    text:
-      `pending approval ${a.id}: ${a.agent}, worst case ${a.worst_case} ${a.currency} (${a.reasons.join('; ')}). ` +
-      `A human decides it with the human key (POST /v0/approvals/${a.id}); once granted, call again with "approval": "${a.id}".`,
-  };
-}
-
-export function refusedAnswer(r: RefusedCall): ToolAnswer {
-  return {
-    isError: true,
-    structured: {
-      status: r.receipt.status,
-      error: { code: r.code, message: r.message, ...(r.problems ? { problems: r.problems } : {}) },
-      receipt: r.receipt,
-    },
-    text: `${r.receipt.status}: ${r.message}${r.problems ? ` (${r.problems.map((p) => `${p.path} ${p.message}`).join('; ')})` : ''}. ${describeReceipt(r.receipt)}`,
-  };
-}
-
-type ElicitAction = 'accept' | 'decline' | 'cancel';
-
-async function askInClient(deps: McpDeps, extra: Extra, approval: PendingApproval, input: unknown): Promise<ElicitAction> {
-  const agent = deps.ctx.registry.resolve(approval.agent);
-  const summary = agent.ok ? agent.agent.manifest.summary : '';
-  const message = [
-    `Holon: approve a call to ${approval.agent}?`,
-    `Worst case: ${approval.worst_case} ${approval.currency} (reserved before the run; only what the agent's pricing allows is charged).`,
-    `Why approval is needed: ${approval.reasons.join('; ')}.`,
-    ...(summary ? [`What the author says it does: ${untrusted(summary)}`] : []),
-    `The input it would receive:`,
-    untrustedJson(input),
-  ].join('\n');
-  try {
-    const result = await extra.sendRequest(
-      { method: 'elicitation/create', params: { mode: 'form', message, requestedSchema: { type: 'object', properties: {} } } },
-      ElicitResultSchema,
-      { signal: extra.signal, timeout: deps.elicitationTimeoutMs },
-    );
-    return result.action;
-  } catch (e) {
-    if (extra.signal.aborted) throw e;
-    // The client failed to answer (timeout, error): the approval stays pending for the human key.
-    deps.ctx.log.warn({ approval: approval.id, err: { message: (e as Error).message } }, 'approval form unanswered');
-    return 'cancel';
-  }
-}
-
-/**
- * Wait for the call, reporting progress and relaying its events (call-events.ts: chunks, progress, questions); the
- * client's cancellation cancels the call.
- */
-export async function follow(deps: McpDeps, call: { callId: string; timeoutMs: number }, extra: Extra, canElicit = false): Promise<Answered> {
-  const { ctx, waiter } = deps;
-  const { callId, timeoutMs } = call;
-  const onCancel = (): void => {
-    requestCancel(deps.engine, callId).catch((e) => ctx.log.error({ call: callId, err: { message: (e as Error).message } }, 'cancelling the call failed'));
-  };
-  if (extra.signal.aborted) onCancel();
-  else extra.signal.addEventListener('abort', onCancel, { once: true });
-  const relay = await relayEvents(deps, callId, extra, canElicit);
-  try {
-    const progressToken = extra._meta?.progressToken;
-    let progress = 0;
-    const report = async (status: string): Promise<void> => {
-      if (progressToken === undefined || extra.signal.aborted) return;
-      progress += 1;
-      await extra
-        .sendNotification({ method: 'notifications/progress', params: { progressToken, progress, message: `call ${callId} ${status}` } })
-        .catch(() => undefined);
-    };
-    await report('queued');
-    let deadline = Date.now() + timeoutMs + SETTLE_GRACE_MS;
-    let waited = false;
-    const status = async () => (await callStatus(ctx.db, callId)) ?? 'queued';
-    for (;;) {
-      const left = deadline - Date.now();
-      // Without a progress token there is nobody to report to: wait for the whole of what is left.
-      const slice = progressToken === undefined && !relay ? left : Math.min(deps.progressIntervalMs, left);
-      const woke = relay ? await relay.wait(Math.max(1, slice)) : (await waiter.wait(callId, Math.max(1, slice))) ? 'done' : 'idle';
-      if (woke === 'done') break;
-      // A question stops the call's clock: its caller may take up to HOLON_INPUT_TTL_S to answer it.
-      if (relay?.asked && !waited) {
-        waited = true;
-        deadline += ctx.settings.inputTtlS * 1000;
+      try {
+        await answerQuestion(deps.ctx, state.call, response.kind === 'elicit' ? (response.content ?? {}) : {}, state.question);
+      } catch (e) {
+        if (!(e instanceof HolonError)) throw e;
+        // Refused by the question's schema (422): asked again. Answered elsewhere meanwhile (409): the call goes on.
+        if (e.code === 'rejected_input') after = state.question - 1;
       }
-      if (Date.now() >= deadline) {
-        const now = await status();
-        return {
-          answer: {
-            structured: { status: 'running', call: { id: callId, status: now } },
-            text: `call ${callId} is still ${now}; follow it with get_receipt("${callId}") once it settles.`,
-          },
-          outcome: 'pending',
-        };
-      }
-      if (woke === 'idle') await report(await status());
     }
-  } finally {
-    extra.signal.removeEventListener('abort', onCancel);
-    await relay?.close();
+    return this.followed(state.call, Number(call.timeout_ms), { after, ...(action === 'cancel' ? { dismissed: state.question } : {}) });
   }
-  const receipt = (await loadReceiptTree(ctx.db, callId))!;
-  const succeeded = receipt.status === 'succeeded';
-  return { answer: finishedAnswer(receipt, succeeded ? await takeOutput(ctx, callId) : undefined), outcome: succeeded ? 'succeeded' : 'failed' };
+
+  /** An admitted call: a task for a client that takes them, else followed on this request. */
+  private async admitted(submitted: Exclude<Submitted, { kind: 'held' }>): Promise<CallRound> {
+    if (submitted.kind === 'refused') return answered({ answer: refusedAnswer(submitted), outcome: outcomeOfCode(submitted.code) });
+    if (this.options.canTask && !this.who.paying) return { kind: 'task', result: await startCallTask(this.deps, this.who, submitted) };
+    return this.followed(submitted.callId, submitted.timeoutMs, {});
+  }
+
+  private async followed(callId: string, timeoutMs: number, resume: { after?: number; dismissed?: number }): Promise<CallRound> {
+    const f: Followed = await follow(this.deps, { callId, timeoutMs }, this.options.ctx, { canAsk: this.options.canAsk, ...resume });
+    if (f.kind === 'answer') return f;
+    const { question, request } = f.question;
+    const schema = formSchema(request.schema)!;
+    const message = `The agent of call ${callId} asks: ${untrusted(request.message)}`;
+    return this.input('answer', { message, requestedSchema: schema }, { step: 'question', call: callId, question });
+  }
+
+  private input(key: string, form: { message: string; requestedSchema: ReturnType<typeof formSchema> & object }, body: StateBody): CallRound {
+    const { deps, who } = this;
+    const requestState = deps.requestState.mint(ownerOf(who), body, this.digest);
+    return { kind: 'input', result: inputRequired({ inputRequests: { [key]: inputRequired.elicit({ mode: 'form', ...form }) }, requestState }) };
+  }
+
+  private approvalForm(approval: Held['approval']): { message: string; requestedSchema: { type: 'object'; properties: Record<string, never> } } {
+    const agent = this.deps.ctx.registry.resolve(approval.agent);
+    const summary = agent.ok ? agent.agent.manifest.summary : '';
+    const message = [
+      `Holon: approve a call to ${approval.agent}?`,
+      `Worst case: ${approval.worst_case} ${approval.currency} (reserved before the run; only what the agent's pricing allows is charged).`,
+      `Why approval is needed: ${approval.reasons.join('; ')}.`,
+      ...(summary ? [`What the author says it does: ${untrusted(summary)}`] : []),
+      `The input it would receive:`,
+      untrustedJson(this.args.input),
+    ].join('\n');
+    return { message, requestedSchema: { type: 'object', properties: {} } };
+  }
 }
 
-export function finishedAnswer(receipt: ReceiptView, output: unknown): ToolAnswer {
-  if (receipt.status === 'succeeded') {
-    return {
-      structured: { status: 'succeeded', output: output ?? null, receipt },
-      text: `${describeReceipt(receipt)}\noutput of ${receipt.agent ?? 'the agent'}:\n${untrustedJson(output ?? null)}`,
-    };
-  }
-  const failure = describeFailure(receipt);
-  return {
-    isError: true,
-    structured: { status: receipt.status, error: failure, receipt },
-    text: `failed (${failure.code}). ${describeReceipt(receipt)}`,
-  };
-}
+const pending = (held: Pick<Held, 'approval' | 'receipt'>): Answered => ({ answer: pendingAnswer(held), outcome: 'pending' });
+
+/** Whose request state it is (its seal's additional data): the principal that made the call. */
+export const ownerOf = (who: McpPrincipal): string => `${who.owner ?? 'payer'}|${who.mandateId}`;

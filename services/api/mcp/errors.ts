@@ -4,7 +4,7 @@
  * malformed params, no session, a refused connection) is a JSON-RPC error.
  */
 import type { Response } from 'express';
-import type { ErrorCode } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, type ProtocolErrorCode } from '@modelcontextprotocol/server';
 
 /** JSON-RPC's range for implementation-defined server errors starts here: a refusal that is not about the params. */
 export const SERVER_ERROR = -32000;
@@ -31,10 +31,7 @@ export function sendJsonRpcError(
   res.status(status).json(jsonRpcErrorBody(options.code ?? SERVER_ERROR, message, options.id));
 }
 
-/**
- * An error a request handler throws to answer with this JSON-RPC `code` and exactly this `message` (the SDK's
- * McpError would put "MCP error <code>: " in front of the words, and the client adds it again).
- */
-export function protocolError(code: ErrorCode, message: string): Error & { code: ErrorCode } {
-  return Object.assign(new Error(message), { code });
+/** An error a request handler throws to answer with this JSON-RPC `code` and exactly this `message`. */
+export function protocolError(code: ProtocolErrorCode, message: string): ProtocolError {
+  return new ProtocolError(code, message);
 }

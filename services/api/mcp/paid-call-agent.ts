@@ -13,7 +13,9 @@ import { paymentRequired } from '../../../shared/payments/offer.js';
 import { quotePaidCall, submitPaidCall } from '../../../shared/payments/paid-call.js';
 import { settlementResponse } from '../../../shared/payments/payment-response.js';
 import type { ReceiptView } from '../../../shared/receipts/store.js';
-import { type Answered, type CallAgentOptions, follow, refusedAnswer } from './call-agent.js';
+import type { CallAgentOptions } from './call-agent.js';
+import { refusedAnswer } from './call-answers.js';
+import { follow, type Answered } from './follow.js';
 import type { CallAgentArgs } from './tool-args.js';
 import type { McpDeps } from './tools.js';
 
@@ -50,7 +52,7 @@ export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options:
       outcome: 'refused',
     };
   };
-  const given = options.extra._meta?.['x402/payment'];
+  const given = options.ctx.mcpReq._meta?.['x402/payment'];
   if (given === undefined) return required();
   if (!isPayload(given)) return required('_meta["x402/payment"] is not an x402 version 2 payment payload');
   const paid = await submitPaidCall(deps.engine, rails, { ...ask, resource, syncAnswer: true }, given);
@@ -67,7 +69,10 @@ export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options:
       const s = paid.submitted;
       if (s.kind === 'refused') return { answer: refusedAnswer(s), outcome: 'refused' };
       if (s.kind === 'held') throw new HolonError('gateway_error', 'a paid call is never held for approval');
-      const answered = await follow(deps, s, options.extra, options.canElicit);
+      // A paid call's questions are answered over REST only: its retry would be another payment.
+      const followed = await follow(deps, s, options.ctx, { canAsk: false });
+      if (followed.kind !== 'answer') throw new HolonError('gateway_error', 'a paid call was followed into a question');
+      const answered: Answered = followed;
       const receipt = (answered.answer.structured as { receipt?: ReceiptView }).receipt;
       const settled = receipt ? await settlementResponse(deps.ctx.signingKey, resource, receipt) : null;
       return settled ? { ...answered, answer: { ...answered.answer, meta: { 'x402/payment-response': settled } } } : answered;

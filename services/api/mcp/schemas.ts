@@ -54,6 +54,20 @@ const PAYMENT_REQUIRED = {
   },
 } as const;
 
+/** One call of list_calls: a call started as a task (its id is the task id), with its task status. */
+const LISTED_CALL = {
+  type: 'object',
+  additionalProperties: false,
+  required: ['id', 'status', 'created_at', 'last_updated_at'],
+  properties: {
+    id: { type: 'string' },
+    status: { enum: ['working', 'input_required', 'completed', 'failed', 'cancelled'] },
+    status_message: { type: 'string' },
+    created_at: { type: 'string', format: 'date-time' },
+    last_updated_at: { type: 'string', format: 'date-time' },
+  },
+} as const;
+
 /** The budget of the connection's mandate: REST's MandateView budget, and the mandate it is of. */
 const MANDATE_BUDGET = MANDATE_VIEW.properties.budget;
 const BUDGET = {
@@ -170,6 +184,21 @@ export const TOOLS: readonly ToolDefinition[] = [
     description: 'The status of one approval of this mandate: pending, approved, rejected, expired or used.',
     inputSchema: { type: 'object', additionalProperties: false, required: ['id'], properties: { id: ID } },
     outputSchema: output(APPROVAL),
+    annotations: { readOnlyHint: true },
+  },
+  {
+    name: 'list_calls',
+    title: 'Calls run as tasks',
+    description:
+      'The calls this key started as tasks (call_agent answered with a task), newest first, 50 at a time: ' +
+      'their task status; get_receipt reads each one once it settles. Pass `cursor` (from `next_cursor`) for the next page.',
+    inputSchema: { type: 'object', additionalProperties: false, properties: { cursor: { type: 'string', minLength: 1, maxLength: 500 } } },
+    outputSchema: output({
+      type: 'object',
+      additionalProperties: false,
+      required: ['calls'],
+      properties: { calls: { type: 'array', items: LISTED_CALL }, next_cursor: { type: 'string' } },
+    }),
     annotations: { readOnlyHint: true },
   },
   {

@@ -1,15 +1,21 @@
 /**
- * The gateway's own MCP server at `/mcp` (spec/mcp.md), over Streamable HTTP with the SDK's low-level Server
- * (the tools' schemas are plain JSON Schema; session-server.ts). Sessions are stateful: an approval form
- * (elicitation) is a request from the server whose answer arrives as a later POST of the same session, so a session
- * lives in the API process that opened it (put a load balancer's affinity on the `Mcp-Session-Id` header when
- * running several). How many, for whom and for how long: sessions.ts.
+ * The gateway's own MCP server at `/mcp` (spec/mcp.md, docs/mcp.md), on the MCP SDK v2, serving both protocol eras
+ * from one set of tools (tool-server.ts):
  *
- * Each session is bound at `initialize` to one principal: the mandate everything runs under, and whether approval
- * forms may be shown. Hosted: the agent key's mandate and its `ask_in_client`; every later request of the session
- * must carry the same live key (a revoked key ends the session's use at once). In dev mode the local principal is
- * `ask_in_client` and the mandate is chosen per connection with the `X-Holon-Mandate` header or `?mandate=`
- * (default HOLON_MCP_MANDATE, `demo/sandbox`). Which browser origins may call: services/api/origins.ts.
+ *   2025-11-25 and earlier  sessions: `initialize` opens one (SDK's NodeStreamableHTTPServerTransport); the session
+ *                           lives in the API process that opened it (put a load balancer's affinity on
+ *                           `Mcp-Session-Id` when running several). How many, for whom, how long: sessions.ts.
+ *   2026-07-28              stateless: every request carries its version and capabilities in `_meta`, and any API
+ *                           process answers it (the SDK's createMcpHandler, one server instance per request). What a
+ *                           request needs from an earlier one travels in its sealed `requestState` or the calls table.
+ *
+ * Which era a request is: the SDK's own classification (`isLegacyRequest`: no per-request envelope is 2025).
+ *
+ * The principal: hosted, the agent key's mandate and its `ask_in_client` (a 2025 session is bound to the key that
+ * opened it; every later request must carry the same live key). In dev mode the local principal is `ask_in_client`
+ * and the mandate is chosen with the `X-Holon-Mandate` header or `?mandate=` (default HOLON_MCP_MANDATE,
+ * `demo/sandbox`). With payments from outside on, a request without a key pays per call. Which browser origins may
+ * call: services/api/origins.ts.
  *
  * Everything refused here (no key, no session, too many sessions) is a JSON-RPC error body with plain words; a
  * 401 also names the Bearer scheme in `WWW-Authenticate`.
@@ -17,15 +23,15 @@
 import { httpStatusOf } from '../http-status.js';
 import { randomUUID } from 'node:crypto';
 import { Router, type Request, type RequestHandler, type Response } from 'express';
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { isInitializeRequest } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import { createMcpHandler, isInitializeRequest, isLegacyRequest, type AuthInfo, type Server } from '@modelcontextprotocol/server';
 import { HolonError } from '../../../shared/core/errors.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
 import { clientAddress } from '../client-address.js';
 import { bearerChallenge, principalOf, requireKind, type Principal } from '../principal.js';
 import { sendJsonRpcError, SESSION_NOT_FOUND } from './errors.js';
-import { compileTools, createSessionServer, interpose } from './session-server.js';
+import { compileTools, createToolServer } from './tool-server.js';
+import { interpose } from './session-transport.js';
 import { SESSION_LIMITS, SessionTable, type SessionEntry, type SessionLimits } from './sessions.js';
 import type { McpDeps, McpPrincipal } from './tools.js';
 
@@ -40,7 +46,7 @@ export interface McpServerDeps extends McpDeps {
 }
 
 interface Session extends SessionEntry {
-  transport: StreamableHTTPServerTransport;
+  transport: NodeStreamableHTTPServerTransport;
   server: Server;
   /** Who may use it: the agent key's prefix, or 'operator' in dev mode. */
   owner: string;
@@ -89,6 +95,23 @@ async function principalFor(deps: McpServerDeps, req: Request, p: Extract<Princi
   return { mandateId, askInClient: true, owner: 'operator' };
 }
 
+/** Who a request of a 2026-07-28 client is: as a 2025 session's `initialize` decides it, but for this request only. */
+async function modernPrincipal(deps: McpServerDeps, req: Request, res: Response): Promise<McpPrincipal> {
+  const p =
+    principalOf(res).kind === 'none' && deps.ctx.payments
+      ? { kind: 'none' as const }
+      : requireKind(res, ['agent', 'operator'], 'call /mcp (it takes an agent key: Authorization: Bearer hlk_a_…)');
+  return principalFor(deps, req, p);
+}
+
+/** The principal handed to the per-request server through the SDK's AuthInfo (its `extra`). */
+const authInfoOf = (who: McpPrincipal): AuthInfo => ({ token: 'holon', clientId: who.owner ?? 'payer', scopes: [], extra: { who } });
+const principalIn = (auth: AuthInfo | undefined): McpPrincipal => {
+  const who = auth?.extra?.who as McpPrincipal | undefined;
+  if (!who) throw new Error('a 2026-07-28 request reached the MCP server without its principal');
+  return who;
+};
+
 /** Open a session; a HolonError thrown is the answer (a key that may not, an unknown mandate). */
 async function initialize(ep: Endpoint, req: Request, res: Response): Promise<void> {
   const { deps, sessions, compiled } = ep;
@@ -106,9 +129,9 @@ async function initialize(ep: Endpoint, req: Request, res: Response): Promise<vo
   const { slot } = admitted;
   try {
     const who = await principalFor(deps, req, p);
-    const server = createSessionServer(deps, who, compiled);
+    const server = createToolServer(deps, who, compiled, 'legacy');
     let session: Session | undefined;
-    const transport: StreamableHTTPServerTransport = new StreamableHTTPServerTransport({
+    const transport: NodeStreamableHTTPServerTransport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       onsessioninitialized: (sessionId) => {
         session = {
@@ -152,12 +175,30 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
   const sessions = new SessionTable<Session>(limits);
   const ep: Endpoint = { deps, compiled: compileTools(), sessions };
   const router = Router();
+  // 2026-07-28: one server per request; 2025 requests never reach it (they are routed to sessions below).
+  const modern = createMcpHandler(({ authInfo }) => createToolServer(deps, principalIn(authInfo), ep.compiled, 'modern'), {
+    legacy: 'reject',
+    maxRequestBodySize: Number.MAX_SAFE_INTEGER,
+    onerror: (e) => deps.ctx.log.warn({ err: { message: e.message } }, 'MCP request failed'),
+  });
+  const modernNode = toNodeHandler(modern);
+  const serveModern = async (req: Request, res: Response): Promise<void> => {
+    const who = await modernPrincipal(deps, req, res);
+    (req as Request & { auth?: AuthInfo }).auth = authInfoOf(who);
+    await modernNode(req, res, req.body);
+  };
 
   const sweep = setInterval(() => sessions.sweep(), Math.min(SWEEP_MS, limits.idleMs));
   sweep.unref();
 
   router.post('/mcp', async (req, res) => {
     if (keyless(res, deps.ctx.payments !== undefined)) return;
+    if (!req.get('mcp-session-id') && !(await isLegacyRequest(await toWebRequest(req, req.body), req.body))) {
+      return serveModern(req, res).catch((e: unknown) => {
+        if (!(e instanceof HolonError) || res.headersSent) throw e;
+        sendJsonRpcError(res, httpStatusOf(e.code), e.message, { id: (req.body as { id?: unknown }).id });
+      });
+    }
     if (!req.get('mcp-session-id')) {
       if (!isInitializeRequest(req.body)) return sendJsonRpcError(res, 400, 'no MCP session: the first request must be initialize');
       return initialize(ep, req, res).catch((e: unknown) => {
@@ -187,6 +228,7 @@ export function createMcpEndpoint(deps: McpServerDeps): McpEndpoint {
     sessionCount: () => sessions.size,
     async close() {
       clearInterval(sweep);
+      await modern.close().catch(() => undefined);
       await Promise.all(sessions.drain().map((s) => s.server.close().catch(() => undefined)));
     },
   };

@@ -1,5 +1,6 @@
 /**
- * MCP tasks on `/mcp` (docs/mcp.md, "Tasks"; the SDK's experimental tasks API): `call_agent` declares
+ * The MCP tasks of 2025-11-25 sessions on `/mcp` (docs/mcp.md, "Tasks"; served here: SDK v2 has no tasks API for the
+ * 2025 era, and 2026-07-28 clients get the tasks extension, tasks-extension.ts): `call_agent` declares
  * `execution.taskSupport: "optional"`. A `tools/call` that carries `task` is admitted and reserved as ever, and
  * answered at once with the task; `tasks/get`, `tasks/result`, `tasks/list` and `tasks/cancel` read the calls table
  * (shared/calls/tasks.ts), never a process's memory, so any API process answers them and a restart loses nothing.
@@ -11,22 +12,15 @@
  *   tasks/cancel         the call's cancellation (shared/calls/cancel.ts): unbilled; a task already final is -32602
  *   approvals            a task never shows a form: a call that needs approval completes `pending_approval`
  */
-import type { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import {
-  CancelTaskRequestSchema,
-  ErrorCode,
-  GetTaskPayloadRequestSchema,
-  GetTaskRequestSchema,
-  ListTasksRequestSchema,
-  RELATED_TASK_META_KEY,
-  type CallToolResult,
-} from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolErrorCode, RELATED_TASK_META_KEY, type CallToolResult, type Server } from '@modelcontextprotocol/server';
+import * as z from 'zod/v4';
 import { approvalView, loadApproval } from '../../../shared/calls/submit/approvals.js';
 import { cancelAndWait, requestCancel } from '../../../shared/calls/cancel.js';
 import { takeOutput } from '../../../shared/calls/answer/outputs.js';
 import { isTerminal, listTasks, readTask, recordTask, type CallTask, type TaskOwner } from '../../../shared/calls/tasks.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
-import { finishedAnswer, pendingAnswer, refusedAnswer, submitFor } from './call-agent.js';
+import { finishedAnswer, pendingAnswer, refusedAnswer } from './call-answers.js';
+import { submitFor } from './call-agent.js';
 import { protocolError } from './errors.js';
 import type { CallAgentArgs } from './tool-args.js';
 import type { McpDeps, McpPrincipal, ToolAnswer } from './tools.js';
@@ -36,13 +30,13 @@ const RESULT_SLICE_MS = 30_000;
 
 function ownerOf(who: McpPrincipal): TaskOwner {
   // A connection always has one (server.ts); without it nobody could be told apart, so nothing is shared.
-  if (!who.owner) throw protocolError(ErrorCode.InvalidRequest, 'this connection cannot run tasks');
+  if (!who.owner) throw protocolError(ProtocolErrorCode.InvalidRequest, 'this connection cannot run tasks');
   return { owner: who.owner, mandateId: who.mandateId };
 }
 const ttlMs = (deps: McpDeps): number => deps.ctx.settings.resultTtlS * 1000;
 
 /** `call_agent` as a task: admitted now, answered with the task; the call runs on as any other. */
-export async function startCallTask(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs): Promise<{ task: CallTask }> {
+export async function startLegacyTask(deps: McpDeps, who: McpPrincipal, args: CallAgentArgs): Promise<{ task: CallTask }> {
   const submitted = await submitFor(deps, who, args);
   const id = submitted.kind === 'queued' ? submitted.callId : submitted.receipt.id;
   try {
@@ -58,7 +52,7 @@ export async function startCallTask(deps: McpDeps, who: McpPrincipal, args: Call
 async function taskOf(deps: McpDeps, who: McpPrincipal, taskId: string): Promise<CallTask> {
   const task = await readTask(deps.ctx.db, taskId, ownerOf(who), ttlMs(deps));
   // Another principal's task, or none: indistinguishable.
-  if (!task) throw protocolError(ErrorCode.InvalidParams, `there is no task ${taskId.slice(0, 100)} on this connection's mandate`);
+  if (!task) throw protocolError(ProtocolErrorCode.InvalidParams, `there is no task ${taskId.slice(0, 100)} on this connection's mandate`);
   return task;
 }
 
@@ -75,23 +69,28 @@ async function answerOf(deps: McpDeps, receipt: ReceiptView): Promise<ToolAnswer
   return refusedAnswer({ code: receipt.error ?? receipt.status, message: receipt.reasons.join('; ') || receipt.status, receipt });
 }
 
-export function registerTaskHandlers(server: Server, deps: McpDeps, who: McpPrincipal, present: (answer: ToolAnswer) => CallToolResult): void {
-  server.setRequestHandler(GetTaskRequestSchema, async (request) => taskOf(deps, who, request.params.taskId));
+const TaskParams = z.object({ taskId: z.string() }).loose();
+const ListParams = z.object({ cursor: z.string().optional() }).loose();
+const AnyResult = z.object({}).loose();
 
-  server.setRequestHandler(ListTasksRequestSchema, async (request) => {
+export function registerTaskHandlers(server: Server, deps: McpDeps, who: McpPrincipal, present: (answer: ToolAnswer) => CallToolResult): void {
+  server.setRequestHandler('tasks/get', { params: TaskParams, result: AnyResult }, async (params) => taskOf(deps, who, params.taskId));
+
+  server.setRequestHandler('tasks/list', { params: ListParams, result: AnyResult }, async (params) => {
     try {
-      return await listTasks(deps.ctx.db, ownerOf(who), ttlMs(deps), request.params?.cursor);
+      return await listTasks(deps.ctx.db, ownerOf(who), ttlMs(deps), params.cursor);
     } catch (e) {
-      throw protocolError(ErrorCode.InvalidParams, (e as Error).message);
+      throw protocolError(ProtocolErrorCode.InvalidParams, (e as Error).message);
     }
   });
 
-  server.setRequestHandler(GetTaskPayloadRequestSchema, async (request, extra) => {
-    const { taskId } = request.params;
+  server.setRequestHandler('tasks/result', { params: TaskParams, result: AnyResult }, async (params, ctx) => {
+    const { taskId } = params;
+    const { signal } = ctx.mcpReq;
     let task = await taskOf(deps, who, taskId);
     while (!isTerminal(task.status)) {
-      if (extra.signal.aborted) throw protocolError(ErrorCode.InvalidRequest, 'tasks/result was cancelled');
-      await deps.waiter.wait(taskId, RESULT_SLICE_MS, { signal: extra.signal });
+      if (signal.aborted) throw protocolError(ProtocolErrorCode.InvalidRequest, 'tasks/result was cancelled');
+      await deps.waiter.wait(taskId, RESULT_SLICE_MS, { signal });
       task = await taskOf(deps, who, taskId);
     }
     const receipt = (await loadReceiptTree(deps.ctx.db, taskId))!;
@@ -99,11 +98,11 @@ export function registerTaskHandlers(server: Server, deps: McpDeps, who: McpPrin
     return { ...result, _meta: { ...result._meta, [RELATED_TASK_META_KEY]: { taskId } } };
   });
 
-  server.setRequestHandler(CancelTaskRequestSchema, async (request, extra) => {
-    const { taskId } = request.params;
+  server.setRequestHandler('tasks/cancel', { params: TaskParams, result: AnyResult }, async (params, ctx) => {
+    const { taskId } = params;
     const task = await taskOf(deps, who, taskId);
-    if (isTerminal(task.status)) throw protocolError(ErrorCode.InvalidParams, `task ${taskId} is already ${task.status}: it cannot be cancelled`);
-    await cancelAndWait(deps.engine, deps.waiter, taskId, { signal: extra.signal });
+    if (isTerminal(task.status)) throw protocolError(ProtocolErrorCode.InvalidParams, `task ${taskId} is already ${task.status}: it cannot be cancelled`);
+    await cancelAndWait(deps.engine, deps.waiter, taskId, { signal: ctx.mcpReq.signal });
     // The receipt says what the cancel came to: `cancelled` (unbilled), or `completed` when the agent answered first.
     return taskOf(deps, who, taskId);
   });

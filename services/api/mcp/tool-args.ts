@@ -25,6 +25,10 @@ export interface CallAgentArgs {
 
 type NoArgs = Record<string, never>;
 
+export interface ListArgs {
+  cursor?: string;
+}
+
 export interface ToolArgs {
   search_agents: SearchArgs;
   get_agent: IdArgs;
@@ -32,6 +36,7 @@ export interface ToolArgs {
   get_receipt: IdArgs;
   list_approvals: NoArgs;
   get_approval: IdArgs;
+  list_calls: ListArgs;
   get_budget: NoArgs;
 }
 

@@ -12,7 +12,9 @@ import { loadMandate, mandateView } from '../../../shared/mandates/store.js';
 import { loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import { mandateTreeScope, ownOrNotFound } from '../principal.js';
-import type { IdArgs, SearchArgs } from './tool-args.js';
+import { listTasks } from '../../../shared/calls/tasks.js';
+import type { IdArgs, ListArgs, SearchArgs } from './tool-args.js';
+import type { RequestStateSeal } from './request-state.js';
 import { untrusted, untrustedJson } from './untrusted.js';
 import type { JsonObject } from '../../../shared/core/json.js';
 
@@ -36,6 +38,8 @@ export interface McpDeps {
   progressIntervalMs: number;
   /** The longest call_agent waits for a human's answer to an approval form. */
   elicitationTimeoutMs: number;
+  /** Seals and opens call_agent's requestState (request-state.ts). */
+  requestState: RequestStateSeal;
 }
 
 export interface ToolAnswer {
@@ -127,5 +131,27 @@ export async function getBudget(deps: McpDeps, who: McpPrincipal): Promise<ToolA
   return {
     structured,
     text: `mandate ${who.mandateId}: ${budget.remaining} ${budget.currency} remaining of ${budget.total} (spent ${budget.spent}, reserved ${budget.reserved})`,
+  };
+}
+
+/** The calls this principal started as tasks, newest first (the listing of 2026-07-28, which has no tasks/list). */
+export async function listCalls(deps: McpDeps, who: McpPrincipal, args: ListArgs): Promise<ToolAnswer> {
+  if (!who.owner) throw new HolonError('unauthorized', 'list_calls needs an agent key');
+  let page: Awaited<ReturnType<typeof listTasks>>;
+  try {
+    page = await listTasks(deps.ctx.db, { owner: who.owner, mandateId: who.mandateId }, deps.ctx.settings.resultTtlS * 1000, args.cursor);
+  } catch (e) {
+    throw new HolonError('invalid_request', (e as Error).message);
+  }
+  const calls = page.tasks.map((t) => ({
+    id: t.taskId,
+    status: t.status,
+    ...(t.statusMessage ? { status_message: t.statusMessage } : {}),
+    created_at: t.createdAt,
+    last_updated_at: t.lastUpdatedAt,
+  }));
+  return {
+    structured: { calls, ...(page.nextCursor ? { next_cursor: page.nextCursor } : {}) },
+    text: calls.length ? calls.map((c) => `- ${c.id}: ${c.status}`).join('\n') : 'no calls run as tasks',
   };
 }
