@@ -166,13 +166,17 @@ async function startRawServer(defer: Defer, handler: (req: http.IncomingMessage,
 }
 
 /**
- * A stateless MCP server written by hand (JSON responses): answers initialize and notifications properly, and
- * tools/call with `onCall`, so a test can send what the SDK's Server would refuse to.
+ * A stateless 2025 MCP server written by hand (JSON responses): answers `server/discover` as a 2025 server does
+ * (Method not found, so a client that negotiates falls back to initialize), initialize and notifications properly,
+ * and tools/call with `onCall`, so a test can send what the SDK's Server would refuse to.
  */
 export function scripted(onCall: (res: http.ServerResponse, id: unknown) => void) {
   return (_req: http.IncomingMessage, res: http.ServerResponse, body: string): void => {
     const message = JSON.parse(body) as { id?: unknown; method?: string; params?: { protocolVersion?: string } };
-    if (message.method === 'initialize') {
+    if (message.method === 'server/discover') {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'Method not found' } }));
+    } else if (message.method === 'initialize') {
       res.writeHead(200, { 'content-type': 'application/json' });
       res.end(
         JSON.stringify({

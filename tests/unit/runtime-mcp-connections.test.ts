@@ -159,7 +159,12 @@ describe('mcp runtime: unreachable, killed and broken servers', () => {
     let initializes = 0;
     const url = await startRawServer((req, res, body) => {
       const message = JSON.parse(body) as { id?: unknown; method?: string; params?: { protocolVersion?: string } };
-      if (message.method === 'initialize') {
+      // A 2025 server: the era probe is a method it does not know.
+      if (message.method === 'server/discover') {
+        res
+          .writeHead(200, { 'content-type': 'application/json' })
+          .end(JSON.stringify({ jsonrpc: '2.0', id: message.id, error: { code: -32601, message: 'no' } }));
+      } else if (message.method === 'initialize') {
         initializes += 1;
         res.writeHead(200, { 'content-type': 'application/json' });
         res.end(

@@ -5,8 +5,13 @@
  * is given for a request, detached from the gateway's once the request is over.
  */
 import { AsyncLocalStorage } from 'node:async_hooks';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { isJSONRPCErrorResponse, isJSONRPCRequest, isJSONRPCResultResponse, type JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isJSONRPCErrorResponse,
+  isJSONRPCRequest,
+  isJSONRPCResultResponse,
+  StreamableHTTPClientTransport,
+  type JSONRPCMessage,
+} from '@modelcontextprotocol/client';
 import type { Failure } from '../messages.js';
 import type { RunStream } from '../types.js';
 
@@ -28,6 +33,11 @@ export class Exchange {
   readonly failed: Promise<Failure>;
   /** The JSON-RPC response reached the SDK (the exchange may still be running: connect sends `initialized` after it). */
   answered = false;
+  /**
+   * The task a 2026-07-28 server answered with (`resultType: "task"`, the tasks extension): the SDK refuses such a
+   * result, so the runtime follows the task itself (task.ts).
+   */
+  task: { taskId: string; pollIntervalMs?: number } | undefined;
   private report!: (f: Failure) => void;
   private reported = false;
 
@@ -79,6 +89,10 @@ export class ExchangeTransport extends StreamableHTTPClientTransport {
     if (!exchange) return;
     exchange.answered = true;
     this.waiting.delete(id);
+    const result = isJSONRPCResultResponse(message) ? (message.result as { resultType?: unknown; taskId?: unknown; pollIntervalMs?: unknown }) : undefined;
+    if (result?.resultType === 'task' && typeof result.taskId === 'string') {
+      exchange.task = { taskId: result.taskId, ...(typeof result.pollIntervalMs === 'number' ? { pollIntervalMs: result.pollIntervalMs } : {}) };
+    }
   }
 }
 

@@ -3,13 +3,12 @@
  * call and shared by the calls after it; the transport's fetch, which ends a call at once when the HTTP side says its
  * answer will never come, caps answers and takes a connection gone bad out of the pool; idle sessions ended (DELETE).
  */
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { ElicitRequestSchema, type ElicitRequest, type ElicitResult } from '@modelcontextprotocol/sdk/types.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
+import { Client, type ElicitRequest, type ElicitResult, type FetchLike } from '@modelcontextprotocol/client';
 import { agentError } from '../messages.js';
 import { describeLimit } from '../remote.js';
 import { ResponseTooLargeError, watchBody } from './body-watch.js';
 import { abortError, Exchange, exchanges, ExchangeTransport, follow, within } from './exchange.js';
+import { TASKS_EXTENSION } from './task.js';
 
 const CLIENT_INFO = { name: 'holon-gateway', version: '0.1.0' };
 
@@ -75,8 +74,15 @@ enum ConnectionState {
 
 /** A connected Client (or one connecting) and its transport, the calls using it, its idle timer. */
 class Connection {
-  /** It may elicit: a form an agent sends during a tool call is that run's question to its caller (`askCaller`). */
-  readonly client = new Client(CLIENT_INFO, { capabilities: { elicitation: { form: {} } } });
+  /**
+   * It may elicit: a form an agent sends during a tool call (a 2025 server's request, or a 2026 server's input
+   * request, which the SDK fulfils through the same handler) is that run's question to its caller (`askCaller`). It
+   * negotiates the era (`server/discover`, else the 2025 handshake) and takes tasks (task.ts).
+   */
+  readonly client = new Client(CLIENT_INFO, {
+    capabilities: { elicitation: { form: {} }, extensions: { [TASKS_EXTENSION]: {} } },
+    versionNegotiation: { mode: 'auto' },
+  });
   readonly transport: ExchangeTransport;
   state = ConnectionState.Connecting;
   /** Settles when the handshake is over: resolves once the session is open, rejects when it failed. */
@@ -93,7 +99,7 @@ class Connection {
   ) {
     this.transport = new ExchangeTransport(target.url, { fetch: connectionFetch(this, pool), requestInit: { headers: target.headers } });
     this.transport.onmessage = (message) => this.transport.noteAnswer(message);
-    this.client.setRequestHandler(ElicitRequestSchema, askCaller);
+    this.client.setRequestHandler('elicitation/create', askCaller);
     this.client.onerror = () => undefined; // Failures reach the calls through their exchanges; nothing is logged.
     this.client.onclose = () => {
       this.state = ConnectionState.Closed;

@@ -44,9 +44,7 @@
  *     own stream, so the GET is answered locally with 405, which the SDK reads as "this server has no such stream".
  * Nothing is logged.
  */
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { FetchLike } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ErrorCode, McpError, type CallToolResult, type Progress } from '@modelcontextprotocol/sdk/types.js';
+import { ProtocolError, SdkError, SdkErrorCode, SdkHttpError, type CallToolResult, type FetchLike, type Progress } from '@modelcontextprotocol/client';
 import { guardRefusal } from '../../platform/guarded-net.js';
 import { abortedResult, raceSignal } from '../abort.js';
 import { agentError, failure, type Failure } from '../messages.js';
@@ -57,6 +55,7 @@ import { ResponseTooLargeError } from './body-watch.js';
 import { Exchange, ExchangeFailed, follow, within } from './exchange.js';
 import { ConnectionPool, HandshakeTimeout, MAX_TIMER_MS, type Lease, type PoolSettings, type Target } from './pool.js';
 import { describeValue, readResult } from './tool-result.js';
+import { followTask } from './task.js';
 import type { JsonObject } from '../../core/json.js';
 
 export interface McpRuntimeOptions {
@@ -249,9 +248,10 @@ async function invoke(pool: ConnectionPool, lease: Lease, params: ToolParams, ru
   const timeout = Math.min(Math.max(run.timeoutMs, 0) + SDK_TIMER_MARGIN_MS, MAX_TIMER_MS);
   const scoped = follow(run.signal);
   let result: unknown;
+  const exchange = new Exchange(run.stream);
   try {
-    result = await within(new Exchange(run.stream), () =>
-      lease.conn.client.callTool(params, undefined, {
+    result = await within(exchange, () =>
+      lease.conn.client.callTool(params, {
         signal: scoped.signal,
         timeout: Number.isFinite(timeout) ? timeout : MAX_TIMER_MS,
         resetTimeoutOnProgress: false,
@@ -261,11 +261,25 @@ async function invoke(pool: ConnectionPool, lease: Lease, params: ToolParams, ru
     );
   } catch (err) {
     const stopped = interrupted(pool, run);
-    return stopped ? { result: stopped } : callFailure(err, lease, run);
+    if (stopped) return { result: stopped };
+    // A 2026-07-28 server answered with a task (the SDK refuses the result kind): it is followed to its end.
+    if (exchange.task && err instanceof SdkError && err.code === SdkErrorCode.UnsupportedResultType) return followed(pool, lease, exchange.task, run);
+    return callFailure(err, lease, run);
   } finally {
     scoped.release();
   }
   return { result: readResult(result as CallToolResult) };
+}
+
+/** The task a server answered with, followed under the run's signal; its result read as any tool result. */
+async function followed(pool: ConnectionPool, lease: Lease, task: { taskId: string; pollIntervalMs?: number }, run: RunContext): Promise<Outcome> {
+  try {
+    const end = await followTask(lease.conn.client, task, run);
+    return { result: end.kind === 'result' ? readResult(end.result as CallToolResult) : end.result };
+  } catch (err) {
+    const stopped = interrupted(pool, run);
+    return stopped ? { result: stopped } : callFailure(err, lease, run);
+  }
 }
 
 /** An MCP progress notification as a `progress` event: its message, and progress/total as a fraction when it has a total. */
@@ -287,13 +301,16 @@ function interrupted(pool: ConnectionPool, run: RunContext): RunResult | undefin
   return undefined;
 }
 
+/** The network's error codes of a failure (ECONNREFUSED…): the SDK's own errors carry codes of theirs, not the network's. */
+const networkCodes = (err: unknown): string[] => errorCodes(err instanceof SdkError ? err.cause : err);
+
 /** The session could not be opened. */
 function connectFailure(err: unknown, run: RunContext, url: URL): RunResult {
   if (err instanceof ExchangeFailed) return err.failure;
   if (guardRefusal(err)) return networkFailure(err, run.timeoutMs, url);
   if (err instanceof ResponseTooLargeError || err instanceof HandshakeTimeout) return agentError(err.message);
-  if (errorCodes(err).length > 0) return networkFailure(err, run.timeoutMs, url);
-  if (err instanceof McpError && err.code === ErrorCode.RequestTimeout) {
+  if (networkCodes(err).length > 0) return networkFailure(err, run.timeoutMs, url);
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) {
     return agentError('the endpoint did not answer the MCP initialize request');
   }
   return agentError(`the endpoint did not open an MCP session (${describeError(err)})`);
@@ -305,20 +322,21 @@ function callFailure(err: unknown, { conn, reused }: Lease, run: RunContext): Ou
   if (err instanceof ExchangeFailed) return { result: err.failure };
   if (guardRefusal(err)) return { result: networkFailure(err, run.timeoutMs, url) };
   if (err instanceof ResponseTooLargeError) return { result: agentError(err.message) };
-  if (err instanceof StreamableHTTPError) {
-    const status = err.code;
+  if (err instanceof SdkHttpError) {
+    const { status } = err;
     const result = agentError(`the endpoint answered HTTP ${String(status)} to the tool call (${describeError(err)})`);
     // A pooled session the server no longer knows: it refused the call without running it.
     const gone = (status === 404 || status === 400) && reused && conn.transport.sessionId !== undefined;
     return gone ? { result, retry: true } : { result };
   }
   if (conn.closed) return { result: agentError('the connection to the agent closed during the call') };
-  if (err instanceof McpError) {
-    // The SDK's own timer: only a safety net behind the signal.
-    if (err.code === ErrorCode.RequestTimeout) return { result: abortedResult(undefined, run.timeoutMs) };
-    return { result: agentError(`the agent answered with a JSON-RPC error: ${err.message}`) };
+  // The SDK's own timer: only a safety net behind the signal.
+  if (err instanceof SdkError && err.code === SdkErrorCode.RequestTimeout) return { result: abortedResult(undefined, run.timeoutMs) };
+  if (err instanceof ProtocolError) return { result: agentError(`the agent answered with a JSON-RPC error: ${err.message}`) };
+  if (err instanceof SdkError && (err.code === SdkErrorCode.InvalidResult || err.code === SdkErrorCode.UnsupportedResultType)) {
+    return { result: agentError('the tool result is not a valid MCP CallToolResult') };
   }
-  if (errorCodes(err).length > 0) return { result: networkFailure(err, run.timeoutMs, url) };
+  if (networkCodes(err).length > 0) return { result: networkFailure(err, run.timeoutMs, url) };
   const issues = (err as { issues?: unknown } | null)?.issues;
   if (Array.isArray(issues) || (err instanceof Error && err.name === 'ZodError')) {
     return { result: agentError('the tool result is not a valid MCP CallToolResult') };

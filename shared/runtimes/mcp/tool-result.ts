@@ -2,7 +2,7 @@
  * Reading a tool's CallToolResult as a RunResult: the output (structuredContent, else the first text block as JSON),
  * a declared error code (isError + structuredContent.error.code), and the units / quote in `_meta`.
  */
-import type { CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult } from '@modelcontextprotocol/client';
 import { tryParseAmount } from '../../core/money.js';
 import { agentError, MAX_DECLARED_MESSAGE, truncate } from '../messages.js';
 import type { RunResult } from '../types.js';
