@@ -97,6 +97,21 @@ export function inSpan<T>(name: string, attributes: Attributes, fn: (span: Span)
   });
 }
 
+/** A caller's W3C trace context (`traceparent`, `tracestate`), as MCP carries it in a request's `_meta`. */
+export interface TraceCarrier {
+  traceparent?: unknown;
+  tracestate?: unknown;
+}
+
+/** `inSpan`, in the trace the caller's context names (when it names one validly): the call joins the caller's trace. */
+export function inSpanOf<T>(carrier: TraceCarrier | undefined, name: string, attributes: Attributes, fn: (span: Span) => Promise<T>): Promise<T> {
+  if (!registered) return fn(NO_SPAN);
+  const headers: Record<string, string> = {};
+  if (typeof carrier?.traceparent === 'string') headers.traceparent = carrier.traceparent;
+  if (typeof carrier?.tracestate === 'string') headers.tracestate = carrier.tracestate;
+  return context.with(propagation.extract(context.active(), headers), () => inSpan(name, attributes, fn));
+}
+
 /** Adds attributes to the active span, if any (the runner learns the agent and the outcome as it goes). */
 export function addSpanAttributes(attributes: Attributes): void {
   if (registered) trace.getActiveSpan()?.setAttributes(attributes);

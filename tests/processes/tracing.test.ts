@@ -89,6 +89,37 @@ describe('tracing across API → queue → runner → settler', () => {
       expect(r.status).toBe(200);
       expect(answer.receipt.billed).toBe(true);
       const callId = answer.receipt.id;
+      // An MCP call_agent whose request carries the caller's trace context (`_meta.traceparent`) joins that trace.
+      const callerTrace = '4bf92f3577b34da6a3ce929d0e0e4736';
+      const mcp = await fetch(`${api.url}/mcp`, {
+        method: 'POST',
+        headers: {
+          'content-type': 'application/json',
+          accept: 'application/json, text/event-stream',
+          'x-holon-mandate': 'alice/traced',
+          'mcp-protocol-version': '2026-07-28',
+          'mcp-method': 'tools/call',
+          'mcp-name': 'call_agent',
+        },
+        body: JSON.stringify({
+          jsonrpc: '2.0',
+          id: 1,
+          method: 'tools/call',
+          params: {
+            name: 'call_agent',
+            arguments: { agent: 'examples/echo-upper', input: { text: marker } },
+            _meta: {
+              'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+              'io.modelcontextprotocol/clientCapabilities': {},
+              traceparent: `00-${callerTrace}-00f067aa0ba902b7-01`,
+            },
+          },
+        }),
+      });
+      const text = await mcp.text();
+      const mcpCall = JSON.parse(text.startsWith('{') ? text : (/^data: (.*)$/m.exec(text)?.[1] ?? 'null')) ?? {};
+      const mcpCallId = (mcpCall.result?.structuredContent?.receipt?.id ?? '') as string;
+      expect(mcpCallId).not.toBe('');
       // SIGTERM: each process exports what its batch processor still holds before it exits.
       await cluster.stopAll(15_000);
       for (const p of cluster.processes) expect(p.exited(), p.name).toEqual({ code: 0, signal: null });
@@ -111,6 +142,12 @@ describe('tracing across API → queue → runner → settler', () => {
       const byId = new Map(trace.map((s) => [s.spanId, s]));
       expect(byId.get(run!.parentSpanId!)?.name).toBe('process run');
       expect(byId.get(settle!.parentSpanId!)?.name).toBe('process settle');
+
+      const [tool] = collector.spans.filter((s) => s.name === 'MCP call_agent' && attr(s, 'holon.call_id') === mcpCallId);
+      expect(tool?.traceId).toBe(callerTrace);
+      expect(tool?.parentSpanId).toBe('00f067aa0ba902b7');
+      const mcpRun = collector.spans.find((s) => s.name === 'holon.run' && attr(s, 'holon.call_id') === mcpCallId);
+      expect(mcpRun?.traceId).toBe(callerTrace);
 
       const values = collector.spans.flatMap((s) => (s.attributes ?? []).flatMap((a) => flat(a.value)));
       expect(values.length).toBeGreaterThan(10);

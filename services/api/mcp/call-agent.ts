@@ -29,6 +29,7 @@ import { decideAndSubmit } from '../../../shared/calls/submit/decide-approval.js
 import type { Submitted } from '../../../shared/calls/submit/submit.js';
 import type { Held } from '../../../shared/calls/submit/types.js';
 import { callOutcomeClass } from '../../../shared/platform/metrics.js';
+import { addSpanAttributes } from '../../../shared/platform/tracing.js';
 import { loadReceiptTree } from '../../../shared/receipts/store.js';
 import { httpStatusOf } from '../http-status.js';
 import { mandateTreeScope } from '../principal.js';
@@ -172,6 +173,7 @@ class Rounds {
   /** An admitted call: a task for a client that takes them, else followed on this request. */
   private async admitted(submitted: Exclude<Submitted, { kind: 'held' }>): Promise<CallRound> {
     if (submitted.kind === 'refused') return answered({ answer: refusedAnswer(submitted), outcome: outcomeOfCode(submitted.code) });
+    addSpanAttributes({ 'holon.call_id': submitted.callId });
     if (this.options.canTask && !this.who.paying) return { kind: 'task', result: await startCallTask(this.deps, this.who, submitted) };
     return this.followed(submitted.callId, submitted.timeoutMs, {});
   }

@@ -45,6 +45,7 @@ import {
   type ToolAnswer,
 } from './tools.js';
 import type { JsonObject } from '../../../shared/core/json.js';
+import { inSpanOf, type TraceCarrier } from '../../../shared/platform/tracing.js';
 
 const SERVER_INFO = { name: 'holon-gateway', version: '0.1.0' };
 
@@ -190,7 +191,10 @@ export function createToolServer(deps: McpDeps, who: McpPrincipal, compiled: Map
     const can = clientCan(server, era, ctx);
     let round: CallRound;
     try {
-      round = await tool.handler(deps, who, args, { ctx, canAsk: can.elicit, canTask: can.tasks });
+      // A caller's trace context (`_meta.traceparent`) is the parent of the tool's span: the call joins the caller's trace.
+      round = await inSpanOf(ctx.mcpReq._meta as TraceCarrier | undefined, `MCP ${name}`, { 'mcp.tool': name }, () =>
+        tool.handler(deps, who, args, { ctx, canAsk: can.elicit, canTask: can.tasks }),
+      );
     } catch (e) {
       if (e instanceof HolonError) return errorResult(e.code, e.message, e.problems);
       if (ctx.mcpReq.signal.aborted || (e as { code?: unknown }).code === ProtocolErrorCode.InvalidParams) throw e;
