@@ -11,6 +11,7 @@ import type { Logger } from '../../shared/platform/log.js';
 import type { CallWaiter } from '../../shared/calls/answer/waiter.js';
 import type { CallEngine } from '../../shared/calls/engine-types.js';
 import type { McpEndpoint } from './mcp/server.js';
+import { mcpHeaderGate } from './mcp/header-gate.js';
 import type { RateLimiter, RateRule } from '../../shared/platform/rate-limit.js';
 import { checkBody, requireJson } from './body-guard.js';
 import { jsonRpcErrorBody, SERVER_ERROR, type JsonRpcErrorBody } from './mcp/errors.js';
@@ -121,6 +122,8 @@ function useRequestGuards(app: Express, deps: ApiDeps): void {
   // The console's own files, served from memory before any key or rate limit: a page load is some 20 files, the
   // manifest editor's YAML parser 73 more, and none of them is worth a request of the caller's per-minute budget.
   app.use(consoleRoutes({ hosted: deps.auth.hosted, ...(deps.origins.site ? { siteUrl: deps.origins.site } : {}) }));
+  // /mcp's standard headers are read before the body: a request its principal could not make is refused unread.
+  if (deps.mcp) app.use(mcpHeaderGate({ hosted: deps.auth.hosted, paying: () => deps.ctx.payments !== undefined }));
   app.use(unlessUpload(requireJson()));
   app.use(unlessUpload(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true })));
   app.use(unlessUpload(checkBody()));

@@ -267,4 +267,23 @@ describe('MCP 2026-07-28 at /mcp', () => {
       [taskId, 'completed'],
     ]);
   });
+
+  test('hosted: the standard headers are read before the body; a keyless request is refused unread, with the Bearer challenge', async () => {
+    await useAudited(await startTestGateway({ hosted: true }), async (g) => {
+      for (const body of ['{"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": "get_budget"', 'x'.repeat(64 * 1024)]) {
+        const res = await fetch(`${g.url}/mcp`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json', 'mcp-protocol-version': VERSION, 'mcp-method': 'tools/call', 'mcp-name': 'get_budget' },
+          body,
+        });
+        // Malformed JSON would be a 400 had it been read: it was not.
+        expect(res.status).toBe(401);
+        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="holon"/);
+        expect(((await res.json()) as any).error.message).toMatch(/takes an agent key/);
+      }
+      // Without the headers (a 2025 client) the same refusal comes after the body.
+      const legacy = await fetch(`${g.url}/mcp`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: '{"jsonrpc": nope' });
+      expect(legacy.status).toBe(400);
+    });
+  });
 });

@@ -64,12 +64,16 @@ const ownerOf = (p: Principal): string => (p.kind === 'agent' ? p.keyPrefix : p.
 /** Whose session quota a request counts against: the account (hosted) or the client address (dev mode). */
 const quotaOf = (req: Request, p: Principal): string => (p.kind === 'agent' ? `account:${p.account}` : `address:${clientAddress(req, false)}`);
 
-/** Hosted, without a key: 401 naming the scheme, so that an MCP client asks for a key instead of looking for OAuth. */
-function keyless(res: Response, paying: boolean): boolean {
-  // With payments from outside on, a session without a key pays per call (docs/payments.md).
-  if (principalOf(res).kind !== 'none' || paying) return false;
-  const message = '/mcp takes an agent key: Authorization: Bearer hlk_a_...';
+/** Hosted, without a key: 401 naming the scheme (also the header gate's answer: header-gate.ts). */
+export function keylessRefusal(res: Response, why?: string): void {
+  const message = `${why ? `${why}: ` : ''}/mcp takes an agent key: Authorization: Bearer hlk_a_...`;
   sendJsonRpcError(res, 401, message, { headers: { 'WWW-Authenticate': bearerChallenge(message) } });
+}
+
+/** Refused when hosted and without a key, unless payments from outside are on (a keyless caller then pays per call). */
+function keyless(res: Response, paying: boolean): boolean {
+  if (principalOf(res).kind !== 'none' || paying) return false;
+  keylessRefusal(res);
   return true;
 }
 

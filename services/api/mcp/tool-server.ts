@@ -73,7 +73,7 @@ const HANDLERS: { [N in ToolName]: Handler<ToolArgs[N]> } = {
 };
 
 /** What a keyless session (paying per call) may use. */
-const KEYLESS_TOOLS: ReadonlySet<string> = new Set(['call_agent', 'get_agent']);
+export const KEYLESS_TOOLS: ReadonlySet<string> = new Set(['call_agent', 'get_agent']);
 
 const isToolName = (name: string): name is ToolName => Object.hasOwn(HANDLERS, name);
 
