@@ -1,6 +1,8 @@
 /**
  * MCP agents (gateway.md §6 "MCP agents", the Holon MCP agent profile): call the tool `runtime.tool` of the MCP
- * server at `runtime.endpoint`, over Streamable HTTP, with the SDK's Client.
+ * server at `runtime.endpoint`, over Streamable HTTP, with the SDK v2's Client, which negotiates the era
+ * (`server/discover`, else the 2025 handshake). A 2026 server's input request is the run's question (pool.ts
+ * `askCaller`, through the SDK's own retry); a task it answers with is followed to its end (task.ts).
  *
  *   request   arguments = the input; _meta["holon/max_cost"] = {amount, currency}, _meta["holon/delegation"] = <token> and
  *             _meta["holon/files"] = {<handle>: {url, content_type, size, sha256, expires}}, each only when set; plus the
@@ -27,7 +29,7 @@
  * A call that finds its pooled session gone (HTTP 404, or 400, on a session opened before the call) is sent once more
  * on a new session: the server refused it without running it.
  *
- * What the SDK (1.32) does not do by itself, and this module does around it (mostly through the transport's `fetch`,
+ * What the SDK does not do by itself, and this module does around it (mostly through the transport's `fetch`,
  * in ./pool.ts with the connections):
  *   - a response stream that breaks (the server was killed) leaves the SDK's request pending until its timeout, and it
  *     may try to resume the stream: the call fails at once with agent_error instead;
