@@ -22,6 +22,7 @@ import { privateKeyToAccount } from 'viem/accounts';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { audit } from '../../shared/ledger/audit.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import { collectForCall } from '../../shared/payments/collect.js';
@@ -482,6 +483,31 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
         structuredContent: { error: { code: string } };
       };
       expect(budget).toMatchObject({ isError: true, structuredContent: { error: { code: 'unauthorized' } } });
+    } finally {
+      await client.close();
+      await hosted.stop();
+    }
+  });
+
+  it('a 2026-07-28 client (the SDK v2, no session) pays per call the same way; what needs a key is refused from the headers', async () => {
+    const hosted = await startTestGateway({ hosted: true, config: x402Config(chain, token.address, { keylessPerMin: 100 }) });
+    const client = new ModernClient({ name: 'x402-payer-2026', version: '1.0.0' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+    try {
+      await client.connect(new ModernTransport(new URL(`${hosted.url}/mcp`)));
+      const args = { agent: 'fixtures/usd', input: {} };
+      const asked = (await client.callTool({ name: 'call_agent', arguments: args })) as unknown as { isError?: boolean; structuredContent: PaymentRequired };
+      expect(asked.isError).toBe(true);
+      expect(asked.structuredContent.accepts.map((a) => a.scheme)).toEqual(['exact', 'upto']);
+      const payload = await payerClient('exact').createPaymentPayload(asked.structuredContent);
+      const before = await balanceOf(payer().address);
+      const paid = (await client.callTool({ name: 'call_agent', arguments: args, _meta: { 'x402/payment': payload } })) as unknown as {
+        structuredContent: { status: string; receipt: { billed: boolean; payment: { transaction: string } } };
+        _meta: Record<string, { success: boolean; transaction: Hex }>;
+      };
+      expect(paid.structuredContent).toMatchObject({ status: 'succeeded', receipt: { billed: true } });
+      expect(paid._meta['x402/payment-response']!.transaction).toBe(paid.structuredContent.receipt.payment.transaction);
+      expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+      await expect(client.callTool({ name: 'get_budget', arguments: {} })).rejects.toThrow(/401|agent key/);
     } finally {
       await client.close();
       await hosted.stop();
