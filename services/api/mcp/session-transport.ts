@@ -2,6 +2,8 @@
  * A 2025 session's transport, watched (server.ts): what the session is doing, and params the SDK would answer badly.
  */
 import {
+  type StandardSchemaV1,
+  specTypeSchemas,
   isJSONRPCErrorResponse,
   isJSONRPCNotification,
   isJSONRPCRequest,
@@ -48,19 +50,29 @@ export function interpose(transport: Transport, begin: () => () => void): void {
   };
 }
 
-/** What is wrong with the params of tools/call or tools/list, in plain words; undefined when nothing is. */
+/** The SDK's own schemas of the requests whose params it would answer -32603 for (its parser's dump). */
+const CHECKED: Record<string, StandardSchemaV1> = {
+  initialize: specTypeSchemas.InitializeRequest,
+  ping: specTypeSchemas.PingRequest,
+  'tools/call': specTypeSchemas.CallToolRequest,
+  'tools/list': specTypeSchemas.ListToolsRequest,
+};
+
+/** What is wrong with the params of a request the SDK would answer badly, in plain words; undefined when nothing is. */
 function paramsProblem(request: JSONRPCRequest): string | undefined {
+  const schema = Object.hasOwn(CHECKED, request.method) ? CHECKED[request.method] : undefined;
+  const checked = schema?.['~standard'].validate(request);
+  // The SDK's schemas are synchronous (no async refinements).
+  if (!checked || checked instanceof Promise || !checked.issues) return undefined;
   const params: unknown = request.params;
-  if (request.method === 'tools/list') {
-    if (params !== undefined && !isJsonObject(params)) return 'the params of tools/list must be an object';
-    if (isJsonObject(params) && params.cursor !== undefined && typeof params.cursor !== 'string')
-      return 'the params of tools/list are malformed at cursor: a string';
-    return undefined;
+  if (request.method === 'tools/call') {
+    const example = '{"name": "<a tool from tools/list>", "arguments": {…}}';
+    if (!isJsonObject(params)) return `tools/call needs params: ${example}`;
+    if (typeof params.name !== 'string') return `tools/call needs params.name, the name of a tool from tools/list: ${example}`;
+    if (params.arguments !== undefined && !isJsonObject(params.arguments)) return "params.arguments must be an object: the tool's arguments by name";
   }
-  if (request.method !== 'tools/call') return undefined;
-  const example = '{"name": "<a tool from tools/list>", "arguments": {…}}';
-  if (!isJsonObject(params)) return `tools/call needs params: ${example}`;
-  if (typeof params.name !== 'string') return `tools/call needs params.name, the name of a tool from tools/list: ${example}`;
-  if (params.arguments !== undefined && !isJsonObject(params.arguments)) return "params.arguments must be an object: the tool's arguments by name";
-  return undefined;
+  const issue = checked.issues[0];
+  const path = (issue?.path ?? []).map((p: PropertyKey | { key: PropertyKey }) => String(typeof p === 'object' ? p.key : p));
+  const where = path.length ? ` at ${path.join('.')}` : '';
+  return `the params of ${request.method} are malformed${where}${issue ? `: ${issue.message}` : ''}`;
 }
