@@ -259,6 +259,10 @@ describe('MCP 2026-07-28 at /mcp', () => {
     expect(cancelled.status).toBe('cancelled');
     expect((await g.get<any>(`/v0/receipts/${second}`)).body).toMatchObject({ status: 'failed', error: 'cancelled', billed: false });
 
+    // Without the extension declared, none of its methods: -32021, HTTP 400.
+    const undeclared = await rpc(g.url, 'tasks/get', { taskId });
+    expect(undeclared.status).toBe(400);
+    expect(undeclared.body.error).toMatchObject({ code: -32021, data: { requiredCapabilities: { extensions: { [TASKS]: {} } } } });
     // Another principal's task is no task; list_calls lists both, newest first.
     expect((await rpc(g.url, 'tasks/get', { taskId: 'c_nothing' }, { caps })).body.error.code).toBe(-32602);
     const listed = await rpc(g.url, 'tools/call', { name: 'list_calls', arguments: {} });

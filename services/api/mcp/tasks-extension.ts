@@ -14,9 +14,21 @@
  *   tasks/update  `inputResponses.answer` answers the open question (checked like any answer; a refused answer is
  *                 -32602); other keys are ignored, as the extension asks.
  *   tasks/cancel  the call's cancellation (unbilled, as REST cancel); acknowledged with an empty result.
- * Another principal's task, or none, is -32602 "no task".
+ * Another principal's task, or none, is -32602 "no task". A request that does not declare the extension in its
+ * capabilities gets none of the three methods: -32021 (Missing Required Client Capability, HTTP 400), as the extension
+ * requires.
  */
-import { inputRequired, inputResponse, ProtocolErrorCode, type CallToolResult, type InputRequests, type Server } from '@modelcontextprotocol/server';
+import {
+  CLIENT_CAPABILITIES_META_KEY,
+  inputRequired,
+  inputResponse,
+  MissingRequiredClientCapabilityError,
+  ProtocolErrorCode,
+  type ServerContext,
+  type CallToolResult,
+  type InputRequests,
+  type Server,
+} from '@modelcontextprotocol/server';
 import * as z from 'zod/v4';
 import { requestCancel } from '../../../shared/calls/cancel.js';
 import { readOutput } from '../../../shared/calls/answer/outputs.js';
@@ -101,10 +113,31 @@ const TaskParams = z.object({ taskId: z.string().min(1).max(200) }).loose();
 const UpdateParams = z.object({ taskId: z.string().min(1).max(200), inputResponses: z.record(z.string(), z.unknown()).optional() }).loose();
 const AnyResult = z.object({}).loose();
 
+/** Whether the request declared the extension in its capabilities (the envelope of 2026-07-28). */
+export function declaresTasks(ctx: ServerContext): boolean {
+  const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
+  const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY] as { extensions?: Record<string, unknown> } | undefined;
+  return caps?.extensions?.[TASKS_EXTENSION] !== undefined;
+}
+
+/** The extension's methods are for requests that declare it. */
+function requireTasks(ctx: ServerContext): void {
+  if (!declaresTasks(ctx)) {
+    throw new MissingRequiredClientCapabilityError(
+      { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } },
+      `declare the ${TASKS_EXTENSION} extension to use tasks`,
+    );
+  }
+}
+
 export function registerTasksExtension(server: Server, deps: McpDeps, who: McpPrincipal, present: (a: ToolAnswer) => CallToolResult): void {
-  server.setRequestHandler('tasks/get', { params: TaskParams, result: AnyResult }, async (params) => detailed(deps, who, params.taskId, present));
+  server.setRequestHandler('tasks/get', { params: TaskParams, result: AnyResult }, async (params, ctx) => {
+    requireTasks(ctx);
+    return detailed(deps, who, params.taskId, present);
+  });
 
   server.setRequestHandler('tasks/update', { params: UpdateParams, result: AnyResult }, async (params, ctx) => {
+    requireTasks(ctx);
     await taskOf(deps, who, params.taskId);
     // The SDK lifts `inputResponses` out of the params into the request's context.
     const response = inputResponse(ctx.mcpReq.inputResponses ?? params.inputResponses, 'answer');
@@ -122,7 +155,8 @@ export function registerTasksExtension(server: Server, deps: McpDeps, who: McpPr
     return {};
   });
 
-  server.setRequestHandler('tasks/cancel', { params: TaskParams, result: AnyResult }, async (params) => {
+  server.setRequestHandler('tasks/cancel', { params: TaskParams, result: AnyResult }, async (params, ctx) => {
+    requireTasks(ctx);
     const task = await taskOf(deps, who, params.taskId);
     // Cooperative, as the extension says: a final task stays what it is; tasks/get tells.
     if (task.status === 'working' || task.status === 'input_required') await requestCancel(deps.engine, params.taskId);

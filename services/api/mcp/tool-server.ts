@@ -27,7 +27,7 @@ import { ajvProblems, createAjv, type ValidateFunction } from '../../../shared/c
 import { jsonProblem } from '../../../shared/core/json-limits.js';
 import { callAgent, ownerOf, type CallAgentOptions, type CallRound } from './call-agent.js';
 import { registerTaskHandlers, startLegacyTask } from './tasks.js';
-import { registerTasksExtension, TASKS_EXTENSION } from './tasks-extension.js';
+import { declaresTasks, registerTasksExtension, TASKS_EXTENSION } from './tasks-extension.js';
 import { protocolError } from './errors.js';
 import { TOOLS, type ToolDefinition } from './schemas.js';
 import type { ToolArgs, ToolName } from './tool-args.js';
@@ -145,7 +145,7 @@ function clientCan(server: Server, era: Era, ctx: ServerContext): { elicit: bool
   if (era === 'legacy') return { elicit: Boolean(server.getClientCapabilities()?.elicitation), tasks: false };
   const envelope = ctx.mcpReq.envelope as Record<string, unknown> | undefined;
   const caps = envelope?.[CLIENT_CAPABILITIES_META_KEY] as ClientCapabilities | undefined;
-  return { elicit: Boolean(caps?.elicitation), tasks: caps?.extensions?.[TASKS_EXTENSION] !== undefined };
+  return { elicit: Boolean(caps?.elicitation), tasks: declaresTasks(ctx) };
 }
 
 export function createToolServer(deps: McpDeps, who: McpPrincipal, compiled: Map<string, CompiledTool>, era: Era): Server {
