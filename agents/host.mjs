@@ -1,5 +1,7 @@
 // The reference MCP host (gateway.md §6, "the Holon MCP agent profile"): serves every agents/*/tool.mjs
-// as one tool of one Streamable HTTP endpoint, /mcp, with stateful sessions. See agents/README.md.
+// as one tool of one Streamable HTTP endpoint, /mcp, on the MCP SDK v2, in both protocol eras: 2025 clients get
+// stateful sessions, 2026-07-28 clients stateless requests (server/discover, the per-request envelope). See
+// agents/README.md.
 //
 //   node agents/host.mjs [--port 7474] [--host 127.0.0.1]     (the port's default: HOLON_AGENT_HOST_PORT, else 7474)
 //
@@ -11,9 +13,16 @@ import { createServer } from 'node:http';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { Server } from '@modelcontextprotocol/sdk/server/index.js';
-import { StreamableHTTPServerTransport } from '@modelcontextprotocol/sdk/server/streamableHttp.js';
-import { CallToolRequestSchema, ErrorCode, isInitializeRequest, ListToolsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
+import {
+  createMcpHandler,
+  isInitializeRequest,
+  isLegacyRequest,
+  ProtocolError,
+  ProtocolErrorCode,
+  Server,
+  specTypeSchemas,
+} from '@modelcontextprotocol/server';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import addFormatsModule from 'ajv-formats';
 import { parseDocument } from 'yaml';
@@ -44,11 +53,12 @@ export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AG
   const listed = [...tools.values()].map((t) => t.listing);
   const sessions = new Map(); // mcp-session-id → { transport, open, lastActive }
 
-  const callTool = async (request, extra) => {
+  const callTool = async (request, context) => {
     const { name, arguments: args = {}, _meta: meta } = request.params;
+    const extra = { signal: context.mcpReq.signal };
     const tool = tools.get(name);
-    // A JSON-RPC error whose message is these words (McpError would put "MCP error -32602: " in front of them).
-    if (!tool) throw Object.assign(new Error(`Unknown tool: ${name}`), { code: ErrorCode.InvalidParams });
+    // A JSON-RPC error whose message is exactly these words.
+    if (!tool) throw new ProtocolError(ProtocolErrorCode.InvalidParams, `Unknown tool: ${name}`);
     if (!tool.validate(args)) {
       return { isError: true, content: [{ type: 'text', text: `invalid arguments: ${describeAjvErrors(tool.validate.errors)}` }] };
     }
@@ -66,11 +76,20 @@ export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AG
     return success(tool, returned, log);
   };
 
-  const newSession = async () => {
+  /** One server of the tools: per 2025 session, or per 2026-07-28 request. */
+  const buildServer = () => {
     const server = new Server(SERVER_INFO, { capabilities: { tools: {} } });
-    server.setRequestHandler(ListToolsRequestSchema, async () => ({ tools: listed }));
-    server.setRequestHandler(CallToolRequestSchema, callTool);
-    const transport = new StreamableHTTPServerTransport({
+    server.setRequestHandler('tools/list', async () => ({ tools: listed }));
+    server.setRequestHandler('tools/call', callTool);
+    return server;
+  };
+  // 2026-07-28: stateless, one server per request; 2025 requests never reach it (they go to sessions).
+  const modern = createMcpHandler(buildServer, { legacy: 'reject', maxRequestBodySize: MAX_BODY_BYTES, onerror: (e) => log('debug', `mcp: ${e.message}`) });
+  const modernNode = toNodeHandler(modern);
+
+  const newSession = async () => {
+    const server = buildServer();
+    const transport = new NodeStreamableHTTPServerTransport({
       sessionIdGenerator: () => randomUUID(),
       maxRequestBodySize: MAX_BODY_BYTES,
       onsessioninitialized: (id) => {
@@ -106,6 +125,9 @@ export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AG
         message = JSON.parse(body.text);
       } catch {
         return sendJsonRpcError(res, 400, -32700, 'Parse error: Invalid JSON');
+      }
+      if (sessionId === undefined && !(await isLegacyRequest(await toWebRequest(req, message), message))) {
+        return modernNode(req, res, message);
       }
       if (sessionId !== undefined) {
         const session = sessions.get(sessionId);
@@ -179,6 +201,7 @@ export async function startAgentHost({ port = 7474, host = '127.0.0.1', dir = AG
     close() {
       closing ??= (async () => {
         clearInterval(reaper);
+        await modern.close().catch(() => {});
         const stopped = new Promise((resolve) => httpServer.close(() => resolve()));
         await Promise.allSettled([...sessions.values()].map((s) => s.transport.close()));
         sessions.clear();
@@ -355,14 +378,15 @@ function answerMalformedCalls(transport) {
   transport.onmessage = (message, extra) => {
     const wrong = message.method === 'tools/call' && message.id !== undefined ? wrongCallParams(message.params) : undefined;
     if (wrong === undefined) return deliver?.(message, extra);
-    transport.send({ jsonrpc: '2.0', id: message.id, error: { code: ErrorCode.InvalidParams, message: wrong } }).catch(() => {});
+    transport.send({ jsonrpc: '2.0', id: message.id, error: { code: ProtocolErrorCode.InvalidParams, message: wrong } }).catch(() => {});
   };
 }
 
 function wrongCallParams(params) {
   if (!isRecord(params) || typeof params.name !== 'string') return 'tools/call takes params {"name": <a tool of tools/list>, "arguments": {...}}';
   if (params.arguments !== undefined && !isRecord(params.arguments)) return 'the arguments of tools/call must be an object';
-  if (!CallToolRequestSchema.safeParse({ method: 'tools/call', params }).success) return 'the params of tools/call do not follow the MCP schema';
+  const checked = specTypeSchemas.CallToolRequest['~standard'].validate({ method: 'tools/call', params });
+  if (checked.issues) return 'the params of tools/call do not follow the MCP schema';
   return undefined;
 }
 

@@ -12,6 +12,7 @@ import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError, type CallToolResult } from '@modelcontextprotocol/sdk/types.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
 import { afterAll, afterEach, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { parseManifest, type Manifest } from '../../shared/core/manifest/index.js';
 import { createAjv } from '../../shared/core/schema/ajv.js';
@@ -413,6 +414,7 @@ export default async function run(input, ctx) {
 `;
   let dir: string;
   let contract: Client;
+  let contractUrl: string;
 
   beforeAll(async () => {
     dir = await mkdtemp(join(tmpdir(), 'holon-agent-host-'));
@@ -428,6 +430,7 @@ export default async function run(input, ctx) {
     hosts.push(h);
     expect(h.tools).toEqual(['contract']);
     contract = await connect(h.url);
+    contractUrl = h.url;
   });
 
   afterAll(async () => {
@@ -452,6 +455,51 @@ export default async function run(input, ctx) {
     const r = await call(contract, 'contract', { mode: 'billing' });
     expect(r._meta).toEqual({ 'holon/units': 2, 'holon/quote': '0.25' });
     expect(r.structuredContent).toEqual({ ok: true });
+  });
+
+  it('2026-07-28: a v2 client negotiates the era and gets the same profile (max_cost in, units and quote out, declared errors)', async () => {
+    const modern = new ModernClient({ name: 'host-2026', version: '1.0.0' }, { versionNegotiation: { mode: 'auto' } });
+    await modern.connect(new ModernTransport(new URL(contractUrl)));
+    try {
+      expect(modern.getProtocolEra()).toBe('modern');
+      expect(modern.getNegotiatedProtocolVersion()).toBe('2026-07-28');
+      expect((await modern.listTools()).tools.map((t) => t.name)).toEqual(['contract']);
+      const meta = { 'holon/max_cost': { amount: '0.30', currency: 'EUR' } };
+      const echo = await modern.callTool({ name: 'contract', arguments: { mode: 'echo-context' }, _meta: meta });
+      expect(echo.structuredContent).toEqual({ maxCost: { amount: '0.30', currency: 'EUR' }, signal: true, key: 'k' });
+      const billed = await modern.callTool({ name: 'contract', arguments: { mode: 'billing' } });
+      expect(billed._meta).toMatchObject({ 'holon/units': 2, 'holon/quote': '0.25' });
+      const declared = await modern.callTool({ name: 'contract', arguments: { mode: 'declared-with-units' } });
+      expect(declared).toMatchObject({ isError: true, structuredContent: { error: { code: 'partial' } }, _meta: { 'holon/units': 1 } });
+      const invalid = await modern.callTool({ name: 'contract', arguments: {} });
+      expect(invalid.isError).toBe(true);
+      await expect(modern.callTool({ name: 'no_such_tool', arguments: {} })).rejects.toThrow(/Unknown tool: no_such_tool/);
+    } finally {
+      await modern.close();
+    }
+    // The wire: no session, the result's kind and the server's identity in _meta.
+    const raw = await fetch(contractUrl, {
+      method: 'POST',
+      headers: { ...MCP_HEADERS, 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'contract' },
+      body: JSON.stringify({
+        jsonrpc: '2.0',
+        id: 9,
+        method: 'tools/call',
+        params: {
+          name: 'contract',
+          arguments: { mode: 'billing' },
+          _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} },
+        },
+      }),
+    });
+    expect(raw.headers.get('mcp-session-id')).toBeNull();
+    const text = await raw.text();
+    const body = JSON.parse(text.startsWith('{') ? text : /^data: (.*)$/m.exec(text)![1]!);
+    expect(body.result).toMatchObject({
+      resultType: 'complete',
+      structuredContent: { ok: true },
+      _meta: { 'holon/units': 2, 'io.modelcontextprotocol/serverInfo': { name: 'holon-agent-host' } },
+    });
   });
 
   it('a declared error carries the units and quote reported with it', async () => {
