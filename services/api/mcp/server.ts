@@ -28,6 +28,7 @@ import { createMcpHandler, isInitializeRequest, isLegacyRequest, type AuthInfo, 
 import { HolonError } from '../../../shared/core/errors.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
 import { clientAddress } from '../client-address.js';
+import { resourceMetadataOf } from '../oauth-urls.js';
 import { bearerChallenge, principalOf, requireKind, type Principal } from '../principal.js';
 import { sendJsonRpcError, SESSION_NOT_FOUND } from './errors.js';
 import { compileTools, createToolServer } from './tool-server.js';
@@ -64,12 +65,15 @@ const ownerOf = (p: Principal): string => (p.kind === 'agent' ? p.keyPrefix : p.
 /** Whose session quota a request counts against: the account (hosted) or the client address (dev mode). */
 const quotaOf = (req: Request, p: Principal): string => (p.kind === 'agent' ? `account:${p.account}` : `address:${clientAddress(req, false)}`);
 
-/** Hosted, without a key: 401 naming the scheme, so that an MCP client asks for a key instead of looking for OAuth. */
+/**
+ * Hosted, without a key: 401 naming the Bearer scheme and the protected resource metadata (RFC 9728 §5.1), where an
+ * MCP client finds the gateway's authorization server and signs in (docs/mcp.md, "Signing in from an MCP client").
+ */
 function keyless(res: Response, paying: boolean): boolean {
   // With payments from outside on, a session without a key pays per call (docs/payments.md).
   if (principalOf(res).kind !== 'none' || paying) return false;
-  const message = '/mcp takes an agent key: Authorization: Bearer hlk_a_...';
-  sendJsonRpcError(res, 401, message, { headers: { 'WWW-Authenticate': bearerChallenge(message) } });
+  const message = '/mcp takes an agent key: sign in from your MCP client, or send Authorization: Bearer hlk_a_...';
+  sendJsonRpcError(res, 401, message, { headers: { 'WWW-Authenticate': bearerChallenge(message, undefined, resourceMetadataOf(res)) } });
   return true;
 }
 
