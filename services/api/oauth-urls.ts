@@ -8,7 +8,7 @@
  */
 import type { Request, RequestHandler, Response } from 'express';
 
-export const MCP_PATH = '/mcp';
+const MCP_PATH = '/mcp';
 export const RESOURCE_METADATA_PATH = `/.well-known/oauth-protected-resource${MCP_PATH}`;
 
 /** The authorization server's issuer identifier (RFC 8414 §2): an https URL without a trailing slash in production. */

@@ -25,7 +25,7 @@ export interface KeyRow {
 }
 
 /** An MCP client as its client ID metadata document names it: the document's URL and its `client_name`. */
-export interface KeyClient {
+interface KeyClient {
   id: string;
   name: string;
 }

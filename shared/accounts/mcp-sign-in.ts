@@ -25,11 +25,11 @@ import { createKey, type MintedKey } from './keys.js';
 import type { ClientDocument } from './client-metadata.js';
 
 /** An authorization request waits 10 minutes for the person to sign in and decide. */
-export const REQUEST_TTL_MS = 10 * 60_000;
+const REQUEST_TTL_MS = 10 * 60_000;
 /** A code is traded within 5 minutes of the approval. */
 const CODE_TTL_MS = 5 * 60_000;
 /** The access token (an agent key) expires after 30 days; the client then signs in again. No refresh token. */
-export const TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
+const TOKEN_TTL_MS = 30 * 24 * 3600 * 1000;
 
 /** 32 random bytes, base64url: a request id or a code (43 characters). */
 export const OAUTH_SECRET_SHAPE = /^[A-Za-z0-9_-]{43}$/;
