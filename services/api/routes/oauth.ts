@@ -163,17 +163,19 @@ function mountMetadata(router: Router, publicUrl: string | undefined): void {
     });
   });
   // Browsers ask first when a client sends headers of its own (MCP-Protocol-Version).
-  router.options([RESOURCE_METADATA_PATH, oauthOperations.authorizationServer.path, TOKEN_PATH], (_req, res) => {
-    res
-      .set({
-        'Access-Control-Allow-Origin': '*',
-        'Access-Control-Allow-Methods': 'GET, POST',
-        'Access-Control-Allow-Headers': 'Content-Type, MCP-Protocol-Version',
-        'Access-Control-Max-Age': '600',
-      })
-      .status(204)
-      .end();
-  });
+  for (const path of [RESOURCE_METADATA_PATH, oauthOperations.authorizationServer.path, TOKEN_PATH]) {
+    router.options(path, (_req, res) => {
+      res
+        .set({
+          'Access-Control-Allow-Origin': '*',
+          'Access-Control-Allow-Methods': 'GET, POST',
+          'Access-Control-Allow-Headers': 'Content-Type, MCP-Protocol-Version',
+          'Access-Control-Max-Age': '600',
+        })
+        .status(204)
+        .end();
+    });
+  }
 }
 
 /** The client and where to answer it: what is refused here is never redirected (RFC 6749 §4.1.2.1). */
