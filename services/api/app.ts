@@ -138,7 +138,13 @@ function useRequestGuards(app: Express, deps: ApiDeps): void {
   app.use(unlessUpload(checkBody()));
   // A 401 on /mcp names where an MCP client signs in (RFC 9728 §5.1): known before the key is read.
   if (deps.auth.hosted && deps.oauth) app.use(mcpResourceMetadata(deps.publicUrl));
-  app.use(authenticate(deps.ctx.db, deps.auth));
+  const keys = authenticate(deps.ctx.db, deps.auth);
+  // The token endpoint reads no key: its clients are public, and its every answer is OAuth's (routes/oauth.ts).
+  app.use((req, res, next) => {
+    if (!isTokenRequest(req)) return keys(req, res, next);
+    res.locals.principal = { kind: 'none' };
+    next();
+  });
 }
 
 /** Per address and per account, and the actions with buckets of their own (sign-up, publish, draft, re-runs, re-sends). */

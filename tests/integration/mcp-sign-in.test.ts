@@ -47,9 +47,13 @@ function authorizeUrl(g: TestGateway, params: Record<string, string | undefined>
 }
 
 /** POST /oauth/token with a form. */
-async function token(g: TestGateway, form: Record<string, string | undefined>): Promise<{ status: number; body: any; headers: Headers }> {
+async function token(
+  g: TestGateway,
+  form: Record<string, string | undefined>,
+  headers: Record<string, string> = {},
+): Promise<{ status: number; body: any; headers: Headers }> {
   const body = new URLSearchParams(Object.entries(form).filter((e): e is [string, string] => e[1] !== undefined));
-  const r = await fetch(`${g.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body });
+  const r = await fetch(`${g.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded', ...headers }, body });
   return { status: r.status, body: await r.json(), headers: r.headers };
 }
 
@@ -228,6 +232,17 @@ describe('refusals', () => {
         expect(r.body.error_description).toEqual(expect.any(String));
         expect(r.headers.get('cache-control')).toBe('no-store');
       }
+      // Not a form, a form given twice, a key or credentials sent along: OAuth's answers still, never the gateway's.
+      const json = await fetch(`${g.url}/oauth/token`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(form) });
+      expect([json.status, ((await json.json()) as { error: string }).error]).toEqual([400, 'invalid_request']);
+      const twice = await fetch(`${g.url}/oauth/token`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: `${new URLSearchParams(form)}&code=again`,
+      });
+      expect([twice.status, ((await twice.json()) as { error: string }).error]).toEqual([400, 'invalid_request']);
+      const basic = await token(g, { ...form, code_verifier: pkce().verifier }, { authorization: 'Basic Y2xpZW50OnNlY3JldA==' });
+      expect([basic.status, basic.body.error]).toEqual([400, 'invalid_grant']);
       const ok = await token(g, { ...form, resource: `${g.url}/mcp/` });
       expect(ok.status).toBe(200);
       expect(ok.body).toEqual({ access_token: expect.stringMatching(/^hlk_a_/), token_type: 'Bearer', expires_in: 2_592_000 });
@@ -247,6 +262,29 @@ describe('refusals', () => {
       // Nothing secret at rest: not the request id, not the code, not the token.
       const rows = JSON.stringify(await g.db.knex('oauth_requests').select('*'));
       for (const secret of [code, late.code, ok.body.access_token]) expect(rows).not.toContain(secret);
+    });
+  });
+
+  test('across API processes on one database: authorize on one, consent on the other, the token on the first', async () => {
+    await useAudited(await hosted(), async (g) => {
+      const other = await startTestGateway({ beside: g, roles: ['api'], hosted: true, outboundGuard: CLIENT_GUARD });
+      try {
+        const alice = await signUp(g.url, 'alice');
+        const clientId = docs.document('/two-processes.json', [REDIRECT]);
+        const { verifier, challenge } = pkce();
+        const id = await requestIdOf(authorizeUrl(g, { client_id: clientId, code_challenge: challenge }));
+        const decided = await send(other.url, 'POST', `/v0/oauth/requests/${id}`, {
+          key: alice.human,
+          body: { decision: 'approve', mandate: 'alice/sandbox' },
+        });
+        expect(decided.status).toBe(200);
+        const code = new URL(decided.body.redirect_to).searchParams.get('code')!;
+        const issued = await token(g, { grant_type: 'authorization_code', code, code_verifier: verifier, client_id: clientId, redirect_uri: REDIRECT });
+        expect(issued.status).toBe(200);
+        expect((await getBudget(other, issued.body.access_token)).status).toBe(200);
+      } finally {
+        await other.stop();
+      }
     });
   });
 
