@@ -312,9 +312,9 @@ function keysSection(me, mandates, done) {
         { label: 'Key', cell: (k) => h('code', {}, `${k.prefix}…`) },
         { label: 'Mandate', cell: (k) => k.mandate },
         { label: 'Ask in client', cell: (k) => (k.ask_in_client ? 'yes' : 'no') },
-        { label: 'Issued to', cell: (k) => (k.client ? `${k.client.name} (${new URL(k.client.id).host})` : 'minted here') },
         { label: 'State', cell: (k) => status(k.state) },
         { label: 'Created', cell: (k) => when(k.created_at) },
+        { label: 'Issued to', cell: (k) => (k.client ? `${k.client.name} (${new URL(k.client.id).host})` : 'minted here') },
         {
           label: 'Action',
           cell: (k) =>
