@@ -586,6 +586,128 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/.well-known/oauth-protected-resource/mcp": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * What protects /mcp (RFC 9728): the resource and this gateway’s authorization server
+         * @description Who: no key.
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        get: operations["readProtectedResourceMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/.well-known/oauth-authorization-server": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The authorization server’s metadata (RFC 8414): its endpoints and what it supports
+         * @description Who: no key.
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        get: operations["readAuthorizationServerMetadata"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/authorize": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An MCP client asks to sign in: a redirect to the console, where the person approves it under one of their mandates
+         * @description The client is its `client_id`: the https URL of its client ID metadata document, fetched now through the guarded client. A bad `client_id` or `redirect_uri` is answered here (400, never redirected); any other refusal is a redirect to the client with `error`, `state` and `iss`.
+         *
+         *     Who: no key.
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        get: operations["authorizeMcpClient"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/oauth/token": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Trade an authorization code and its PKCE verifier for an access token, an agent key (once)
+         * @description The token is a new agent key (`hlk_a_…`, `ask_in_client`) under the mandate the person chose, expiring after 30 days, listed with the client’s name in GET /v0/me and revoked like any key. No refresh token. A refusal spends nothing; a code is spent by the one exchange that succeeds.
+         *
+         *     Who: no key.
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        post: operations["issueMcpToken"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/v0/oauth/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * An MCP client’s request to sign in: which client asks, and where the answer goes
+         * @description Who: human key (dev mode: the local operator).
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        get: operations["readSignInRequest"];
+        put?: never;
+        /**
+         * Approve an MCP client under one of your root mandates, or deny it (once): where to send the browser
+         * @description Approval records a one-time code (5 minutes, stored as its hash) bound to the client, its redirect URI, its PKCE challenge, the resource, your account and the mandate; the client trades it at POST /oauth/token for a new agent key under that mandate.
+         *
+         *     Who: human key (dev mode: the local operator).
+         *
+         *     Hosted gateway only (`--hosted`).
+         */
+        post: operations["decideSignInRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/v0/agents/draft": {
         parameters: {
             query?: never;
@@ -1472,6 +1594,13 @@ export interface components {
             expires_at: string | null;
             /** Format: date-time */
             revoked_at: string | null;
+            /** @description The MCP client an agent key was issued to by signing in from it (docs/mcp.md): its client ID (the URL of its metadata document) and name; null for a key minted otherwise */
+            client: null | {
+                /** Format: uri */
+                id: string;
+                /** @description As the client names itself: its own words, not checked */
+                name: string;
+            };
         };
         /** @description A JSON Web Key Set (RFC 7517) */
         KeySet: {
@@ -4016,6 +4145,391 @@ export interface operations {
             };
             /** @description Sign-in with GitHub is not configured on this gateway (`github_sign_in_off`) */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readProtectedResourceMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The protected resource metadata */
+            200: {
+                headers: {
+                    /** @description `*`: any web page may read it (no credentials) */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uri
+                         * @description The canonical URI of the MCP server: `<issuer>/mcp`
+                         */
+                        resource: string;
+                        /** @description This gateway’s own issuer */
+                        authorization_servers: string[];
+                        /** @constant */
+                        bearer_methods_supported: [
+                            "header"
+                        ];
+                        resource_name: string;
+                    };
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readAuthorizationServerMetadata: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The authorization server metadata */
+            200: {
+                headers: {
+                    /** @description `*`: any web page may read it (no credentials) */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uri
+                         * @description HOLON_PUBLIC_URL, else the gateway’s own origin as the request reached it
+                         */
+                        issuer: string;
+                        /** Format: uri */
+                        authorization_endpoint: string;
+                        /** Format: uri */
+                        token_endpoint: string;
+                        /** @constant */
+                        response_types_supported: [
+                            "code"
+                        ];
+                        /** @constant */
+                        response_modes_supported: [
+                            "query"
+                        ];
+                        /** @constant */
+                        grant_types_supported: [
+                            "authorization_code"
+                        ];
+                        /** @constant */
+                        code_challenge_methods_supported: [
+                            "S256"
+                        ];
+                        /** @constant */
+                        token_endpoint_auth_methods_supported: [
+                            "none"
+                        ];
+                        /** @constant */
+                        client_id_metadata_document_supported: true;
+                        /** @constant */
+                        authorization_response_iss_parameter_supported: true;
+                    };
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    authorizeMcpClient: {
+        parameters: {
+            query: {
+                /** @description `code` */
+                response_type: "code";
+                /** @description The https URL of the client’s metadata document */
+                client_id: string;
+                /** @description One of the document’s `redirect_uris` (a loopback one on any port) */
+                redirect_uri?: string;
+                /** @description PKCE: BASE64URL(SHA-256(code_verifier)), 43 characters */
+                code_challenge: string;
+                /** @description `S256` (the only one) */
+                code_challenge_method: "S256";
+                /** @description The client’s own value, sent back with the answer (at most 1000 characters) */
+                state?: string;
+                /** @description RFC 8707: this gateway’s /mcp (the default) */
+                resource?: string;
+                /** @description Ignored: what the token may do is the mandate the person chooses */
+                scope?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description To the console’s consent page, or back to the client with `error` */
+            302: {
+                headers: {
+                    /** @description Where the browser goes */
+                    Location?: string;
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Refused, in OAuth’s error shape (RFC 6749 §5.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "invalid_target" | "unsupported_grant_type" | "unsupported_response_type";
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    issueMcpToken: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/x-www-form-urlencoded": {
+                    /** @constant */
+                    grant_type: "authorization_code";
+                    /** @description The code from the authorization response */
+                    code: string;
+                    /** @description The PKCE verifier whose S256 challenge the authorization request sent */
+                    code_verifier: string;
+                    /** @description The client’s metadata document URL, as in the authorization request */
+                    client_id: string;
+                    /** @description The redirect URI of the authorization request */
+                    redirect_uri: string;
+                    /** @description This gateway’s /mcp (RFC 8707); optional */
+                    resource?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description The access token, shown once */
+            200: {
+                headers: {
+                    /** @description `no-store` */
+                    "Cache-Control"?: string;
+                    /** @description `*`: any web page may read it (no credentials) */
+                    "Access-Control-Allow-Origin"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description An agent key under the mandate the person chose (`ask_in_client`) */
+                        access_token: string;
+                        /** @constant */
+                        token_type: "Bearer";
+                        /** @description Seconds until it expires: 30 days */
+                        expires_in: number;
+                    };
+                };
+            };
+            /** @description Refused, in OAuth’s error shape (RFC 6749 §5.2) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @enum {unknown} */
+                        error: "invalid_request" | "invalid_client" | "invalid_grant" | "invalid_target" | "unsupported_grant_type" | "unsupported_response_type";
+                        error_description: string;
+                    };
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    readSignInRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The sign-in request, from the console’s address (#/authorize/<id>)
+                 * @example AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The request, waiting for a decision */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The client, as its metadata document says */
+                        client: {
+                            /**
+                             * Format: uri
+                             * @description Its client_id: the URL of its metadata document
+                             */
+                            id: string;
+                            /** @description Its `client_name`: the client’s own words, not checked by anyone */
+                            name: string;
+                            /** @description The host its metadata document is served from */
+                            host: string;
+                        };
+                        /** Format: uri */
+                        redirect_uri: string;
+                        /** @description Where the browser is sent after the decision */
+                        redirect_host: string;
+                        /** @description The redirect goes to this computer (localhost): only a program running here receives the answer */
+                        loopback: boolean;
+                        /**
+                         * Format: uri
+                         * @description What the token is for: this gateway’s /mcp
+                         */
+                        resource: string;
+                        /** Format: date-time */
+                        expires_at: string;
+                    };
+                };
+            };
+            /** @description No such request waiting: unknown, expired (10 minutes) or answered already; or, to approve, no such mandate of yours (`not_found`) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description Any other refusal or failure, in the error shape (429 `rate_limited` with Retry-After, 503 `database_unavailable` with Retry-After, 500 `gateway_error`) */
+            default: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+        };
+    };
+    decideSignInRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                /**
+                 * @description The sign-in request, from the console’s address (#/authorize/<id>)
+                 * @example AAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAAA
+                 */
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                /**
+                 * @example {
+                 *       "decision": "approve",
+                 *       "mandate": "alice/sandbox"
+                 *     }
+                 */
+                "application/json": {
+                    /**
+                     * @description Let the client act under the mandate, or refuse
+                     * @enum {unknown}
+                     */
+                    decision: "approve" | "deny";
+                    /** @description To approve: one of your root mandates, which the client’s new agent key acts under */
+                    mandate?: string;
+                };
+            };
+        };
+        responses: {
+            /** @description Decided: the browser goes back to the client */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /**
+                         * Format: uri
+                         * @description The client’s redirect URI with `code` (or `error=access_denied`), `state` and `iss`
+                         */
+                        redirect_to: string;
+                    };
+                };
+            };
+            /** @description A bad body (`approve` without a mandate), or a revoked mandate (`invalid_request`) */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Error"];
+                };
+            };
+            /** @description No such request waiting: unknown, expired (10 minutes) or answered already; or, to approve, no such mandate of yours (`not_found`) */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

@@ -28,7 +28,7 @@ import { createRegistry } from '../shared/registry/registry.js';
 import { loadMandateFiles } from '../shared/registry/mandate-files.js';
 import { readSampleRecords, type SampleRecords } from '../shared/catalogue/sample-records.js';
 import { createCallWaiter } from '../shared/calls/answer/waiter.js';
-import { startApi } from './api/start.js';
+import { startApi, type OutboundGuard } from './api/start.js';
 import { startRunner } from './runner/worker.js';
 import { credentialLookup } from '../shared/publishing/credentials.js';
 import type { FileLinkSigner } from '../shared/files/access.js';
@@ -95,6 +95,11 @@ export interface GatewayInputs {
   agents?: readonly AgentVersion[];
   /** Schemes the payment rails offer beyond @x402/evm's `exact` (tests register an `upto` scheme so). */
   payments?: RailsInputs;
+  /**
+   * Tests only: the resolver, route and trusted certificate of the guarded client the API fetches MCP clients'
+   * metadata documents with (a self-signed test server standing in for a public one; shared/platform/guarded-net.ts).
+   */
+  outboundGuard?: OutboundGuard;
 }
 
 /** The platform's account; payments from outside, when HOLON_X402_NETWORK is set (shared/payments/rails.ts), and the chain's account. */
@@ -271,7 +276,12 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     ]);
   let api: Awaited<ReturnType<typeof startApi>> | undefined;
   try {
-    const apiOptions = { fileLinkSecret: fileLinks.secret, ...(suites ? { suites } : {}), keySet: signing.keySet };
+    const apiOptions = {
+      fileLinkSecret: fileLinks.secret,
+      ...(suites ? { suites } : {}),
+      keySet: signing.keySet,
+      ...(inputs.outboundGuard ? { outboundGuard: inputs.outboundGuard } : {}),
+    };
     api = roles.includes('api') ? await startApi(engine, config, apiOptions) : undefined;
     if (config.metricsPort !== undefined) metricsServer = await startMetricsServer(metrics, { host: config.metricsHost, port: config.metricsPort, log });
   } catch (e) {

@@ -6,7 +6,8 @@
  *
  * The request id is the caller's `X-Request-Id` when it is 1 to 64 safe characters (letters, digits, `-`, `_`, `.`,
  * `:`), else a fresh UUID; it is echoed in the response's `X-Request-Id`. The path is logged WITHOUT its query string
- * (signed file links carry their signature there); bodies and headers never are. `call_id` is the call the request
+ * (signed file links carry their signature there), and without the id of an MCP client's sign-in request
+ * (`/v0/oauth/requests/…`: a secret of the browser tab that answers it); bodies and headers never are. `call_id` is the call the request
  * created or read (`res.locals.callId`, set by routes/calls.ts). Probes and scrapes (/healthz, /metrics) log at debug.
  */
 import { randomUUID } from 'node:crypto';
@@ -15,6 +16,8 @@ import type { Logger } from '../../shared/platform/log.js';
 
 const REQUEST_ID = /^[A-Za-z0-9._:-]{1,64}$/;
 const QUIET = new Set(['/healthz', '/metrics']);
+/** Paths whose last segment is a secret: logged with it cut. */
+const SECRET_SEGMENT = /^(\/v0\/oauth\/requests\/)[^/]+/i;
 
 /** Runs `fn` once, when the response has been sent or the connection closed before that. */
 export function afterResponse(res: Response, fn: () => void): void {
@@ -45,7 +48,7 @@ export function accessLog(log: Logger): RequestHandler {
     const requestId = requestIdOf(req);
     res.locals.requestId = requestId;
     res.set('X-Request-Id', requestId);
-    const path = req.originalUrl.split('?', 1)[0]!;
+    const path = req.originalUrl.split('?', 1)[0]!.replace(SECRET_SEGMENT, '$1…');
     afterResponse(res, () => {
       const route = routeOf(req);
       const callId = res.locals.callId as string | undefined;

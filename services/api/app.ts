@@ -28,6 +28,10 @@ import { credentialRoutes } from './routes/credentials.js';
 import { draftRoutes } from './routes/drafts.js';
 import { agentRoutes } from './routes/agents.js';
 import { authRoutes, type GitHubSignInOptions } from './routes/auth.js';
+import { isTokenRequest, oauthRoutes } from './routes/oauth.js';
+import { consentRoutes } from './routes/mcp-consent.js';
+import { mcpResourceMetadata } from './oauth-urls.js';
+import type { FetchFunction } from '../../shared/platform/guarded-net.js';
 import { keyRoutes } from './routes/keys.js';
 import { mandateRoutes } from './routes/mandates.js';
 import { meAgentRoutes } from './routes/me-agents.js';
@@ -72,6 +76,11 @@ export interface ApiDeps {
   auth: AuthSettings;
   /** Hosted: signing in with GitHub (routes/auth.ts); without an OAuth app it answers 503. */
   github?: GitHubSignInOptions;
+  /**
+   * Hosted: MCP clients sign in with the gateway's own authorization server (routes/oauth.ts, mcp-consent.ts); `fetch`
+   * is the guarded client's, for client ID metadata documents. Without it those routes are not served.
+   */
+  oauth?: { fetch: FetchFunction };
   /** Hosted: limits per client address and per account, shared by every API process (gateway.md §7). */
   rateLimits?: {
     limiter: RateLimiter;
@@ -103,11 +112,14 @@ export interface ApiDeps {
   keySet?: KeySet;
 }
 
-/** The JSON body middlewares run for every request but an upload, whose body is the file (routes/files.ts). */
+/**
+ * The JSON body middlewares run for every request but an upload, whose body is the file (routes/files.ts), and an
+ * OAuth token request, whose body is a form (routes/oauth.ts): their routes read them.
+ */
 const unlessUpload =
   (handler: RequestHandler): RequestHandler =>
   (req, res, next) =>
-    isFileUpload(req) ? next() : handler(req, res, next);
+    isFileUpload(req) || isTokenRequest(req) ? next() : handler(req, res, next);
 
 /** What every request passes first: its id and log line, NUL and origin checks, the console, the body, the key. */
 function useRequestGuards(app: Express, deps: ApiDeps): void {
@@ -122,12 +134,20 @@ function useRequestGuards(app: Express, deps: ApiDeps): void {
   // The console's own files, served from memory before any key or rate limit: a page load is some 20 files, the
   // manifest editor's YAML parser 73 more, and none of them is worth a request of the caller's per-minute budget.
   app.use(consoleRoutes({ hosted: deps.auth.hosted, ...(deps.origins.site ? { siteUrl: deps.origins.site } : {}) }));
+  // A 401 on /mcp names where an MCP client signs in (RFC 9728 §5.1): known before the key or the body is read.
+  if (deps.auth.hosted && deps.oauth) app.use(mcpResourceMetadata(deps.publicUrl));
   // /mcp's standard headers are read before the body: a request its principal could not make is refused unread.
   if (deps.mcp) app.use(mcpHeaderGate({ hosted: deps.auth.hosted, paying: () => deps.ctx.payments !== undefined }));
   app.use(unlessUpload(requireJson()));
   app.use(unlessUpload(express.json({ limit: deps.bodyLimitBytes, strict: true, type: () => true })));
   app.use(unlessUpload(checkBody()));
-  app.use(authenticate(deps.ctx.db, deps.auth));
+  const keys = authenticate(deps.ctx.db, deps.auth);
+  // The token endpoint reads no key: its clients are public, and its every answer is OAuth's (routes/oauth.ts).
+  app.use((req, res, next) => {
+    if (!isTokenRequest(req)) return keys(req, res, next);
+    res.locals.principal = { kind: 'none' };
+    next();
+  });
 }
 
 /** Per address and per account, and the actions with buckets of their own (sign-up, publish, draft, re-runs, re-sends). */
@@ -200,6 +220,11 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   app.use(accountRoutes({ ctx, signupCredit: deps.signupCredit, hosted, ...webhooks }));
   app.use(keyRoutes({ ctx, hosted }));
   app.use(authRoutes({ ctx, hosted, signupCredit: deps.signupCredit, github: deps.github, ...webhooks }));
+  if (deps.oauth) {
+    const publicUrl = deps.publicUrl ? { publicUrl: deps.publicUrl } : {};
+    app.use(oauthRoutes({ ctx, hosted, fetch: deps.oauth.fetch, ...publicUrl }));
+    app.use(consentRoutes({ ctx, hosted, ...publicUrl }));
+  }
   app.use(webhookRoutes({ ctx, hosted, ...webhooks }));
   app.use(deliveryRoutes(ctx));
   useAuthorRoutes(app, deps);

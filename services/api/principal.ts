@@ -7,8 +7,9 @@
  *   (none)    the catalogue and sign-up
  * A key that is unknown, revoked or expired, or whose account is disabled, is a 401 at once (no cache).
  *
- * Every 401 carries `WWW-Authenticate: Bearer realm="holon", …` (RFC 6750 §3), so that a client (an MCP client
- * in particular) reads that it needs a key rather than going looking for an OAuth server.
+ * Every 401 carries `WWW-Authenticate: Bearer realm="holon", …` (RFC 6750 §3); on /mcp of a hosted gateway it also
+ * names the protected resource metadata (`resource_metadata`, RFC 9728 §5.1), where an MCP client finds the
+ * gateway's authorization server and signs in (docs/mcp.md, "Signing in from an MCP client").
  *
  * Scoping (DESIGN §3.7, docs/hosted.md "Principals and scoping"): another principal's mandate, receipt, approval,
  * call, task or balance answers exactly as one that does not exist — the same 404, the same words, and nothing read
@@ -22,6 +23,7 @@ import type { Db } from '../../shared/db/connect.js';
 import { HolonError } from '../../shared/core/errors.js';
 import { authenticateKey } from '../../shared/accounts/keys.js';
 import type { ReceiptOwner, ReceiptScope } from '../../shared/receipts/store.js';
+import { resourceMetadataOf } from './oauth-urls.js';
 
 export type Principal =
   | { kind: 'operator' }
@@ -46,18 +48,22 @@ function isAdminKey(token: string, adminKey: string | undefined): boolean {
 
 const KEY_HINT = 'send Authorization: Bearer <key>; /mcp takes an agent key (hlk_a_...)';
 
-/** The challenge of a 401: `error="invalid_token"` when a key was sent and refused, none when there was no key. */
-export function bearerChallenge(description: string, error?: 'invalid_token'): string {
+/**
+ * The challenge of a 401: `error="invalid_token"` when a key was sent and refused, none when there was no key;
+ * `resource_metadata` where an MCP client signs in (RFC 9728 §5.1).
+ */
+export function bearerChallenge(description: string, error?: 'invalid_token', resourceMetadata?: string): string {
   const words = description
     .replace(/…/g, '...')
     .replace(/[^\x20-\x7e]/g, '')
     .replace(/["\\]/g, "'");
-  return `Bearer realm="holon"${error ? `, error="${error}"` : ''}, error_description="${words}"`;
+  const metadata = resourceMetadata ? `, resource_metadata="${resourceMetadata.replace(/["\\]/g, '')}"` : '';
+  return `Bearer realm="holon"${metadata}${error ? `, error="${error}"` : ''}, error_description="${words}"`;
 }
 
 /** A 401 with its challenge; a refused key's challenge also says which key to send. */
 function unauthorized(res: Response, message: string, error?: 'invalid_token'): HolonError {
-  res.set('WWW-Authenticate', bearerChallenge(error ? `${message}: ${KEY_HINT}` : message, error));
+  res.set('WWW-Authenticate', bearerChallenge(error ? `${message}: ${KEY_HINT}` : message, error, resourceMetadataOf(res)));
   return new HolonError('unauthorized', message);
 }
 

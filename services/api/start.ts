@@ -14,6 +14,8 @@ import { MAX_FILE_BYTES } from '../../shared/files/store.js';
 import { createApp, type ApiDeps } from './app.js';
 import { createGatewayRuntimes } from '../../shared/runtimes/gateway-runtimes.js';
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
+import { createGuardedDispatcher, createGuardedFetch, type GuardedDispatcherOptions } from '../../shared/platform/guarded-net.js';
+import { CLIENT_DOCUMENT_TIMEOUT_MS } from '../../shared/accounts/client-metadata.js';
 import { createMcpEndpoint } from './mcp/server.js';
 import { requestStateSeal } from './mcp/request-state.js';
 import { isLoopbackName } from './origins.js';
@@ -52,7 +54,12 @@ export interface ApiOptions {
   suites?: SuiteCatalog;
   /** The public signing keys (shared/signing/key-set.ts): GET /.well-known/jwks.json. */
   keySet?: KeySet;
+  /** Tests only: the guarded client's resolver, route and CA for MCP clients' metadata documents (routes/oauth.ts). */
+  outboundGuard?: OutboundGuard;
 }
+
+/** What a test may hand the guarded client (shared/platform/guarded-net.ts); production uses its defaults. */
+export type OutboundGuard = Pick<GuardedDispatcherOptions, 'lookup' | 'route' | 'ca'>;
 
 /** The hosted gateway's limits (docs/configuration.md): per minute per address and account, per hour per action. */
 function hostedRateLimits(config: Config, limiter: RateLimiter): NonNullable<ApiDeps['rateLimits']> {
@@ -205,6 +212,11 @@ export async function startApi(processEngine: CallEngine, config: Config, option
   const demoRuntimes = createGatewayRuntimes(ctx.log, { allowPrivateEndpoints: config.allowPrivateEndpoints });
   release.push(() => demoRuntimes.close());
   const rateLimits = config.hosted ? hostedRateLimits(config, limiter) : undefined;
+  // Hosted: MCP clients' metadata documents are fetched through the guarded client, as published agents are called.
+  const clientGuard = config.hosted
+    ? createGuardedDispatcher({ connectTimeoutMs: CLIENT_DOCUMENT_TIMEOUT_MS, ...options.outboundGuard, allowPrivate: config.allowPrivateEndpoints })
+    : undefined;
+  if (clientGuard) release.push(() => clientGuard.close());
   const app = createApp({
     ...(rateLimits ? { rateLimits } : {}),
     mcp,
@@ -227,6 +239,7 @@ export async function startApi(processEngine: CallEngine, config: Config, option
     signupCredit: config.signupCredit,
     bodyLimitBytes: config.bodyLimitBytes,
     github: { client: githubSettings(config), publicUrl: config.publicUrl },
+    ...(clientGuard ? { oauth: { fetch: createGuardedFetch(clientGuard) } } : {}),
     ...(config.fileSecret ? { fileSecret: config.fileSecret } : {}),
     ...(config.hosted ? { webhooks: webhookSecrets(config.fileSecret, config.webhooks.rotationWindowS) } : {}),
     ...(options.fileLinkSecret

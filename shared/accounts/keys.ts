@@ -20,6 +20,14 @@ export interface KeyRow {
   createdAt: Date;
   expiresAt: Date | null;
   revokedAt: Date | null;
+  /** The MCP client an agent key was issued to by signing in from it (shared/accounts/mcp-sign-in.ts); null otherwise. */
+  client: KeyClient | null;
+}
+
+/** An MCP client as its client ID metadata document names it: the document's URL and its `client_name`. */
+interface KeyClient {
+  id: string;
+  name: string;
 }
 
 const ALPHABET = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789';
@@ -53,6 +61,8 @@ export interface NewKey {
   mandateId?: string;
   askInClient?: boolean;
   expiresAt?: Date;
+  /** The MCP client the key is issued to (an agent key from signing in from an MCP client). */
+  client?: KeyClient;
 }
 
 export interface MintedKey {
@@ -71,9 +81,9 @@ export async function createKey(db: Queryable, k: NewKey): Promise<MintedKey> {
     const prefix = `hlk_${letter}_${randomBase62(8)}`;
     const key = `${prefix}_${randomBase62(40)}`;
     const inserted = await db.raw<{ rows: unknown[] }>(
-      `INSERT INTO api_keys (prefix, hash, kind, account, mandate_id, ask_in_client, expires_at)
-       VALUES (?, ?, ?, ?, ?, ?, ?) ON CONFLICT (prefix) DO NOTHING RETURNING prefix`,
-      [prefix, hashKey(key), k.kind, k.account, k.mandateId ?? null, k.askInClient ?? false, k.expiresAt ?? null],
+      `INSERT INTO api_keys (prefix, hash, kind, account, mandate_id, ask_in_client, expires_at, client_id, client_name)
+       VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?) ON CONFLICT (prefix) DO NOTHING RETURNING prefix`,
+      [prefix, hashKey(key), k.kind, k.account, k.mandateId ?? null, k.askInClient ?? false, k.expiresAt ?? null, k.client?.id ?? null, k.client?.name ?? null],
     );
     if (inserted.rows.length === 1) {
       return {
@@ -99,6 +109,8 @@ interface KeyColumns {
   created_at: Date;
   expires_at: Date | null;
   revoked_at: Date | null;
+  client_id: string | null;
+  client_name: string | null;
 }
 
 function keyFromRow(r: KeyColumns): KeyRow {
@@ -111,6 +123,7 @@ function keyFromRow(r: KeyColumns): KeyRow {
     createdAt: new Date(r.created_at),
     expiresAt: r.expires_at ? new Date(r.expires_at) : null,
     revokedAt: r.revoked_at ? new Date(r.revoked_at) : null,
+    client: r.client_id && r.client_name ? { id: r.client_id, name: r.client_name } : null,
   };
 }
 
@@ -151,5 +164,6 @@ export function keyView(k: KeyRow, now: number) {
     created_at: k.createdAt.toISOString(),
     expires_at: k.expiresAt ? k.expiresAt.toISOString() : null,
     revoked_at: k.revokedAt ? k.revokedAt.toISOString() : null,
+    client: k.client,
   };
 }

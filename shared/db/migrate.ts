@@ -34,6 +34,7 @@ import * as m027 from './migrations/027_admit_by_call_id.js';
 import * as m028 from './migrations/028_drop_holon_admit.js';
 import * as m029 from './migrations/029_payments_from_outside.js';
 import * as m030 from './migrations/030_call_streams.js';
+import * as m031 from './migrations/031_mcp_sign_in.js';
 
 interface Migration {
   name: string;
@@ -83,6 +84,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m028,
   m029,
   m030,
+  m031,
 ].map(forwardOnly);
 
 /** The SQL functions kept as files, applied after the migrations: the current text of each. */

@@ -282,7 +282,9 @@ describe('MCP 2026-07-28 at /mcp', () => {
         });
         // Malformed JSON would be a 400 had it been read: it was not.
         expect(res.status).toBe(401);
-        expect(res.headers.get('www-authenticate')).toMatch(/^Bearer realm="holon"/);
+        expect(res.headers.get('www-authenticate')).toMatch(
+          /^Bearer realm="holon".*resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"/,
+        );
         expect(((await res.json()) as any).error.message).toMatch(/takes an agent key/);
       }
       // Without the headers (a 2025 client) the same refusal comes after the body.

@@ -210,16 +210,19 @@ describe('MCP session limits', () => {
 });
 
 describe('/mcp hosted', () => {
-  test('a 401 says, in WWW-Authenticate and in words, to connect with an agent key; sessions are limited per account', async () => {
+  test('a 401 says, in WWW-Authenticate and in words, to sign in or connect with an agent key; sessions are limited per account', async () => {
     await useAudited(await startTestGateway({ hosted: true }), async (g) => {
       const keyless = await rpc(g.url, INITIALIZE);
       expect(keyless.status).toBe(401);
-      expect(keyless.challenge).toMatch(/^Bearer realm="holon", error_description="[^"]*agent key[^"]*"$/);
+      const metadata = `resource_metadata="${g.url}/.well-known/oauth-protected-resource/mcp"`;
+      expect(keyless.challenge).toMatch(new RegExp(`^Bearer realm="holon", ${metadata}, error_description="[^"]*agent key[^"]*"$`));
       expect(keyless.body).toMatchObject({ jsonrpc: '2.0', error: { message: expect.stringMatching(/agent key/) } });
       for (const authorization of ['Bearer hlk_a_not-a-key', 'Basic abc']) {
         const refused = await rpc(g.url, INITIALIZE, { authorization });
         expect(refused.status, authorization).toBe(401);
-        expect(refused.challenge, authorization).toMatch(/^Bearer realm="holon", error="invalid_token", error_description="[^"]*agent key[^"]*"$/);
+        expect(refused.challenge, authorization).toMatch(
+          new RegExp(`^Bearer realm="holon", ${metadata}, error="invalid_token", error_description="[^"]*agent key[^"]*"$`),
+        );
       }
 
       const alice = await signUp(g.url, 'alice');

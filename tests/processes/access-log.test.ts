@@ -34,7 +34,12 @@ function accessLines(api: ServiceProcess): AccessLine[] {
 describe('access logs', () => {
   test('one JSON line per request: request id, method, path without query, route, status, duration, call id; no body, key or query', async () => {
     const { cluster, stop } = await startTestCluster();
-    const secrets = { input: 'an-input-that-must-never-be-logged', key: 'hlk_a_a-key-that-must-never-be-logged', query: 'a-signature-in-the-query' };
+    const secrets = {
+      input: 'an-input-that-must-never-be-logged',
+      key: 'hlk_a_a-key-that-must-never-be-logged',
+      query: 'a-signature-in-the-query',
+      signIn: 'an-mcp-sign-in-request-id-never-logged',
+    };
     try {
       const api = await cluster.start('api', { env: { LOG_LEVEL: 'info' } });
       const send = (method: string, path: string, headers: Record<string, string> = {}, body?: unknown) =>
@@ -72,16 +77,19 @@ describe('access logs', () => {
       expect(generated).toMatch(UUID);
       expect((await send('GET', '/v0/no-such-route', { 'x-request-id': 'x'.repeat(65) })).headers.get('x-request-id')).toMatch(UUID);
       expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+      // An MCP client's sign-in request id is the browser tab's secret (a dev gateway has no such route: 404 all the same).
+      expect((await send('GET', `/v0/oauth/requests/${secrets.signIn}`)).status).toBe(404);
 
       let lines: AccessLine[] = [];
       await poll(
         () => {
           lines = accessLines(api);
-          expect(lines).toHaveLength(4);
+          expect(lines).toHaveLength(5);
         },
-        { what: 'the four access lines', assert: true, timeoutMs: 1_000, intervalMs: 50 },
+        { what: 'the five access lines', assert: true, timeoutMs: 1_000, intervalMs: 50 },
       );
-      const [m, post, get, missing] = lines;
+      const [m, post, get, missing, signIn] = lines;
+      expect(signIn).toMatchObject({ method: 'GET', path: '/v0/oauth/requests/…', status: 404 });
       expect(m).toMatchObject({ method: 'POST', path: '/v0/mandates', route: '/v0/mandates', status: 201 });
       expect(m!.call_id).toBeUndefined();
       expect(post).toMatchObject({ request_id: 'client-req.42:a_b', method: 'POST', path: '/v0/calls', route: '/v0/calls', status: 202, call_id: callId });

@@ -25,6 +25,7 @@ import type { RailsInputs } from '../../shared/payments/rails.js';
 import { generateKeyPairSync } from 'node:crypto';
 import { randomBytes } from 'node:crypto';
 import { ALL_ROLES, startGateway, type RunningGateway, type Role } from '../../services/compose.js';
+import type { OutboundGuard } from '../../services/api/start.js';
 import { audit } from '../../shared/ledger/audit.js';
 import type { AgentVersion } from '../../shared/registry/agent-version.js';
 import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
@@ -73,6 +74,8 @@ export interface TestGatewayOptions extends TestDataOptions {
   registry?: readonly AgentVersion[];
   /** Schemes the payment rails offer beyond `exact` (an in-process `upto` test scheme: tests/support/x402-*.ts). */
   payments?: RailsInputs;
+  /** The guarded client's resolver, route and CA for MCP clients' metadata documents (tests/support/mcp-clients.ts). */
+  outboundGuard?: OutboundGuard;
 }
 
 export interface TestGateway {
@@ -195,7 +198,11 @@ export async function startTestGateway(options: TestGatewayOptions = {}): Promis
         signingKey: TEST_SIGNING_KEY,
         ...(options.hosted ? hostedConfig(options.config) : options.config),
       },
-      { ...(options.registry ? { agents: options.registry } : {}), ...(options.payments ? { payments: options.payments } : {}) },
+      {
+        ...(options.registry ? { agents: options.registry } : {}),
+        ...(options.payments ? { payments: options.payments } : {}),
+        ...(options.outboundGuard ? { outboundGuard: options.outboundGuard } : {}),
+      },
     );
   } catch (e) {
     await data.release();

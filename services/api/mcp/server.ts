@@ -28,6 +28,7 @@ import { createMcpHandler, isInitializeRequest, isLegacyRequest, type AuthInfo, 
 import { HolonError } from '../../../shared/core/errors.js';
 import { loadMandate } from '../../../shared/mandates/store.js';
 import { clientAddress } from '../client-address.js';
+import { resourceMetadataOf } from '../oauth-urls.js';
 import { bearerChallenge, principalOf, requireKind, type Principal } from '../principal.js';
 import { sendJsonRpcError, SESSION_NOT_FOUND } from './errors.js';
 import { compileTools, createToolServer } from './tool-server.js';
@@ -64,10 +65,14 @@ const ownerOf = (p: Principal): string => (p.kind === 'agent' ? p.keyPrefix : p.
 /** Whose session quota a request counts against: the account (hosted) or the client address (dev mode). */
 const quotaOf = (req: Request, p: Principal): string => (p.kind === 'agent' ? `account:${p.account}` : `address:${clientAddress(req, false)}`);
 
-/** Hosted, without a key: 401 naming the scheme (also the header gate's answer: header-gate.ts). */
+/**
+ * Hosted, without a key: 401 naming the Bearer scheme and the protected resource metadata (RFC 9728 §5.1), where an
+ * MCP client finds the gateway's authorization server and signs in (docs/mcp.md, "Signing in from an MCP client").
+ * Also the header gate's answer (header-gate.ts).
+ */
 export function keylessRefusal(res: Response, why?: string): void {
-  const message = `${why ? `${why}: ` : ''}/mcp takes an agent key: Authorization: Bearer hlk_a_...`;
-  sendJsonRpcError(res, 401, message, { headers: { 'WWW-Authenticate': bearerChallenge(message) } });
+  const message = `${why ? `${why}: ` : ''}/mcp takes an agent key: sign in from your MCP client, or send Authorization: Bearer hlk_a_...`;
+  sendJsonRpcError(res, 401, message, { headers: { 'WWW-Authenticate': bearerChallenge(message, undefined, resourceMetadataOf(res)) } });
 }
 
 /** Refused when hosted and without a key, unless payments from outside are on (a keyless caller then pays per call). */

@@ -10,6 +10,8 @@ import { adminOperations } from '../routes/admin.js';
 import { agentOperations } from '../routes/agents.js';
 import { approvalOperations } from '../routes/approvals.js';
 import { authOperations } from '../routes/auth.js';
+import { oauthOperations } from '../routes/oauth.js';
+import { consentOperations } from '../routes/mcp-consent.js';
 import { callOperations } from '../routes/calls/routes.js';
 import { eventOperations } from '../routes/calls/events.js';
 import { catalogOperations } from '../routes/catalog.js';
@@ -70,6 +72,8 @@ export const ROUTE_OPERATIONS: readonly Operation[] = [
   accountOperations,
   keyOperations,
   authOperations,
+  oauthOperations,
+  consentOperations,
   draftOperations,
   publishingOperations,
   credentialOperations,

@@ -383,7 +383,7 @@ export const MINTED_KEY: JsonSchema = {
 export const KEY_VIEW: JsonSchema = {
   type: 'object',
   additionalProperties: false,
-  required: ['prefix', 'kind', 'mandate', 'ask_in_client', 'state', 'created_at', 'expires_at', 'revoked_at'],
+  required: ['prefix', 'kind', 'mandate', 'ask_in_client', 'state', 'created_at', 'expires_at', 'revoked_at', 'client'],
   properties: {
     prefix: { type: 'string' },
     kind: { enum: ['human', 'agent'] },
@@ -393,6 +393,22 @@ export const KEY_VIEW: JsonSchema = {
     created_at: TIMESTAMP,
     expires_at: { type: ['string', 'null'], format: 'date-time' },
     revoked_at: { type: ['string', 'null'], format: 'date-time' },
+    client: {
+      description:
+        'The MCP client an agent key was issued to by signing in from it (docs/mcp.md): its client ID (the URL of its metadata document) and name; null for a key minted otherwise',
+      oneOf: [
+        { type: 'null' },
+        {
+          type: 'object',
+          additionalProperties: false,
+          required: ['id', 'name'],
+          properties: {
+            id: { type: 'string', format: 'uri' },
+            name: { type: 'string', description: 'As the client names itself: its own words, not checked' },
+          },
+        },
+      ],
+    },
   },
 };
 

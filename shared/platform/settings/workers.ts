@@ -64,7 +64,7 @@ export const WORKERS = inSection('gateway', {
   allowPrivateEndpoints: setting.flag({
     env: 'HOLON_ALLOW_PRIVATE_ENDPOINTS',
     meaning: 'allow agents on private addresses',
-    doc: '`1`: published agents and hosted callbacks may reach private addresses (refused in production)',
+    doc: '`1`: published agents, hosted callbacks and MCP clients’ metadata documents may reach private addresses (refused in production)',
     roles: ROLES,
     production: {
       refuses: 'with `HOLON_ALLOW_PRIVATE_ENDPOINTS=1`',

@@ -5,7 +5,7 @@
 
 import { ApiError, get, SignedOut } from './api.js';
 import { fill, h, notice } from './dom.js';
-import { current, forget, key, mode, setCurrent } from './session.js';
+import { current, forget, key, mode, returnAfterSignIn, setCurrent, takeReturn } from './session.js';
 import { showKeysOnce, signInPage, takeLoginFragment } from './sign-in.js';
 
 /**
@@ -40,6 +40,7 @@ const PAGES = [
   { path: 'month', title: 'Month', kinds: ['operator', 'human'], load: () => import('./pages/month.js') },
   { path: 'publish', title: 'Publish', kinds: ['human'], load: () => import('./pages/publish.js') },
   { path: 'operator', title: 'Operator', kinds: ['admin'], load: () => import('./pages/operator.js') },
+  { path: 'authorize', title: 'Connect an MCP client', kinds: ['human'], nav: false, load: () => import('./pages/authorize.js') },
 ];
 
 /** Where a principal starts: a newcomer on a dev gateway tries an agent first. */
@@ -147,7 +148,7 @@ async function route() {
   if (login) {
     fill(nav);
     fill(whoBox);
-    await showKeysOnce(view, login, () => navigate('#/home'));
+    await showKeysOnce(view, login, () => navigate(takeReturn() ?? '#/home'));
     return;
   }
   let who;
@@ -160,7 +161,10 @@ async function route() {
   if (!who) {
     fill(nav);
     fill(whoBox);
-    signInPage(view, () => route());
+    // An MCP client's sign-in request waits for the person to sign in (with GitHub: across the round trip).
+    const asking = parseHash().name === 'authorize';
+    if (asking) returnAfterSignIn(location.hash);
+    signInPage(view, () => route(), asking ? 'An MCP client asks to connect to your Holon account: sign in to answer it.' : undefined);
     document.title = 'Sign in · Holon console';
     return;
   }

@@ -6,6 +6,8 @@
 const STORE = 'holon.console.key';
 /** The nonce of the GitHub sign-in this tab started, until the code comes back (docs/hosted.md). */
 const SIGN_IN = 'holon.console.sign-in';
+/** Where to go once signed in: an MCP client's sign-in request waiting in this tab (pages/authorize.js). */
+const RETURN = 'holon.console.return';
 
 export const mode = /** @type {HTMLMetaElement | null} */ (document.querySelector('meta[name="holon-mode"]'))?.content === 'hosted' ? 'hosted' : 'dev';
 
@@ -74,6 +76,30 @@ export function takeSignIn() {
     const nonce = sessionStorage.getItem(SIGN_IN);
     sessionStorage.removeItem(SIGN_IN);
     return nonce;
+  } catch {
+    return null;
+  }
+}
+
+/**
+ * Come back to this console address once signed in (a sign-in request of an MCP client, `#/authorize/<id>`), even
+ * across the round trip to GitHub: kept in this tab only.
+ * @param {string} hash
+ */
+export function returnAfterSignIn(hash) {
+  try {
+    sessionStorage.setItem(RETURN, hash);
+  } catch {
+    /* storage off: the person opens the address again */
+  }
+}
+
+/** The address to come back to, once (it is forgotten here), or null. */
+export function takeReturn() {
+  try {
+    const hash = sessionStorage.getItem(RETURN);
+    sessionStorage.removeItem(RETURN);
+    return hash && /^#\/authorize\/[A-Za-z0-9_-]{43}$/.test(hash) ? hash : null;
   } catch {
     return null;
   }

@@ -71,9 +71,10 @@ async function signInWithKey(keyField, done) {
  * The sign-in page: GitHub, or a pasted key.
  * @param {HTMLElement} view
  * @param {() => void} done
+ * @param {string} [why] why the person is asked to sign in now (an MCP client waits), when the page says it
  */
-export function signInPage(view, done) {
-  const reason = takeReason();
+export function signInPage(view, done, why) {
+  const reason = takeReason() || why;
   const keyField = field({
     label: 'Your key',
     name: 'key',

@@ -1,7 +1,7 @@
 // @ts-check
 // Mandates and keys: the root mandates and their budgets; a form to create one that shows every problem the API
 // reports at its own field; agent keys (hosted): mint one (shown once, with the `claude mcp add` line), revoke one,
-// and whether each is ask_in_client.
+// whether each is ask_in_client, and the MCP client a key was issued to by signing in from it.
 
 import { ApiError, get, post, request } from '../api.js';
 import { budgetBar } from '../budget.js';
@@ -314,6 +314,7 @@ function keysSection(me, mandates, done) {
         { label: 'Ask in client', cell: (k) => (k.ask_in_client ? 'yes' : 'no') },
         { label: 'State', cell: (k) => status(k.state) },
         { label: 'Created', cell: (k) => when(k.created_at) },
+        { label: 'Issued to', cell: (k) => (k.client ? `${k.client.name} (${new URL(k.client.id).host})` : 'minted here') },
         {
           label: 'Action',
           cell: (k) =>
