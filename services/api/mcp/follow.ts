@@ -43,9 +43,10 @@ export async function follow(deps: McpDeps, call: { callId: string; timeoutMs: n
   };
   if (signal.aborted) onCancel();
   else signal.addEventListener('abort', onCancel, { once: true });
-  const relay = await relayEvents(deps, callId, ctx, options.after);
+  const progressToken = ctx.mcpReq._meta?.progressToken;
+  // Events are read only for someone who hears them (progress) or can answer them (a form): a plain call waits on its end.
+  const relay = progressToken !== undefined || options.canAsk ? await relayEvents(deps, callId, ctx, options.after) : undefined;
   try {
-    const progressToken = ctx.mcpReq._meta?.progressToken;
     let progress = 0;
     const report = async (status: string): Promise<void> => {
       if (progressToken === undefined || signal.aborted) return;
@@ -61,12 +62,13 @@ export async function follow(deps: McpDeps, call: { callId: string; timeoutMs: n
     const status = async () => (await callStatus(deps.ctx.db, callId)) ?? 'queued';
     for (;;) {
       const left = deadline - Date.now();
-      const woke = await relay.wait(Math.max(1, Math.min(deps.progressIntervalMs, left)));
+      const slice = Math.max(1, relay ? Math.min(deps.progressIntervalMs, left) : left);
+      const woke = relay ? await relay.wait(slice) : (await deps.waiter.wait(callId, slice)) ? 'done' : 'idle';
       if (woke === 'done') break;
-      const q = relay.question;
+      const q = relay?.question;
       if (q && options.canAsk && q.question !== options.dismissed && formSchema(q.request.schema)) return { kind: 'question', callId, question: q };
       // A question stops the call's clock: its caller may take up to HOLON_INPUT_TTL_S to answer it.
-      if (relay.asked && !waited) {
+      if (relay?.asked && !waited) {
         waited = true;
         deadline += deps.ctx.settings.inputTtlS * 1000;
       }
@@ -85,7 +87,7 @@ export async function follow(deps: McpDeps, call: { callId: string; timeoutMs: n
     }
   } finally {
     signal.removeEventListener('abort', onCancel);
-    await relay.close();
+    await relay?.close();
   }
   const receipt = (await loadReceiptTree(deps.ctx.db, callId))!;
   const succeeded = receipt.status === 'succeeded';

@@ -16,7 +16,7 @@ import * as z from 'zod/v4';
 import { abortedResult } from '../abort.js';
 import { agentError } from '../messages.js';
 import type { RunContext, RunResult, RunStream } from '../types.js';
-import { Exchange, within } from './exchange.js';
+import { Exchange, follow, within } from './exchange.js';
 
 export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
 
@@ -44,10 +44,17 @@ export type TaskEnd = { kind: 'result'; result: unknown } | { kind: 'ended'; res
 export async function followTask(client: Client, task: { taskId: string; pollIntervalMs?: number }, run: RunContext): Promise<TaskEnd> {
   const { taskId } = task;
   let interval = task.pollIntervalMs;
-  const send = (method: string, params: Record<string, unknown>) =>
-    within(new Exchange(run.stream), () =>
-      client.request({ method, params: { taskId, ...params } }, method === 'tasks/get' ? Polled : Loose, { signal: run.signal }),
-    );
+  // Each request gets a signal that follows the run's only while it is in flight (exchange.ts `follow`).
+  const send = async (method: string, params: Record<string, unknown>) => {
+    const scoped = follow(run.signal);
+    try {
+      return await within(new Exchange(run.stream), () =>
+        client.request({ method, params: { taskId, ...params } }, method === 'tasks/get' ? Polled : Loose, { signal: scoped.signal }),
+      );
+    } finally {
+      scoped.release();
+    }
+  };
   try {
     for (;;) {
       await pause(interval, run.signal);
