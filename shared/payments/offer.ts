@@ -5,6 +5,7 @@
  * `structuredContent`), with the `bazaar` extension describing the agent's input and output when there is one.
  */
 import { declareDiscoveryExtension } from '@x402/extensions/bazaar';
+import { declarePaymentIdentifierExtension, extractAndValidatePaymentIdentifier, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import type { PaymentPayload, PaymentRequired, PaymentRequirements } from '@x402/core/types';
 import { decodePaymentSignatureHeader, encodePaymentRequiredHeader } from '@x402/core/http';
 import type { JsonSchema } from '../core/json.js';
@@ -21,6 +22,8 @@ export interface Offer {
   maxTimeoutSeconds: number;
   /** The agent's interface, for the bazaar extension (discovery). */
   discovery?: { input: JsonSchema; output: JsonSchema };
+  /** Declares x402's `payment-identifier` extension (optional): a payer's id there replays like an Idempotency-Key. */
+  identified?: boolean;
 }
 
 async function requirementsFor(rails: PaymentRails, offer: Offer): Promise<PaymentRequirements[]> {
@@ -38,18 +41,21 @@ export async function paymentRequired(
   error?: string,
 ): Promise<{ required: PaymentRequired; header: string; accepts: PaymentRequirements[] }> {
   const accepts = await requirementsFor(rails, offer);
-  const extensions = offer.discovery
-    ? declareDiscoveryExtension({
-        bodyType: 'json',
-        inputSchema: offer.discovery.input as Record<string, unknown>,
-        output: { schema: offer.discovery.output as Record<string, unknown> },
-      })
-    : undefined;
+  const extensions = {
+    ...(offer.discovery
+      ? declareDiscoveryExtension({
+          bodyType: 'json',
+          inputSchema: offer.discovery.input as Record<string, unknown>,
+          output: { schema: offer.discovery.output as Record<string, unknown> },
+        })
+      : {}),
+    ...(offer.identified ? { [PAYMENT_IDENTIFIER]: declarePaymentIdentifierExtension(false) } : {}),
+  };
   const required = await rails.server.createPaymentRequiredResponse(
     accepts,
     { url: offer.resource, description: offer.description, mimeType: 'application/json' },
     error,
-    extensions,
+    Object.keys(extensions).length > 0 ? extensions : undefined,
   );
   return { required, header: encodePaymentRequiredHeader(required), accepts };
 }
@@ -64,4 +70,15 @@ export function readPaymentHeader(value: string): { ok: true; payload: PaymentPa
   } catch {
     return { ok: false, message: 'PAYMENT-SIGNATURE is not base64 JSON' };
   }
+}
+
+/** The id a payment names in x402's `payment-identifier` extension (null when none), or why it is not one. */
+export function paymentIdentifierOf(payload: PaymentPayload): { ok: true; id: string | null } | { ok: false; message: string } {
+  const { id, validation } = extractAndValidatePaymentIdentifier(payload);
+  if (!validation.valid)
+    return {
+      ok: false,
+      message: `the payment's payment-identifier is not valid: ${(validation.errors ?? []).join('; ') || 'see x402’s payment-identifier extension'}`,
+    };
+  return { ok: true, id };
 }

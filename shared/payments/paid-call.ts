@@ -16,8 +16,9 @@ import type { Manifest } from '../core/manifest/types.js';
 import { formatAmount, formatRate, MAX_AMOUNT } from '../core/money.js';
 import { ownWorstCase, worstCase } from '../core/pricing.js';
 import { saveMandate } from '../mandates/store.js';
+import { loadReceiptTree, type ReceiptView } from '../receipts/store.js';
 import type { ServiceContext } from '../context.js';
-import { type Offer, paymentRequired } from './offer.js';
+import { type Offer, paymentIdentifierOf, paymentRequired } from './offer.js';
 import { paymentKey, payerOf } from './payment-key.js';
 import { insertPayment, paymentByIdempotencyKey, paymentByKey, updatePayment } from './payment-rows.js';
 import { paymentMandate } from './paid-mandate.js';
@@ -81,6 +82,7 @@ export function quotePaidCall(ctx: ServiceContext, rails: PaymentRails, ask: Pai
         schemes: exact ? ['exact', 'upto'] : ['upto'],
         maxTimeoutSeconds: manifest.runtime.timeoutS + 60,
         discovery: { input: manifest.interface.input, output: manifest.interface.output },
+        identified: true,
       },
     },
   };
@@ -113,6 +115,10 @@ export async function submitPaidCall(
   const ctx = engine.resources;
   const q = quotePaidCall(ctx, rails, ask);
   if (!q.ok) return { kind: 'refused', code: q.code, message: q.message };
+  // x402's payment-identifier is the payer's Idempotency-Key when the request sends no header (the header wins).
+  const identified = paymentIdentifierOf(payload);
+  if (!identified.ok) return { kind: 'refused', code: 'invalid_request', message: identified.message };
+  const idempotencyKey = ask.idempotencyKey ?? identified.id ?? undefined;
   const { quote } = q;
   const { accepts } = await paymentRequired(rails, quote.offer);
   const requirements = rails.server.findMatchingRequirements(accepts, payload);
@@ -126,14 +132,14 @@ export async function submitPaidCall(
   // A payment taken before is refused before the facilitator is asked (it would say only that it is used).
   const seen = await paymentByKey(ctx.db, key);
   if (seen)
-    return seen.mandateId && ask.idempotencyKey !== undefined && seen.idempotencyKey === ask.idempotencyKey
+    return seen.mandateId && idempotencyKey !== undefined && seen.idempotencyKey === idempotencyKey
       ? { kind: 'idempotent', mandateId: seen.mandateId }
       : { kind: 'payment_replayed' };
   const verified = await rails.server.verifyPayment(payload, requirements);
   if (!verified.isValid) return invalid(verified.invalidReason ?? verified.invalidMessage ?? 'the facilitator did not verify the payment');
   const payer = payerOf(payload, verified.payer);
-  if (ask.idempotencyKey !== undefined) {
-    const earlier = await paymentByIdempotencyKey(ctx.db, payer, ask.idempotencyKey);
+  if (idempotencyKey !== undefined) {
+    const earlier = await paymentByIdempotencyKey(ctx.db, payer, idempotencyKey);
     if (earlier?.mandateId) return { kind: 'idempotent', mandateId: earlier.mandateId };
   }
   const authorized = BigInt(requirements.amount);
@@ -155,7 +161,7 @@ export async function submitPaidCall(
         payer,
         authorized,
         mandateId: mandate.id,
-        ...(ask.idempotencyKey !== undefined ? { idempotencyKey: ask.idempotencyKey } : {}),
+        ...(idempotencyKey !== undefined ? { idempotencyKey: idempotencyKey } : {}),
         claim: { payload, requirements },
       });
       if (inserted === 'taken') throw new Taken();
@@ -167,7 +173,7 @@ export async function submitPaidCall(
     });
   if (!recorded) {
     // Another request with the same Idempotency-Key may have won the race: answer as it.
-    const earlier = ask.idempotencyKey !== undefined ? await paymentByIdempotencyKey(ctx.db, payer, ask.idempotencyKey) : null;
+    const earlier = idempotencyKey !== undefined ? await paymentByIdempotencyKey(ctx.db, payer, idempotencyKey) : null;
     return earlier?.mandateId ? { kind: 'idempotent', mandateId: earlier.mandateId } : { kind: 'payment_replayed' };
   }
   const submitted = await engine.submit({
@@ -183,5 +189,11 @@ export async function submitPaidCall(
 }
 
 class Taken extends Error {}
+
+/** The receipt of the call a payment's mandate was issued for (null while it runs): what a replayed payer is answered. */
+export async function paidCallReceipt(ctx: ServiceContext, mandateId: string): Promise<ReceiptView | null> {
+  const row = (await ctx.db('receipts').where({ mandate_id: mandateId }).whereNull('parent_id').first('id')) as { id: string } | undefined;
+  return row ? await loadReceiptTree(ctx.db, row.id) : null;
+}
 
 const minOf = (a: bigint, b: bigint) => (a < b ? a : b);

@@ -13,6 +13,7 @@ import type { PaymentRequired } from '@x402/core/types';
 import { ExactEvmScheme } from '@x402/evm/exact/client';
 import { toClientEvmSigner } from '@x402/evm';
 import { verifyReceiptSignatureJWS } from '@x402/extensions/offer-receipt';
+import { appendPaymentIdentifierToExtensions, PAYMENT_IDENTIFIER } from '@x402/extensions/payment-identifier';
 import { wrapFetchWithPayment } from '@x402/fetch';
 import fc from 'fast-check';
 import { Challenge, Credential, Receipt } from 'mppx';
@@ -86,6 +87,19 @@ function payerClient(scheme: 'exact' | 'upto' = 'exact') {
 
 /** A payer's fetch: @x402/fetch over `payerClient`. */
 const payingFetch = (scheme: 'exact' | 'upto') => wrapFetchWithPayment(fetch, payerClient(scheme));
+
+/** A payer's fetch whose payments name `id` in x402's payment-identifier extension (a client extension, as x402's own). */
+const identifiedFetch = (id: string) =>
+  wrapFetchWithPayment(
+    fetch,
+    payerClient('exact').registerExtension({
+      key: PAYMENT_IDENTIFIER,
+      enrichPaymentPayload: async (payload, required) => ({
+        ...payload,
+        extensions: appendPaymentIdentifierToExtensions(structuredClone(required.extensions ?? {}), id),
+      }),
+    }),
+  );
 
 const call = (f: typeof fetch, body: unknown, headers: Record<string, string> = {}) =>
   f(`${g.url}/v0/calls`, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
@@ -306,6 +320,39 @@ describe('paying per call with x402', () => {
     expect(await balanceOf(payer().address)).toBe(before);
   });
 
+  it('x402’s payment-identifier replays like an Idempotency-Key: the first call’s answer, the new payment never taken', async () => {
+    const asked = decodePaymentRequiredHeader((await call(fetch, { agent: 'fixtures/usd', input: {} })).headers.get('payment-required')!);
+    expect(asked.extensions?.[PAYMENT_IDENTIFIER]).toMatchObject({ info: { required: false } });
+    const id = `pay_${'a1b2c3d4'.repeat(3)}`;
+    const first = await call(identifiedFetch(id), { agent: 'fixtures/usd', input: {} });
+    expect(first.status).toBe(200);
+    const firstBody = (await first.json()) as { receipt: { id: string }; output: unknown };
+    const before = await balanceOf(payer().address);
+    const again = await call(identifiedFetch(id), { agent: 'fixtures/usd', input: {} });
+    expect(again.status).toBe(200);
+    expect(await again.json()).toMatchObject({ replayed: true, receipt: { id: firstBody.receipt.id } });
+    expect(decodePaymentResponseHeader(again.headers.get('payment-response')!)).toMatchObject({ success: true });
+    expect(await balanceOf(payer().address)).toBe(before);
+    // Another id is another call, paid again.
+    const other = await call(identifiedFetch(`pay_${'e5f6a7b8'.repeat(3)}`), { agent: 'fixtures/usd', input: {} });
+    expect(other.status).toBe(200);
+    expect(((await other.json()) as { receipt: { id: string } }).receipt.id).not.toBe(firstBody.receipt.id);
+    expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+    // An id that is not one (too short) is a 400, and nothing is taken.
+    const bad = await call(identifiedFetch('short'), { agent: 'fixtures/usd', input: {} }).catch((e: Error) => e);
+    expect(bad).toBeInstanceOf(Error);
+    const payload = await payerClient('exact').createPaymentPayload(asked);
+    const refused = await call(
+      fetch,
+      { agent: 'fixtures/usd', input: {} },
+      {
+        'payment-signature': encodePaymentSignatureHeader({ ...payload, extensions: { [PAYMENT_IDENTIFIER]: { info: { required: false, id: 'no!' } } } }),
+      },
+    );
+    expect(refused.status).toBe(400);
+    expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+  });
+
   it('a payment header that is not a payment is a 400; a payment for another amount is asked for again (402); nothing moves', async () => {
     const before = await balanceOf(payer().address);
     for (const bad of ['not base64 at all!', Buffer.from('{"x402Version":1}').toString('base64'), Buffer.from('[1,2]').toString('base64'), '']) {
@@ -477,6 +524,21 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
       };
       expect(again).toMatchObject({ isError: true, structuredContent: { error: { code: 'payment_replayed' } } });
       expect(await balanceOf(payer().address)).toBe(before - 100_000n);
+      // A new payment naming the same payment-identifier twice: the second is the first call's answer, unpaid.
+      const identified = async () => {
+        const p = await payerClient('exact').createPaymentPayload(asked.structuredContent);
+        const extensions = appendPaymentIdentifierToExtensions(structuredClone(asked.structuredContent.extensions), `mcp_${'0f1e2d3c'.repeat(3)}`);
+        return client.callTool({ name: 'call_agent', arguments: args, _meta: { 'x402/payment': { ...p, extensions } } }) as unknown as Promise<{
+          structuredContent: { status: string; replayed?: boolean; receipt: { id: string } };
+          _meta?: Record<string, { success: boolean }>;
+        }>;
+      };
+      const once = await identified();
+      expect(once.structuredContent.status).toBe('succeeded');
+      const twice = await identified();
+      expect(twice.structuredContent).toMatchObject({ status: 'succeeded', replayed: true, receipt: { id: once.structuredContent.receipt.id } });
+      expect(twice._meta?.['x402/payment-response']?.success).toBe(true);
+      expect(await balanceOf(payer().address)).toBe(before - 200_000n);
       // What needs an account is refused in words.
       const budget = (await client.callTool({ name: 'get_budget', arguments: {} })) as unknown as {
         isError?: boolean;

@@ -94,6 +94,23 @@ describe('topping up with x402', () => {
     expect(await usdBalance('alice')).toBe(10_000_000n - 100_000n);
   });
 
+  it('a keyless paid call’s receipt and call are an account’s 404 and a keyless reader’s 401', async () => {
+    const r = await wrapFetchWithPayment(fetch, client())(`${g.url}/v0/calls`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ agent: 'fixtures/usd', input: {} }),
+    });
+    expect(r.status).toBe(200);
+    const { receipt } = (await r.json()) as { receipt: { id: string; payer: string } };
+    expect(receipt.payer).toBe(`external:x402:${chain.network}`);
+    for (const path of [`/v0/receipts/${receipt.id}`, `/v0/receipts/${receipt.id}/proof`, `/v0/calls/${receipt.id}`]) {
+      expect((await send(g.url, 'GET', path, { key: alice.human })).status).toBe(404);
+      expect((await send(g.url, 'GET', path, {})).status).toBe(401);
+    }
+    const listed = await send(g.url, 'GET', '/v0/receipts', { key: alice.human });
+    expect(JSON.stringify(listed.body)).not.toContain(receipt.id);
+  });
+
   it('the same payment again is refused, and nothing more is credited', async () => {
     const asked = await topUp(fetch, '1.00');
     const payload = await client().createPaymentPayload(decodePaymentRequiredHeader(asked.headers.get('payment-required')!));

@@ -10,11 +10,13 @@ import { HolonError } from '../../../shared/core/errors.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { mppChallenge } from '../../../shared/payments/mpp.js';
 import { paymentRequired } from '../../../shared/payments/offer.js';
-import { quotePaidCall, submitPaidCall } from '../../../shared/payments/paid-call.js';
+import { paidCallReceipt, quotePaidCall, submitPaidCall } from '../../../shared/payments/paid-call.js';
 import { settlementResponse } from '../../../shared/payments/payment-response.js';
 import type { ReceiptView } from '../../../shared/receipts/store.js';
 import type { CallAgentOptions } from './call-agent.js';
-import { refusedAnswer } from './call-answers.js';
+import { finishedAnswer, refusedAnswer } from './call-answers.js';
+import { readOutput } from '../../../shared/calls/answer/outputs.js';
+import { callOutcomeClass } from '../../../shared/platform/metrics.js';
 import { follow, type Answered } from './follow.js';
 import type { CallAgentArgs } from './tool-args.js';
 import type { McpDeps } from './tools.js';
@@ -63,8 +65,18 @@ export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options:
       return required(`the payment was not accepted: ${paid.reason}`);
     case 'payment_replayed':
       throw new HolonError('payment_replayed', 'this payment was used already: sign a new one (a new nonce) for a new call');
-    case 'idempotent':
-      throw new HolonError('invalid_request', 'an idempotent replay of a paid call is answered over REST (Idempotency-Key)');
+    case 'idempotent': {
+      // The same payment-identifier again: the earlier call's answer (its output while it is kept), nothing paid again.
+      const receipt = await paidCallReceipt(deps.ctx, paid.mandateId);
+      if (!receipt) throw new HolonError('idempotency_key_in_use', 'the call under this payment-identifier is still running');
+      const kept = await readOutput(deps.ctx, receipt.id);
+      const settled = await settlementResponse(deps.ctx.signingKey, resource, receipt);
+      const answer = finishedAnswer(receipt, kept.kept ? kept.output : null);
+      return {
+        answer: { ...answer, structured: { ...answer.structured, replayed: true }, ...(settled ? { meta: { 'x402/payment-response': settled } } : {}) },
+        outcome: callOutcomeClass(receipt.status === 'succeeded' ? 200 : 502),
+      };
+    }
     case 'submitted': {
       const s = paid.submitted;
       if (s.kind === 'refused') return { answer: refusedAnswer(s), outcome: 'refused' };

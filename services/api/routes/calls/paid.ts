@@ -11,10 +11,10 @@ import type { PaymentPayload, PaymentRequirements } from '@x402/core/types';
 import { settlementResponse } from '../../../../shared/payments/payment-response.js';
 import { type MppContext, mppChallenge, mppReceipt, paymentOfCredential } from '../../../../shared/payments/mpp.js';
 import { HolonError } from '../../../../shared/core/errors.js';
-import { describeFailure, failureDetail, loadReceiptTree, type ReceiptView } from '../../../../shared/receipts/store.js';
+import { describeFailure, failureDetail, type ReceiptView } from '../../../../shared/receipts/store.js';
 import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
 import { paymentRequired, readPaymentHeader } from '../../../../shared/payments/offer.js';
-import { type PaidCallAsk, quotePaidCall, submitPaidCall, type Quote } from '../../../../shared/payments/paid-call.js';
+import { type PaidCallAsk, paidCallReceipt, quotePaidCall, submitPaidCall, type Quote } from '../../../../shared/payments/paid-call.js';
 import type { PaymentRails } from '../../../../shared/payments/rails.js';
 import type { SigningKey } from '../../../../shared/signing/keys.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
@@ -148,10 +148,9 @@ export async function submitPaidHandler(
   }
 }
 
-/** The payer's Idempotency-Key again: the earlier paid call's receipt, as a keyed replay answers (its output is not kept for a replay). */
+/** The payer's Idempotency-Key (or payment-identifier) again: the earlier paid call's receipt, as a keyed replay answers. */
 async function answerIdempotent(deps: AnswerDeps, res: Response, mandateId: string, resource: string): Promise<void> {
-  const row = (await deps.ctx.db('receipts').where({ mandate_id: mandateId }).whereNull('parent_id').first('id')) as { id: string } | undefined;
-  const receipt = row ? await loadReceiptTree(deps.ctx.db, row.id) : null;
+  const receipt = await paidCallReceipt(deps.ctx, mandateId);
   if (!receipt) throw new HolonError('idempotency_key_in_use', 'the call under this Idempotency-Key is still running');
   const header = await paymentResponse(deps.ctx.signingKey, resource, receipt);
   if (header) res.set('PAYMENT-RESPONSE', header);
