@@ -4,6 +4,7 @@
  */
 import { codeOfHttpStatus, httpStatusOf } from './http-status.js';
 import express, { type ErrorRequestHandler, type Express, type Request, type RequestHandler, type Response } from 'express';
+import { a2aRoutes } from './a2a/routes.js';
 import { HolonError } from '../../shared/core/errors.js';
 import { databaseUnavailable, isDatabaseUnreachable } from '../../shared/db/unreachable.js';
 import type { ServiceContext } from '../../shared/context.js';
@@ -68,6 +69,8 @@ export interface ApiDeps {
   bodyLimitBytes: number;
   /** The MCP server at /mcp (spec/mcp.md). */
   mcp?: McpEndpoint;
+  /** Dev mode: the mandate A2A requests call under when they name none (HOLON_MCP_MANDATE, as for /mcp). */
+  defaultMandate?: string;
   /** Hosted: callback URLs must resolve to public addresses (shared/platform/guarded-net.ts). */
   callbackGuard?: { allowPrivate: boolean };
   /** Which browser origins (and, in dev, which Host names) may reach the gateway: origins.ts. */
@@ -212,6 +215,16 @@ function useRoutes(app: Express, deps: ApiDeps): void {
   };
   app.use(callRoutes(calls));
   app.use(eventRoutes(calls));
+  app.use(
+    a2aRoutes({
+      ctx,
+      engine: deps.engine,
+      waiter: deps.waiter,
+      syncWaitMs: deps.syncWaitMs,
+      defaultMandate: deps.defaultMandate ?? 'demo/sandbox',
+      ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
+    }),
+  );
   app.use(approvalRoutes(calls));
   app.use(mandateRoutes({ ctx, signupCredit: deps.signupCredit }));
   app.use(receiptRoutes(ctx));

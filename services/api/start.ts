@@ -220,6 +220,7 @@ export async function startApi(processEngine: CallEngine, config: Config, option
   const app = createApp({
     ...(rateLimits ? { rateLimits } : {}),
     mcp,
+    defaultMandate: config.mcpMandate,
     ...(config.hosted ? { callbackGuard: { allowPrivate: config.allowPrivateEndpoints } } : {}),
     origins: {
       allowed: [config.publicUrl, config.siteUrl].filter((u): u is string => u !== undefined),

@@ -36,8 +36,37 @@ const TASK_PAGE_SIZE = 50;
 
 export const isTerminal = (status: TaskStatus): boolean => status === 'completed' || status === 'failed' || status === 'cancelled';
 
-export async function recordTask(db: Db, callId: string, who: TaskOwner): Promise<void> {
-  await db('mcp_tasks').insert({ call_id: callId, owner: who.owner, mandate_id: who.mandateId });
+/** Records `who` as the creator of the task `callId`; `contextId`: an A2A task's context, when its client named one. */
+export async function recordTask(db: Db, callId: string, who: TaskOwner, contextId?: string): Promise<void> {
+  await db('mcp_tasks').insert({ call_id: callId, owner: who.owner, mandate_id: who.mandateId, ...(contextId !== undefined ? { context_id: contextId } : {}) });
+}
+
+/** The task `callId` if `who` created it (its A2A context, null when none was named); null otherwise. */
+export async function ownedTask(db: Db, callId: string, who: TaskOwner): Promise<{ contextId: string | null } | null> {
+  const row = (await db('mcp_tasks').where({ call_id: callId, owner: who.owner, mandate_id: who.mandateId }).first('context_id')) as
+    | { context_id: string | null }
+    | undefined;
+  return row ? { contextId: row.context_id } : null;
+}
+
+/** `who`'s task ids (with their A2A contexts), newest first, `limit` after the cursor's (the last id of a page). */
+export async function ownedTaskIds(db: Db, who: TaskOwner, page: { limit: number; after?: string }): Promise<Array<{ id: string; contextId: string | null }>> {
+  const q = db('mcp_tasks')
+    .where({ owner: who.owner, mandate_id: who.mandateId })
+    .orderBy([
+      { column: 'created_at', order: 'desc' },
+      { column: 'call_id', order: 'desc' },
+    ])
+    .limit(page.limit)
+    .select('call_id', 'context_id');
+  if (page.after !== undefined)
+    q.andWhereRaw('(created_at, call_id) < (SELECT created_at, call_id FROM mcp_tasks WHERE call_id = ? AND owner = ? AND mandate_id = ?)', [
+      page.after,
+      who.owner,
+      who.mandateId,
+    ]);
+  const rows = (await q) as Array<{ call_id: string; context_id: string | null }>;
+  return rows.map((r) => ({ id: r.call_id, contextId: r.context_id }));
 }
 
 /** A row of `tasksOf`: the task, its call and its receipt (left joined: null before they exist; shared/db/connect.ts). */

@@ -26,7 +26,7 @@ import { Router, type Request, type RequestHandler, type Response } from 'expres
 import { NodeStreamableHTTPServerTransport, toNodeHandler, toWebRequest } from '@modelcontextprotocol/node';
 import { createMcpHandler, isInitializeRequest, isLegacyRequest, type AuthInfo, type Server } from '@modelcontextprotocol/server';
 import { HolonError } from '../../../shared/core/errors.js';
-import { loadMandate } from '../../../shared/mandates/store.js';
+import { keyMandateOf } from '../key-mandate.js';
 import { clientAddress } from '../client-address.js';
 import { resourceMetadataOf } from '../oauth-urls.js';
 import { bearerChallenge, principalOf, requireKind, type Principal } from '../principal.js';
@@ -89,19 +89,10 @@ interface Endpoint {
   sessions: SessionTable<Session>;
 }
 
-/**
- * Hosted: an agent key, under its one mandate, asking in the client only when the key says so.
- * Dev mode: the local operator, ask_in_client, under the mandate the connection names.
- */
+/** A keyless payer (payments from outside), or the key's mandate (key-mandate.ts). */
 async function principalFor(deps: McpServerDeps, req: Request, p: Extract<Principal, { kind: 'agent' | 'operator' | 'none' }>): Promise<McpPrincipal> {
   if (p.kind === 'none') return { mandateId: '', askInClient: false, owner: 'payer', paying: true };
-  if (p.kind === 'agent') return { mandateId: p.mandateId, askInClient: p.askInClient, owner: `key:${p.keyPrefix}` };
-  const named = req.get('x-holon-mandate') ?? (typeof req.query.mandate === 'string' ? req.query.mandate : undefined);
-  const mandateId = named?.trim() || deps.defaultMandate;
-  if (mandateId.length > 300 || !(await loadMandate(deps.ctx.db, mandateId))) {
-    throw new HolonError('not_found', `there is no mandate ${mandateId.slice(0, 300)}: name one with the X-Holon-Mandate header or ?mandate=`);
-  }
-  return { mandateId, askInClient: true, owner: 'operator' };
+  return keyMandateOf(deps.ctx.db, deps.defaultMandate, req, p);
 }
 
 /** Who a request of a 2026-07-28 client is: as a 2025 session's `initialize` decides it, but for this request only. */

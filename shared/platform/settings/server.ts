@@ -55,7 +55,7 @@ export const SERVER = inSection('gateway', {
   mcpMandate: setting.string({
     env: 'HOLON_MCP_MANDATE',
     default: 'demo/sandbox',
-    doc: 'dev mode: the mandate of an MCP connection to `/mcp` that names none',
+    doc: 'dev mode: the mandate of an MCP connection to `/mcp` (and of an A2A request) that names none',
     roles: ['api'],
   }),
   mcpProgressMs: setting.int({

@@ -13,13 +13,12 @@
 import { randomBytes } from 'node:crypto';
 import type { Request, Response } from 'express';
 import { requestCancel } from '../../../../shared/calls/cancel.js';
-import { eventsAfter, type FinalAnswer } from '../../../../shared/calls/events/read.js';
+import { followEvents } from '../../../../shared/calls/events/follow.js';
+import type { FinalAnswer } from '../../../../shared/calls/events/read.js';
 import { sseFrame } from '../../../../shared/calls/events/types.js';
-import { attachedKey, CALLS_DONE_CHANNEL, CALLS_EVENTS_CHANNEL, readCallsDone, streamedKey } from '../../../../shared/calls/wire.js';
+import { attachedKey, streamedKey } from '../../../../shared/calls/wire.js';
 import type { AnswerDeps } from './answers.js';
 
-/** How often a stream looks for events even without a notice (a lost one costs at most this). */
-const LOOK_MS = 2000;
 /** A comment line now and then keeps proxies from closing a quiet stream. */
 const KEEPALIVE_MS = 15_000;
 
@@ -52,55 +51,29 @@ export async function markStreamed(deps: AnswerDeps, callId: string, timeoutMs: 
 /** Pump the call's events after `after` to `res` until `completed`, the client goes, or this process stops. */
 export async function pumpEvents(deps: StreamDeps, res: Response, call: { id: string; after: number; final: FinalAnswer }): Promise<void> {
   const { ctx } = deps;
-  const { store, notifier } = ctx.messaging;
+  const { store } = ctx.messaging;
   const callId = call.id;
   const me = randomBytes(8).toString('hex');
-  let wake: () => void = () => {};
   const gone = new AbortController();
   const closed = (): void => gone.abort();
   res.on('close', closed);
   deps.stopping?.addEventListener('abort', closed, { once: true });
-  const onNotice = (message: string): void => {
-    if (message === callId) wake();
-  };
-  const unsubscribeEvents = await notifier.subscribe(CALLS_EVENTS_CHANNEL, onNotice);
-  const unsubscribeDone = await notifier.subscribe(CALLS_DONE_CHANNEL, (message) => onNotice(readCallsDone(message).callId));
   const resumeS = ctx.settings.streamResumeS;
   const attach = (): Promise<void> => store.put(attachedKey(callId), me, resumeS + ctx.settings.resultTtlS).catch(() => undefined);
   await attach();
   const refresh = setInterval(() => void attach(), Math.max(250, (resumeS * 1000) / 3));
   const keepAlive = setInterval(() => res.write(': keep-alive\n\n'), KEEPALIVE_MS);
-  let after = call.after;
   let done = false;
   try {
-    while (!gone.signal.aborted) {
-      const page = await eventsAfter(ctx, callId, after, call.final);
-      for (const e of page.events) {
-        res.write(sseFrame(e));
-        after = e.id;
-      }
-      if (page.done) {
-        done = true;
-        break;
-      }
-      await new Promise<void>((resolve) => {
-        const timer = setTimeout(finish, LOOK_MS);
-        function finish(): void {
-          clearTimeout(timer);
-          gone.signal.removeEventListener('abort', finish);
-          resolve();
-        }
-        wake = finish;
-        gone.signal.addEventListener('abort', finish, { once: true });
-      });
+    for await (const e of followEvents(ctx, call, gone.signal)) {
+      res.write(sseFrame(e));
+      if (e.event === 'completed') done = true;
     }
   } finally {
     clearInterval(refresh);
     clearInterval(keepAlive);
     res.off('close', closed);
     deps.stopping?.removeEventListener('abort', closed);
-    await unsubscribeEvents().catch(() => undefined);
-    await unsubscribeDone().catch(() => undefined);
     if (!res.writableEnded) res.end();
   }
   if (!done && !deps.stopping?.aborted) await watchForReturn(deps, callId, me).catch(() => undefined);

