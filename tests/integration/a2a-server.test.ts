@@ -10,6 +10,7 @@ import { createLocalJWKSet } from 'jose';
 import { describe, expect, test as base } from 'vitest';
 import { a2aClient, dataMessage } from '../support/a2a-clients.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
+import { send, signUp, workMandate } from '../support/hosted.js';
 
 const test = base.extend<{ gateway: TestGateway }>({
   // eslint-disable-next-line no-empty-pattern
@@ -102,5 +103,108 @@ describe('A2A calls through the SDK client', () => {
     const cancelled = (await client.cancelTask({ id: task.id } as never)) as any;
     expect(cancelled.status.state).toBe(TaskState.TASK_STATE_CANCELED);
     expect(receiptOf(cancelled.metadata)).toMatchObject({ billed: false });
+  });
+});
+
+const hosted = base.extend<{ gateway: TestGateway }>({
+  // eslint-disable-next-line no-empty-pattern
+  gateway: async ({}, use) => useAudited(await startTestGateway({ hosted: true }), use),
+});
+
+describe('A2A on a hosted gateway', () => {
+  hosted('tasks are the key’s own: another tenant’s task is the same answer as a missing one; no key is a 401', async ({ gateway: g }) => {
+    const alice = await signUp(g.url, 'alice');
+    const bob = await signUp(g.url, 'bob');
+    const a = await workMandate(g.url, alice);
+    const b = await workMandate(g.url, bob);
+    const card = `${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`;
+    const asAlice = await a2aClient(card, { key: a.agent });
+    const task = (await asAlice.sendMessage({ message: dataMessage({ text: 'mine' }) } as never)) as any;
+    expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    for (const binding of ['JSONRPC', 'HTTP+JSON'] as const) {
+      const asBob = await a2aClient(card, { key: b.agent, binding });
+      const theirs = await asBob.getTask({ id: task.id } as never).catch((e: Error) => e);
+      const missing = await asBob.getTask({ id: 'r_nothing_here' } as never).catch((e: Error) => e);
+      expect(theirs).toBeInstanceOf(Error);
+      expect((theirs as Error).message).toBe((missing as Error).message.replace('r_nothing_here', task.id));
+      expect(await asBob.cancelTask({ id: task.id } as never).catch((e: Error) => e.name)).toBe((missing as Error).name);
+      const listed = (await asBob.listTasks({} as never)) as any;
+      expect(listed.tasks).toEqual([]);
+    }
+    const mine = (await asAlice.listTasks({ includeArtifacts: true } as never)) as any;
+    expect(mine.tasks.map((t: any) => t.id)).toEqual([task.id]);
+    const keyless = await fetch(`${g.url}/a2a/examples/echo-upper`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'SendMessage', params: {} }),
+    });
+    expect(keyless.status).toBe(401);
+    expect(keyless.headers.get('www-authenticate')).toMatch(/^Bearer /);
+  });
+
+  hosted('a held call is input-required with the approval; the agent key cannot decide it, the human can; then it runs on the task', async ({ gateway: g }) => {
+    const alice = await signUp(g.url, 'alice');
+    const a = await workMandate(g.url, alice, { approval: { above: '0.00' } });
+    const client = await a2aClient(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`, { key: a.agent });
+    const held = (await client.sendMessage({ message: dataMessage({ text: 'please' }) } as never)) as any;
+    expect(held.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const approval = held.metadata['holon/approval'];
+    expect(approval.status).toBe('pending');
+    // The agent key's message on the task does not decide anything.
+    await expect(client.sendMessage({ message: dataMessage({ text: 'please' }, { taskId: held.id }) } as never)).rejects.toThrow(/not waiting/);
+    expect((await send(g.url, 'POST', `/v0/approvals/${approval.id}`, { key: a.agent, body: { run: false } })).status).toBe(403);
+    expect((await send(g.url, 'POST', `/v0/approvals/${approval.id}`, { key: alice.human, body: { run: false } })).status).toBe(200);
+    const granted = (await client.getTask({ id: held.id } as never)) as any;
+    expect(granted.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+    const ran = (await client.sendMessage({ message: dataMessage({ text: 'please' }, { taskId: held.id }) } as never)) as any;
+    expect(ran.id).toBe(held.id);
+    expect(ran.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(ran.artifacts[0].parts[0].content.value).toEqual({ text: 'PLEASE' });
+    expect(receiptOf(ran.metadata)).toMatchObject({ status: 'succeeded', billed: true });
+  });
+
+  hosted('refusals are rejected tasks with their receipt; bad messages are declared errors, never a 5xx', async ({ gateway: g }) => {
+    const alice = await signUp(g.url, 'alice');
+    const a = await workMandate(g.url, alice, { budget: { total: '0.005' } });
+    const client = await a2aClient(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`, { key: a.agent });
+    const refused = (await client.sendMessage({ message: dataMessage({ text: 'too dear' }) } as never)) as any;
+    expect(refused.status.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(receiptOf(refused.metadata)).toMatchObject({ status: 'denied', billed: false });
+    const wide = await workMandate(g.url, alice, { id: 'wide' });
+    const wideClient = await a2aClient(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`, { key: wide.agent });
+    const wrong = (await wideClient.sendMessage({ message: dataMessage({ nope: 1 }) } as never)) as any;
+    expect(wrong.status.state).toBe(TaskState.TASK_STATE_REJECTED);
+    expect(receiptOf(wrong.metadata)).toMatchObject({ status: 'rejected_input', billed: false });
+    const raw = (body: string) =>
+      fetch(`${g.url}/a2a/examples/echo-upper`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${a.agent}`, 'a2a-version': '1.0' },
+        body,
+      });
+    for (const body of [
+      '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"x","role":"ROLE_USER","parts":[]}}}',
+      '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"x","role":"ROLE_USER","parts":[{"text":"not json"}]}}}',
+      '{"jsonrpc":"2.0","id":1,"method":"SendMessage","params":{"message":{"messageId":"x","role":"ROLE_USER","parts":[{"data":{}}]},"metadata":{"holon/max_cost":"lots"}}}',
+      '{"jsonrpc":"2.0","id":1,"method":"GetTask","params":{"id":"r_\u0000"}}',
+      '{"jsonrpc":"2.0","id":1,"method":"NoSuchMethod","params":{}}',
+      '[1,2,3]',
+    ]) {
+      const r = await raw(body);
+      expect(r.status).toBeLessThan(500);
+      const answer = (await r.json()) as any;
+      expect(answer.error?.code ?? answer.status).toBeDefined();
+      if (answer.error) expect(answer.error.code, `${body} → ${JSON.stringify(answer.error)}`).not.toBe(-32603);
+    }
+  });
+});
+
+describe('the gateway’s own A2A interfaces', () => {
+  test('a capability named in the metadata is routed like a capability call', async ({ gateway: g }) => {
+    await g.mandate({});
+    const client = await a2aClient(`${g.url}/.well-known/agent-card.json`);
+    const task = (await client.sendMessage({ message: dataMessage({ n: 2 }, { metadata: { 'holon/capability': 'test.stream' } }) } as never)) as any;
+    expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+    expect(receiptOf(task.metadata)).toMatchObject({ status: 'succeeded' });
+    await expect(client.sendMessage({ message: dataMessage({ n: 2 }) } as never)).rejects.toThrow(/holon\/capability/);
   });
 });

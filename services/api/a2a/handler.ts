@@ -40,7 +40,7 @@ import { loadApproval } from '../../../shared/calls/submit/approvals.js';
 import type { Submitted } from '../../../shared/calls/submit/submit.js';
 import { ownedTask, ownedTaskIds, recordTask } from '../../../shared/calls/tasks.js';
 import { HolonError } from '../../../shared/core/errors.js';
-import { parseAmount } from '../../../shared/core/money.js';
+import { tryParseAmount } from '../../../shared/core/money.js';
 import type { ServiceContext } from '../../../shared/context.js';
 import { httpStatusOf } from '../http-status.js';
 import { mandateTreeScope } from '../principal.js';
@@ -83,6 +83,15 @@ const metaString = (m: Record<string, unknown> | undefined, key: string): string
   return v;
 };
 
+/** The caller's cap (`holon/max_cost`, a decimal in the agent's currency), if it set one. */
+function maxCostOf(metadata: Record<string, unknown>): bigint | undefined {
+  const text = metaString(metadata, 'holon/max_cost');
+  if (text === undefined) return undefined;
+  const parsed = tryParseAmount(text);
+  if (!parsed.ok) throw new RequestMalformedError(`metadata "holon/max_cost": ${parsed.message}`);
+  return parsed.value;
+}
+
 /** A Holon refusal in A2A's words: a caller's mistake is a malformed request, a missing thing a missing task. */
 function translated(e: unknown): unknown {
   if (!(e instanceof HolonError)) return e;
@@ -113,8 +122,8 @@ export class HolonA2aHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
     return translating(async () => {
       const who = callerOf(context);
-      const { id, contextId } = await this.start(who, params);
-      if (!params.configuration?.returnImmediately) await this.waitForTurn(id);
+      const { id, contextId, callId } = await this.start(who, params);
+      if (!params.configuration?.returnImmediately) await this.waitForTurn(callId);
       return (await this.view(who, id, contextId))!;
     });
   }
@@ -150,7 +159,7 @@ export class HolonA2aHandler implements A2ARequestHandler {
       for (const t of page) {
         const task = await taskOf(this.taskContext(who, t.contextId ?? t.id), t.id);
         if (!task) continue;
-        if (params.status && task.status?.state !== params.status) continue;
+        if (params.status > 0 && task.status?.state !== params.status) continue;
         if (params.contextId && task.contextId !== params.contextId) continue;
         tasks.push(params.includeArtifacts ? task : { ...task, artifacts: [] });
       }
@@ -195,28 +204,28 @@ export class HolonA2aHandler implements A2ARequestHandler {
     return taskOf(this.taskContext(who, contextId ?? owned.contextId ?? id), id);
   }
 
-  /** A new call for the message, or the message answers its task: the task's id and context. */
-  private async start(who: A2aCaller, params: SendMessageRequest): Promise<{ id: string; contextId: string }> {
+  /** A new call for the message, or the message answers its task: the task's id and context, and the call it follows. */
+  private async start(who: A2aCaller, params: SendMessageRequest): Promise<{ id: string; contextId: string; callId: string }> {
     const message = params.message;
     if (!message) throw new RequestMalformedError('SendMessage needs a message');
     const contextId = message.contextId ? message.contextId.slice(0, 200) : undefined;
-    if (message.taskId) return { id: await this.continueTask(who, message), contextId: contextId ?? message.taskId };
+    if (message.taskId) return { id: message.taskId, contextId: contextId ?? message.taskId, callId: await this.continueTask(who, message) };
     const metadata = { ...params.metadata, ...message.metadata };
     const capability = who.target.kind === 'gateway' ? metaString(metadata, 'holon/capability') : undefined;
     if (who.target.kind === 'gateway' && !capability) throw new RequestMalformedError('name the capability to call in the message metadata "holon/capability"');
-    const maxCost = metaString(metadata, 'holon/max_cost');
+    const maxCost = maxCostOf(metadata);
     const submitted = await this.deps.engine.submit({
       mandateId: who.mandateId,
       ...(who.target.kind === 'agent' ? { agent: who.target.id } : { capability: capability! }),
       input: inputOf(message),
-      ...(maxCost !== undefined ? { maxCost: parseAmount(maxCost) } : {}),
+      ...(maxCost !== undefined ? { maxCost } : {}),
     });
     const id = idOf(submitted);
     await recordTask(this.deps.ctx.db, id, who, contextId);
-    return { id, contextId: contextId ?? id };
+    return { id, contextId: contextId ?? id, callId: id };
   }
 
-  /** A message on a task: the answer to its open question, or the go-ahead of a call whose approval was granted. */
+  /** A message on a task: the answer to its open question, or the go-ahead of a call whose approval was granted; the call it goes on in. */
   private async continueTask(who: A2aCaller, message: Message): Promise<string> {
     const { ctx, engine } = this.deps;
     const id = message.taskId;
@@ -238,7 +247,7 @@ export class HolonA2aHandler implements A2ARequestHandler {
         approval: { id: a.id, inScope: mandateTreeScope(who.mandateId) },
       });
       if (submitted.kind === 'refused') throw new RequestMalformedError({ message: submitted.message, metadata: { code: submitted.code } });
-      return id;
+      return idOf(submitted);
     }
     throw new UnsupportedOperationError(`task ${id} is not waiting for input: send a new message (no taskId) for a new call`);
   }
