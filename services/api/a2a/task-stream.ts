@@ -14,7 +14,7 @@
 import { type StreamResponse, type Task, TaskState } from '@a2a-js/sdk';
 import { outputFields, readOutput } from '../../../shared/calls/answer/outputs.js';
 import { followEvents } from '../../../shared/calls/events/follow.js';
-import type { CallEvent } from '../../../shared/calls/events/types.js';
+import { type CallEvent, QUEUED_ID, RUNNING_ID } from '../../../shared/calls/events/types.js';
 import type { ReceiptView } from '../../../shared/receipts/store.js';
 import { agentMessage, dataPart, finalState, finalWords, outputArtifact, receiptMetadata, type TaskContext } from './task-view.js';
 
@@ -42,7 +42,9 @@ export async function* streamTask(
   if (!call || INTERRUPTED.has(first.status?.state ?? TaskState.TASK_STATE_UNSPECIFIED)) return;
   const stop = new AbortController();
   try {
-    for await (const e of followEvents(t.ctx, { id, after: 0, final: async (receipt) => receipt }, stop.signal)) {
+    // What the snapshot said already is not said again: a working task's stream starts after `running`.
+    const after = first.status?.state === TaskState.TASK_STATE_WORKING ? RUNNING_ID : first.status?.state === TaskState.TASK_STATE_SUBMITTED ? QUEUED_ID : 0;
+    for await (const e of followEvents(t.ctx, { id, after, final: async (receipt) => receipt }, stop.signal)) {
       const updates = await updatesOf(t, id, e);
       for (const u of updates) yield u;
       if (e.event === 'completed' || (e.event === 'input_required' && !(e.data as { answered?: boolean }).answered)) return;
