@@ -49,10 +49,18 @@ export async function ownedTask(db: Db, callId: string, who: TaskOwner): Promise
   return row ? { contextId: row.context_id } : null;
 }
 
-/** `who`'s task ids (with their A2A contexts), newest first, `limit` after the cursor's (the last id of a page). */
-export async function ownedTaskIds(db: Db, who: TaskOwner, page: { limit: number; after?: string }): Promise<Array<{ id: string; contextId: string | null }>> {
-  const q = db('mcp_tasks')
-    .where({ owner: who.owner, mandate_id: who.mandateId })
+/** `who`'s task ids (with their A2A contexts), newest first, `limit` after the cursor's (the last id of a page), in one context if named; and how many there are. */
+export async function ownedTaskIds(
+  db: Db,
+  who: TaskOwner,
+  page: { limit: number; after?: string; contextId?: string },
+): Promise<{ tasks: Array<{ id: string; contextId: string | null }>; total: number }> {
+  const owned = () => {
+    const q = db('mcp_tasks').where({ owner: who.owner, mandate_id: who.mandateId });
+    if (page.contextId !== undefined) q.andWhereRaw('coalesce(context_id, call_id) = ?', [page.contextId]);
+    return q;
+  };
+  const q = owned()
     .orderBy([
       { column: 'created_at', order: 'desc' },
       { column: 'call_id', order: 'desc' },
@@ -66,7 +74,8 @@ export async function ownedTaskIds(db: Db, who: TaskOwner, page: { limit: number
       who.mandateId,
     ]);
   const rows = (await q) as Array<{ call_id: string; context_id: string | null }>;
-  return rows.map((r) => ({ id: r.call_id, contextId: r.context_id }));
+  const counted = (await owned().count({ n: '*' }).first()) as { n: string | number } | undefined;
+  return { tasks: rows.map((r) => ({ id: r.call_id, contextId: r.context_id })), total: Number(counted?.n ?? 0) };
 }
 
 /** A row of `tasksOf`: the task, its call and its receipt (left joined: null before they exist; shared/db/connect.ts). */

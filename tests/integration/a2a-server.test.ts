@@ -92,6 +92,26 @@ describe('A2A calls through the SDK client', () => {
     expect(done.artifacts[0].parts[0].content.value).toEqual({ greeting: 'hello Ada' });
   });
 
+  test('ListTasks pages newest first with the total, and keeps the context a message named', async ({ gateway: g }) => {
+    await g.mandate({});
+    const client = await a2aClient(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`);
+    const ids: string[] = [];
+    for (const [i, contextId] of ['', 'ctx-a', ''].entries()) {
+      const t = (await client.sendMessage({ message: dataMessage({ text: `n${i}` }, contextId ? { contextId } : {}) } as never)) as any;
+      ids.push(t.id);
+      if (contextId) expect(t.contextId).toBe(contextId);
+    }
+    const first = (await client.listTasks({ pageSize: 2 } as never)) as any;
+    expect(first.tasks.map((t: any) => t.id)).toEqual([ids[2], ids[1]]);
+    expect(first.totalSize).toBe(3);
+    const second = (await client.listTasks({ pageSize: 2, pageToken: first.nextPageToken } as never)) as any;
+    expect(second.tasks.map((t: any) => t.id)).toEqual([ids[0]]);
+    expect(second.nextPageToken).toBe('');
+    const inContext = (await client.listTasks({ contextId: 'ctx-a' } as never)) as any;
+    expect(inContext.tasks.map((t: any) => [t.id, t.contextId])).toEqual([[ids[1], 'ctx-a']]);
+    expect(((await client.getTask({ id: ids[1] } as never)) as any).contextId).toBe('ctx-a');
+  });
+
   test('a cancelled task is canceled and unbilled', async ({ gateway: g }) => {
     await g.mandate({});
     const client = await a2aClient(`${g.url}/a2a/fixtures/patient/.well-known/agent-card.json`);

@@ -153,17 +153,20 @@ export class HolonA2aHandler implements A2ARequestHandler {
     return translating(async () => {
       const who = callerOf(context);
       const size = Math.min(Math.max(params.pageSize ?? PAGE_SIZE, 1), PAGE_SIZE);
-      const ids = await ownedTaskIds(this.deps.ctx.db, who, { limit: size + 1, ...(params.pageToken ? { after: params.pageToken } : {}) });
+      const { tasks: ids, total } = await ownedTaskIds(this.deps.ctx.db, who, {
+        limit: size + 1,
+        ...(params.pageToken ? { after: params.pageToken } : {}),
+        ...(params.contextId ? { contextId: params.contextId } : {}),
+      });
       const page = ids.slice(0, size);
       const tasks: Task[] = [];
       for (const t of page) {
         const task = await taskOf(this.taskContext(who, t.contextId ?? t.id), t.id);
-        if (!task) continue;
-        if (params.status > 0 && task.status?.state !== params.status) continue;
-        if (params.contextId && task.contextId !== params.contextId) continue;
+        // A state filter applies within the page (a task's state is read, not stored).
+        if (!task || (params.status > 0 && task.status?.state !== params.status)) continue;
         tasks.push(params.includeArtifacts ? task : { ...task, artifacts: [] });
       }
-      return { tasks, nextPageToken: ids.length > size ? page[page.length - 1]!.id : '', pageSize: size, totalSize: tasks.length };
+      return { tasks, nextPageToken: ids.length > size ? page[page.length - 1]!.id : '', pageSize: size, totalSize: total };
     });
   }
 
