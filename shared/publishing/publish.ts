@@ -113,8 +113,8 @@ function checkLinked(f: Findings, author: Author): void {
 async function checkEndpoint(f: Findings, doc: JsonObject, s: PublishSettings): Promise<void> {
   const runtime = isJsonObject(doc.runtime) ? doc.runtime : undefined;
   if (!runtime) return;
-  if (runtime.kind !== undefined && runtime.kind !== 'mcp' && runtime.kind !== 'webhook') {
-    f.add('invalid', '$.runtime.kind', 'must be mcp or webhook: a published agent runs on its author’s server');
+  if (runtime.kind !== undefined && runtime.kind !== 'mcp' && runtime.kind !== 'webhook' && runtime.kind !== 'a2a') {
+    f.add('invalid', '$.runtime.kind', 'must be mcp, webhook or a2a: a published agent runs on its author’s server');
   }
   const endpoint = runtime.endpoint;
   if (typeof endpoint !== 'string') return;
