@@ -27,6 +27,8 @@ export class Conversation {
   /** The task reached a terminal state: nothing to cancel. */
   ended = false;
   asked = 0;
+  /** The status (View.statusKey) of the last question answered. */
+  answered = '';
 
   constructor(
     readonly client: Client,
@@ -53,6 +55,7 @@ export class Conversation {
     this.note(task.id, task.contextId);
     view.state = task.status?.state ?? view.state;
     view.message = task.status?.message;
+    view.statusKey = task.status?.message?.messageId || task.status?.timestamp || '';
     const last = [...(task.artifacts ?? [])].reverse().find((a) => dataPartOf(a.parts));
     if (last) view.artifact = dataPartOf(last.parts);
     if (task.metadata !== undefined) view.metadata = task.metadata;
@@ -80,6 +83,7 @@ async function askCaller(conv: Conversation, view: View): Promise<Message | RunR
   if (conv.asked >= MAX_QUESTIONS) return agentError(`the agent asked more than ${MAX_QUESTIONS} questions in one run`);
   if (conv.taskId === undefined) return agentError('the agent asked a question outside a task');
   conv.asked += 1;
+  conv.answered = view.statusKey;
   const schema = schemaOf(view.message);
   let reply: unknown;
   try {
@@ -117,7 +121,9 @@ export async function poll(conv: Conversation, first: SendMessageResult): Promis
     const view = emptyView();
     conv.absorb(current, view);
     if (conv.taskId === undefined) return agentError('the agent answered with a task without an id');
-    const outcome = outcomeOf(view);
+    let outcome = outcomeOf(view);
+    // A snapshot taken before the agent read our answer still shows the question it answered: keep polling.
+    if (outcome === 'ask' && view.statusKey !== '' && view.statusKey === conv.answered) outcome = undefined;
     if (outcome === 'ask') {
       const reply = await askCaller(conv, view);
       if (!('messageId' in reply)) return reply;
@@ -161,6 +167,7 @@ async function readStream(conv: Conversation, stream: AsyncGenerator<StreamRespo
       conv.note(payload.value.taskId, payload.value.contextId);
       view.state = payload.value.status?.state ?? view.state;
       view.message = payload.value.status?.message;
+      view.statusKey = payload.value.status?.message?.messageId || payload.value.status?.timestamp || '';
       if (payload.value.metadata !== undefined) {
         view.metadata = payload.value.metadata;
         view.where = 'the status update metadata';

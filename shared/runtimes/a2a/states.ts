@@ -18,6 +18,8 @@ export interface View {
   state: TaskState;
   /** The current status's message. */
   message: Message | undefined;
+  /** Which status it is (its message's id, else its timestamp): a question already answered is not asked again. */
+  statusKey: string;
   /** The data part of the last artifact seen. */
   artifact: { value: unknown } | undefined;
   /** The units of the last artifact update that had any (streaming). */
@@ -32,6 +34,7 @@ export function emptyView(): View {
   return {
     state: TaskState.TASK_STATE_UNSPECIFIED,
     message: undefined,
+    statusKey: '',
     artifact: undefined,
     artifactUnits: undefined,
     metadata: undefined,
