@@ -35,6 +35,7 @@ import * as m028 from './migrations/028_drop_holon_admit.js';
 import * as m029 from './migrations/029_payments_from_outside.js';
 import * as m030 from './migrations/030_call_streams.js';
 import * as m031 from './migrations/031_mcp_sign_in.js';
+import * as m032 from './migrations/032_a2a_cards.js';
 
 interface Migration {
   name: string;
@@ -85,6 +86,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m029,
   m030,
   m031,
+  m032,
 ].map(forwardOnly);
 
 /** The SQL functions kept as files, applied after the migrations: the current text of each. */
