@@ -240,3 +240,8 @@ export const neverEnds: Behaviour = async (e) => {
   e.status(TaskState.TASK_STATE_WORKING);
   await e.cancelled;
 };
+
+/** The version declaring a streamed output (interface.stream): its artifact updates are then the call's chunks. */
+export function streaming(v: AgentVersion): AgentVersion {
+  return { ...v, manifest: { ...v.manifest, interface: { ...v.manifest.interface, stream: { chunk: { type: 'object' } } } } };
+}

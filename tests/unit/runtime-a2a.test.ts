@@ -11,7 +11,18 @@ import { createA2aRuntime } from '../../shared/runtimes/a2a/runtime.js';
 import type { RunContext, RunStream } from '../../shared/runtimes/types.js';
 import { cancelReason } from '../../shared/runtimes/abort.js';
 import { perTestCleanups } from '../support/cleanups.js';
-import { a2aAgent, asks, completes, fails, neverEnds, startA2aAgent, streamsPages, type A2aAgentOptions, type Behaviour } from '../support/a2a-agents.js';
+import {
+  a2aAgent,
+  asks,
+  completes,
+  fails,
+  neverEnds,
+  startA2aAgent,
+  streaming,
+  streamsPages,
+  type A2aAgentOptions,
+  type Behaviour,
+} from '../support/a2a-agents.js';
 
 const { defer } = perTestCleanups();
 
@@ -81,9 +92,13 @@ describe('a2a runtime', () => {
   it('a completed task over HTTP+JSON, streamed', async () => {
     const a = await agentServer(completes, { binding: 'HTTP+JSON', streaming: true });
     const { stream, chunks } = recorder(null);
-    const r = await createA2aRuntime().run(a2aAgent(a.url), { text: 'hi' }, context({ stream }));
+    const r = await createA2aRuntime().run(streaming(a2aAgent(a.url)), { text: 'hi' }, context({ stream }));
     expect(r).toMatchObject({ kind: 'output', output: { echo: { text: 'hi' } }, units: 3n });
     expect(chunks).toEqual([{ chunk: { echo: { text: 'hi' } }, units: undefined }]);
+    // An agent that declares no streamed output: its artifacts are its output, never chunks.
+    const plain = recorder(null);
+    expect(await createA2aRuntime().run(a2aAgent(a.url), { text: 'hi' }, context({ stream: plain.stream }))).toMatchObject({ kind: 'output' });
+    expect(plain.chunks).toEqual([]);
   });
 
   it('a failed task is an unbilled agent_error carrying what the agent said', async () => {
@@ -117,7 +132,7 @@ describe('a2a runtime', () => {
     const a = await agentServer(streamsPages(20), { streaming: true });
     const { stream, chunks } = recorder(null, 3);
     const controller = new AbortController();
-    const r = await createA2aRuntime().run(a2aAgent(a.url), {}, context({ stream, signal: controller.signal }));
+    const r = await createA2aRuntime().run(streaming(a2aAgent(a.url)), {}, context({ stream, signal: controller.signal }));
     expect(chunks).toEqual([1, 2, 3].map((i) => ({ chunk: { page: i }, units: BigInt(i) })));
     expect(r).toMatchObject({ kind: 'failure', code: 'timeout' });
     expect(await until(() => a.cancels.length === 1)).toBe(true);

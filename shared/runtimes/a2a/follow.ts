@@ -34,7 +34,8 @@ export class Conversation {
     readonly client: Client,
     readonly options: RequestOptions,
     readonly run: RunContext,
-    readonly skill: string | undefined,
+    /** The skill named in each message; whether artifact updates are the run's chunks (interface.stream declared). */
+    readonly profile: { skill: string | undefined; chunks: boolean },
   ) {}
 
   /** cancelTask for the task being followed, unless it ended; best effort, its own short deadline, never throws. */
@@ -92,7 +93,7 @@ async function askCaller(conv: Conversation, view: View): Promise<Message | RunR
     if (run.signal.aborted) return abortedResult(run.signal.reason, run.timeoutMs);
     return agentError(`the question was not answered: ${err instanceof Error ? err.message : String(err)}`);
   }
-  return userMessage(reply, run, conv.skill, { taskId: conv.taskId, contextId: conv.contextId });
+  return userMessage(reply, run, conv.profile.skill, { taskId: conv.taskId, contextId: conv.contextId });
 }
 
 /** Wait `ms`, or less if the signal fires (it then throws). */
@@ -138,7 +139,10 @@ export async function poll(conv: Conversation, first: SendMessageResult): Promis
   }
 }
 
-/** An artifact update: its data part is the run's next chunk, with the cumulative `holon/units` when present. */
+/**
+ * An artifact update: its data part is the output so far and, for an agent that declares a streamed output, the run's
+ * next chunk, with the cumulative `holon/units` when present.
+ */
 async function deliver(conv: Conversation, update: TaskArtifactUpdateEvent, view: View): Promise<RunResult | undefined> {
   const data = dataPartOf(update.artifact?.parts);
   if (!data) return undefined;
@@ -147,6 +151,7 @@ async function deliver(conv: Conversation, update: TaskArtifactUpdateEvent, view
   if (!billing.ok) return agentError(billing.message);
   const { units } = billing.value;
   if (units !== undefined) view.artifactUnits = units;
+  if (!conv.profile.chunks) return undefined;
   try {
     await conv.run.stream?.emit(data.value, units);
   } catch {

@@ -144,7 +144,9 @@ async function call(deps: Deps, job: Job): Promise<RunResult> {
     return failure('runtime_unavailable', truncate(`no client for the agent card: ${sdkMessage(err)}`, 200));
   }
   const skill = agent.manifest.runtime.skill;
-  const conv = new Conversation(client, { signal: run.signal, serviceParameters: route.headers }, run, skill);
+  // Artifact updates are the call's chunks only for an agent that declares a streamed output (interface.stream).
+  const chunks = agent.manifest.interface.stream !== undefined;
+  const conv = new Conversation(client, { signal: run.signal, serviceParameters: route.headers }, run, { skill, chunks });
   job.conv = conv;
   const message = userMessage(input, run, skill);
   try {
