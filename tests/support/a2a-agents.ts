@@ -40,6 +40,8 @@ export interface A2aAgent {
   cancels: string[];
   /** Every user message received. */
   received: Message[];
+  /** Serve another card from now on (the interfaces still served: a card changed after publishing). */
+  changeCard(change: (card: AgentCard) => AgentCard): void;
   close(): Promise<void>;
 }
 
@@ -155,7 +157,7 @@ export async function startA2aAgent(behaviour: Behaviour, options: A2aAgentOptio
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const card = await (options.card ?? ((c: AgentCard) => c))(cardOf(origin, options));
+  let card = await (options.card ?? ((c: AgentCard) => c))(cardOf(origin, options));
   const requestHandler = new DefaultRequestHandler(card, new InMemoryTaskStore(), executor);
   app.use('/.well-known/agent-card.json', agentCardHandler({ agentCardProvider: async () => card, cache: { maxAge: 0 } }));
   app.use('/a2a/jsonrpc', jsonRpcHandler({ requestHandler, userBuilder: UserBuilder.noAuthentication }));
@@ -165,6 +167,9 @@ export async function startA2aAgent(behaviour: Behaviour, options: A2aAgentOptio
     origin,
     cancels,
     received,
+    changeCard: (change) => {
+      card = change(card);
+    },
     close: () =>
       new Promise<void>((resolve) => {
         server.closeAllConnections();
