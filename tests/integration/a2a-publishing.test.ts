@@ -13,6 +13,8 @@ import { signInWithGitHub } from '../support/github-accounts.js';
 import { startTestGateway, useAudited, type TestGateway } from '../support/gateway.js';
 import { send, signUp, workMandate, type Account } from '../support/hosted.js';
 import { perTestCleanups } from '../support/cleanups.js';
+import { createRegistry } from '../../shared/registry/registry.js';
+import { startPublishedFollower } from '../../shared/registry/published.js';
 import { completes, startA2aAgent, type A2aAgentOptions } from '../support/a2a-agents.js';
 
 const { defer } = perTestCleanups();
@@ -53,6 +55,11 @@ test('an a2a version is listed with its card kept; called on the kept card after
     expect(r.status, JSON.stringify(r.body)).toBe(201);
     const row = await g.db.knex('published_versions').where({ agent_id: 'bob/a2a-echo' }).first('a2a_card');
     expect(row.a2a_card).toMatchObject({ name: 'Test agent', skills: [{ id: 'summarise' }] });
+    // Another process lists it from Postgres with the same card.
+    const registry = createRegistry([]);
+    const unfollow = await startPublishedFollower({ ...g.gw.context, registry });
+    expect(registry.get('bob/a2a-echo', '1.0.0')?.a2aCard).toEqual(row.a2a_card);
+    await unfollow();
 
     // The agent now serves a card pointing elsewhere: the published version still runs on the card it was listed with.
     a.changeCard((c) => ({ ...c, supportedInterfaces: [{ ...c.supportedInterfaces[0]!, url: 'http://127.0.0.2:9/a2a/jsonrpc' }] }));

@@ -40,6 +40,8 @@ export interface A2aAgent {
   cancels: string[];
   /** Every user message received. */
   received: Message[];
+  /** Every request's method, path and Authorization header (null when none). */
+  hits: Array<{ method: string; path: string; authorization: string | null }>;
   /** Serve another card from now on (the interfaces still served: a card changed after publishing). */
   changeCard(change: (card: AgentCard) => AgentCard): void;
   close(): Promise<void>;
@@ -152,7 +154,12 @@ export async function startA2aAgent(behaviour: Behaviour, options: A2aAgentOptio
       bus.finished();
     },
   };
+  const hits: A2aAgent['hits'] = [];
   const app = express();
+  app.use((req, _res, next) => {
+    hits.push({ method: req.method, path: req.path, authorization: req.headers.authorization ?? null });
+    next();
+  });
   const server: http.Server = await new Promise((resolve) => {
     const s = app.listen(0, '127.0.0.1', () => resolve(s));
   });
@@ -167,6 +174,7 @@ export async function startA2aAgent(behaviour: Behaviour, options: A2aAgentOptio
     origin,
     cancels,
     received,
+    hits,
     changeCard: (change) => {
       card = change(card);
     },

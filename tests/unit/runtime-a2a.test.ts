@@ -6,6 +6,7 @@
  */
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { TaskState } from '@a2a-js/sdk';
 import { describe, expect, it } from 'vitest';
 import { createA2aRuntime } from '../../shared/runtimes/a2a/runtime.js';
 import type { RunContext, RunStream } from '../../shared/runtimes/types.js';
@@ -208,5 +209,85 @@ describe('a2a runtime', () => {
     const r = await createA2aRuntime().run(a2aAgent(a.url, { a2aCard: kept }), { n: 1 }, context());
     expect(r).toMatchObject({ kind: 'output', output: { echo: { n: 1 } } });
     expect(moved.received).toHaveLength(0);
+  });
+
+  it("the headers option's credential goes with every request (the card's too); the protocol's own headers are not replaced", async () => {
+    const a = await agentServer(completes);
+    const rt = createA2aRuntime({ headers: () => ({ Authorization: 'Bearer sekret', 'Content-Type': 'text/plain' }) });
+    expect(await rt.run(a2aAgent(a.url, { origin: 'shipped' }), { n: 1 }, context())).toMatchObject({ kind: 'output' });
+    expect(a.hits.length).toBeGreaterThanOrEqual(3);
+    expect(a.hits.every((h) => h.authorization === 'Bearer sekret')).toBe(true);
+    const failing = createA2aRuntime({
+      headers: () => {
+        throw new Error('the credential cannot be read');
+      },
+    });
+    expect(await failing.run(a2aAgent(a.url), {}, context())).toMatchObject({ kind: 'failure', code: 'runtime_unavailable' });
+  });
+
+  it('a published agent through the guarded network: http:// refused unless allowed; an answer past the size limit is agent_error', async () => {
+    const a = await agentServer(completes);
+    const guarded = { fetch: (url: string | URL, init?: RequestInit) => fetch(url, init), allowHttp: false };
+    const refused = await createA2aRuntime({ published: guarded }).run(a2aAgent(a.url), {}, context());
+    expect(refused).toMatchObject({ kind: 'failure', code: 'runtime_unavailable', message: expect.stringContaining('https') });
+    expect(a.hits).toHaveLength(0);
+    const allowed = await createA2aRuntime({ published: { ...guarded, allowHttp: true } }).run(a2aAgent(a.url), { n: 1 }, context());
+    expect(allowed).toMatchObject({ kind: 'output' });
+
+    const big = await agentServer((e) => {
+      e.submitted();
+      e.artifact({ text: 'x'.repeat(50_000) });
+      e.status(TaskState.TASK_STATE_COMPLETED);
+      e.done();
+    });
+    const r = await createA2aRuntime({ maxResponseBytes: 20_000 }).run(a2aAgent(big.url), {}, context());
+    expect(r).toMatchObject({ kind: 'failure', code: 'agent_error', message: expect.stringContaining('larger than 20000 bytes') });
+  });
+
+  it('a completed task without a data part, or with units that are not a whole number, is agent_error', async () => {
+    const noData = await agentServer((e) => {
+      e.submitted();
+      e.status(TaskState.TASK_STATE_COMPLETED, { text: 'done, but nothing to show' });
+      e.done();
+    });
+    expect(await createA2aRuntime().run(a2aAgent(noData.url), {}, context())).toMatchObject({
+      kind: 'failure',
+      code: 'agent_error',
+      message: expect.stringContaining('data part'),
+    });
+    const badUnits = await agentServer((e) => {
+      e.submitted();
+      e.artifact({ ok: true });
+      e.status(TaskState.TASK_STATE_COMPLETED, { metadata: { 'holon/units': '1.5' } });
+      e.done();
+    });
+    expect(await createA2aRuntime().run(a2aAgent(badUnits.url), {}, context())).toMatchObject({
+      kind: 'failure',
+      code: 'agent_error',
+      message: expect.stringContaining('holon/units'),
+    });
+  });
+
+  it('rejected and auth-required: never billed (agent_error, runtime_unavailable)', async () => {
+    const rejects = await agentServer((e) => {
+      e.submitted();
+      e.status(TaskState.TASK_STATE_REJECTED, { text: 'not my kind of task' });
+      e.done();
+    });
+    expect(await createA2aRuntime().run(a2aAgent(rejects.url), {}, context())).toEqual({
+      kind: 'failure',
+      code: 'agent_error',
+      message: 'the agent rejected the task: not my kind of task',
+    });
+    const auth = await agentServer((e) => {
+      e.submitted();
+      e.status(TaskState.TASK_STATE_AUTH_REQUIRED, { text: 'sign in first' });
+      e.done();
+    });
+    expect(await createA2aRuntime().run(a2aAgent(auth.url), {}, context())).toMatchObject({
+      kind: 'failure',
+      code: 'runtime_unavailable',
+      message: expect.stringContaining('auth-required'),
+    });
   });
 });
