@@ -22,22 +22,27 @@ export function checkRuntime(doc: JsonObject, report: Report): void {
       report('$.runtime.endpoint', 'must be an absolute http or https URL');
     }
   } else if (remote) {
-    report('$.runtime.endpoint', `is required for a${kind === 'a2a' ? 'n' : ''} ${kind} runtime`);
+    report('$.runtime.endpoint', `is required for ${aKind(kind)} runtime`);
   }
 
   if (kind === 'mcp' && !hasField(runtime, 'tool')) report('$.runtime.tool', 'is required for an mcp runtime: the tool to call');
   if (kind !== 'mcp' && hasField(runtime, 'tool')) {
-    report('$.runtime.tool', `does not belong to a ${String(kind)} runtime (only mcp agents name a tool)`);
+    report('$.runtime.tool', `does not belong to ${aKind(kind)} runtime (only mcp agents name a tool)`);
   }
   if (kind === 'a2a' && !hasField(runtime, 'skill')) report('$.runtime.skill', "is required for an a2a runtime: the agent card's skill this version offers");
   if (kind !== 'a2a' && hasField(runtime, 'skill')) {
-    report('$.runtime.skill', `does not belong to a ${String(kind)} runtime (only a2a agents name a skill)`);
+    report('$.runtime.skill', `does not belong to ${aKind(kind)} runtime (only a2a agents name a skill)`);
   }
 
   const model = pricingModel(doc);
   if (kind === 'webhook' && model === 'quote') {
     report('$.pricing.model', 'a webhook agent can be priced free, per_run or per_unit (units come with its streamed chunks), not quote');
   }
+}
+
+/** `a webhook`, `an mcp`, `an a2a`: the kind with its article, for messages. */
+function aKind(kind: unknown): string {
+  return `${kind === 'mcp' || kind === 'a2a' ? 'an' : 'a'} ${String(kind)}`;
 }
 
 function isHttpUrl(value: string): boolean {
