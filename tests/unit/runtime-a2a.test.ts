@@ -41,18 +41,19 @@ function context(overrides: Partial<RunContext> = {}): RunContext {
 function recorder(answer: unknown, maxChunks = Infinity) {
   const chunks: Array<{ chunk: unknown; units: unknown }> = [];
   const asked: unknown[] = [];
+  const progressed: unknown[] = [];
   const stream: RunStream = {
     emit: async (chunk, units) => {
       if (chunks.length >= maxChunks) throw new Error('budget reached');
       chunks.push({ chunk, units });
     },
-    progress: async () => {},
+    progress: async (p) => void progressed.push(p),
     ask: async (request) => {
       asked.push(request);
       return answer;
     },
   };
-  return { stream, chunks, asked };
+  return { stream, chunks, asked, progressed };
 }
 
 /** A plain HTTP server answering everything with `handler`. */
@@ -289,5 +290,21 @@ describe('a2a runtime', () => {
       code: 'runtime_unavailable',
       message: expect.stringContaining('auth-required'),
     });
+  });
+
+  it("a streamed working status's text is the call's progress", async () => {
+    const a = await agentServer(
+      (e) => {
+        e.submitted();
+        e.status(TaskState.TASK_STATE_WORKING, { text: 'reading the document' });
+        e.artifact({ ok: true });
+        e.status(TaskState.TASK_STATE_COMPLETED);
+        e.done();
+      },
+      { streaming: true },
+    );
+    const { stream, progressed } = recorder(null);
+    expect(await createA2aRuntime().run(a2aAgent(a.url), {}, context({ stream }))).toEqual({ kind: 'output', output: { ok: true } });
+    expect(progressed).toEqual([{ message: 'reading the document' }]);
   });
 });

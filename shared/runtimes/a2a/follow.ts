@@ -4,7 +4,15 @@
  * asks the run's caller and sends the answer back on the same task; the task is cancelled (best effort) whenever the
  * run stops following it before it ended: the signal fired, a chunk was refused, the agent sent something unusable.
  */
-import type { Message, SendMessageResult, StreamResponse, Task, TaskArtifactUpdateEvent } from '@a2a-js/sdk';
+import {
+  TaskState,
+  type Message,
+  type SendMessageResult,
+  type StreamResponse,
+  type Task,
+  type TaskArtifactUpdateEvent,
+  type TaskStatusUpdateEvent,
+} from '@a2a-js/sdk';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import { readBilling } from '../mcp/tool-result.js';
 import { abortedResult } from '../abort.js';
@@ -161,6 +169,21 @@ async function deliver(conv: Conversation, update: TaskArtifactUpdateEvent, view
   return undefined;
 }
 
+/** A status update into `view`; a working status's text is the call's progress (nowhere without a stream). */
+function absorbStatus(conv: Conversation, update: TaskStatusUpdateEvent, view: View): void {
+  conv.note(update.taskId, update.contextId);
+  view.state = update.status?.state ?? view.state;
+  view.message = update.status?.message;
+  view.statusKey = update.status?.message?.messageId || update.status?.timestamp || '';
+  if (update.metadata !== undefined) {
+    view.metadata = update.metadata;
+    view.where = 'the status update metadata';
+  }
+  if (isTerminal(view.state)) conv.ended = true;
+  const text = textOf(view.message);
+  if (view.state === TaskState.TASK_STATE_WORKING && text !== '') conv.run.stream?.progress({ message: truncate(text, 500) }).catch(() => undefined);
+}
+
 /** One stream's events into `view`, until the task settles or the stream ends: a result when the run ends here. */
 async function readStream(conv: Conversation, stream: AsyncGenerator<StreamResponse>, view: View): Promise<RunResult | undefined> {
   for await (const event of stream) {
@@ -168,17 +191,8 @@ async function readStream(conv: Conversation, stream: AsyncGenerator<StreamRespo
     if (!payload) return agentError('the agent sent a stream event that is not a task, message, status or artifact update');
     if (payload.$case === 'message') return messageOutcome(payload.value);
     if (payload.$case === 'task') conv.absorb(payload.value, view);
-    else if (payload.$case === 'statusUpdate') {
-      conv.note(payload.value.taskId, payload.value.contextId);
-      view.state = payload.value.status?.state ?? view.state;
-      view.message = payload.value.status?.message;
-      view.statusKey = payload.value.status?.message?.messageId || payload.value.status?.timestamp || '';
-      if (payload.value.metadata !== undefined) {
-        view.metadata = payload.value.metadata;
-        view.where = 'the status update metadata';
-      }
-      if (isTerminal(view.state)) conv.ended = true;
-    } else {
+    else if (payload.$case === 'statusUpdate') absorbStatus(conv, payload.value, view);
+    else {
       conv.note(payload.value.taskId, payload.value.contextId);
       const stop = await deliver(conv, payload.value, view);
       if (stop) return stop;
