@@ -9,9 +9,10 @@
  *   request   one role-user message, one data part (the input), metadata holon.call_id, holon.skill,
  *             holon.max_cost {amount, currency} and holon.delegation (each when set); the `headers` option's HTTP
  *             headers (the hosted gateway's Authorization) on every request, the card's included
- *   follow    capabilities.streaming → SendStreamingMessage, artifact updates → the run's chunks (cumulative
- *             `holon/units` in the update's metadata), a working status's text → progress; otherwise SendMessage returning at once, then GetTask every
- *             100 ms doubling to 2 s; states → outcomes in states.ts; input-required → the run's question (follow.ts)
+ *   follow    capabilities.streaming → SendStreamingMessage: artifact updates → the run's chunks when the manifest
+ *             declares interface.stream (cumulative `holon/units` in the update's metadata), a working status's text
+ *             → progress; otherwise SendMessage returning at once, then GetTask every 100 ms doubling to 2 s;
+ *             states → outcomes in states.ts; input-required → the run's question (follow.ts)
  *   stop      the signal fires (hard timeout, cancellation), a chunk is refused, the agent sends something unusable
  *             → CancelTask, best effort; the run ends timeout / cancelled / as the stream says / agent_error
  *   errors    refused / unreachable / the guard's refusal → runtime_unavailable; an answer that is not A2A (HTML,
