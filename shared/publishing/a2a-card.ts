@@ -9,11 +9,14 @@ import { verifyAgentCardSignature, type AgentCard } from '@a2a-js/sdk';
 import * as jose from 'jose';
 import { createGuardedDispatcher, createGuardedFetch, type FetchFunction, type LookupAll } from '../platform/guarded-net.js';
 import { CardError, fetchCardJson, readCard } from '../runtimes/a2a/card.js';
-import { describeError } from '../runtimes/messages.js';
+import { limitedFetch } from '../runtimes/a2a/limited-fetch.js';
+import { networkFailure } from '../runtimes/remote.js';
 
 /** The whole check (card, key set) may take this long. */
 const CARD_TIMEOUT_MS = 10_000;
 const MAX_JWKS_BYTES = 64 * 1024;
+/** The most any answer (the card, a key set) may be. */
+const MAX_ANSWER_BYTES = 1024 * 1024;
 
 export interface CardSettings {
   allowPrivate: boolean;
@@ -56,7 +59,7 @@ function keyFinder(card: AgentCard, fetch: FetchFunction, signal: AbortSignal) {
  */
 export async function checkA2aCard(endpoint: string, skill: string | undefined, s: CardSettings): Promise<{ card: unknown } | { problem: string }> {
   const dispatcher = createGuardedDispatcher({ allowPrivate: s.allowPrivate, ...(s.lookup ? { lookup: s.lookup } : {}) });
-  const fetch = createGuardedFetch(dispatcher);
+  const fetch = limitedFetch(createGuardedFetch(dispatcher), MAX_ANSWER_BYTES);
   const signal = AbortSignal.timeout(CARD_TIMEOUT_MS);
   try {
     const url = new URL(endpoint);
@@ -64,7 +67,9 @@ export async function checkA2aCard(endpoint: string, skill: string | undefined, 
     try {
       json = await fetchCardJson(url, fetch, {}, signal);
     } catch (err) {
-      return { problem: `the agent card could not be fetched: ${describeError(err)}` };
+      if (err instanceof CardError) return { problem: err.message };
+      const failed = networkFailure(err, CARD_TIMEOUT_MS, url);
+      return { problem: `the agent card could not be fetched: ${'message' in failed ? failed.message : 'no answer'}` };
     }
     const card = readCard(json, url, skill);
     if (card.signatures.length > 0) {
