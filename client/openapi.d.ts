@@ -1952,10 +1952,10 @@ export interface components {
             subprocessors: string[] | null;
             note: string;
         };
-        /** @description Where it runs: a remote runtime (mcp, webhook) is attested by its author */
+        /** @description Where it runs: a remote runtime (mcp, webhook, a2a) is attested by its author */
         Runtime: {
             /** @enum {unknown} */
-            kind: "mcp" | "webhook" | "node";
+            kind: "mcp" | "webhook" | "a2a" | "node";
             attested: boolean;
             note?: string;
         };
@@ -2028,9 +2028,10 @@ export interface components {
             };
             runtime: {
                 /** @enum {unknown} */
-                kind: "mcp" | "webhook" | "node";
+                kind: "mcp" | "webhook" | "a2a" | "node";
                 endpoint?: string;
                 tool?: string;
+                skill?: string;
                 limits?: {
                     timeout_s?: number;
                 };

@@ -90,7 +90,9 @@ function dataView(m: Manifest) {
 /** Remote runtimes are attested, not enforced (gateway.md §6). */
 function runtimeView(m: Manifest) {
   const kind = m.runtime.kind;
-  return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
+  return kind === 'mcp' || kind === 'webhook' || kind === 'a2a'
+    ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE }
+    : { kind, attested: false as const };
 }
 
 export function agentView(a: AgentVersion, record: RecordSummary, evaluation: EvaluationSummary = NOT_EVALUATED) {

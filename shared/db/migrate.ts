@@ -35,6 +35,7 @@ import * as m028 from './migrations/028_drop_holon_admit.js';
 import * as m029 from './migrations/029_payments_from_outside.js';
 import * as m030 from './migrations/030_call_streams.js';
 import * as m031 from './migrations/031_mcp_sign_in.js';
+import * as m032 from './migrations/032_a2a_cards.js';
 import * as m033 from './migrations/033_a2a_tasks.js';
 
 interface Migration {
@@ -86,6 +87,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m029,
   m030,
   m031,
+  m032,
   m033,
 ].map(forwardOnly);
 

@@ -21,6 +21,7 @@ import { wakeEvaluators } from '../evaluation/jobs.js';
 import { queueEvaluations, type EvaluationRow, type SuiteSummary } from '../evaluation/store.js';
 import { GitHubUnavailable, isPublicMember, readRepository, type GitHubSettings } from '../accounts/github.js';
 import { yankVersion, type Yanked } from './moderation.js';
+import { checkA2aCard } from './a2a-card.js';
 import { isJsonObject, type JsonObject } from '../core/json.js';
 
 type Ctx = Pick<ServiceContext, 'db' | 'registry' | 'messaging' | 'log'>;
@@ -64,6 +65,10 @@ class Findings {
   private readonly found: Array<Problem & { kind: Kind }> = [];
   add(kind: Kind, path: string, message: string): void {
     this.found.push({ kind, path, message });
+  }
+  /** Whether a problem was found at `path`. */
+  has(path: string): boolean {
+    return this.found.some((p) => p.path === path);
   }
   addAll(kind: Kind, problems: readonly Problem[]): void {
     for (const p of problems) this.add(kind, p.path, p.message);
@@ -113,8 +118,8 @@ function checkLinked(f: Findings, author: Author): void {
 async function checkEndpoint(f: Findings, doc: JsonObject, s: PublishSettings): Promise<void> {
   const runtime = isJsonObject(doc.runtime) ? doc.runtime : undefined;
   if (!runtime) return;
-  if (runtime.kind !== undefined && runtime.kind !== 'mcp' && runtime.kind !== 'webhook') {
-    f.add('invalid', '$.runtime.kind', 'must be mcp or webhook: a published agent runs on its author’s server');
+  if (runtime.kind !== undefined && runtime.kind !== 'mcp' && runtime.kind !== 'webhook' && runtime.kind !== 'a2a') {
+    f.add('invalid', '$.runtime.kind', 'must be mcp, webhook or a2a: a published agent runs on its author’s server');
   }
   const endpoint = runtime.endpoint;
   if (typeof endpoint !== 'string') return;
@@ -139,6 +144,19 @@ async function checkEndpoint(f: Findings, doc: JsonObject, s: PublishSettings): 
     if (!(e instanceof HolonError)) throw e;
     f.addAll('invalid', e.problems);
   }
+}
+
+/**
+ * An a2a version's card (./a2a-card.ts), once its endpoint passed: the card to keep, or a finding refusing it.
+ */
+async function checkCard(f: Findings, doc: JsonObject, s: PublishSettings): Promise<unknown> {
+  const runtime = isJsonObject(doc.runtime) ? doc.runtime : undefined;
+  if (runtime?.kind !== 'a2a' || typeof runtime.endpoint !== 'string' || f.has('$.runtime.endpoint')) return undefined;
+  const skill = typeof runtime.skill === 'string' ? runtime.skill : undefined;
+  const checked = await checkA2aCard(runtime.endpoint, skill, { allowPrivate: s.allowPrivate, ...(s.lookup ? { lookup: s.lookup } : {}) });
+  if ('card' in checked) return checked.card;
+  f.add('invalid', '$.runtime.endpoint', checked.problem);
+  return undefined;
 }
 
 /** `https://github.com/<owner>/<repo>` → its two names (the validator checked the pattern), or null. */
@@ -217,6 +235,7 @@ export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: strin
   const v = validateManifest(doc, { resolveUpstream: listedUpstream(ctx) });
   if (!v.ok) f.addAll('invalid', v.problems);
   await checkEndpoint(f, record, s);
+  const a2aCard = v.ok ? await checkCard(f, record, s) : undefined;
   await checkVersionFree(f, ctx, record);
   const repository = await checkRepository(f, record, author, github);
   f.decide();
@@ -225,9 +244,13 @@ export async function publishVersion(ctx: Ctx, s: PublishSettings, handle: strin
   const manifest = v.manifest;
   const suites = s.suites?.(manifest.capabilities) ?? [];
   let queued: EvaluationRow[] = [];
-  const outcome = await recordPublished(ctx, { manifest, author: handle, ...(repository ? { repository } : {}) }, async (trx) => {
-    queued = await queueEvaluations(trx, { agentId: manifest.id, version: manifest.version }, suites);
-  });
+  const outcome = await recordPublished(
+    ctx,
+    { manifest, author: handle, ...(repository ? { repository } : {}), ...(a2aCard !== undefined ? { a2aCard } : {}) },
+    async (trx) => {
+      queued = await queueEvaluations(trx, { agentId: manifest.id, version: manifest.version }, suites);
+    },
+  );
   if (outcome === 'version_taken') {
     f.add('taken', '$.version', `${manifest.id}@${manifest.version} was just published by another request`);
     f.decide();

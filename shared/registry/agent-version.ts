@@ -7,6 +7,11 @@ export interface AgentVersion {
   dir?: string;
   /** Shipped with the gateway (always eligible) or published by a third party. */
   origin: 'shipped' | 'published';
+  /**
+   * An a2a agent's card as fetched and checked when the version was published (`published_versions.a2a_card`): the
+   * runtime uses it, not the card served now. Absent for other kinds and for unpublished agents.
+   */
+  a2aCard?: unknown;
 }
 
 /** `ns/name@version`: how a version travels on the notifier (ids and versions never contain '@' or whitespace). */

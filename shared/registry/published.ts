@@ -20,22 +20,28 @@ export interface PublishedVersion {
   author: string;
   /** The GitHub repository checked at publish time (open-source agents), if any. */
   repository?: string;
+  /** An a2a version's agent card, checked at publish: the runtime uses it (shared/runtimes/a2a/). */
+  a2aCard?: unknown;
 }
 
 type Ctx = Pick<ServiceContext, 'db' | 'registry' | 'messaging' | 'log'>;
 
-function toAgentVersion(row: { agent_id: string; version: string; manifest: unknown }, registry: Registry): AgentVersion | { problems: Problem[] } {
+function toAgentVersion(
+  row: { agent_id: string; version: string; manifest: unknown; a2a_card?: unknown },
+  registry: Registry,
+): AgentVersion | { problems: Problem[] } {
   const doc = typeof row.manifest === 'string' ? JSON.parse(row.manifest) : row.manifest;
   const upstream = (id: string, version: string) => registry.get(id, version)?.manifest ?? null;
   const v = validateManifest(doc, { resolveUpstream: upstream });
   if (!v.ok) return { problems: v.problems };
   if (v.manifest.id !== row.agent_id || v.manifest.version !== row.version) return { problems: [{ path: '$', message: 'names another version than its row' }] };
-  return { manifest: v.manifest, origin: 'published' };
+  const card = typeof row.a2a_card === 'string' ? (JSON.parse(row.a2a_card) as unknown) : row.a2a_card;
+  return { manifest: v.manifest, origin: 'published', ...(card !== null && card !== undefined ? { a2aCard: card } : {}) };
 }
 
 /** Read one published version into the registry; true when it was not listed yet. */
 async function listOne(ctx: Ctx, id: string, version: string): Promise<boolean> {
-  const row = await ctx.db('published_versions').where({ agent_id: id, version }).first('agent_id', 'version', 'manifest');
+  const row = await ctx.db('published_versions').where({ agent_id: id, version }).first('agent_id', 'version', 'manifest', 'a2a_card');
   if (!row) return false;
   const agent = toAgentVersion(row, ctx.registry);
   if ('problems' in agent) {
@@ -55,12 +61,12 @@ async function listOne(ctx: Ctx, id: string, version: string): Promise<boolean> 
 export async function recordPublished(ctx: Ctx, p: PublishedVersion, within?: (trx: Tx) => Promise<void>): Promise<'listed' | 'version_taken'> {
   const { id, version } = p.manifest;
   if (ctx.registry.get(id, version)) return 'version_taken';
-  const agent: AgentVersion = { manifest: p.manifest, origin: 'published' };
+  const agent: AgentVersion = { manifest: p.manifest, origin: 'published', ...(p.a2aCard !== undefined ? { a2aCard: p.a2aCard } : {}) };
   const won = await ctx.db.transaction(async (trx) => {
     const inserted = await trx.raw<{ rows: unknown[] }>(
-      `INSERT INTO published_versions (agent_id, version, author, manifest, repository) VALUES (?, ?, ?, ?::jsonb, ?)
+      `INSERT INTO published_versions (agent_id, version, author, manifest, repository, a2a_card) VALUES (?, ?, ?, ?::jsonb, ?, ?::jsonb)
        ON CONFLICT (agent_id, version) DO NOTHING RETURNING agent_id`,
-      [id, version, p.author, JSON.stringify(p.manifest.doc), p.repository ?? null],
+      [id, version, p.author, JSON.stringify(p.manifest.doc), p.repository ?? null, p.a2aCard === undefined ? null : JSON.stringify(p.a2aCard)],
     );
     if (inserted.rows.length === 0) return false;
     await insertDocuments(trx, [agent]);

@@ -1,7 +1,7 @@
 /**
  * The runtimes as the gateway runs agents — for the runner's calls and the evaluator's cases alike ("the same
  * runtime path as a call"): published agents through the guarded client (published.ts), shipped ones exempt, and a
- * published agent's endpoint credential sent as `Authorization: Bearer` on every webhook and MCP request.
+ * published agent's endpoint credential sent as `Authorization: Bearer` on every webhook, MCP and A2A request.
  */
 import { CredentialUnreadableError, type CredentialLookup } from '../publishing/credentials.js';
 import type { Logger } from '../platform/log.js';
@@ -43,5 +43,6 @@ export function createGatewayRuntimes(log: Logger, options: GatewayRuntimesOptio
     published: { allowPrivateEndpoints: options.allowPrivateEndpoints ?? false, ...(options.guard ? { guard: options.guard } : {}) },
     webhook: headers,
     mcp: headers,
+    a2a: headers,
   });
 }

@@ -3,6 +3,7 @@
  *   node    → the dev runtime (agent.mjs, node.ts)
  *   webhook → the webhook contract (webhook.ts)
  *   mcp     → the Holon MCP agent profile over Streamable HTTP (mcp/runtime.ts)
+ *   a2a     → the Holon A2A agent profile, with the A2A SDK's client (a2a/runtime.ts)
  * `run` never throws: every outcome is a RunResult. `close` releases what the runtimes keep (pooled MCP sessions,
  * the guarded client's connections).
  * With `published`, published agents' webhook and MCP calls go through the guarded client (published.ts); the
@@ -10,6 +11,7 @@
  */
 import type { RuntimeKind } from '../core/manifest/types.js';
 import { caught } from './abort.js';
+import { createA2aRuntime, type A2aRuntimeOptions } from './a2a/runtime.js';
 import { createMcpRuntime, type McpRuntimeOptions } from './mcp/runtime.js';
 import { createNodeRuntime, type NodeRuntimeOptions } from './node.js';
 import { createPublishedNetwork, type PublishedNetworkOptions } from './published.js';
@@ -23,6 +25,7 @@ export interface RuntimesOptions {
   node?: NodeRuntimeOptions;
   webhook?: WebhookRuntimeOptions;
   mcp?: McpRuntimeOptions;
+  a2a?: A2aRuntimeOptions;
   /** Published agents go through the guarded client (gateway.md §7 "Network safety"). */
   published?: PublishedNetworkOptions;
   /** Replace the runtime of a kind (tests). */
@@ -35,6 +38,7 @@ export function createRuntimes(options: RuntimesOptions = {}): Runtime & { close
     node: options.runtimes?.node ?? createNodeRuntime(options.node),
     webhook: options.runtimes?.webhook ?? createWebhookRuntime({ ...options.webhook, ...(network ? { published: network } : {}) }),
     mcp: options.runtimes?.mcp ?? createMcpRuntime({ ...options.mcp, ...(network ? { published: network } : {}) }),
+    a2a: options.runtimes?.a2a ?? createA2aRuntime({ ...options.a2a, ...(network ? { published: network } : {}) }),
   };
   return {
     async close(): Promise<void> {

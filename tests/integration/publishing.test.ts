@@ -165,7 +165,7 @@ test('every refused condition is listed with its path; nothing is listed', async
       ['org, private member', manifest('bob/rd', {}, 'https://github.com/acme-org/tool'), '$.source.repository', /public member/],
       ['not GitHub', manifest('bob/re', {}, 'https://gitlab.com/bob/echo'), '$.source.repository', /./],
       ['open source without repo', manifest('bob/rf', { license: 'MIT' }), '$.source.repository', /required/],
-      ['runtime node', manifest('bob/rg', { runtime: { kind: 'node' } }), '$.runtime.kind', /mcp or webhook/],
+      ['runtime node', manifest('bob/rg', { runtime: { kind: 'node' } }), '$.runtime.kind', /mcp, webhook or a2a/],
       ['credentials', manifest('bob/rh', { runtime: { kind: 'webhook', endpoint: 'https://u:p@example.com/x' } }), '$.runtime.endpoint', /user name/],
     ];
     for (const [what, body, path, message] of refusals) {

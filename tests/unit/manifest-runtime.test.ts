@@ -83,3 +83,51 @@ describe('runtime', () => {
     if (r.ok) expect(r.manifest.runtime.timeoutS).toBe(60);
   });
 });
+
+describe('a2a runtime', () => {
+  const a2a = (runtime: AnyDoc) =>
+    check((d) => {
+      d.runtime = runtime;
+    });
+  const card = 'https://agents.example.org/.well-known/agent-card.json';
+
+  it('takes the agent card as endpoint and a skill', () => {
+    const r = a2a({ kind: 'a2a', endpoint: card, skill: 'summarise' });
+    expectValid(r);
+    if (r.ok) expect(r.manifest.runtime).toEqual({ kind: 'a2a', endpoint: card, skill: 'summarise', timeoutS: 60 });
+  });
+
+  it('requires the endpoint and the skill', () => {
+    expectProblem(a2a({ kind: 'a2a', skill: 'summarise' }), '$.runtime.endpoint', 'required for an a2a runtime');
+    expectProblem(a2a({ kind: 'a2a', endpoint: card }), '$.runtime.skill', 'required for an a2a runtime');
+    expectProblem(a2a({ kind: 'a2a', endpoint: card, skill: '' }), '$.runtime.skill');
+  });
+
+  it.each(['agents.example.org/.well-known/agent-card.json', 'ftp://agents.example.org/card.json', 'not a url'])('refuses the endpoint %j', (endpoint) => {
+    expectProblem(a2a({ kind: 'a2a', endpoint, skill: 'summarise' }), '$.runtime.endpoint', 'absolute http');
+  });
+
+  it('accepts http endpoints like mcp agents (publishing requires https, not the manifest)', () => {
+    expectValid(a2a({ kind: 'a2a', endpoint: 'http://localhost:8080/.well-known/agent-card.json', skill: 'summarise' }));
+  });
+
+  it('refuses a tool on an a2a runtime, a skill outside a2a', () => {
+    expectProblem(a2a({ kind: 'a2a', endpoint: card, skill: 'summarise', tool: 'x' }), '$.runtime.tool', 'only mcp');
+    expectProblem(
+      check((d) => (d.runtime.skill = 'summarise')),
+      '$.runtime.skill',
+      'only a2a',
+    );
+    expectProblem(a2a({ kind: 'webhook', endpoint: 'https://hooks.example.org/x', skill: 'summarise' }), '$.runtime.skill', 'only a2a');
+  });
+
+  it('may be priced by quote (the final status update carries holon/quote)', () => {
+    expectValid(
+      check((d) => {
+        d.runtime = { kind: 'a2a', endpoint: card, skill: 'summarise' };
+        d.pricing = { model: 'quote', currency: 'EUR', max: '1.00' };
+        d.downstream.mode = 'passthrough';
+      }),
+    );
+  });
+});

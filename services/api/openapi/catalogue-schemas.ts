@@ -110,8 +110,8 @@ export const DATA_POLICY = closed('The data policy as the author declared it: at
 });
 
 export const RUNTIME = closed(
-  'Where it runs: a remote runtime (mcp, webhook) is attested by its author',
-  { kind: { enum: ['mcp', 'webhook', 'node'] }, attested: { type: 'boolean' }, note: { type: 'string' } },
+  'Where it runs: a remote runtime (mcp, webhook, a2a) is attested by its author',
+  { kind: { enum: ['mcp', 'webhook', 'a2a', 'node'] }, attested: { type: 'boolean' }, note: { type: 'string' } },
   ['note'],
 );
 

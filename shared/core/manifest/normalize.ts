@@ -67,6 +67,7 @@ export function normalizeManifest(doc: Obj): Manifest {
       kind: runtime.kind as RuntimeKind,
       ...defined('endpoint', runtime.endpoint as string | undefined),
       ...defined('tool', runtime.tool as string | undefined),
+      ...defined('skill', runtime.skill as string | undefined),
       timeoutS: (obj(runtime.limits ?? {}).timeout_s as number | undefined) ?? DEFAULT_TIMEOUT_S,
     },
     doc,

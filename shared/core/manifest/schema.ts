@@ -172,9 +172,10 @@ export const manifestSchema = {
       required: ['kind'],
       additionalProperties: false,
       properties: {
-        kind: { enum: ['mcp', 'webhook', 'node'] },
+        kind: { enum: ['mcp', 'webhook', 'a2a', 'node'] },
         endpoint: { type: 'string', maxLength: 2048 },
         tool: { ...nonEmptyString, maxLength: 128 },
+        skill: { ...nonEmptyString, maxLength: 128 },
         limits: {
           type: 'object',
           additionalProperties: false,

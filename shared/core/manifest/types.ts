@@ -7,7 +7,7 @@ import type { JsonObject, JsonSchema } from '../json.js';
 
 export type PricingModel = 'free' | 'per_run' | 'per_unit' | 'quote';
 export type ChargeOn = 'success' | 'attempt';
-export type RuntimeKind = 'mcp' | 'webhook' | 'node';
+export type RuntimeKind = 'mcp' | 'webhook' | 'a2a' | 'node';
 export type DownstreamMode = 'passthrough' | 'included';
 
 /** The gateway's own error codes: an agent can never declare these. */
@@ -93,7 +93,7 @@ export interface Manifest {
   pricing: Pricing;
   calls: CallSlot[];
   downstream?: Downstream;
-  runtime: { kind: RuntimeKind; endpoint?: string; tool?: string; timeoutS: number };
+  runtime: { kind: RuntimeKind; endpoint?: string; tool?: string; skill?: string; timeoutS: number };
   data?: DataPolicy;
   /** The document as written (parsed JSON). */
   doc: JsonObject;

@@ -17,29 +17,33 @@ export function describeValue(v: unknown): string {
 
 type Parsed<T> = { ok: true; value: T } | { ok: false; message: string };
 
-function readUnits(value: unknown): Parsed<bigint> {
+function readUnits(value: unknown, where: string): Parsed<bigint> {
   if (typeof value === 'number' && Number.isSafeInteger(value) && value >= 0) return { ok: true, value: BigInt(value) };
   if (typeof value === 'string' && /^(0|[1-9][0-9]{0,29})$/.test(value)) return { ok: true, value: BigInt(value) };
   return {
     ok: false,
-    message: `_meta["holon/units"] must be a whole number of units (a non-negative integer or a string of digits), not ${describeValue(value)}`,
+    message: `${where}["holon/units"] must be a whole number of units (a non-negative integer or a string of digits), not ${describeValue(value)}`,
   };
 }
 
 /** Holon's billing entries in a tool result's `_meta`, as the agent sent them (each checked before use). */
 type HolonResultMeta = { 'holon/units'?: unknown; 'holon/quote'?: unknown };
 
-function readBilling(meta: unknown): Parsed<{ units?: bigint; quote?: bigint }> {
+/**
+ * Holon's billing entries (`holon/units`, `holon/quote`) in a metadata object: an MCP tool result's `_meta`, an A2A
+ * agent's final status update (../a2a/). `where` names the object in the messages.
+ */
+export function readBilling(meta: unknown, where = '_meta'): Parsed<{ units?: bigint; quote?: bigint }> {
   if (typeof meta !== 'object' || meta === null) return { ok: true, value: {} };
   const value: { units?: bigint; quote?: bigint } = {};
   if (Object.hasOwn(meta, 'holon/units')) {
-    const units = readUnits((meta as HolonResultMeta)['holon/units']);
+    const units = readUnits((meta as HolonResultMeta)['holon/units'], where);
     if (!units.ok) return units;
     value.units = units.value;
   }
   if (Object.hasOwn(meta, 'holon/quote')) {
     const quote = tryParseAmount((meta as HolonResultMeta)['holon/quote']);
-    if (!quote.ok) return { ok: false, message: `_meta["holon/quote"] ${quote.message}` };
+    if (!quote.ok) return { ok: false, message: `${where}["holon/quote"] ${quote.message}` };
     value.quote = quote.value;
   }
   return { ok: true, value };
