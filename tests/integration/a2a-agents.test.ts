@@ -128,4 +128,49 @@ describe('A2A agents behind the gateway (Postgres, BullMQ)', () => {
       expect(a.cancels).toHaveLength(1);
     });
   });
+
+  it('a delegated run: a node orchestrator hires an A2A agent through ctx.call, and the receipt tree shows it', async () => {
+    const a = await agentServer(completes);
+    const dir = await registryWith(
+      'echo',
+      manifest('echo', a.url, [
+        'interface: { input: { type: object }, output: { type: object, required: [echo] } }',
+        'pricing: { model: per_run, currency: EUR, amount: "0.02" }',
+      ]),
+    );
+    await mkdir(path.join(dir, 'boss'));
+    await writeFile(
+      path.join(dir, 'boss', 'holon.yaml'),
+      [
+        'id: a2a/boss',
+        'version: 1.0.0',
+        'summary: hires an A2A agent',
+        'capabilities: [test.boss]',
+        'license: MIT',
+        'interface: { input: { type: object }, output: { type: object } }',
+        'pricing: { model: per_run, currency: EUR, amount: "0.01" }',
+        'calls: [{ agent: "a2a/echo", max_cost: "0.05" }]',
+        'downstream: { mode: passthrough, cap: "0.05" }',
+        'runtime: { kind: node, limits: { timeout_s: 20 } }',
+        '',
+      ].join('\n'),
+    );
+    await writeFile(
+      path.join(dir, 'boss', 'agent.mjs'),
+      "export default async function run(input, ctx) {\n  const r = await ctx.call('a2a/echo', { text: input.text });\n  return { inner: r.ok ? r.output : null };\n}\n",
+    );
+    await useAudited(await startTestGateway({ config: { registryDirs: [dir] } }), async (g) => {
+      await g.mandate({ allow: { agents: ['a2a/*'] } });
+      const r = await g.post<any>('/v0/calls', { mandate: 'alice/test', agent: 'a2a/boss', input: { text: 'up' } });
+      expect(r.status).toBe(200);
+      expect(r.body.output).toEqual({ inner: { echo: { text: 'up' } } });
+      const tree = r.body.receipt;
+      expect(tree).toMatchObject({ agent: 'a2a/boss@1.0.0', status: 'succeeded', cost: { own: '0.01', downstream: '0.02', total: '0.03' } });
+      expect(tree.children).toHaveLength(1);
+      expect(tree.children[0]).toMatchObject({ agent: 'a2a/echo@1.0.0', status: 'succeeded', billed: true, cost: { own: '0.02' }, parent: tree.id });
+      // The A2A agent was told which call it serves: the child's; it declares no calls of its own, so no delegation token.
+      expect(a.received[0]!.metadata).toMatchObject({ 'holon.call_id': tree.children[0].id });
+      expect(a.received[0]!.metadata?.['holon.delegation']).toBeUndefined();
+    });
+  });
 });
