@@ -10,6 +10,8 @@ import type { AgentVersion, RunContext, RunResult, Runtime } from '../../shared/
 import { createEndpointLimit } from '../../services/evaluator/endpoint-limit.js';
 import { runCase } from '../../services/evaluator/run-case.js';
 import { buildManifest } from '../support/manifest-builder.js';
+import { createRuntimes } from '../../shared/runtimes/index.js';
+import { a2aAgent, asks, completes, startA2aAgent } from '../support/a2a-agents.js';
 
 const agent: AgentVersion = {
   origin: 'published',
@@ -104,6 +106,27 @@ describe('runCase', () => {
     // Valid for the case's time and a minute, not the 15 minutes of an upload's link.
     expect(Date.parse(link.expires) - now()).toBe(63_000);
     expect(second.files).toBeUndefined();
+  });
+});
+
+describe('an A2A agent’s cases', () => {
+  it('run through the gateway’s runtimes like any other agent’s: the answer judged, a question a failure (no caller)', async () => {
+    const suite = suiteOf([{ id: 'echo', input: { text: 'x' }, expect: { output: { echo: { text: 'x' } } } }]);
+    const [echo] = suite.suite.cases as [SuiteCase];
+    const runtimes = createRuntimes();
+    const good = await startA2aAgent(completes);
+    const asking = await startA2aAgent(asks);
+    try {
+      const passed = await runCase({ runtimes, signer, now }, { agent: a2aAgent(good.url, { origin: 'shipped' }), suite, case: echo, callId: 'ev_2.1' });
+      expect(passed.judgement.passed).toBe(true);
+      const asked = await runCase({ runtimes, signer, now }, { agent: a2aAgent(asking.url, { origin: 'shipped' }), suite, case: echo, callId: 'ev_2.2' });
+      expect(asked).toMatchObject({ failure: 'agent_error', judgement: { passed: false } });
+      expect(asking.cancels.length).toBeGreaterThan(0);
+    } finally {
+      await runtimes.close();
+      await good.close();
+      await asking.close();
+    }
   });
 });
 
