@@ -223,6 +223,8 @@ function useRoutes(app: Express, deps: ApiDeps): void {
       syncWaitMs: deps.syncWaitMs,
       defaultMandate: deps.defaultMandate ?? 'demo/sandbox',
       ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
+      ...(deps.fileSecret ? { fileSecret: deps.fileSecret } : {}),
+      ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
     }),
   );
   app.use(approvalRoutes(calls));

@@ -39,6 +39,8 @@ import type { ServiceContext } from '../../shared/context.js';
 import { handOutput, readOutput, type OutputGone } from '../../shared/calls/answer/outputs.js';
 import type { WebhookSettings } from '../../shared/platform/config.js';
 import { callCompleted, callInputRequired, webhookHeaders } from '../../shared/webhooks/payload.js';
+import { pushMessage, pushTokenKey } from '../../shared/a2a/push.js';
+import type { SealingKey } from '../../shared/crypto/seal.js';
 import { parseRetryAfter, verdict, type AttemptResult } from '../../shared/webhooks/schedule.js';
 import { attemptError } from '../../shared/webhooks/attempt-error.js';
 import { webhookSecrets } from '../../shared/webhooks/secrets.js';
@@ -71,6 +73,8 @@ export interface WebhookRuntime {
   secretsOf(account: string): Promise<string[]>;
   /** Who may POST now: this process's delivery slots. */
   slots: DeliverySlots;
+  /** What A2A push tokens are sealed under (HOLON_FILE_SECRET). */
+  pushKey?: SealingKey;
   dispatcher?: Dispatcher;
 }
 
@@ -98,6 +102,7 @@ export function webhookRuntime(
     settings: options.settings,
     secretsOf: options.hosted ? (account) => store.signing(ctx.db, account) : async () => [options.devSecret],
     slots: slotsOf(options.settings, ctx.now),
+    ...(options.fileSecret ? { pushKey: pushTokenKey(options.fileSecret)! } : {}),
     ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
   };
 }
@@ -165,7 +170,10 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
 
   const call = await ctx.db('calls').where({ id: d.callId }).first('callback_url');
   if (!call?.callback_url) return;
-  const message = d.event === 'call.input_required' ? await questionMessage(ctx, d) : await completedMessage(ctx, d);
+  // A task's A2A push config (shared/a2a/push.ts) sends A2A's push body instead of Holon's events.
+  const push = await pushMessage(ctx, runtime.pushKey, d);
+  if (push.kind === 'unsendable') return void (await noteDelivery(ctx.db, d.id, push.reason));
+  const message = push.kind === 'push' ? push : d.event === 'call.input_required' ? await questionMessage(ctx, d) : await completedMessage(ctx, d);
   if (!message) return;
   const slot = await runtime.slots.acquire({
     key: 'step' in job ? `${d.id}-s${job.step}` : `${d.id}-r${job.resend}`,
@@ -185,9 +193,10 @@ export async function runDeliverJob(ctx: ServiceContext, job: DeliverJob, runtim
   }
 }
 
-/** What one delivery sends, and what its delivery hands over (a success's output, to the webhook consumer). */
+/** What one delivery sends (its own headers beside the signature's), and what it hands over (a success's output, to the webhook consumer). */
 interface Message {
   body: string;
+  headers?: Record<string, string>;
   delivered?: () => Promise<void>;
 }
 
@@ -235,12 +244,17 @@ async function attempt(
   const result: AttemptResult =
     secrets.length === 0
       ? { error: NO_SECRET_ERROR }
-      : await postWebhook(callbackUrl, body, webhookHeaders(secrets, d.id, at, body), {
-          timeoutMs: runtime.settings.attemptTimeoutMs,
-          firstByteTimeoutMs: runtime.settings.firstByteTimeoutMs,
-          now: ctx.now,
-          ...(runtime.dispatcher ? { dispatcher: runtime.dispatcher } : {}),
-        });
+      : await postWebhook(
+          callbackUrl,
+          body,
+          { ...webhookHeaders(secrets, d.id, at, body), ...message.headers },
+          {
+            timeoutMs: runtime.settings.attemptTimeoutMs,
+            firstByteTimeoutMs: runtime.settings.firstByteTimeoutMs,
+            now: ctx.now,
+            ...(runtime.dispatcher ? { dispatcher: runtime.dispatcher } : {}),
+          },
+        );
   const durationMs = ctx.now() - at.getTime();
   const schedule = runtime.settings.scheduleMs;
   const v = verdict(schedule, 'step' in job ? job.step : schedule.length, result);

@@ -37,6 +37,7 @@ import * as m030 from './migrations/030_call_streams.js';
 import * as m031 from './migrations/031_mcp_sign_in.js';
 import * as m032 from './migrations/032_a2a_cards.js';
 import * as m033 from './migrations/033_a2a_tasks.js';
+import * as m034 from './migrations/034_a2a_push.js';
 
 interface Migration {
   name: string;
@@ -89,6 +90,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m031,
   m032,
   m033,
+  m034,
 ].map(forwardOnly);
 
 /** The SQL functions kept as files, applied after the migrations: the current text of each. */

@@ -5,7 +5,13 @@
  * task, a held call (input-required until a human decides), a cancelled task, and the tasks of another key refused as
  * missing ones. Whole gateways on real Postgres and Redis; the ledger audit runs after each test.
  */
-import { TaskState, verifyAgentCardSignature, type StreamResponse } from '@a2a-js/sdk';
+import { StreamResponse, TaskState, verifyAgentCardSignature } from '@a2a-js/sdk';
+import { Webhook } from 'standardwebhooks';
+import { generateWebhookSecret } from '../../shared/webhooks/secrets.js';
+import { perTestCleanups } from '../support/cleanups.js';
+import { poll } from '../support/poll.js';
+import { startReceiver } from '../support/webhook-receiver.js';
+import { testWebhookSettings } from '../support/webhook-settings.js';
 import { createLocalJWKSet } from 'jose';
 import { describe, expect, test as base } from 'vitest';
 import { a2aClient, dataMessage } from '../support/a2a-clients.js';
@@ -226,5 +232,101 @@ describe('the gateway’s own A2A interfaces', () => {
     expect(task.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
     expect(receiptOf(task.metadata)).toMatchObject({ status: 'succeeded' });
     await expect(client.sendMessage({ message: dataMessage({ n: 2 }) } as never)).rejects.toThrow(/holon\/capability/);
+  });
+});
+
+const { defer } = perTestCleanups();
+const FILE_SECRET = 'a file secret for the push tokens of this test, long enough';
+
+describe('A2A push notifications (the webhook machinery, in A2A’s push format)', () => {
+  test('a push config on the message: the final task, its token, signed; a question pushed as input-required', async () => {
+    const secret = generateWebhookSecret();
+    const { url: hook, received } = await startReceiver(defer);
+    await useAudited(
+      await startTestGateway({ config: { mcpMandate: 'alice/test', fileSecret: FILE_SECRET, webhooks: testWebhookSettings({ devSecret: secret }) } }),
+      async (g) => {
+        await g.mandate({});
+        const client = await a2aClient(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`);
+        const card = (await (await fetch(`${g.url}/a2a/examples/echo-upper/.well-known/agent-card.json`)).json()) as any;
+        expect(card.capabilities.pushNotifications).toBe(true);
+        const task = (await client.sendMessage({
+          message: dataMessage({ text: 'push me' }),
+          configuration: { returnImmediately: true, taskPushNotificationConfig: { id: 'p1', url: hook, token: 'tok-123' } },
+        } as never)) as any;
+        const pushed = await poll(async () => received.find((r) => JSON.parse(r.body).task?.status?.state === 'TASK_STATE_COMPLETED'), {
+          what: 'the completed task pushed',
+          timeoutMs: 15_000,
+        });
+        expect(pushed.headers['x-a2a-notification-token']).toBe('tok-123');
+        expect(pushed.headers['content-type']).toBe('application/a2a+json');
+        new Webhook(secret).verify(pushed.body, pushed.headers as Record<string, string>);
+        const parsed = StreamResponse.fromJSON(JSON.parse(pushed.body));
+        expect(parsed.payload?.$case).toBe('task');
+        const value = parsed.payload!.value as any;
+        expect(value.id).toBe(task.id);
+        expect(value.artifacts[0].parts[0].content.value).toEqual({ text: 'PUSH ME' });
+        expect(value.metadata['holon/receipt']).toMatchObject({ id: task.id, status: 'succeeded', billed: true });
+        // The config reads back without its token.
+        const got = (await client.getTaskPushNotificationConfig({ taskId: task.id, id: 'p1' } as never)) as any;
+        expect(got).toMatchObject({ id: 'p1', url: hook, token: '' });
+        expect(received.filter((r) => JSON.parse(r.body).task?.id === task.id)).toHaveLength(1);
+
+        const asker = await a2aClient(`${g.url}/a2a/fixtures/asker/.well-known/agent-card.json`);
+        const asking = (await asker.sendMessage({
+          message: dataMessage({}),
+          configuration: { returnImmediately: true, taskPushNotificationConfig: { url: hook, token: 'tok-456' } },
+        } as never)) as any;
+        const question = await poll(async () => received.find((r) => JSON.parse(r.body).statusUpdate?.taskId === asking.id), {
+          what: 'the question pushed',
+          timeoutMs: 15_000,
+        });
+        const update = JSON.parse(question.body).statusUpdate;
+        expect(update.status.state).toBe('TASK_STATE_INPUT_REQUIRED');
+        expect(update.status.message.parts[0].text).toBe('What is name 1?');
+        expect(question.headers['x-a2a-notification-token']).toBe('tok-456');
+        await asker.sendMessage({ message: dataMessage({ name: 'Ada' }, { taskId: asking.id }) } as never);
+        await poll(async () => received.find((r) => JSON.parse(r.body).task?.id === asking.id), { what: 'the answered task pushed', timeoutMs: 15_000 });
+      },
+    );
+  });
+
+  test('a config set on a running task, listed, replaced only by its own id, deleted; another tenant’s is a missing one', async () => {
+    const { url: hook, received } = await startReceiver(defer);
+    await useAudited(await startTestGateway({ hosted: true, config: { fileSecret: FILE_SECRET, allowPrivateEndpoints: true } }), async (g) => {
+      const alice = await signUp(g.url, 'alice');
+      const bob = await signUp(g.url, 'bob');
+      const a = await workMandate(g.url, alice);
+      const b = await workMandate(g.url, bob);
+      const card = `${g.url}/a2a/fixtures/patient/.well-known/agent-card.json`;
+      const client = await a2aClient(card, { key: a.agent });
+      const running = (await client.sendMessage({
+        message: dataMessage({ file: '/dev/null', ms: 1500 }),
+        configuration: { returnImmediately: true },
+      } as never)) as any;
+      await client.createTaskPushNotificationConfig({ taskId: running.id, id: 'late', url: hook, token: 'tok-late' } as never);
+      await expect(client.createTaskPushNotificationConfig({ taskId: running.id, id: 'other', url: hook } as never)).rejects.toThrow(/one per task/);
+      const listed = (await client.listTaskPushNotificationConfig({ taskId: running.id } as never)) as any;
+      expect(listed.configs.map((c: any) => [c.id, c.token])).toEqual([['late', '']]);
+      const asBob = await a2aClient(card, { key: b.agent });
+      await expect(asBob.listTaskPushNotificationConfig({ taskId: running.id } as never)).rejects.toThrow(/no task/);
+      await expect(asBob.deleteTaskPushNotificationConfig({ taskId: running.id, id: 'late' } as never)).rejects.toThrow(/no task/);
+      const pushed = await poll(async () => received.find((r) => JSON.parse(r.body).task?.id === running.id), { what: 'the pushed task', timeoutMs: 20_000 });
+      expect(pushed.headers['x-a2a-notification-token']).toBe('tok-late');
+      expect(JSON.parse(pushed.body).task.status.state).toBe('TASK_STATE_COMPLETED');
+      // Deleted before the call ends: nothing is pushed.
+      const quiet = (await client.sendMessage({
+        message: dataMessage({ file: '/dev/null', ms: 800 }),
+        configuration: { returnImmediately: true, taskPushNotificationConfig: { id: 'q', url: hook } },
+      } as never)) as any;
+      await client.deleteTaskPushNotificationConfig({ taskId: quiet.id, id: 'q' } as never);
+      const done = (await client.getTask({ id: quiet.id } as never)) as any;
+      await poll(async () => (((await client.getTask({ id: quiet.id } as never)) as any).status.state === TaskState.TASK_STATE_COMPLETED ? true : undefined), {
+        what: 'the quiet call to end',
+        timeoutMs: 20_000,
+      });
+      expect(done.id).toBe(quiet.id);
+      await new Promise((r) => setTimeout(r, 500));
+      expect(received.filter((r) => r.body.includes(quiet.id))).toEqual([]);
+    });
   });
 });

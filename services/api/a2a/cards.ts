@@ -46,7 +46,7 @@ const security = {
   securityRequirements: [{ schemes: { [KEY_SCHEME]: { list: [] } } }],
 };
 
-const capabilities = (extensions: unknown[]) => ({ streaming: true, pushNotifications: false, extensions });
+const capabilities = (extensions: unknown[]) => ({ streaming: true, pushNotifications: true, extensions });
 
 /** The pricing extension's params for one version: its price and worst case, and its record (all-time). */
 function pricingParams(a: AgentVersion, record: RecordSummary) {

@@ -42,11 +42,15 @@ import { ownedTask, ownedTaskIds, recordTask } from '../../../shared/calls/tasks
 import { HolonError } from '../../../shared/core/errors.js';
 import { tryParseAmount } from '../../../shared/core/money.js';
 import type { ServiceContext } from '../../../shared/context.js';
+import { deletePushConfig, type PushConfig, pushConfigOf, setPushConfig } from '../../../shared/a2a/push.js';
+import type { SealingKey } from '../../../shared/crypto/seal.js';
+import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
+import { httpUrlOf } from '../body-reader.js';
 import { httpStatusOf } from '../http-status.js';
 import { mandateTreeScope } from '../principal.js';
 import { callerOf, type A2aCaller } from './caller.js';
 import { streamTask } from './task-stream.js';
-import { taskOf } from './task-view.js';
+import { taskOf } from '../../../shared/a2a/task-view.js';
 
 export interface A2aDeps {
   ctx: ServiceContext;
@@ -56,6 +60,10 @@ export interface A2aDeps {
   syncWaitMs: number;
   /** A card the transports check the requested protocol version against (the interfaces every card has). */
   versionCard: AgentCard;
+  /** Push tokens are sealed under it (HOLON_FILE_SECRET); without it a push config cannot carry a token. */
+  pushKey?: SealingKey;
+  /** Hosted: a push URL must be public unless private endpoints are allowed (as a REST callback_url). */
+  callbackGuard?: { allowPrivate: boolean };
 }
 
 const PAGE_SIZE = 50;
@@ -183,17 +191,69 @@ export class HolonA2aHandler implements A2ARequestHandler {
     });
   }
 
-  createTaskPushNotificationConfig(_p: TaskPushNotificationConfig, _c: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('this gateway does not send A2A push notifications: stream or poll the task');
+  createTaskPushNotificationConfig(params: TaskPushNotificationConfig, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return translating(async () => {
+      const who = callerOf(context);
+      await this.ownedCall(who, params.taskId);
+      const config = await this.pushConfigOf(params);
+      await this.setPush(who, params.taskId, config);
+      return shownConfig(params.taskId, config);
+    });
   }
-  getTaskPushNotificationConfig(_p: GetTaskPushNotificationConfigRequest, _c: ServerCallContext): Promise<TaskPushNotificationConfig> {
-    throw new PushNotificationNotSupportedError('this gateway does not send A2A push notifications');
+
+  getTaskPushNotificationConfig(params: GetTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<TaskPushNotificationConfig> {
+    return translating(async () => {
+      await this.ownedCall(callerOf(context), params.taskId);
+      const config = await pushConfigOf(this.deps.ctx.db, params.taskId);
+      if (!config || (params.id && config.id !== params.id)) throw new TaskNotFoundError(`task ${params.taskId} has no push config ${params.id}`);
+      return shownConfig(params.taskId, config);
+    });
   }
-  listTaskPushNotificationConfigs(_p: ListTaskPushNotificationConfigsRequest, _c: ServerCallContext): Promise<ListTaskPushNotificationConfigsResponse> {
-    throw new PushNotificationNotSupportedError('this gateway does not send A2A push notifications');
+
+  listTaskPushNotificationConfigs(
+    params: ListTaskPushNotificationConfigsRequest,
+    context: ServerCallContext,
+  ): Promise<ListTaskPushNotificationConfigsResponse> {
+    return translating(async () => {
+      await this.ownedCall(callerOf(context), params.taskId);
+      const config = await pushConfigOf(this.deps.ctx.db, params.taskId);
+      return { configs: config ? [shownConfig(params.taskId, config)] : [], nextPageToken: '' };
+    });
   }
-  deleteTaskPushNotificationConfig(_p: DeleteTaskPushNotificationConfigRequest, _c: ServerCallContext): Promise<void> {
-    throw new PushNotificationNotSupportedError('this gateway does not send A2A push notifications');
+
+  deleteTaskPushNotificationConfig(params: DeleteTaskPushNotificationConfigRequest, context: ServerCallContext): Promise<void> {
+    return translating(async () => {
+      await this.ownedCall(callerOf(context), params.taskId);
+      if (!(await deletePushConfig(this.deps.ctx.db, params.taskId, params.id)))
+        throw new TaskNotFoundError(`task ${params.taskId} has no push config ${params.id}`);
+    });
+  }
+
+  /** The caller's task that is a call (a refused or held request has no call to notify about). */
+  private async ownedCall(who: A2aCaller, id: string): Promise<void> {
+    if (!(await ownedTask(this.deps.ctx.db, id, who))) throw new TaskNotFoundError(`there is no task ${id.slice(0, 100)}`);
+    if (!(await this.deps.ctx.db('calls').where({ id }).first('id')))
+      throw new UnsupportedOperationError(`task ${id} is not a call that runs: nothing to notify`);
+  }
+
+  /** A push config as the request gives it: its URL checked like a REST callback_url, a token only where it can be sealed. */
+  private async pushConfigOf(p: Pick<TaskPushNotificationConfig, 'id' | 'url' | 'token' | 'authentication'>): Promise<PushConfig> {
+    const url = httpUrlOf(p.url);
+    if (!url || url.length > 2048) throw new RequestMalformedError('the push config needs an absolute http(s) URL without user-info');
+    if (this.deps.callbackGuard) await assertPublicUrl(url, this.deps.callbackGuard.allowPrivate, { path: '$.url' });
+    if (p.authentication?.scheme) throw new RequestMalformedError('push authentication schemes are not supported: give a token');
+    if (p.token && (p.token.length > 500 || !this.deps.pushKey)) {
+      throw new RequestMalformedError(
+        p.token.length > 500 ? 'the push token is too long (at most 500 characters)' : 'push tokens need HOLON_FILE_SECRET on this gateway',
+      );
+    }
+    const id = (p.id || 'push').slice(0, 200);
+    return { id, url, ...(p.token ? { token: p.token } : {}) };
+  }
+
+  private async setPush(who: A2aCaller, callId: string, config: PushConfig): Promise<void> {
+    const set = await setPushConfig(this.deps.ctx, this.deps.pushKey, { callId, config, base: who.base });
+    if (!set) throw new RequestMalformedError(`task ${callId} has a push config already: delete it first (one per task)`);
   }
 
   private taskContext(who: A2aCaller, contextId?: string) {
@@ -217,6 +277,8 @@ export class HolonA2aHandler implements A2ARequestHandler {
     const capability = who.target.kind === 'gateway' ? metaString(metadata, 'holon/capability') : undefined;
     if (who.target.kind === 'gateway' && !capability) throw new RequestMalformedError('name the capability to call in the message metadata "holon/capability"');
     const maxCost = maxCostOf(metadata);
+    const given = params.configuration?.taskPushNotificationConfig;
+    const push = given?.url ? await this.pushConfigOf(given) : undefined;
     const submitted = await this.deps.engine.submit({
       mandateId: who.mandateId,
       ...(who.target.kind === 'agent' ? { agent: who.target.id } : { capability: capability! }),
@@ -225,6 +287,8 @@ export class HolonA2aHandler implements A2ARequestHandler {
     });
     const id = idOf(submitted);
     await recordTask(this.deps.ctx.db, id, who, contextId);
+    // A refused or held request has no call to notify about: its answer says all there is.
+    if (push && submitted.kind === 'queued') await this.setPush(who, id, push);
     return { id, contextId: contextId ?? id, callId: id };
   }
 
@@ -273,6 +337,16 @@ export class HolonA2aHandler implements A2ARequestHandler {
     return streamTask({ ctx: this.deps.ctx, base: who.base, contextId }, id, (task) => this.view(who, task, contextId));
   }
 }
+
+/** A config as its owner sees it: never its token. */
+const shownConfig = (taskId: string, c: { id: string; url: string }): TaskPushNotificationConfig => ({
+  tenant: '',
+  id: c.id,
+  taskId,
+  url: c.url,
+  token: '',
+  authentication: undefined,
+});
 
 /** The task id of what admission answered: the call (queued), or the receipt of a refusal or a held request. */
 function idOf(s: Submitted): string {

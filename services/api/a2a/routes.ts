@@ -15,11 +15,14 @@ import { requireKind } from '../principal.js';
 import { type A2aTarget, A2aUser } from './caller.js';
 import { agentCard, type CardJson, gatewayCard, GATEWAY_A2A_PATH, signCard } from './cards.js';
 import { type A2aDeps, HolonA2aHandler } from './handler.js';
+import { pushTokenKey } from '../../../shared/a2a/push.js';
 
-export interface A2aRouteDeps extends Omit<A2aDeps, 'versionCard'> {
+export interface A2aRouteDeps extends Omit<A2aDeps, 'versionCard' | 'pushKey'> {
   /** Dev mode: the mandate a request names none. */
   defaultMandate: string;
   publicUrl?: string;
+  /** HOLON_FILE_SECRET: push tokens are sealed under a key derived from it. */
+  fileSecret?: string;
 }
 
 const CARD_PATH = '/.well-known/agent-card.json';
@@ -40,7 +43,8 @@ export function a2aRoutes(deps: A2aRouteDeps): Router {
       { url: GATEWAY_A2A_PATH, protocolBinding: 'HTTP+JSON', protocolVersion: '1.0' },
     ],
   });
-  const handler = new HolonA2aHandler({ ...deps, versionCard });
+  const pushKey = pushTokenKey(deps.fileSecret);
+  const handler = new HolonA2aHandler({ ...deps, versionCard, ...(pushKey ? { pushKey } : {}) });
   const users = new WeakMap<Request, A2aUser>();
   const userBuilder = async (req: Request) => {
     const user = users.get(req);

@@ -16,7 +16,7 @@ import { outputFields, readOutput } from '../../../shared/calls/answer/outputs.j
 import { followEvents } from '../../../shared/calls/events/follow.js';
 import { type CallEvent, QUEUED_ID, RUNNING_ID } from '../../../shared/calls/events/types.js';
 import type { ReceiptView } from '../../../shared/receipts/store.js';
-import { agentMessage, dataPart, finalState, finalWords, outputArtifact, receiptMetadata, type TaskContext } from './task-view.js';
+import { agentMessage, dataPart, finalState, finalWords, outputArtifact, receiptMetadata, type TaskContext } from '../../../shared/a2a/task-view.js';
 
 const CHUNKS_ARTIFACT = 'chunks';
 

@@ -15,11 +15,11 @@
  * and where its inclusion proof in the log is (`holon/receipt_proof`).
  */
 import { type Artifact, type Message, Role, type Task, TaskState } from '@a2a-js/sdk';
-import { outputFields, readOutput } from '../../../shared/calls/answer/outputs.js';
-import { questionOf } from '../../../shared/calls/events/answer.js';
-import { approvalView, loadApproval } from '../../../shared/calls/submit/approvals.js';
-import type { ServiceContext } from '../../../shared/context.js';
-import { describeFailure, loadReceiptTree, type ReceiptView } from '../../../shared/receipts/store.js';
+import { outputFields, readOutput } from '../calls/answer/outputs.js';
+import { questionOf } from '../calls/events/answer.js';
+import { approvalView, loadApproval } from '../calls/submit/approvals.js';
+import type { ServiceContext } from '../context.js';
+import { describeFailure, loadReceiptTree, type ReceiptView } from '../receipts/store.js';
 
 const OUTPUT_ARTIFACT = 'output';
 
