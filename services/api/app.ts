@@ -225,6 +225,7 @@ function useRoutes(app: Express, deps: ApiDeps): void {
       ...(deps.publicUrl ? { publicUrl: deps.publicUrl } : {}),
       ...(deps.fileSecret ? { fileSecret: deps.fileSecret } : {}),
       ...(deps.callbackGuard ? { callbackGuard: deps.callbackGuard } : {}),
+      ...(deps.payLimits ? { payLimits: deps.payLimits } : {}),
     }),
   );
   app.use(approvalRoutes(calls));

@@ -82,3 +82,7 @@ export function paymentIdentifierOf(payload: PaymentPayload): { ok: true; id: st
     };
   return { ok: true, id };
 }
+
+/** Whether a value is an x402 version 2 payment payload (as an MCP `_meta` or an A2A message's metadata carries it). */
+export const isPaymentPayload = (v: unknown): v is PaymentPayload =>
+  typeof v === 'object' && v !== null && (v as { x402Version?: unknown }).x402Version === 2 && typeof (v as { payload?: unknown }).payload === 'object';

@@ -88,6 +88,28 @@ export function quotePaidCall(ctx: ServiceContext, rails: PaymentRails, ask: Pai
   };
 }
 
+/** The quote in words (a 402's body, an A2A payment request): the worst case in the agent's currency, in the asset's, and the rate. */
+export function quoteWords(rails: PaymentRails, q: Quote) {
+  return {
+    agent: `${q.manifest.id}@${q.manifest.version}`,
+    worst_case: { amount: q.agentWorst.amount, currency: q.agentWorst.currency },
+    pay: {
+      amount: formatUnits(q.units, rails.asset.decimals),
+      currency: rails.asset.currency,
+      units: q.units.toString(),
+      asset: rails.asset.address,
+      network: rails.network,
+    },
+    ...(q.rate ? { rate: q.rate } : {}),
+  };
+}
+
+/** Base units of the asset as a decimal (`decimals` places). */
+export const formatUnits = (units: bigint, decimals: number): string => {
+  const s = units.toString().padStart(decimals + 1, '0');
+  return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
+};
+
 /** The capability's implementer with the lowest worst case (no record is counted without a mandate to rank by). */
 function bestFor(ctx: ServiceContext, capability: string): Manifest | null {
   const versions = ctx.registry.implementers(capability).map((v) => v.manifest);

@@ -24,7 +24,9 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { Client as ModernClient, StreamableHTTPClientTransport as ModernTransport } from '@modelcontextprotocol/client';
+import { TaskState } from '@a2a-js/sdk';
 import { audit } from '../../shared/ledger/audit.js';
+import { a2aClient, dataMessage } from '../support/a2a-clients.js';
 import { saveMandate } from '../../shared/mandates/store.js';
 import { collectForCall } from '../../shared/payments/collect.js';
 import { paymentMandate } from '../../shared/payments/paid-mandate.js';
@@ -582,6 +584,60 @@ describe('paying per call over MCP (the x402 MCP binding, with the MCP SDK’s c
       await expect(keylessSession(plain.url)).rejects.toThrow(/401|agent key/);
     } finally {
       await plain.stop();
+    }
+  });
+});
+
+describe('paying per call over A2A (the a2a-x402 extension, with the A2A SDK’s client)', () => {
+  it('a keyless message is asked for payment on its task; the payment on that task runs the call, paid once, on chain', async () => {
+    const hosted = await startTestGateway({ hosted: true, config: x402Config(chain, token.address, { keylessPerMin: 100 }) });
+    try {
+      const cardUrl = `${hosted.url}/a2a/fixtures/usd/.well-known/agent-card.json`;
+      const card = (await (await fetch(cardUrl)).json()) as { capabilities: { extensions: Array<{ uri: string }> } };
+      expect(card.capabilities.extensions.map((e) => e.uri)).toContain('https://github.com/google-agentic-commerce/a2a-x402/blob/main/spec/v0.2');
+      const client = await a2aClient(cardUrl);
+      const asked = (await client.sendMessage({ message: dataMessage({}) } as never)) as any;
+      expect(asked.status.state).toBe(TaskState.TASK_STATE_INPUT_REQUIRED);
+      const meta = asked.status.message.metadata;
+      expect(meta['x402.payment.status']).toBe('payment-required');
+      const required = meta['x402.payment.required'] as PaymentRequired;
+      expect(required.accepts.map((a) => [a.scheme, a.amount, a.payTo, a.network])).toContainEqual(['exact', '100000', treasury, chain.network]);
+      expect(meta['holon/quote']).toMatchObject({ agent: 'fixtures/usd@1.0.0', pay: { units: '100000' } });
+      const payload = await payerClient('exact').createPaymentPayload(required);
+      const before = { payer: await balanceOf(payer().address), treasury: await balanceOf(treasury) };
+      const pay = (taskId: string, p: unknown) =>
+        client.sendMessage({
+          message: dataMessage({}, { taskId, metadata: { 'x402.payment.status': 'payment-submitted', 'x402.payment.payload': p } }),
+        } as never) as Promise<any>;
+      const done = await pay(asked.id, payload);
+      expect(done.id).toBe(asked.id);
+      expect(done.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      const doneMeta = done.status.message.metadata;
+      expect(doneMeta['x402.payment.status']).toBe('payment-completed');
+      const settled = doneMeta['x402.payment.receipts'][0] as { success: boolean; transaction: Hex };
+      expect(settled.success).toBe(true);
+      expect((await chain.publicClient.getTransactionReceipt({ hash: settled.transaction })).status).toBe('success');
+      expect(done.metadata['holon/receipt']).toMatchObject({
+        billed: true,
+        payer: `external:x402:${chain.network}`,
+        payment: { transaction: settled.transaction },
+      });
+      expect(await balanceOf(payer().address)).toBe(before.payer - 100_000n);
+      expect(await balanceOf(treasury)).toBe(before.treasury + 100_000n);
+      // The task paid once: paying on it again finds no payment asked; the same payment on a new task is refused.
+      await expect(pay(asked.id, payload)).rejects.toThrow(/no payment is asked/);
+      const again = (await client.sendMessage({ message: dataMessage({}) } as never)) as any;
+      await expect(pay(again.id, payload)).rejects.toThrow(/used already/);
+      // The task still asks; declined: rejected, nothing ran. A keyless caller reads no task.
+      const rejected = (await client.sendMessage({
+        message: dataMessage({}, { taskId: again.id, metadata: { 'x402.payment.status': 'payment-rejected' } }),
+      } as never)) as any;
+      expect(rejected.status.state).toBe(TaskState.TASK_STATE_REJECTED);
+      await expect(client.getTask({ id: asked.id } as never)).rejects.toThrow();
+      expect(await balanceOf(payer().address)).toBe(before.payer - 100_000n);
+      expect((await audit(hosted.db.knex)).problems).toEqual([]);
+    } finally {
+      await hosted.stop();
     }
   });
 });

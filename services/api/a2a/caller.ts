@@ -10,6 +10,8 @@ export type A2aTarget = { kind: 'agent'; id: string } | { kind: 'gateway' };
 
 export interface A2aCaller extends KeyMandate {
   target: A2aTarget;
+  /** No key, payments from outside on: each call is paid with x402 (paid.ts); no mandate, no tasks to read. */
+  paying?: boolean;
   /** The gateway's public origin, for links (a receipt's proof). */
   base: string;
 }

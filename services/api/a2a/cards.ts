@@ -10,6 +10,7 @@ import type { ServiceContext } from '../../../shared/context.js';
 import { formatAmount } from '../../../shared/core/money.js';
 import { ownWorstCase } from '../../../shared/core/pricing.js';
 import type { AgentVersion } from '../../../shared/registry/agent-version.js';
+import { X402_EXTENSION } from './paid.js';
 import { EMPTY_SUMMARY, loadRecordSummaries, recordKey, type RecordSummary } from '../../../shared/catalogue/agent-record.js';
 
 /** Holon's pricing extension: what a call costs, at most, and what runs cost per success so far. */
@@ -46,7 +47,23 @@ const security = {
   securityRequirements: [{ schemes: { [KEY_SCHEME]: { list: [] } } }],
 };
 
-const capabilities = (extensions: unknown[]) => ({ streaming: true, pushNotifications: true, extensions });
+/** Payments from outside on: the a2a-x402 extension (a call paid per message, without a key; paid.ts). */
+const paymentsExtension = (ctx: ServiceContext) =>
+  ctx.payments
+    ? [
+        {
+          uri: X402_EXTENSION,
+          description: `Pay per call with x402 without a key (${ctx.payments.network}, ${ctx.payments.asset.currency}): the a2a-x402 standalone flow (docs/a2a.md)`,
+          required: false,
+        },
+      ]
+    : [];
+
+const capabilities = (ctx: ServiceContext, extensions: unknown[]) => ({
+  streaming: true,
+  pushNotifications: true,
+  extensions: [...extensions, ...paymentsExtension(ctx)],
+});
 
 /** The pricing extension's params for one version: its price and worst case, and its record (all-time). */
 function pricingParams(a: AgentVersion, record: RecordSummary) {
@@ -97,7 +114,7 @@ export async function agentCard(ctx: ServiceContext, a: AgentVersion, base: stri
     supportedInterfaces: interfaces(base, agentA2aPath(m.id)),
     provider: { organization: m.namespace, url: base },
     version: m.version,
-    capabilities: capabilities([pricingExtension(pricingParams(a, record))]),
+    capabilities: capabilities(ctx, [pricingExtension(pricingParams(a, record))]),
     ...security,
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],
@@ -133,7 +150,7 @@ export async function gatewayCard(ctx: ServiceContext, base: string): Promise<Ca
     supportedInterfaces: interfaces(base, GATEWAY_A2A_PATH),
     provider: { organization: 'Holon', url: base },
     version: PROTOCOL_VERSION,
-    capabilities: capabilities([pricingExtension({ capabilities: offers })]),
+    capabilities: capabilities(ctx, [pricingExtension({ capabilities: offers })]),
     ...security,
     defaultInputModes: ['application/json'],
     defaultOutputModes: ['application/json'],

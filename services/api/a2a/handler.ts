@@ -24,47 +24,25 @@ import type {
   Task,
   TaskPushNotificationConfig,
 } from '@a2a-js/sdk';
-import {
-  PushNotificationNotSupportedError,
-  RequestMalformedError,
-  TaskNotCancelableError,
-  TaskNotFoundError,
-  UnsupportedOperationError,
-} from '@a2a-js/sdk/errors';
+import { RequestMalformedError, TaskNotCancelableError, TaskNotFoundError, UnsupportedOperationError } from '@a2a-js/sdk/errors';
 import type { A2ARequestHandler, ServerCallContext } from '@a2a-js/sdk/server';
-import type { CallEngine } from '../../../shared/calls/engine-types.js';
 import { requestCancel } from '../../../shared/calls/cancel.js';
 import { answerQuestion, questionOf } from '../../../shared/calls/events/answer.js';
-import type { CallWaiter } from '../../../shared/calls/answer/waiter.js';
 import { loadApproval } from '../../../shared/calls/submit/approvals.js';
 import type { Submitted } from '../../../shared/calls/submit/submit.js';
 import { ownedTask, ownedTaskIds, recordTask } from '../../../shared/calls/tasks.js';
 import { HolonError } from '../../../shared/core/errors.js';
 import { tryParseAmount } from '../../../shared/core/money.js';
-import type { ServiceContext } from '../../../shared/context.js';
 import { deletePushConfig, type PushConfig, pushConfigOf, setPushConfig } from '../../../shared/a2a/push.js';
-import type { SealingKey } from '../../../shared/crypto/seal.js';
 import { assertPublicUrl } from '../../../shared/platform/guarded-net.js';
 import { httpUrlOf } from '../body-reader.js';
 import { httpStatusOf } from '../http-status.js';
 import { mandateTreeScope } from '../principal.js';
 import { callerOf, type A2aCaller } from './caller.js';
+import type { A2aDeps } from './deps.js';
+import { askPayment, payAndRun } from './paid.js';
 import { streamTask } from './task-stream.js';
 import { taskOf } from '../../../shared/a2a/task-view.js';
-
-export interface A2aDeps {
-  ctx: ServiceContext;
-  engine: CallEngine;
-  waiter: CallWaiter;
-  /** How long a blocking SendMessage waits for the call's end before it answers the task as it stands. */
-  syncWaitMs: number;
-  /** A card the transports check the requested protocol version against (the interfaces every card has). */
-  versionCard: AgentCard;
-  /** Push tokens are sealed under it (HOLON_FILE_SECRET); without it a push config cannot carry a token. */
-  pushKey?: SealingKey;
-  /** Hosted: a push URL must be public unless private endpoints are allowed (as a REST callback_url). */
-  callbackGuard?: { allowPrivate: boolean };
-}
 
 const PAGE_SIZE = 50;
 
@@ -130,6 +108,7 @@ export class HolonA2aHandler implements A2ARequestHandler {
   sendMessage(params: SendMessageRequest, context: ServerCallContext): Promise<Task> {
     return translating(async () => {
       const who = callerOf(context);
+      if (who.paying) return this.paid(who, params);
       const { id, contextId, callId } = await this.start(who, params);
       if (!params.configuration?.returnImmediately) await this.waitForTurn(callId);
       return (await this.view(who, id, contextId))!;
@@ -138,6 +117,11 @@ export class HolonA2aHandler implements A2ARequestHandler {
 
   async *sendMessageStream(params: SendMessageRequest, context: ServerCallContext): AsyncGenerator<StreamResponse, void, undefined> {
     const who = callerOf(context);
+    // A paid call is answered to its message: its one task, once it ends (or asks for payment).
+    if (who.paying) {
+      yield { payload: { $case: 'task', value: await translating(() => this.paid(who, params)) } };
+      return;
+    }
     const { id, contextId } = await translating(() => this.start(who, params));
     yield* this.stream(who, id, contextId);
   }
@@ -254,6 +238,22 @@ export class HolonA2aHandler implements A2ARequestHandler {
   private async setPush(who: A2aCaller, callId: string, config: PushConfig): Promise<void> {
     const set = await setPushConfig(this.deps.ctx, this.deps.pushKey, { callId, config, base: who.base });
     if (!set) throw new RequestMalformedError(`task ${callId} has a push config already: delete it first (one per task)`);
+  }
+
+  /** A keyless caller's message: the payment a call asks for, or (on that task) the call, paid. */
+  private paid(who: A2aCaller, params: SendMessageRequest): Promise<Task> {
+    const message = params.message;
+    if (!message) throw new RequestMalformedError('SendMessage needs a message');
+    if (message.taskId) return payAndRun(this.deps, who, message);
+    const metadata = { ...params.metadata, ...message.metadata };
+    const capability = who.target.kind === 'gateway' ? metaString(metadata, 'holon/capability') : undefined;
+    if (who.target.kind === 'gateway' && !capability) throw new RequestMalformedError('name the capability to call in the message metadata "holon/capability"');
+    const maxCost = maxCostOf(metadata);
+    return askPayment(this.deps, who, {
+      ...(who.target.kind === 'agent' ? { agent: who.target.id } : { capability: capability! }),
+      input: inputOf(message),
+      ...(maxCost !== undefined ? { maxCost } : {}),
+    });
   }
 
   private taskContext(who: A2aCaller, contextId?: string) {

@@ -7,14 +7,16 @@
  */
 import { AgentCard } from '@a2a-js/sdk';
 import { jsonRpcHandler, restHandler } from '@a2a-js/sdk/server/express';
-import { type Request, type RequestHandler, Router } from 'express';
+import { type Request, type RequestHandler, type Response, Router } from 'express';
 import { HolonError } from '../../../shared/core/errors.js';
-import { keyMandateOf } from '../key-mandate.js';
+import { type KeyMandate, keyMandateOf } from '../key-mandate.js';
+import { hitPayLimit, type PayLimits } from '../rate-limit.js';
 import { issuerOf } from '../oauth-urls.js';
-import { requireKind } from '../principal.js';
+import { principalOf, requireKind } from '../principal.js';
 import { type A2aTarget, A2aUser } from './caller.js';
 import { agentCard, type CardJson, gatewayCard, GATEWAY_A2A_PATH, signCard } from './cards.js';
-import { type A2aDeps, HolonA2aHandler } from './handler.js';
+import type { A2aDeps } from './deps.js';
+import { HolonA2aHandler } from './handler.js';
 import { pushTokenKey } from '../../../shared/a2a/push.js';
 
 export interface A2aRouteDeps extends Omit<A2aDeps, 'versionCard' | 'pushKey'> {
@@ -23,13 +25,15 @@ export interface A2aRouteDeps extends Omit<A2aDeps, 'versionCard' | 'pushKey'> {
   publicUrl?: string;
   /** HOLON_FILE_SECRET: push tokens are sealed under a key derived from it. */
   fileSecret?: string;
+  /** Keyless paid calls' limits (per address), as REST's. */
+  payLimits?: PayLimits;
 }
 
 const CARD_PATH = '/.well-known/agent-card.json';
 /** `/a2a/{ns}/{name}` or `/a2a/_gateway`, then what is left (the card, or an interface's path). */
 const A2A_PATH = /^\/a2a\/(?:(_gateway)|([a-z0-9][a-z0-9-]{0,37}[a-z0-9])\/([a-z0-9][a-z0-9-]{0,37}[a-z0-9]))(\/.*)?$/;
 
-const sendCard = (res: import('express').Response, card: CardJson): void => {
+const sendCard = (res: Response, card: CardJson): void => {
   res.set({ 'Cache-Control': 'public, max-age=60', 'Access-Control-Allow-Origin': '*' }).type('application/json').send(JSON.stringify(card));
 };
 
@@ -78,8 +82,7 @@ export function a2aRoutes(deps: A2aRouteDeps): Router {
         .catch(next);
       return;
     }
-    const p = requireKind(res, ['agent', 'operator'], 'call an agent over A2A (it takes an agent key: Authorization: Bearer hlk_a_…)');
-    keyMandateOf(ctx.db, deps.defaultMandate, req, p)
+    callerFor(req, res)
       .then((who) => {
         users.set(req, new A2aUser({ ...who, target, base }));
         req.url = rest_ + (req.url.includes('?') ? req.url.slice(req.url.indexOf('?')) : '');
@@ -88,6 +91,16 @@ export function a2aRoutes(deps: A2aRouteDeps): Router {
       })
       .catch(next);
   };
+  /** An agent key's (or dev mode's) mandate; without a key, when payments from outside are on, a payer (paid.ts). */
+  async function callerFor(req: Request, res: Response): Promise<KeyMandate & { paying?: boolean }> {
+    if (principalOf(res).kind === 'none' && ctx.payments) {
+      if (deps.payLimits) await hitPayLimit(deps.payLimits, req, res, { perMin: ctx.payments.keylessPerMin });
+      return { mandateId: '', askInClient: false, owner: 'payer', paying: true };
+    }
+    const p = requireKind(res, ['agent', 'operator'], 'call an agent over A2A (it takes an agent key: Authorization: Bearer hlk_a_…)');
+    return keyMandateOf(ctx.db, deps.defaultMandate, req, p);
+  }
+
   router.use('/a2a', (req, res, next) => {
     req.url = `/a2a${req.url}`;
     a2a(req, res, next);

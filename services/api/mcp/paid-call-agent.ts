@@ -5,11 +5,10 @@
  * same path as REST's paid calls (verified, recorded once, admitted, collected before crediting), and the result
  * carries `_meta["x402/payment-response"]` (the settlement response, with the gateway's signed offer-receipt).
  */
-import type { PaymentPayload } from '@x402/core/types';
 import { HolonError } from '../../../shared/core/errors.js';
 import { parseAmount } from '../../../shared/core/money.js';
 import { mppChallenge } from '../../../shared/payments/mpp.js';
-import { paymentRequired } from '../../../shared/payments/offer.js';
+import { isPaymentPayload, paymentRequired } from '../../../shared/payments/offer.js';
 import { paidCallReceipt, quotePaidCall, submitPaidCall } from '../../../shared/payments/paid-call.js';
 import { settlementResponse } from '../../../shared/payments/payment-response.js';
 import type { ReceiptView } from '../../../shared/receipts/store.js';
@@ -23,9 +22,6 @@ import type { McpDeps } from './tools.js';
 
 /** The resource a paid MCP call is for: the tool and the agent, under the gateway's MCP endpoint. */
 const resourceOf = (agent: string) => `mcp://holon/tools/call_agent/${encodeURIComponent(agent)}`;
-
-const isPayload = (v: unknown): v is PaymentPayload =>
-  typeof v === 'object' && v !== null && (v as { x402Version?: unknown }).x402Version === 2 && typeof (v as { payload?: unknown }).payload === 'object';
 
 export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options: CallAgentOptions): Promise<Answered> {
   const rails = deps.ctx.payments!;
@@ -56,7 +52,7 @@ export async function paidCallAgent(deps: McpDeps, args: CallAgentArgs, options:
   };
   const given = options.ctx.mcpReq._meta?.['x402/payment'];
   if (given === undefined) return required();
-  if (!isPayload(given)) return required('_meta["x402/payment"] is not an x402 version 2 payment payload');
+  if (!isPaymentPayload(given)) return required('_meta["x402/payment"] is not an x402 version 2 payment payload');
   const paid = await submitPaidCall(deps.engine, rails, { ...ask, resource, syncAnswer: true }, given);
   switch (paid.kind) {
     case 'refused':

@@ -14,7 +14,15 @@ import { HolonError } from '../../../../shared/core/errors.js';
 import { describeFailure, failureDetail, type ReceiptView } from '../../../../shared/receipts/store.js';
 import { outputFields, readOutput } from '../../../../shared/calls/answer/outputs.js';
 import { paymentRequired, readPaymentHeader } from '../../../../shared/payments/offer.js';
-import { type PaidCallAsk, paidCallReceipt, quotePaidCall, submitPaidCall, type Quote } from '../../../../shared/payments/paid-call.js';
+import {
+  formatUnits,
+  type PaidCallAsk,
+  paidCallReceipt,
+  quotePaidCall,
+  quoteWords,
+  submitPaidCall,
+  type Quote,
+} from '../../../../shared/payments/paid-call.js';
 import type { PaymentRails } from '../../../../shared/payments/rails.js';
 import type { SigningKey } from '../../../../shared/signing/keys.js';
 import { answerSubmission, wantsAsync, type AnswerDeps } from './answers.js';
@@ -31,27 +39,6 @@ export function paysPerCall(deps: AnswerDeps, req: Request, body: { mandate?: un
 function resourceOf(req: Request): string {
   return `${req.protocol}://${req.get('host') ?? 'localhost'}${req.originalUrl.split('?')[0]}`;
 }
-
-/** The quote in the words of a 402's body: the worst case in the agent's currency, in the asset's, and the rate. */
-function quoteWords(rails: PaymentRails, q: Quote) {
-  return {
-    agent: `${q.manifest.id}@${q.manifest.version}`,
-    worst_case: { amount: q.agentWorst.amount, currency: q.agentWorst.currency },
-    pay: {
-      amount: formatUnits(q.units, rails.asset.decimals),
-      currency: rails.asset.currency,
-      units: q.units.toString(),
-      asset: rails.asset.address,
-      network: rails.network,
-    },
-    ...(q.rate ? { rate: q.rate } : {}),
-  };
-}
-
-const formatUnits = (units: bigint, decimals: number) => {
-  const s = units.toString().padStart(decimals + 1, '0');
-  return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`;
-};
 
 async function answer402(res: Response, rails: PaymentRails, q: Quote, asked: { header: string; challenge: string | null; reason?: string }): Promise<void> {
   const { header, reason } = asked;
