@@ -86,6 +86,25 @@ describe('A2A calls through the SDK client', () => {
     expect(receiptOf(last.metadata)).toMatchObject({ status: 'succeeded', cost: { total: '0.03' } });
   });
 
+  test('SubscribeToTask follows a running task to its end from another API process', async ({ gateway: g }) => {
+    await g.mandate({});
+    const other = await startTestGateway({ beside: g, roles: ['api'], config: { mcpMandate: 'alice/test' } });
+    try {
+      const client = await a2aClient(`${g.url}/a2a/fixtures/streamer/.well-known/agent-card.json`);
+      const task = (await client.sendMessage({ message: dataMessage({ n: 3, gap_ms: 150 }), configuration: { returnImmediately: true } } as never)) as any;
+      const elsewhere = await a2aClient(`${other.url}/a2a/fixtures/streamer/.well-known/agent-card.json`);
+      const events = await collect(elsewhere.resubscribeTask({ id: task.id } as never) as never);
+      const last = events[events.length - 1]!.payload!.value as any;
+      expect(last.status.state).toBe(TaskState.TASK_STATE_COMPLETED);
+      expect(receiptOf(last.metadata)).toMatchObject({ id: task.id, status: 'succeeded', cost: { total: '0.03' } });
+      const chunks = events.filter((e) => e.payload?.$case === 'artifactUpdate' && (e.payload.value as any).artifact.artifactId === 'chunks');
+      expect(chunks.length).toBeGreaterThan(0);
+      expect(chunks.length).toBeLessThanOrEqual(3);
+    } finally {
+      await other.stop();
+    }
+  });
+
   test('an agent’s question: input-required with its schema, answered by a message on the task', async ({ gateway: g }) => {
     await g.mandate({});
     const client = await a2aClient(`${g.url}/a2a/fixtures/asker/.well-known/agent-card.json`);
