@@ -1958,6 +1958,16 @@ export interface components {
             kind: "mcp" | "webhook" | "a2a" | "node";
             attested: boolean;
             note?: string;
+            /** @description An A2A agent: the skill its version offers, and what the card kept at publish says (null: not published) */
+            a2a?: {
+                skill: string;
+                card: {
+                    name: string;
+                    description: string;
+                    skill_name: string;
+                    skill_description: string;
+                } | null;
+            };
         };
         /** Holon agent manifest (holon.yaml) */
         Manifest: {

@@ -87,12 +87,25 @@ function dataView(m: Manifest) {
   };
 }
 
-/** Remote runtimes are attested, not enforced (gateway.md §6). */
-function runtimeView(m: Manifest) {
+/** Remote runtimes are attested, not enforced (gateway.md §6). An A2A agent's: its skill and the card kept at publish. */
+function runtimeView(a: AgentVersion) {
+  const m = a.manifest;
   const kind = m.runtime.kind;
-  return kind === 'mcp' || kind === 'webhook' || kind === 'a2a'
-    ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE }
-    : { kind, attested: false as const };
+  if (kind === 'a2a') return { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE, a2a: a2aView(m.runtime.skill ?? '', a.a2aCard) };
+  return kind === 'mcp' || kind === 'webhook' ? { kind, attested: true as const, note: REMOTE_RUNTIME_NOTE } : { kind, attested: false as const };
+}
+
+const text = (v: unknown): string => (typeof v === 'string' ? v.slice(0, 500) : '');
+
+/** What an A2A agent's card says of itself (the author's words, shown as text): its name, description and the skill offered. */
+function a2aView(skill: string, card: unknown) {
+  if (typeof card !== 'object' || card === null) return { skill, card: null };
+  const c = card as { name?: unknown; description?: unknown; skills?: unknown };
+  const offered = Array.isArray(c.skills) ? (c.skills as Array<Record<string, unknown>>).find((s) => s?.id === skill) : undefined;
+  return {
+    skill,
+    card: { name: text(c.name), description: text(c.description), skill_name: text(offered?.name), skill_description: text(offered?.description) },
+  };
 }
 
 export function agentView(a: AgentVersion, record: RecordSummary, evaluation: EvaluationSummary = NOT_EVALUATED) {
@@ -107,7 +120,7 @@ export function agentView(a: AgentVersion, record: RecordSummary, evaluation: Ev
     pricing: pricingView(m),
     record,
     data: dataView(m),
-    runtime: runtimeView(m),
+    runtime: runtimeView(a),
     evaluation,
   };
 }

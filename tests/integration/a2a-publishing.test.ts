@@ -60,6 +60,9 @@ test('an a2a version is listed with its card kept; called on the kept card after
     const unfollow = await startPublishedFollower({ ...g.gw.context, registry });
     expect(registry.get('bob/a2a-echo', '1.0.0')?.a2aCard).toEqual(row.a2a_card);
     await unfollow();
+    // The catalogue shows what the kept card says of itself (the console's agent page renders it).
+    const listed = await send(g.url, 'GET', '/v0/agents/bob/a2a-echo', {});
+    expect(listed.body.runtime).toMatchObject({ kind: 'a2a', attested: true, a2a: { skill: 'summarise', card: { name: 'Test agent' } } });
 
     // The agent now serves a card pointing elsewhere: the published version still runs on the card it was listed with.
     a.changeCard((c) => ({ ...c, supportedInterfaces: [{ ...c.supportedInterfaces[0]!, url: 'http://127.0.0.2:9/a2a/jsonrpc' }] }));

@@ -109,10 +109,25 @@ export const DATA_POLICY = closed('The data policy as the author declared it: at
   note: { type: 'string' },
 });
 
+const A2A_RUNTIME = closed('An A2A agent: the skill its version offers, and what the card kept at publish says (null: not published)', {
+  skill: { type: 'string' },
+  card: {
+    anyOf: [
+      closed('The kept card’s own words (the author’s, as text)', {
+        name: { type: 'string' },
+        description: { type: 'string' },
+        skill_name: { type: 'string' },
+        skill_description: { type: 'string' },
+      }),
+      { type: 'null' },
+    ],
+  },
+});
+
 export const RUNTIME = closed(
   'Where it runs: a remote runtime (mcp, webhook, a2a) is attested by its author',
-  { kind: { enum: ['mcp', 'webhook', 'a2a', 'node'] }, attested: { type: 'boolean' }, note: { type: 'string' } },
-  ['note'],
+  { kind: { enum: ['mcp', 'webhook', 'a2a', 'node'] }, attested: { type: 'boolean' }, note: { type: 'string' }, a2a: A2A_RUNTIME },
+  ['note', 'a2a'],
 );
 
 const CARD_FIELDS = {

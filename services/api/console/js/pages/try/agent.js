@@ -55,6 +55,26 @@ function dataPolicy(data, runtime) {
 }
 
 /**
+ * An A2A agent's own card, as kept when it was published: its name, words and the skill this version offers (text only).
+ * @param {AgentView['runtime'] | undefined} runtime
+ */
+function a2aFacts(runtime) {
+  const a2a = runtime?.a2a;
+  if (!a2a) return [];
+  const card = a2a.card;
+  return [
+    h('dt', {}, 'Its A2A card'),
+    h(
+      'dd',
+      {},
+      card
+        ? `${card.name}: ${card.description} — skill ${a2a.skill}${card.skill_name ? ` (${card.skill_name}${card.skill_description ? `: ${card.skill_description}` : ''})` : ''}. Kept as it was when this version was published.`
+        : `skill ${a2a.skill}; its card is read when it is called (not published here).`,
+    ),
+  ];
+}
+
+/**
  * What it offers: its description and facts, the errors it declares, its data policy.
  * @param {AgentView} agent
  */
@@ -75,6 +95,7 @@ function offers(agent) {
       h('dd', {}, agent.license === 'proprietary' ? 'Proprietary: its code is not public' : agent.license),
       h('dt', {}, 'Runs'),
       h('dd', {}, agent.runtime?.kind === 'node' ? 'Inside the gateway' : `On its author’s server (${agent.runtime?.kind})`),
+      ...a2aFacts(agent.runtime),
       h('dt', {}, 'A2A'),
       h(
         'dd',
