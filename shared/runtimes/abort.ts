@@ -144,3 +144,19 @@ export function runDeadline(timeoutMs: number, cancelled?: AbortSignal): RunDead
     },
   };
 }
+
+/** Wait `ms`, or less if the signal fires: it then rejects with the signal's reason (a runtime's polling pause). */
+export function pauseOrAbort(ms: number, signal: AbortSignal): Promise<void> {
+  return new Promise((resolve, reject) => {
+    if (signal.aborted) return reject(signal.reason);
+    const timer = setTimeout(() => {
+      signal.removeEventListener('abort', onAbort);
+      resolve();
+    }, ms);
+    const onAbort = (): void => {
+      clearTimeout(timer);
+      reject(signal.reason);
+    };
+    signal.addEventListener('abort', onAbort, { once: true });
+  });
+}

@@ -9,7 +9,7 @@ import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { startTestGateway, useAudited } from '../support/gateway.js';
-import { readEvents } from '../support/sse.js';
+import { answeringWith, readEvents } from '../support/sse.js';
 import { perTestCleanups } from '../support/cleanups.js';
 import { asks, completes, startA2aAgent, streamsPages, type A2aAgentOptions, type Behaviour } from '../support/a2a-agents.js';
 
@@ -70,19 +70,13 @@ describe('A2A agents behind the gateway (Postgres, BullMQ)', () => {
     );
     await useAudited(await startTestGateway({ config: { registryDirs: [dir] } }), async (g) => {
       await g.mandate({ allow: { agents: ['a2a/*'] } });
-      let answered: Promise<unknown> | undefined;
+      const answering = answeringWith((path, body) => g.post(path, body), { name: 'Ada' });
       const r = await readEvents(`${g.url}/v0/calls`, {
         method: 'POST',
         body: { mandate: 'alice/test', agent: 'a2a/asker', input: {} },
-        until: (e, all) => {
-          if (e.event === 'input_required') {
-            const id = all[0]!.data.call.id as string;
-            answered = g.post(`/v0/calls/${id}/input`, { input: { name: 'Ada' }, question: e.id });
-          }
-          return false;
-        },
+        until: answering.until,
       });
-      expect((await answered) as { status: number }).toMatchObject({ status: 202 });
+      expect((await answering.answered()) as { status: number }).toMatchObject({ status: 202 });
       expect(r.events.map((e) => e.event)).toEqual(['queued', 'running', 'input_required', 'input_provided', 'completed']);
       expect(r.events[2]!.data).toMatchObject({ request: { message: 'which name?', schema: { required: ['name'] } } });
       expect(r.events.at(-1)!.data, JSON.stringify(r.events.at(-1)!.data)).toMatchObject({

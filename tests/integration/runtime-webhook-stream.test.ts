@@ -14,7 +14,7 @@ import type { AgentVersion, RunContext, RunResult, RunStream } from '../../share
 import { createWebhookRuntime } from '../../shared/runtimes/webhook.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
 import { buildManifest } from '../support/manifest-builder.js';
-import { readEvents } from '../support/sse.js';
+import { answeringWith, readEvents } from '../support/sse.js';
 
 type Handler = (req: http.IncomingMessage, res: http.ServerResponse, body: string, hit: number) => void | Promise<void>;
 
@@ -400,19 +400,13 @@ describe('webhook agents behind the gateway (Postgres, BullMQ)', () => {
     ]);
     await useAudited(await startTestGateway({ config: { registryDirs: [dir] } }), async (g) => {
       await g.mandate({ allow: { agents: ['hooks/*'] } });
-      let answered: Promise<unknown> | undefined;
+      const answering = answeringWith((path, body) => g.post(path, body), { name: 'Ada' });
       const r = await readEvents(`${g.url}/v0/calls`, {
         method: 'POST',
         body: { mandate: 'alice/test', agent: 'hooks/asker', input: {} },
-        until: (e, all) => {
-          if (e.event === 'input_required') {
-            const id = all[0]!.data.call.id as string;
-            answered = g.post(`/v0/calls/${id}/input`, { input: { name: 'Ada' }, question: e.id });
-          }
-          return false;
-        },
+        until: answering.until,
       });
-      expect((await answered) as { status: number }).toMatchObject({ status: 202 });
+      expect((await answering.answered()) as { status: number }).toMatchObject({ status: 202 });
       expect(r.events.map((e) => e.event)).toEqual(['queued', 'running', 'input_required', 'input_provided', 'completed']);
       expect(r.events[2]!.data).toMatchObject({ question: 3, request: { message: 'Your name?', schema: { required: ['name'] } } });
       expect(r.events.at(-1)!.data).toMatchObject({ status: 'succeeded', output: { greeting: 'hello Ada' }, receipt: { billed: true, cost: { own: '0.02' } } });

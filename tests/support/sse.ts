@@ -74,3 +74,21 @@ export async function readEvents(
     clearTimeout(timer);
   }
 }
+
+/**
+ * A `readEvents` `until` that answers each question on the stream with `input` (POST /v0/calls/{id}/input, through
+ * `post`) and reads on; `answered()`: the last answer's reply.
+ */
+export function answeringWith(post: (path: string, body: unknown) => Promise<unknown>, input: unknown) {
+  let answered: Promise<unknown> | undefined;
+  return {
+    until: (e: SseEvent, all: SseEvent[]): boolean => {
+      if (e.event === 'input_required') {
+        const id = all[0]!.data.call.id as string;
+        answered = post(`/v0/calls/${id}/input`, { input, question: e.id });
+      }
+      return false;
+    },
+    answered: () => answered,
+  };
+}

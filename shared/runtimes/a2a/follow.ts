@@ -15,7 +15,7 @@ import {
 } from '@a2a-js/sdk';
 import type { Client, RequestOptions } from '@a2a-js/sdk/client';
 import { readBilling } from '../mcp/tool-result.js';
-import { abortedResult } from '../abort.js';
+import { abortedResult, pauseOrAbort } from '../abort.js';
 import { agentError, truncate } from '../messages.js';
 import type { RunContext, RunResult } from '../types.js';
 import { dataPartOf, schemaOf, sendRequest, textOf, userMessage } from './parts.js';
@@ -104,22 +104,6 @@ async function askCaller(conv: Conversation, view: View): Promise<Message | RunR
   return userMessage(reply, run, conv.profile.skill, { taskId: conv.taskId, contextId: conv.contextId });
 }
 
-/** Wait `ms`, or less if the signal fires (it then throws). */
-function pause(ms: number, signal: AbortSignal): Promise<void> {
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', onAbort);
-      resolve();
-    }, ms);
-    const onAbort = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', onAbort, { once: true });
-  });
-}
-
 /** sendMessage (the client returns at once) and tasks/get until the task settles; questions asked on the way. */
 export async function poll(conv: Conversation, first: SendMessageResult): Promise<RunResult> {
   const { client, options, run } = conv;
@@ -141,7 +125,7 @@ export async function poll(conv: Conversation, first: SendMessageResult): Promis
       continue;
     }
     if (outcome) return outcome;
-    await pause(delay, run.signal);
+    await pauseOrAbort(delay, run.signal);
     delay = Math.min(delay * 2, MAX_POLL_MS);
     current = await client.getTask({ tenant: '', id: conv.taskId }, options);
   }

@@ -13,7 +13,7 @@
  */
 import type { Client } from '@modelcontextprotocol/client';
 import * as z from 'zod/v4';
-import { abortedResult } from '../abort.js';
+import { abortedResult, pauseOrAbort } from '../abort.js';
 import { agentError } from '../messages.js';
 import type { RunContext, RunResult, RunStream } from '../types.js';
 import { Exchange, follow, within } from './exchange.js';
@@ -57,7 +57,7 @@ export async function followTask(client: Client, task: { taskId: string; pollInt
   };
   try {
     for (;;) {
-      await pause(interval, run.signal);
+      await pauseOrAbort(Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, interval ?? MIN_POLL_MS)), run.signal);
       const polled = (await send('tasks/get', {})) as Polled;
       if (polled.pollIntervalMs !== undefined) interval = polled.pollIntervalMs;
       if (polled.status === 'completed') return { kind: 'result', result: polled.result };
@@ -75,23 +75,6 @@ export async function followTask(client: Client, task: { taskId: string; pollInt
 }
 
 const ended = (result: RunResult): TaskEnd => ({ kind: 'ended', result });
-
-/** Wait the poll interval (clamped), or less if the signal fires (it then throws). */
-function pause(ms: number | undefined, signal: AbortSignal): Promise<void> {
-  const wait = Math.min(MAX_POLL_MS, Math.max(MIN_POLL_MS, ms ?? MIN_POLL_MS));
-  return new Promise((resolve, reject) => {
-    if (signal.aborted) return reject(signal.reason);
-    const timer = setTimeout(() => {
-      signal.removeEventListener('abort', stop);
-      resolve();
-    }, wait);
-    const stop = (): void => {
-      clearTimeout(timer);
-      reject(signal.reason);
-    };
-    signal.addEventListener('abort', stop, { once: true });
-  });
-}
 
 type InputRequest = NonNullable<Polled['inputRequests']>[string];
 
