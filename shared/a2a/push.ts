@@ -91,12 +91,13 @@ async function openLate(ctx: ServiceContext, callId: string): Promise<void> {
   }
 }
 
-/** Removes the task's config; a delivery not yet opened will not be (the callback goes with it while the call runs). */
+/** Removes the task's config and the call's callback with it: nothing is pushed after this. */
 export async function deletePushConfig(db: Db, callId: string, configId: string): Promise<boolean> {
   return db.transaction(async (trx) => {
     // Counted from RETURNING: PGlite reports no affected count for a plain delete.
     const gone = (await trx('a2a_push_configs').where({ call_id: callId, config_id: configId }).delete().returning('call_id')) as unknown[];
-    if (gone.length > 0) await trx('calls').where({ id: callId }).whereIn('status', ['queued', 'running']).update({ callback_url: null });
+    // Whatever the call's state: a delivery opened meanwhile finds no callback and sends nothing (never Holon's body).
+    if (gone.length > 0) await trx('calls').where({ id: callId }).update({ callback_url: null });
     return gone.length > 0;
   });
 }
