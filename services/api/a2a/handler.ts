@@ -110,7 +110,7 @@ export class HolonA2aHandler implements A2ARequestHandler {
       const who = callerOf(context);
       if (who.paying) return this.paid(who, params);
       const { id, contextId, callId } = await this.start(who, params);
-      if (!params.configuration?.returnImmediately) await this.waitForTurn(callId);
+      if (callId && !params.configuration?.returnImmediately) await this.waitForTurn(callId);
       return (await this.view(who, id, contextId))!;
     });
   }
@@ -268,7 +268,7 @@ export class HolonA2aHandler implements A2ARequestHandler {
   }
 
   /** A new call for the message, or the message answers its task: the task's id and context, and the call it follows. */
-  private async start(who: A2aCaller, params: SendMessageRequest): Promise<{ id: string; contextId: string; callId: string }> {
+  private async start(who: A2aCaller, params: SendMessageRequest): Promise<{ id: string; contextId: string; callId?: string }> {
     const message = params.message;
     if (!message) throw new RequestMalformedError('SendMessage needs a message');
     const contextId = message.contextId ? message.contextId.slice(0, 200) : undefined;
@@ -289,7 +289,8 @@ export class HolonA2aHandler implements A2ARequestHandler {
     await recordTask(this.deps.ctx.db, id, who, contextId);
     // A refused or held request has no call to notify about: its answer says all there is.
     if (push && submitted.kind === 'queued') await this.setPush(who, id, push);
-    return { id, contextId: contextId ?? id, callId: id };
+    // A refused or held request has no call to wait for: its task is final, or waits on a human.
+    return { id, contextId: contextId ?? id, ...(submitted.kind === 'queued' ? { callId: id } : {}) };
   }
 
   /** A message on a task: the answer to its open question, or the go-ahead of a call whose approval was granted; the call it goes on in. */
@@ -328,8 +329,6 @@ export class HolonA2aHandler implements A2ARequestHandler {
       if (left <= 0) return;
       if (await waiter.wait(id, Math.min(left, 500))) return;
       if (await questionOf(ctx, id)) return;
-      const call = (await ctx.db('calls').where({ id }).first('id')) as { id: string } | undefined;
-      if (!call) return;
     }
   }
 

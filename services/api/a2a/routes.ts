@@ -71,10 +71,10 @@ export function a2aRoutes(deps: A2aRouteDeps): Router {
     if (!m) return next(new HolonError('not_found', 'no such A2A agent: /a2a/{namespace}/{name}'));
     const rest_ = m[4] ?? '/';
     const target: A2aTarget = m[1] ? { kind: 'gateway' } : { kind: 'agent', id: `${m[2]}/${m[3]}` };
-    if (target.kind === 'agent' && !ctx.registry.resolve(target.id).ok) return next(new HolonError('not_found', `there is no listed agent ${target.id}`));
+    const found = target.kind === 'agent' ? ctx.registry.resolve(target.id) : undefined;
+    if (found && !found.ok) return next(new HolonError('not_found', `there is no listed agent ${m[2]}/${m[3]}`));
     const base = baseOf(req);
     if (rest_ === CARD_PATH && req.method === 'GET') {
-      const found = target.kind === 'agent' ? ctx.registry.resolve(target.id) : undefined;
       const card = found?.ok ? agentCard(ctx, found.agent, base) : gatewayCard(ctx, base);
       card
         .then((c) => signCard(ctx, c, base))
