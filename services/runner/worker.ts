@@ -46,7 +46,11 @@ export async function startRunner(engine: CallEngine, options: RunnerOptions): P
     // Nothing to stop first: the worker takes no new run once it closes, and a cancellation must still reach the runs
     // it finishes meanwhile (the cancel watcher closes after them, in `release`).
     stop: [],
-    workers: [messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => engine.run(job.callId, parts), { concurrency: options.concurrency })],
+    // The run queue's jobs, and the calls admitted in this process, which start here (shared/calls/run/run-here.ts).
+    workers: [
+      messaging.queues.worker<CallJob>(RUN_QUEUE, (job) => engine.run(job.callId, parts), { concurrency: options.concurrency }),
+      engine.attachRunner(parts, options.concurrency),
+    ],
     // After the runs ended: cancellations and credential changes are no longer heard, pooled MCP sessions end with a
     // DELETE, then the guarded client's connections close.
     release: [() => cancels.close(), ...(unwatch ? [unwatch] : []), async () => runtimes.close()],

@@ -13,6 +13,8 @@ import type { CallOutcome } from './call-outcome.js';
 import type { CancelWatcher } from './run/cancel-watcher.js';
 import type { ChildRequest, ParentRun } from './submit/types.js';
 import type { CallSubmission, Submitted } from './submit/types.js';
+import type { ClaimedCall } from './transitions.js';
+import type { Closing } from './settle/settle.js';
 
 /**
  * What the call's code runs on: the database, the registry, the messaging backend (queues, notifier, ephemeral
@@ -37,6 +39,12 @@ export interface RunnerParts {
   handBack?: AbortSignal;
 }
 
+/** A slot of this process's runner taken for a call about to be admitted: started once admitted `running`, else released. */
+export interface RunSlot {
+  start(callId: string, call: ClaimedCall, input: unknown): void;
+  release(): void;
+}
+
 /** What settling one call came to (shared/calls/settle/batcher.ts). */
 export type SettleResult = 'settled' | 'noop' | 'deferred';
 
@@ -58,13 +66,18 @@ export interface CallEngine {
   /**
    * Close the call (`from` → `settling`, transitions.ts) with its outcome and hand it to settlement: `settle` here
    * when this process runs a settler (a failure there falls back to the queue), else the settle queue. False when
-   * the call was no longer in `from` (someone else closed it).
+   * the call was no longer in `from` (someone else closed it). With the row's `facts` (a top-level call without a
+   * sub-mandate that ran here), a process that runs a settler closes it in its settlement's own transaction.
    */
-  close(callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean>;
+  close(callId: string, from: 'queued' | 'running', outcome: CallOutcome, facts?: Closing['facts']): Promise<boolean>;
   /** Settle one call now, joining the next group commit (settle/batcher.ts): its receipt, entry and hold. */
   settle(callId: string): Promise<SettleResult>;
   /** The call's receipt once it is final (waited for at most `timeoutMs`), or null; with the engine's waiter. */
   answer(callId: string, timeoutMs: number, options?: WaitOptions): Promise<ReceiptView | null>;
+  /** A free slot of this process's runner for a call about to be admitted (run/run-here.ts), or null. */
+  takeRunSlot(): RunSlot | null;
+  /** This process's runner: calls admitted here start here, up to `concurrency` at once; closed at its stop. */
+  attachRunner(parts: RunnerParts, concurrency: number): { close(): Promise<void> };
   /** This engine with another waiter (the API's, whose waits end at its hand-back): the same settler. */
   withWaiter(waiter: CallWaiter): CallEngine;
 }

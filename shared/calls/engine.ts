@@ -7,13 +7,15 @@
  */
 import type { CallWaiter, WaitOptions } from './answer/waiter.js';
 import type { CallOutcome } from './call-outcome.js';
-import type { CallEngine, CallResources, RunnerParts, SettleResult } from './engine-types.js';
-import { runCall } from './run/run-call.js';
+import type { CallEngine, CallResources, RunnerParts, RunSlot, SettleResult } from './engine-types.js';
+import { runAdmitted, runCall } from './run/run-call.js';
+import { createLocalRuns, type LocalRuns } from './run/run-here.js';
 import { createSettleBatcher, type SettleBatcher } from './settle/batcher.js';
+import type { Closing } from './settle/settle.js';
 import { submitChild } from './submit/child.js';
 import { submitCall } from './submit/submit.js';
 import type { ChildRequest, ParentRun, CallSubmission, Submitted } from './submit/types.js';
-import { closeCallRow, queueSettleJob } from './transitions.js';
+import { type ClaimedCall, closeCallRow, queueSettleJob } from './transitions.js';
 import { inSpan } from '../platform/tracing.js';
 import type { ReceiptView } from '../receipts/store.js';
 
@@ -28,16 +30,40 @@ export interface EngineOptions {
 
 export function createCallEngine(resources: CallResources, options: EngineOptions = {}): CallEngine {
   const batcher = createSettleBatcher(resources, { maxBatch: options.maxBatch ?? 64 });
-  return new Engine(resources, batcher, options.settlesHere ?? false, options.waiter);
+  // A run started here goes through this engine, as the runner's queue jobs do (its waiter serves a running agent's ctx.call).
+  const local = createLocalRuns(
+    (parts, callId, admitted) => engine.runHere(parts, callId, admitted),
+    (callId, e) => resources.log.error({ call: callId, err: { message: (e as Error)?.message } }, 'a run started here ended in an error'),
+  );
+  const engine = new Engine(resources, { batcher, local }, options.settlesHere ?? false, options.waiter);
+  return engine;
+}
+
+/** What every view of one engine shares (`withWaiter`): its settle batcher and the runs it starts here. */
+interface Shared {
+  batcher: SettleBatcher;
+  local: LocalRuns;
 }
 
 class Engine implements CallEngine {
   constructor(
     readonly resources: CallResources,
-    private readonly batcher: SettleBatcher,
+    private readonly shared: Shared,
     readonly settlesHere: boolean,
     readonly waiter: CallWaiter | undefined,
   ) {}
+
+  takeRunSlot(): RunSlot | null {
+    return this.shared.local.take();
+  }
+
+  attachRunner(parts: RunnerParts, concurrency: number): { close(): Promise<void> } {
+    return this.shared.local.attach(parts, concurrency);
+  }
+
+  runHere(parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown }): Promise<void> {
+    return inSpan('holon.run', { 'holon.call_id': callId }, () => runAdmitted(this, parts, callId, admitted));
+  }
 
   submit(sub: CallSubmission): Promise<Submitted> {
     return submitCall(this, sub);
@@ -51,7 +77,16 @@ class Engine implements CallEngine {
     return inSpan('holon.run', { 'holon.call_id': callId }, () => runCall(this, runner, callId));
   }
 
-  async close(callId: string, from: 'queued' | 'running', outcome: CallOutcome): Promise<boolean> {
+  async close(callId: string, from: 'queued' | 'running', outcome: CallOutcome, facts?: Closing['facts']): Promise<boolean> {
+    if (facts && from === 'running' && this.settlesHere) {
+      // Closed in its settlement's own transaction (settle/settle.ts `Closing`): one commit, no read before it.
+      try {
+        const closing = { outcome, facts, at: new Date(this.resources.now()) };
+        return (await inSpan('holon.settle', { 'holon.call_id': callId }, () => this.shared.batcher.settle({ callId, closing }))) !== 'noop';
+      } catch (e) {
+        this.resources.log.warn({ call: callId, err: { message: (e as Error)?.message } }, 'closing and settling here failed: the call is closed on its own');
+      }
+    }
     if (!(await closeCallRow(this.resources.db, callId, from, outcome))) return false;
     if (this.settlesHere) {
       try {
@@ -67,7 +102,7 @@ class Engine implements CallEngine {
 
   settle(callId: string): Promise<SettleResult> {
     return inSpan('holon.settle', { 'holon.call_id': callId }, async (span) => {
-      const result = await this.batcher.settle(callId);
+      const result = await this.shared.batcher.settle(callId);
       span.setAttribute('holon.settle_result', result);
       return result;
     });
@@ -80,6 +115,6 @@ class Engine implements CallEngine {
   }
 
   withWaiter(waiter: CallWaiter): CallEngine {
-    return new Engine(this.resources, this.batcher, this.settlesHere, waiter);
+    return new Engine(this.resources, this.shared, this.settlesHere, waiter);
   }
 }

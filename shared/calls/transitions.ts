@@ -24,6 +24,8 @@ export interface ClaimedCall {
   agentVersion: string;
   rootId: string;
   payer: string;
+  /** The mandate's currency: the call's reservation and charge are in it. */
+  currency: string;
   /** The caller's cap, in the mandate's currency; undefined when it set none. */
   maxCost: bigint | undefined;
   timeoutMs: number;
@@ -37,6 +39,7 @@ interface ClaimedCallRow {
   agent_version: string;
   root_id: string;
   payer: string;
+  currency: string;
   mandate_id: string;
   max_cost: DbBigInt | null;
   timeout_ms: number;
@@ -48,10 +51,16 @@ function claimedCallFromRow(row: ClaimedCallRow): ClaimedCall {
     agentVersion: row.agent_version,
     rootId: row.root_id,
     payer: row.payer,
+    currency: row.currency,
     maxCost: row.max_cost === null || row.max_cost === undefined ? undefined : toBigInt(row.max_cost),
     timeoutMs: row.timeout_ms,
     mandateId: row.mandate_id,
   };
+}
+
+/** A call admitted `running` (shared/calls/run/run-here.ts), as its run reads it: its admitted row stands for the claim's. */
+export function claimedOf(row: AdmittedCall): ClaimedCall {
+  return claimedCallFromRow(row);
 }
 
 /**
@@ -62,7 +71,7 @@ export async function claimCall(db: Db, callId: string): Promise<ClaimedCall | n
   const claimed = await db.raw<{ rows: ClaimedCallRow[] }>(
     `UPDATE calls c SET status = 'running', started_at = now(), deadline_at = now() + make_interval(secs => c.timeout_ms / 1000.0)
       WHERE c.id = ? AND c.status = 'queued'
-     RETURNING c.agent_id, c.agent_version, c.root_id, c.payer, c.mandate_id, c.max_cost, c.timeout_ms`,
+     RETURNING c.agent_id, c.agent_version, c.root_id, c.payer, c.currency, c.mandate_id, c.max_cost, c.timeout_ms`,
     [callId],
   );
   const row = claimed.rows[0];
@@ -159,13 +168,20 @@ export async function readCall(db: Db, callId: string): Promise<{ id: string; st
 
 /**
  * The settlement's transition, `settling → succeeded | failed`, for many calls in ONE UPDATE: a query for the
- * settlement's statement to embed (shared/calls/settle/write.ts), the calls' rows already locked `settling` in its
- * transaction.
+ * settlement's statement to embed (shared/calls/settle/write.ts), the calls' rows already locked in its transaction.
+ * A call closed in that same transaction (`running` until then: engine.close on a call run here) has its outcome,
+ * error code and end written by it too — the close and the settlement commit together.
  */
 export function finalStatusesUpdate(
   trx: import('../db/connect.js').Tx,
-  finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed' }>,
+  finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed'; closed?: CallOutcome }>,
 ): import('knex').Knex.QueryBuilder {
+  const closed = finals.filter((f): f is typeof f & { closed: CallOutcome } => f.closed !== undefined);
+  const caseOf = (column: string, cast: string, value: (f: (typeof closed)[number]) => string | null) =>
+    trx.raw(
+      `CASE id ${closed.map(() => `WHEN ? THEN ?${cast}`).join(' ')} ELSE ${column} END`,
+      closed.flatMap((f) => [f.id, value(f)]),
+    );
   return trx('calls')
     .whereIn(
       'id',
@@ -176,5 +192,12 @@ export function finalStatusesUpdate(
         `CASE id ${finals.map(() => 'WHEN ? THEN ?').join(' ')} END`,
         finals.flatMap((f) => [f.id, f.status]),
       ),
+      ...(closed.length > 0
+        ? {
+            outcome: caseOf('outcome', '::jsonb', (f) => JSON.stringify(f.closed)),
+            error_code: caseOf('error_code', '::text', (f) => f.closed.code ?? null),
+            finished_at: trx.raw(`CASE WHEN id = ANY(?) THEN now() ELSE finished_at END`, [closed.map((f) => f.id)]),
+          }
+        : {}),
     });
 }

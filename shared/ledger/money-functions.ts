@@ -12,7 +12,10 @@ import { groupCommit } from '../db/group-commit.js';
 /** What a reservation found; `revoked`: the mandate's row says it is revoked, whatever a cached document said. */
 export type Reservation = 'reserved' | 'budget_short' | 'balance_short' | 'revoked';
 
-/** A new call's row, as `holon_admit_one` and `holon_admit_batch` write it: status `queued`, its hold's id is the call's. */
+/**
+ * A new call's row, as `holon_admit_one` and `holon_admit_batch` write it: status `queued`, or `running` for a call
+ * the admitting process runs at once (shared/calls/run/run-here.ts); its hold's id is the call's.
+ */
 export interface AdmittedCall {
   id: string;
   root_id: string;
@@ -31,6 +34,8 @@ export interface AdmittedCall {
   timeout_ms: number;
   deadline_at: Date;
   callback_url: string | null;
+  /** Absent: `queued`. */
+  status?: 'running';
 }
 
 /** Admissions that arrive together, per database handle: one statement for many (`admitCall`). */

@@ -1,8 +1,9 @@
 /**
  * The call engine is built by the composition root before any role starts (services/compose.ts;
  * shared/calls/engine.ts `createCallEngine`), and every role gets that one engine: whatever order a process's roles
- * are named in, a call its runner closes is settled in the process, with no settle job, and exactly once. A runner
- * in a process without a settler hands its calls to the settle queue instead.
+ * are named in, a call admitted there runs there with no run job (shared/calls/run/run-here.ts) and is settled there
+ * with no settle job, exactly once. A runner in a process without a settler hands its calls to the settle queue
+ * instead, and an API without a runner queues its calls' runs.
  */
 import { describe, expect, test } from 'vitest';
 import type { Role } from '../../services/compose.js';
@@ -30,12 +31,12 @@ async function paidCall(g: TestGateway): Promise<void> {
 
 describe('the roles of one process, in every order', () => {
   for (const roles of orders<Role>(['api', 'runner', 'settler']).map((o) => [...o, 'evaluator' as const])) {
-    test(`${roles.join(', ')}: settled in the process, once, with no settle job`, async () => {
+    test(`${roles.join(', ')}: run and settled in the process, once, with no run job and no settle job`, async () => {
       await useAudited(await startTestGateway({ roles }), async (g) => {
         await g.mandate({});
         await paidCall(g);
         const m = await scrape(g);
-        expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' })).toBe(1);
+        expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' }) ?? 0).toBe(0);
         expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'settle' }) ?? 0).toBe(0);
         expect(sampleValue(m, 'holon_calls_total', { status: 'succeeded', error_code: 'none', agent: 'examples/echo-upper' })).toBe(1);
         expect((await g.get<Schema<'MandateView'>>('/v0/mandates/alice/test')).body.budget).toMatchObject({ spent: '0.01', reserved: '0.00' });
@@ -43,7 +44,7 @@ describe('the roles of one process, in every order', () => {
     });
   }
 
-  test('a runner in a process without a settler hands its calls to the settle queue', async () => {
+  test('an API without a runner queues its calls, and a runner without a settler hands them to the settle queue', async () => {
     await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
       const runner = await startTestGateway({ beside: g, roles: ['runner'] });
       try {
@@ -57,6 +58,7 @@ describe('the roles of one process, in every order', () => {
           { what: 'the settle job of the call the other process ran', timeoutMs: 10_000, intervalMs: 50 },
         );
         expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'settle' })).toBe(1);
+        // The run job was the runner process's (its own metrics); the API's process ran nothing.
         expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' }) ?? 0).toBe(0);
       } finally {
         await runner.stop();

@@ -24,6 +24,7 @@ import type { Mandate } from '../../core/mandate/types.js';
 import type { Manifest } from '../../core/manifest/types.js';
 import type { CancelWatcher } from './cancel-watcher.js';
 import { decideRun, type StreamedRun } from './decide-outcome.js';
+import type { Closing } from '../settle/settle.js';
 import { CancelledError, runDeadline } from '../../runtimes/abort.js';
 import { createRunStream } from './run-stream.js';
 import { addSpanAttributes } from '../../platform/tracing.js';
@@ -69,7 +70,6 @@ function earlyEnd(cancelled: AbortSignal | undefined, handBack: AbortSignal | un
 
 export async function runCall(engine: CallEngine, parts: RunnerParts, callId: string): Promise<void> {
   const ctx = engine.resources;
-  const runner: Runner = { engine, ctx, parts };
   const call = await claimCall(ctx.db, callId);
   if (!call) {
     const status = await callStatus(ctx.db, callId);
@@ -77,12 +77,26 @@ export async function runCall(engine: CallEngine, parts: RunnerParts, callId: st
     else if (status === 'settling') await enqueueSettle(ctx, callId);
     return;
   }
-  const log = ctx.log.child({ call: callId });
+  await runOwned({ engine, ctx, parts }, { callId, call, log: ctx.log.child({ call: callId }) });
+}
+
+/**
+ * A call admitted `running` in this process (run-here.ts): its admission stood for the claim, and its input is the
+ * admitted one, never stored.
+ */
+export function runAdmitted(engine: CallEngine, parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown }): Promise<void> {
+  const ctx = engine.resources;
+  return runOwned({ engine, ctx, parts }, { callId, call: admitted.call, log: ctx.log.child({ call: callId }), admitted: { input: admitted.input } });
+}
+
+async function runOwned(runner: Runner, claimed: Claimed): Promise<void> {
+  const { engine, parts } = runner;
+  const { callId, log } = claimed;
   // The run ends at its hard timeout, or earlier when the caller cancels it (the reason tells them apart).
   let cancelWatch: Awaited<ReturnType<CancelWatcher['watch']>> | undefined;
   try {
     cancelWatch = await parts.cancels?.watch(callId);
-    await runClaimed(runner, { callId, call, log }, cancelWatch?.signal);
+    await runClaimed(runner, claimed, cancelWatch?.signal);
   } catch (e) {
     // A gateway-side failure after the claim (the store, the database, a bug): the call ends failed / gateway_error,
     // unbilled, and the settler releases its hold. If even that fails, the sweeper closes it past its deadline.
@@ -100,21 +114,25 @@ interface Claimed {
   callId: string;
   call: ClaimedCall;
   log: CallResources['log'];
+  /** Admitted `running` here: the input as admitted (no store round trip). */
+  admitted?: { input: unknown };
 }
 
 async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSignal): Promise<void> {
   const { engine, ctx, parts } = runner;
   const { callId, call, log } = claimed;
   const started = Date.now();
-  const finish: Finish = (o) => engine.close(callId, 'running', { ...o, duration_ms: Date.now() - started });
+  let facts: Closing['facts'] | undefined;
+  const finish: Finish = (o) => engine.close(callId, 'running', { ...o, duration_ms: Date.now() - started }, facts);
 
-  const loaded = await loadRun(runner, callId, call, log);
+  const loaded = await loadRun(runner, claimed);
   if ('fail' in loaded) {
     await finish(unbilled(loaded.fail));
     return;
   }
   const { agent, input, mandate, links } = loaded;
   const { manifest } = agent;
+  facts = closingFacts(ctx, claimed, manifest);
   addSpanAttributes({ 'holon.agent_id': manifest.id, 'holon.runtime': manifest.runtime.kind });
   const budget = mandate.budget;
   const { maxCost } = call;
@@ -173,6 +191,15 @@ async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSig
   }
 }
 
+/**
+ * The row's facts its settlement needs, known here: only for a top-level call that can derive no sub-mandate and is
+ * not paid from outside — such a call is closed in its settlement's own transaction (settle/settle.ts `Closing`).
+ */
+function closingFacts(ctx: CallResources, { callId, call }: Claimed, manifest: Manifest): Closing['facts'] | undefined {
+  if (call.rootId !== callId || manifest.calls.length > 0 || call.payer === ctx.payments?.externalAccount) return undefined;
+  return { agentId: call.agentId, agentVersion: call.agentVersion, payer: call.payer, currency: call.currency };
+}
+
 /** What a claimed call runs with: its input, its agent, the mandate it runs under, and the links of the files it names. */
 interface LoadedRun {
   input: unknown;
@@ -182,16 +209,19 @@ interface LoadedRun {
 }
 
 /** The input (taken from the store), the agent, the mandate and the input's files; or why the call cannot run. */
-async function loadRun(runner: Runner, callId: string, call: ClaimedCall, log: CallResources['log']): Promise<LoadedRun | { fail: UnbilledCode }> {
+async function loadRun(runner: Runner, { callId, call, log, admitted }: Claimed): Promise<LoadedRun | { fail: UnbilledCode }> {
   const { ctx, parts } = runner;
-  const rawInput = await ctx.messaging.store.take(inputKey(callId));
+  const rawInput = admitted ? undefined : await ctx.messaging.store.take(inputKey(callId));
   const agent = ctx.registry.get(call.agentId, call.agentVersion);
   const mandate = await knownMandate(ctx.db, call.mandateId);
-  if (rawInput === undefined || !agent || !mandate) {
-    log.warn({ input: rawInput !== undefined, agent: Boolean(agent), mandate: Boolean(mandate) }, 'call cannot run: input, agent or mandate missing');
+  if ((!admitted && rawInput === undefined) || !agent || !mandate) {
+    log.warn(
+      { input: admitted !== undefined || rawInput !== undefined, agent: Boolean(agent), mandate: Boolean(mandate) },
+      'call cannot run: input, agent or mandate missing',
+    );
     return { fail: 'gateway_error' };
   }
-  const input: unknown = JSON.parse(rawInput);
+  const input: unknown = admitted ? admitted.input : JSON.parse(rawInput!);
   // The files the input names, checked again: one deleted or expired since admission fails the call, never billed.
   const files = await checkCallFiles(ctx.db, input, mandate, ctx.now());
   if (!files.ok) {

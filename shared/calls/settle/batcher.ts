@@ -7,29 +7,31 @@
  */
 import type { ServiceContext } from '../../context.js';
 import { groupCommit } from '../../db/group-commit.js';
-import { settleBatch, settleCall } from './settle.js';
+import { requestOf, type SettleRequest, settleBatch, settleOne } from './settle.js';
 
 type Result = 'settled' | 'noop' | 'deferred';
 
 export interface SettleBatcher {
-  settle(callId: string): Promise<Result>;
+  /** A call id (a call already `settling`), or a request that closes it too (settle.ts `Closing`). */
+  settle(request: string | SettleRequest): Promise<Result>;
 }
 
 export function createSettleBatcher(ctx: ServiceContext, options: { maxBatch: number }): SettleBatcher {
-  const grouped = groupCommit<string, 'settled' | 'noop' | 'single' | Result>({
+  const grouped = groupCommit<SettleRequest, 'settled' | 'noop' | 'single' | Result>({
     maxBatch: options.maxBatch,
-    batch: async (callIds) => {
-      const results = await settleBatch(ctx, callIds);
-      return callIds.map((id) => results.get(id) ?? 'single');
+    batch: async (requests) => {
+      const results = await settleBatch(ctx, requests);
+      return requests.map((r) => results.get(r.callId) ?? 'single');
     },
-    one: (callId) => settleCall(ctx, callId),
+    one: (request) => settleOne(ctx, request),
     onBatchError: (err, size) =>
       ctx.log.warn({ calls: size, err: { message: (err as Error)?.message } }, 'a settlement batch failed: its calls are settled one by one'),
   });
   return {
-    settle: async (callId) => {
-      const r = await grouped(callId);
-      return r === 'single' ? settleCall(ctx, callId) : r;
+    settle: async (asked) => {
+      const request = requestOf(asked);
+      const r = await grouped(request);
+      return r === 'single' ? settleOne(ctx, request) : r;
     },
   };
 }

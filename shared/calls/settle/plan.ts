@@ -68,7 +68,8 @@ export interface SettlementPlan {
   /** Unsigned: the writer signs them once the transaction's time is known. */
   readonly receipts: readonly Readonly<ReceiptValues>[];
   readonly events: readonly CallEventRow[];
-  readonly finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed' }>;
+  /** Each call's final status; with its outcome for a call closed in this same transaction (rows.ts `closedHere`). */
+  readonly finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed'; closed?: CallOutcome }>;
   /** The deliveries of the calls that name a `callback_url`, opened in the settlement's transaction (an outbox). */
   readonly deliveries: readonly NewDelivery[];
 }
@@ -170,7 +171,7 @@ export function planSettlement(inputs: readonly PlanInput[]): SettlementPlan {
     calls: Object.freeze(inputs.map((p) => plannedCall(p.call, movesOf(p)))),
     receipts: Object.freeze(inputs.map(receiptOf)),
     events: Object.freeze(inputs.map((p) => eventOf(p.call))),
-    finals: Object.freeze(inputs.map((p) => ({ id: p.call.id, status: statusOf(p.call) }))),
+    finals: Object.freeze(inputs.map((p) => ({ id: p.call.id, status: statusOf(p.call), ...(p.call.closedHere ? { closed: p.call.outcome } : {}) }))),
     deliveries: Object.freeze(inputs.filter((p) => p.call.callbackUrl).map((p) => newDelivery(p.call.id, p.call.payer))),
   });
 }

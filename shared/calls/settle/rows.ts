@@ -47,6 +47,8 @@ export interface SettlingCall {
   settleEnqueuedAt: Date | null;
   /** Written by `closeCall`: null only while the call is not yet `settling`. */
   outcome: CallOutcome | null;
+  /** Closed in the settlement's own transaction (settle.ts `Closing`): its outcome is written with its final status. */
+  closedHere?: true;
 }
 
 function settlingCallFromRow(row: SettlingCallRow): SettlingCall {

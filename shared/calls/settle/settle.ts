@@ -15,8 +15,11 @@ import { afterSettled, type Settled, settledOf } from './after-commit.js';
 import { ownRowsFirst } from './own-rows.js';
 import { planSettlement } from './plan.js';
 import { type Prepared, prepare } from './prepare.js';
-import { LOCK_BATCH, LOCK_ONE, lockCalls, openChildren, PRE_COLUMNS } from './rows.js';
+import { LOCK_BATCH, LOCK_ONE, lockCalls, openChildren, PRE_COLUMNS, type SettlingCall } from './rows.js';
 import { writeSettlement } from './write.js';
+import type { CallOutcome } from '../call-outcome.js';
+import { closeCallRow } from '../transitions.js';
+import { CALLS_DONE_CHANNEL, callsDoneNotice } from '../wire.js';
 
 export async function settleCall(ctx: ServiceContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
   const pre = await ctx
@@ -49,6 +52,65 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
 }
 
 /**
+ * A call closed in its settlement's own transaction: a top-level call without a sub-mandate, run in this process,
+ * whose run hands its outcome and its row's facts over in memory (`CallEngine.close`). Its row stays `running` until
+ * the transaction that settles it commits, so neither the close's own commit nor the settlement's read of the row
+ * before its transaction is needed; a process that dies before that commit leaves a `running` row, which the sweeper
+ * closes past its deadline, unbilled, as for any run that dies.
+ */
+export interface Closing {
+  outcome: CallOutcome;
+  facts: { agentId: string; agentVersion: string; payer: string; currency: string };
+  /** When the run handed it over (the settle-lag metric's start). */
+  at: Date;
+}
+
+/** A call to settle: `settling` already, or closed in the settlement's transaction (`closing`). */
+export interface SettleRequest {
+  callId: string;
+  closing?: Closing;
+}
+
+/** A call id alone asks to settle a call already `settling`. */
+export const requestOf = (r: string | SettleRequest): SettleRequest => (typeof r === 'string' ? { callId: r } : r);
+
+type PreRow = Record<(typeof PRE_COLUMNS)[number], string | null>;
+
+/** What settlement reads before its transaction: the row for a call already `settling`, the facts for one it closes. */
+async function preRows(ctx: ServiceContext, requests: readonly SettleRequest[]): Promise<Map<string, PreRow>> {
+  const read = [...new Set(requests.filter((r) => !r.closing).map((r) => r.callId))];
+  const pres =
+    read.length > 0
+      ? ((await ctx
+          .db('calls')
+          .whereIn('id', read)
+          .select(...PRE_COLUMNS)) as PreRow[])
+      : [];
+  const byId = new Map(pres.map((p) => [String(p.id), p]));
+  for (const { callId, closing } of requests) {
+    if (!closing || byId.has(callId)) continue;
+    const { agentId, agentVersion, payer, currency } = closing.facts;
+    byId.set(callId, {
+      id: callId,
+      status: 'settling',
+      agent_id: agentId,
+      agent_version: agentVersion,
+      payer,
+      currency,
+      sub_mandate_id: null,
+      parent_id: null,
+    });
+  }
+  return byId;
+}
+
+/** A locked row as the settlement takes it: a call it closes must still be `running` (no one else closed it). */
+function closedNow(call: SettlingCall, closing: Closing | undefined): SettlingCall {
+  if (!closing || call.status !== 'running') return closing ? { ...call, status: 'closed-elsewhere' } : call;
+  return { ...call, status: 'settling', outcome: closing.outcome, settleEnqueuedAt: closing.at, closedHere: true };
+}
+
+/**
  * Group commit (docs/PERFORMANCE.md): many top-level calls settled in ONE transaction. Each call's own
  * rows are written exactly as `settleCall` writes them (its entry keeps its own idempotency key, its receipt is in
  * the same transaction as its entry); the hot rows — the calls' root mandates, the balance rows, the platform's
@@ -56,18 +118,16 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
  * in the lock order. Only calls without a parent and without children take this path: a delegation tree's
  * settlements move a parent hold and its ancestors' mandates in an order of their own, so they are answered `single`
  * and the caller settles them one by one with `settleCall`. A batch that fails as a whole changes nothing; the caller
- * then settles its calls one by one (each finds its own way, as after a restart).
+ * then settles its calls one by one (each finds its own way, as after a restart: `settleOne`).
  */
-export async function settleBatch(ctx: ServiceContext, callIds: readonly string[]): Promise<Map<string, 'settled' | 'noop' | 'single'>> {
+export async function settleBatch(ctx: ServiceContext, asked: ReadonlyArray<string | SettleRequest>): Promise<Map<string, 'settled' | 'noop' | 'single'>> {
+  const requests = asked.map(requestOf);
   const out = new Map<string, 'settled' | 'noop' | 'single'>();
-  const pres = (await ctx
-    .db('calls')
-    .whereIn('id', [...new Set(callIds)])
-    .select(...PRE_COLUMNS)) as Array<Record<(typeof PRE_COLUMNS)[number], string | null>>;
-  const byId = new Map(pres.map((p) => [String(p.id), p]));
+  const byId = await preRows(ctx, requests);
+  const closingOf = new Map(requests.flatMap((r) => (r.closing ? [[r.callId, r.closing] as const] : [])));
   const batch: string[] = [];
   const prepared = new Map<string, Prepared>();
-  for (const id of callIds) {
+  for (const { callId: id } of requests) {
     if (out.has(id) || batch.includes(id)) continue;
     const pre = byId.get(id);
     if (pre?.status !== 'settling') out.set(id, 'noop');
@@ -82,7 +142,9 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
   batch.sort();
   const settled = await ctx.db.transaction(async (trx) => {
     const { calls: locked, at } = await lockCalls(trx, LOCK_BATCH, [batch]);
-    const plain = locked.filter((call) => call.status === 'settling' && !call.subMandateId && !call.parentId);
+    const plain = locked
+      .map((call) => closedNow(call, closingOf.get(call.id)))
+      .filter((call) => call.status === 'settling' && !call.subMandateId && !call.parentId);
     // No call here has a sub-mandate, so none has children: none is deferred.
     const { inputs } = await ownRowsFirst(trx, plain, (id) => prepared.get(id)!);
     const plan = planSettlement(inputs);
@@ -96,4 +158,19 @@ export async function settleBatch(ctx: ServiceContext, callIds: readonly string[
     if (done) await afterSettled(ctx, id, done);
   }
   return out;
+}
+
+/**
+ * One request on its own (a batch that failed as a whole, or a call of a delegation tree): a call to close is closed
+ * by its own UPDATE first, then settled. Its close may already have committed with a batch whose answer was lost:
+ * found ended with this very outcome's code, it is this settlement's, and its waiters are told.
+ */
+export async function settleOne(ctx: ServiceContext, { callId, closing }: SettleRequest): Promise<'settled' | 'noop' | 'deferred'> {
+  if (!closing) return settleCall(ctx, callId);
+  if (await closeCallRow(ctx.db, callId, 'running', closing.outcome)) return settleCall(ctx, callId);
+  const row = (await ctx.db('calls').where({ id: callId }).first('status', 'error_code')) as { status: string; error_code: string | null } | undefined;
+  const ours = row?.status === (closing.outcome.kind === 'success' ? 'succeeded' : 'failed') && row.error_code === (closing.outcome.code ?? null);
+  if (!ours) return 'noop';
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId));
+  return 'settled';
 }

@@ -39,6 +39,8 @@ export interface Reservation {
   sub: CallSubmission;
   /** The approval the call redeems (marked used in the same transaction). */
   approvalId: string | undefined;
+  /** This process runs it at once if it can be admitted `running` (the common path only: run/run-here.ts). */
+  runHere?: boolean;
 }
 
 /** What admitting the row came to: reserved, or what was short (everything it wrote rolled back). */
@@ -47,7 +49,10 @@ type Outcome = 'reserved' | Shortfall['what'];
 /** How many times an admission whose answer was lost is tried again (by its id) before the API answers 503. */
 const CONFIRM_ATTEMPTS = 3;
 
-export async function reserve(ctx: ServiceContext, r: Reservation): Promise<Refusal | null> {
+/** What a reservation came to: the row's status (`running` only when asked and on the common path), or a refusal. */
+export type Reserved = { status: 'queued' | 'running'; row: AdmittedCall } | { refusal: Refusal; status?: undefined };
+
+export async function reserve(ctx: ServiceContext, r: Reservation): Promise<Reserved> {
   const row = admittedRow(ctx, r);
   await ensureBalanceRow(ctx.db, row.payer, row.currency);
   let outcome: Outcome;
@@ -59,10 +64,15 @@ export async function reserve(ctx: ServiceContext, r: Reservation): Promise<Refu
     ctx.log.warn({ call: r.id, err: { message: (e as Error).message } }, 'admission answer lost; confirming the call by its id');
     outcome = await admitById(ctx, r, row);
   }
-  return outcome === 'reserved' ? null : explainShortfall(ctx, r, row, outcome);
+  if (outcome !== 'reserved') return { refusal: await explainShortfall(ctx, r, row, outcome) };
+  return { status: row.status ?? 'queued', row };
 }
 
-function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: Reservation): AdmittedCall {
+/** The common path: no grant redeemed, not out of a parent's hold — the row and its reservation in one statement. */
+const onePath = ({ approvalId, sub }: Reservation): boolean => approvalId === undefined && sub.delegation?.mode !== 'passthrough';
+
+function admittedRow(ctx: ServiceContext, r: Reservation): AdmittedCall {
+  const { id, stored, manifest, worst, sub } = r;
   const timeoutMs = manifest.runtime.timeoutS * 1000;
   const d = sub.delegation;
   return {
@@ -82,6 +92,7 @@ function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: 
     timeout_ms: timeoutMs,
     deadline_at: new Date(ctx.now() + timeoutMs + ctx.settings.queueGraceS * 1000),
     callback_url: sub.callbackUrl ?? null,
+    ...(r.runHere && onePath(r) ? { status: 'running' as const } : {}),
   };
 }
 
@@ -89,9 +100,10 @@ function admittedRow(ctx: ServiceContext, { id, stored, manifest, worst, sub }: 
  * The call row and its reservation, in one transaction. `again`: an earlier try's outcome is unknown, so the common
  * path goes through the batch function, which answers `reserved` for a row it finds (shared/calls/sql/holon_admit_batch.sql).
  */
-async function admitRow(ctx: ServiceContext, { id, stored, worst, sub, approvalId }: Reservation, row: AdmittedCall, again: boolean): Promise<Outcome> {
+async function admitRow(ctx: ServiceContext, r: Reservation, row: AdmittedCall, again: boolean): Promise<Outcome> {
+  const { id, stored, worst, sub, approvalId } = r;
   const d = sub.delegation;
-  if (approvalId === undefined && d?.mode !== 'passthrough') {
+  if (onePath(r)) {
     // The common case: the row and the reservation in one statement (shared/calls/sql/holon_admit_one.sql).
     return again ? admitAgain(ctx.db, row) : admitCall(ctx.db, row);
   }

@@ -14,8 +14,9 @@ import { newReceiptId } from '../ids.js';
 import { inputKey } from '../wire.js';
 import { declareConsumers } from '../answer/outputs.js';
 import { unbilled } from '../call-outcome.js';
-import { enqueueRun } from '../transitions.js';
-import type { CallEngine } from '../engine-types.js';
+import { claimedOf, enqueueRun } from '../transitions.js';
+import type { AdmittedCall } from '../../ledger/money-functions.js';
+import type { CallEngine, RunSlot } from '../engine-types.js';
 import { knownMandate, type KnownMandate } from '../../mandates/store.js';
 import type { AgentVersion } from '../../registry/agent-version.js';
 import type { Manifest } from '../../core/manifest/types.js';
@@ -28,9 +29,9 @@ import { label, type CallSubmission, type Held, type Queued, type Refusal, type 
 
 export type { CallSubmission, Submitted } from './types.js';
 
-async function abandonCall(engine: CallEngine, id: string): Promise<void> {
+async function abandonCall(engine: CallEngine, id: string, from: 'queued' | 'running'): Promise<void> {
   try {
-    await engine.close(id, 'queued', unbilled('gateway_error'));
+    await engine.close(id, from, unbilled('gateway_error'));
   } catch {
     // the settle queue is down too: the call row is `settling` (or still `queued` for the sweeper); settle here
   }
@@ -125,20 +126,34 @@ async function hold(
   return holdForApproval(ctx, req, pending, reasons);
 }
 
-/** The input kept for the runner and the consumers declared, then the run queued; a queue that fails releases the hold. */
-async function enqueue(engine: CallEngine, id: string, manifest: Manifest, sub: CallSubmission): Promise<Queued> {
+/** What was admitted: the call, its agent, and where it runs (a slot of this process's runner, or the run queue). */
+interface Admitted {
+  id: string;
+  manifest: Manifest;
+  sub: CallSubmission;
+  /** Admitted `running` into this slot (run/run-here.ts); absent: queued. */
+  here?: { slot: RunSlot; row: AdmittedCall };
+}
+
+/**
+ * The consumers of its output declared, then the call started here (admitted `running` into a slot of this process's
+ * runner) or its input kept for a runner and its run queued; a failure on the way releases the hold.
+ */
+async function enqueue(engine: CallEngine, { id, manifest, sub, here }: Admitted): Promise<Queued> {
   const ctx = engine.resources;
   try {
     await Promise.all([
-      ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS),
-      // Before the run is queued: a webhook that finishes first must know a synchronous answer still needs the output.
+      here ? undefined : ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS),
+      // Before the run starts: a webhook that finishes first must know a synchronous answer still needs the output.
       sub.callbackUrl ? declareConsumers(ctx, id, sub.syncAnswer ? ['sync', 'webhook'] : ['webhook'], manifest.runtime.timeoutS) : undefined,
     ]);
-    await enqueueRun(ctx, id);
+    if (here) here.slot.start(id, claimedOf(here.row), sub.input);
+    else await enqueueRun(ctx, id);
   } catch (e) {
     // Funds are held: never leave them stuck. Close the call unbilled, settling inline if the queue is down.
+    here?.slot.release();
     ctx.log.error({ call: id, err: { message: (e as Error).message } }, 'could not queue a reserved call');
-    await abandonCall(engine, id);
+    await abandonCall(engine, id, here ? 'running' : 'queued');
     throw new HolonError('queue_unavailable', 'the gateway could not queue the call; nothing was charged and the reservation was released');
   }
   return { kind: 'queued', callId: id, timeoutMs: manifest.runtime.timeoutS * 1000 };
@@ -183,7 +198,16 @@ export async function submitCall(engine: CallEngine, sub: CallSubmission): Promi
     const reasons = [`the input does not match ${label(manifest)}'s interface.input (${problems.length} problem${problems.length === 1 ? '' : 's'})`];
     return refuse(ctx, req, { code: 'rejected_input', status: 'rejected_input', reasons, problems });
   }
-  const short = await reserve(ctx, { id, stored, manifest, worst: req.worst!, sub, approvalId: approval.value });
-  if (short) return refuse(ctx, req, short);
-  return enqueue(engine, id, manifest, sub);
+  // A free slot of this process's runner: the call is admitted `running` and starts here (run/run-here.ts).
+  const slot = engine.takeRunSlot();
+  const reserved = await reserve(ctx, { id, stored, manifest, worst: req.worst!, sub, approvalId: approval.value, runHere: slot !== null }).catch(
+    (e: unknown) => {
+      slot?.release();
+      throw e;
+    },
+  );
+  if (reserved.status !== 'running') slot?.release();
+  if ('refusal' in reserved) return refuse(ctx, req, reserved.refusal);
+  const here = slot && reserved.status === 'running' ? { slot, row: reserved.row } : undefined;
+  return enqueue(engine, { id, manifest, sub, ...(here ? { here } : {}) });
 }
