@@ -29,7 +29,9 @@ export interface EngineOptions {
 }
 
 export function createCallEngine(resources: CallResources, options: EngineOptions = {}): CallEngine {
-  const batcher = createSettleBatcher(resources, { maxBatch: options.maxBatch ?? 64 });
+  const { waiter } = options;
+  // The process's waiter hears a call settled here at once; the notice published for other processes follows.
+  const batcher = createSettleBatcher(resources, { maxBatch: options.maxBatch ?? 64, ...(waiter ? { heard: (notice: string) => waiter.heard(notice) } : {}) });
   // A run started here goes through this engine, as the runner's queue jobs do (its waiter serves a running agent's ctx.call).
   const local = createLocalRuns(
     (parts, callId, admitted) => engine.runHere(parts, callId, admitted),

@@ -60,7 +60,7 @@ type Guard = NonNullable<Parameters<typeof startRunner>[1]['guard']>;
 async function run(agents: AgentVersion[], options: { allowPrivateEndpoints: boolean; guard?: Guard }, body: (g: TestGateway) => Promise<void>): Promise<void> {
   await useAudited(await startTestGateway({ roles: ['api', 'settler'] }), async (g) => {
     g.gw.context.registry = createRegistry([...g.gw.context.registry.list(), ...agents]);
-    const noWaiter = { wait: async () => false, receiptOf: async () => null, close: async () => {} };
+    const noWaiter = { wait: async () => false, receiptOf: async () => null, heard: () => {}, close: async () => {} };
     const runner: StartedRole = await startRunner(g.gw.engine.withWaiter(noWaiter), {
       concurrency: 2,
       allowPrivateEndpoints: options.allowPrivateEndpoints,

@@ -110,7 +110,7 @@ test('(b) a transient database error on the claim: the run job is retried and th
         };
       },
     }) as Db;
-    const noWaiter = { wait: async () => false, receiptOf: async () => null, close: async () => {} };
+    const noWaiter = { wait: async () => false, receiptOf: async () => null, heard: () => {}, close: async () => {} };
     const runner = await startRunner(createCallEngine({ ...g.gw.context, db: flaky }, { settlesHere: true, waiter: noWaiter }), { concurrency: 2 });
     try {
       const r = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'examples/echo-upper', input: { text: 'again' } });

@@ -21,6 +21,11 @@ export interface CallWaiter {
    * own, wire.ts `callsDoneNotice`), else read from the database; null when the call has not finished.
    */
   receiptOf(callId: string, timeoutMs: number, options?: WaitOptions): Promise<ReceiptView | null>;
+  /**
+   * A `calls-done` notice of a call settled in this very process, heard before it is published: its waiters here wake
+   * without the round trip through the notifier (the published one, heard again later, finds nobody left to wake).
+   */
+  heard(notice: string): void;
   close(): Promise<void>;
 }
 
@@ -62,11 +67,12 @@ export async function createCallWaiter(db: Db, notifier: Notifier): Promise<Call
     waiting.delete(callId);
     for (const resolve of [...set]) resolve(woken);
   };
-  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (message) => {
+  const heard = (message: string): void => {
     const notice = readCallsDone(message);
     remember(notice.callId);
     wake(notice.callId, { done: true, receipt: notice.receipt });
-  });
+  };
+  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, heard);
   const waitFor = async (callId: string, timeoutMs: number, options: WaitOptions): Promise<Woken> => {
     const { signal } = options;
     if (signal?.aborted) return NOT_DONE;
@@ -91,6 +97,7 @@ export async function createCallWaiter(db: Db, notifier: Notifier): Promise<Call
     return done;
   };
   return {
+    heard,
     wait: async (callId, timeoutMs, options = {}) => (await waitFor(callId, timeoutMs, options)).done,
     async receiptOf(callId, timeoutMs, options = {}) {
       const woken = await waitFor(callId, timeoutMs, options);

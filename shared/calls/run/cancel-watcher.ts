@@ -15,7 +15,11 @@ interface CancelWatch {
 
 /** One per runner process: one subscription, fanned out to the runs it holds. */
 export interface CancelWatcher {
-  watch(callId: string): Promise<CancelWatch>;
+  /**
+   * `admittedHere`: the call was admitted by this process a moment ago and its id has not left it yet, so no cancel
+   * can have come before this watch — there is no mark to look for (shared/calls/run/run-here.ts).
+   */
+  watch(callId: string, options?: { admittedHere?: boolean }): Promise<CancelWatch>;
   close(): Promise<void>;
 }
 
@@ -32,11 +36,11 @@ export async function createCancelWatcher(notifier: Notifier, store: EphemeralSt
     cancel(callId, why);
   });
   return {
-    async watch(callId) {
+    async watch(callId, options = {}) {
       const controller = new AbortController();
       running.set(callId, controller);
       // A cancel that arrived before this run started watching left its mark.
-      const mark = await store.peek(cancelKey(callId));
+      const mark = options.admittedHere ? undefined : await store.peek(cancelKey(callId));
       if (mark !== undefined) cancel(callId, mark === 'disconnected' ? 'disconnected' : 'cancelled');
       return {
         signal: controller.signal,

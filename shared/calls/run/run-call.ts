@@ -95,7 +95,8 @@ async function runOwned(runner: Runner, claimed: Claimed): Promise<void> {
   // The run ends at its hard timeout, or earlier when the caller cancels it (the reason tells them apart).
   let cancelWatch: Awaited<ReturnType<CancelWatcher['watch']>> | undefined;
   try {
-    cancelWatch = await parts.cancels?.watch(callId);
+    // Registered before the admission that started it here answers: no cancel can have come first.
+    cancelWatch = await parts.cancels?.watch(callId, { admittedHere: claimed.admitted !== undefined });
     await runClaimed(runner, claimed, cancelWatch?.signal);
   } catch (e) {
     // A gateway-side failure after the claim (the store, the database, a bug): the call ends failed / gateway_error,

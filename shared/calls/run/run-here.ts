@@ -22,19 +22,28 @@ export interface LocalRuns {
   attach(parts: RunnerParts, concurrency: number): { close(): Promise<void> };
 }
 
+/** One runner of this process: its parts, its slots, the runs it holds, who waits for them to end. */
+interface Attached {
+  parts: RunnerParts;
+  slots: number;
+  taken: number;
+  drained: Set<() => void>;
+}
+
 export function createLocalRuns(run: LocalRun, onError: (callId: string, e: unknown) => void): LocalRuns {
-  let runner: { parts: RunnerParts; slots: number } | undefined;
-  let taken = 0;
-  const drains = new Set<() => void>();
-  const free = (): void => {
-    taken--;
-    if (taken === 0) for (const drained of drains) drained();
+  const runners = new Set<Attached>();
+  const free = (runner: Attached): void => {
+    runner.taken--;
+    if (runner.taken === 0) for (const drained of runner.drained) drained();
   };
   return {
     take() {
-      if (!runner || taken >= runner.slots) return null;
+      let runner: Attached | undefined;
+      for (const r of runners) if (r.taken < r.slots) runner = r;
+      if (!runner) return null;
       const { parts } = runner;
-      taken++;
+      const holder = runner;
+      holder.taken++;
       let used = false;
       return {
         start(callId, call, input) {
@@ -42,27 +51,28 @@ export function createLocalRuns(run: LocalRun, onError: (callId: string, e: unkn
           used = true;
           run(parts, callId, { call, input })
             .catch((e: unknown) => onError(callId, e))
-            .finally(free);
+            .finally(() => free(holder));
         },
         release() {
           if (used) return;
           used = true;
-          free();
+          free(holder);
         },
       };
     },
     attach(parts, concurrency) {
-      runner = { parts, slots: concurrency };
+      const runner: Attached = { parts, slots: concurrency, taken: 0, drained: new Set() };
+      runners.add(runner);
       return {
         close: async () => {
-          runner = undefined;
-          if (taken === 0) return;
+          runners.delete(runner);
+          if (runner.taken === 0) return;
           await new Promise<void>((resolve) => {
             const drained = (): void => {
-              drains.delete(drained);
+              runner.drained.delete(drained);
               resolve();
             };
-            drains.add(drained);
+            runner.drained.add(drained);
           });
         },
       };

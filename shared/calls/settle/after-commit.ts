@@ -23,7 +23,10 @@ export const settledOf = (planned: PlannedCall, written: WrittenSettlement): Set
   receipt: planned.after.showsReceipt ? (written.receipts.get(planned.id) ?? null) : null,
 });
 
-export async function afterSettled(ctx: ServiceContext, callId: string, { after, receipt }: Settled): Promise<void> {
+/** Told a settled call's `calls-done` notice before it is published: this process's waiter (answer/waiter.ts `heard`). */
+export type HeardHere = (notice: string) => void;
+
+export async function afterSettled(ctx: ServiceContext, callId: string, { after, receipt }: Settled, heard?: HeardHere): Promise<void> {
   if (ctx.metrics) {
     const { status, errorCode, agent, handedOffAt } = after.counted;
     ctx.metrics.calls.inc({ status, error_code: runErrorLabel(errorCode), agent });
@@ -33,7 +36,9 @@ export async function afterSettled(ctx: ServiceContext, callId: string, { after,
     const parent = await ctx.db('calls').where({ id: after.parentId }).first('status');
     if (parent?.status === 'settling' && (await openChildren(ctx.db, after.parentId)) === 0) await enqueueSettle(ctx, after.parentId, ctx.now());
   }
-  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId, receipt ?? undefined));
+  const notice = callsDoneNotice(callId, receipt ?? undefined);
+  heard?.(notice);
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, notice);
   if (after.callbackUrl) {
     await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });
   }

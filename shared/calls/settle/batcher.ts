@@ -7,6 +7,7 @@
  */
 import type { ServiceContext } from '../../context.js';
 import { groupCommit } from '../../db/group-commit.js';
+import type { HeardHere } from './after-commit.js';
 import { requestOf, type SettleRequest, settleBatch, settleOne } from './settle.js';
 
 type Result = 'settled' | 'noop' | 'deferred';
@@ -16,14 +17,15 @@ export interface SettleBatcher {
   settle(request: string | SettleRequest): Promise<Result>;
 }
 
-export function createSettleBatcher(ctx: ServiceContext, options: { maxBatch: number }): SettleBatcher {
+export function createSettleBatcher(ctx: ServiceContext, options: { maxBatch: number; heard?: HeardHere }): SettleBatcher {
+  const { heard } = options;
   const grouped = groupCommit<SettleRequest, 'settled' | 'noop' | 'single' | Result>({
     maxBatch: options.maxBatch,
     batch: async (requests) => {
-      const results = await settleBatch(ctx, requests);
+      const results = await settleBatch(ctx, requests, heard);
       return requests.map((r) => results.get(r.callId) ?? 'single');
     },
-    one: (request) => settleOne(ctx, request),
+    one: (request) => settleOne(ctx, request, heard),
     onBatchError: (err, size) =>
       ctx.log.warn({ calls: size, err: { message: (err as Error)?.message } }, 'a settlement batch failed: its calls are settled one by one'),
   });
@@ -31,7 +33,7 @@ export function createSettleBatcher(ctx: ServiceContext, options: { maxBatch: nu
     settle: async (asked) => {
       const request = requestOf(asked);
       const r = await grouped(request);
-      return r === 'single' ? settleOne(ctx, request) : r;
+      return r === 'single' ? settleOne(ctx, request, heard) : r;
     },
   };
 }

@@ -11,7 +11,7 @@
  */
 import type { ServiceContext } from '../../context.js';
 import { batchSettlementMoneyCall, oneSettlementMoneyCall } from '../../ledger/money-functions.js';
-import { afterSettled, type Settled, settledOf } from './after-commit.js';
+import { afterSettled, type HeardHere, type Settled, settledOf } from './after-commit.js';
 import { ownRowsFirst } from './own-rows.js';
 import { planSettlement } from './plan.js';
 import { type Prepared, prepare } from './prepare.js';
@@ -21,7 +21,7 @@ import type { CallOutcome } from '../call-outcome.js';
 import { closeCallRow } from '../transitions.js';
 import { CALLS_DONE_CHANNEL, callsDoneNotice } from '../wire.js';
 
-export async function settleCall(ctx: ServiceContext, callId: string): Promise<'settled' | 'noop' | 'deferred'> {
+export async function settleCall(ctx: ServiceContext, callId: string, heard?: HeardHere): Promise<'settled' | 'noop' | 'deferred'> {
   const pre = await ctx
     .db('calls')
     .where({ id: callId })
@@ -47,7 +47,7 @@ export async function settleCall(ctx: ServiceContext, callId: string): Promise<'
   });
   if (!done) return 'noop';
   if (done === 'deferred') return 'deferred';
-  await afterSettled(ctx, callId, done);
+  await afterSettled(ctx, callId, done, heard);
   return 'settled';
 }
 
@@ -120,7 +120,11 @@ function closedNow(call: SettlingCall, closing: Closing | undefined): SettlingCa
  * and the caller settles them one by one with `settleCall`. A batch that fails as a whole changes nothing; the caller
  * then settles its calls one by one (each finds its own way, as after a restart: `settleOne`).
  */
-export async function settleBatch(ctx: ServiceContext, asked: ReadonlyArray<string | SettleRequest>): Promise<Map<string, 'settled' | 'noop' | 'single'>> {
+export async function settleBatch(
+  ctx: ServiceContext,
+  asked: ReadonlyArray<string | SettleRequest>,
+  heard?: HeardHere,
+): Promise<Map<string, 'settled' | 'noop' | 'single'>> {
   const requests = asked.map(requestOf);
   const out = new Map<string, 'settled' | 'noop' | 'single'>();
   const byId = await preRows(ctx, requests);
@@ -155,7 +159,7 @@ export async function settleBatch(ctx: ServiceContext, asked: ReadonlyArray<stri
   for (const id of batch) {
     const done = settled.get(id);
     out.set(id, done ? 'settled' : 'noop');
-    if (done) await afterSettled(ctx, id, done);
+    if (done) await afterSettled(ctx, id, done, heard);
   }
   return out;
 }
@@ -165,12 +169,14 @@ export async function settleBatch(ctx: ServiceContext, asked: ReadonlyArray<stri
  * by its own UPDATE first, then settled. Its close may already have committed with a batch whose answer was lost:
  * found ended with this very outcome's code, it is this settlement's, and its waiters are told.
  */
-export async function settleOne(ctx: ServiceContext, { callId, closing }: SettleRequest): Promise<'settled' | 'noop' | 'deferred'> {
-  if (!closing) return settleCall(ctx, callId);
-  if (await closeCallRow(ctx.db, callId, 'running', closing.outcome)) return settleCall(ctx, callId);
+export async function settleOne(ctx: ServiceContext, { callId, closing }: SettleRequest, heard?: HeardHere): Promise<'settled' | 'noop' | 'deferred'> {
+  if (!closing) return settleCall(ctx, callId, heard);
+  if (await closeCallRow(ctx.db, callId, 'running', closing.outcome)) return settleCall(ctx, callId, heard);
   const row = (await ctx.db('calls').where({ id: callId }).first('status', 'error_code')) as { status: string; error_code: string | null } | undefined;
   const ours = row?.status === (closing.outcome.kind === 'success' ? 'succeeded' : 'failed') && row.error_code === (closing.outcome.code ?? null);
   if (!ours) return 'noop';
-  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId));
+  const notice = callsDoneNotice(callId);
+  heard?.(notice);
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, notice);
   return 'settled';
 }
