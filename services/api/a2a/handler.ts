@@ -284,11 +284,12 @@ export class HolonA2aHandler implements A2ARequestHandler {
       ...(who.target.kind === 'agent' ? { agent: who.target.id } : { capability: capability! }),
       input: inputOf(message),
       ...(maxCost !== undefined ? { maxCost } : {}),
+      // In place before the run starts (it may start at once, here): a question asked first is pushed too. A refused or
+      // held request has no call to notify about: its answer says all there is.
+      ...(push ? { beforeRun: (callId: string) => this.setPush(who, callId, push) } : {}),
     });
     const id = idOf(submitted);
     await recordTask(this.deps.ctx.db, id, who, contextId);
-    // A refused or held request has no call to notify about: its answer says all there is.
-    if (push && submitted.kind === 'queued') await this.setPush(who, id, push);
     // A refused or held request has no call to wait for: its task is final, or waits on a human.
     return { id, contextId: contextId ?? id, ...(submitted.kind === 'queued' ? { callId: id } : {}) };
   }

@@ -142,6 +142,7 @@ interface Admitted {
 async function enqueue(engine: CallEngine, { id, manifest, sub, here }: Admitted): Promise<Queued> {
   const ctx = engine.resources;
   try {
+    await sub.beforeRun?.(id);
     await Promise.all([
       here ? undefined : ctx.messaging.store.put(inputKey(id), JSON.stringify(sub.input), manifest.runtime.timeoutS + ctx.settings.queueGraceS),
       // Before the run starts: a webhook that finishes first must know a synchronous answer still needs the output.

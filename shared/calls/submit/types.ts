@@ -23,6 +23,11 @@ export interface CallSubmission {
   approval?: NamedApproval;
   /** Internal: an approval already moved to `used` by `POST /v0/approvals/{id}` with `{}`. */
   preApproved?: string;
+  /**
+   * Internal: written once the call is admitted and before its run can start (A2A: the task's push config, so that a
+   * question the agent asks at once is pushed); a failure releases the reservation as a queue that fails does.
+   */
+  beforeRun?: (callId: string) => Promise<void>;
   /** Internal: a call made by a running agent (ctx.call), under its sub-mandate. */
   delegation?: Delegation;
   /**
