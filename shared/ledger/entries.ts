@@ -6,6 +6,7 @@
  * "Lock order").
  */
 import { createHash } from 'node:crypto';
+import { namedStatement } from '../db/prepared.js';
 import type { DbBigInt, Queryable, Tx } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
@@ -123,8 +124,9 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
   const keys = new Set<string>();
   const firstOfKey = prepared.filter((p) => !keys.has(p.entry.key) && keys.add(p.entry.key));
   const lines = firstOfKey.flatMap((p) => p.lines.map((line) => ({ key: p.entry.key, line })));
-  const inserted = await trx.raw<{ rows: Array<{ id: DbBigInt; key: string }> }>(
-    `WITH e AS (
+  const inserted = await trx
+    .raw<{ rows: Array<{ id: DbBigInt; key: string }> }>(
+      `WITH e AS (
        INSERT INTO journal_entries (key, kind, digest) SELECT * FROM unnest(?::text[], ?::text[], ?::text[])
        ON CONFLICT (key) DO NOTHING RETURNING id, key
      ), l AS (
@@ -133,16 +135,17 @@ export async function recordEntries(trx: Tx, entries: readonly EntryInput[]): Pr
          FROM unnest(?::text[], ?::text[], ?::text[], ?::bigint[]) WITH ORDINALITY AS x(key, account, currency, amount, n)
          JOIN e ON e.key = x.key ORDER BY x.n
      ) SELECT id, key FROM e`,
-    [
-      prepared.map((p) => p.entry.key),
-      prepared.map((p) => p.entry.kind),
-      prepared.map((p) => p.hash),
-      lines.map((l) => l.key),
-      lines.map((l) => l.line.account),
-      lines.map((l) => l.line.currency),
-      lines.map((l) => l.line.amount.toString()),
-    ],
-  );
+      [
+        prepared.map((p) => p.entry.key),
+        prepared.map((p) => p.entry.kind),
+        prepared.map((p) => p.hash),
+        lines.map((l) => l.key),
+        lines.map((l) => l.line.account),
+        lines.map((l) => l.line.currency),
+        lines.map((l) => l.line.amount.toString()),
+      ],
+    )
+    .options(namedStatement('entries_record'));
   const created = new Map(inserted.rows.map((r) => [r.key, toBigInt(r.id)]));
   // Keys posted before (a retried settlement): the original entry, if its lines are these.
   const replayed = prepared.filter((p) => !created.has(p.entry.key)).map((p) => p.entry.key);

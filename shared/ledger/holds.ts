@@ -13,6 +13,7 @@
  * Holds are not journaled; the account's cached `held` tracks them.
  */
 import type { DbBigInt, Queryable, Tx } from '../db/connect.js';
+import { namedStatement } from '../db/prepared.js';
 import { toBigInt } from '../db/connect.js';
 import { HolonError } from '../core/errors.js';
 import type { Reservation } from './money-functions.js';
@@ -138,13 +139,15 @@ const holdFromRow = (row: HoldRow): Hold => ({
 export async function resolveHolds(trx: Tx, holds: ReadonlyArray<{ id: string; as: HoldEnd }>): Promise<Map<string, HoldResolution>> {
   const out = new Map<string, HoldResolution>();
   if (holds.length === 0) return out;
-  const r = await trx.raw<{ rows: Array<HoldRow & { status: string }> }>(
-    `UPDATE holds h SET status = v.status, resolved_at = now()
+  const r = await trx
+    .raw<{ rows: Array<HoldRow & { status: string }> }>(
+      `UPDATE holds h SET status = v.status, resolved_at = now()
        FROM unnest(?::text[], ?::text[]) AS v(id, status)
       WHERE h.id = v.id AND h.status = 'held'
      RETURNING h.id, h.account, h.currency, h.amount, h.mandate_id, h.parent_hold_id, h.status`,
-    [holds.map((h) => h.id), holds.map((h) => STORED[h.as])],
-  );
+      [holds.map((h) => h.id), holds.map((h) => STORED[h.as])],
+    )
+    .options(namedStatement('holds_resolve'));
   for (const row of r.rows) out.set(row.id, { ...holdFromRow(row), kind: endOfStored(row.status, row.id) });
   const missing = holds.filter((h) => !out.has(h.id)).map((h) => h.id);
   if (missing.length) {

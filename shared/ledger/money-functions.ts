@@ -8,6 +8,7 @@
 import type { Knex } from 'knex';
 import type { Db, Tx } from '../db/connect.js';
 import { groupCommit } from '../db/group-commit.js';
+import { namedStatement } from '../db/prepared.js';
 
 /** What a reservation found; `revoked`: the mandate's row says it is revoked, whatever a cached document said. */
 export type Reservation = 'reserved' | 'budget_short' | 'balance_short' | 'revoked';
@@ -44,15 +45,18 @@ const admitters = new WeakMap<object, (call: AdmittedCall) => Promise<Reservatio
 const ADMIT_BATCH_MAX = 64;
 
 const admitOne = async (db: Db, call: AdmittedCall): Promise<Reservation> => {
-  const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_admit_one(?::jsonb) AS outcome`, [JSON.stringify(call)]);
+  const res = await db
+    .raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT holon_admit_one(?::jsonb) AS outcome`, [JSON.stringify(call)])
+    .options(namedStatement('admit_one'));
   return res.rows[0]!.outcome;
 };
 
 const admitBatch = async (db: Db, calls: readonly AdmittedCall[]): Promise<Reservation[]> => {
-  const res = await db.raw<{ rows: Array<{ outcome: Reservation }> }>(
-    `SELECT t.outcome FROM unnest(holon_admit_batch(?::jsonb)) WITH ORDINALITY AS t(outcome, n) ORDER BY t.n`,
-    [JSON.stringify(calls)],
-  );
+  const res = await db
+    .raw<{ rows: Array<{ outcome: Reservation }> }>(`SELECT t.outcome FROM unnest(holon_admit_batch(?::jsonb)) WITH ORDINALITY AS t(outcome, n) ORDER BY t.n`, [
+      JSON.stringify(calls),
+    ])
+    .options(namedStatement('admit_batch'));
   return res.rows.map((r) => r.outcome);
 };
 

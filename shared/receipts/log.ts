@@ -5,6 +5,7 @@
  * root or a proof reads O(log n) rows in one query, whatever the log's size. The tree's shape is the pure core's (shared/core/merkle.ts).
  */
 import { EMPTY_ROOT, inclusionRanges, consistencyRanges, neededNodes, proofFrom, rangeHash, rangeNodes, type NodeId } from '../core/merkle.js';
+import { namedStatement } from '../db/prepared.js';
 import type { Queryable } from '../db/connect.js';
 import { signAndHash } from './signing.js';
 import type { ReceiptView } from './store.js';
@@ -15,10 +16,12 @@ import type { SigningKey } from '../signing/keys.js';
  * changes is locked already (docs/ledger.md, "Lock order"). Answers the first one's leaf index.
  */
 async function appendToLog(trx: Queryable, receipts: ReadonlyArray<{ id: string; leaf: Buffer }>): Promise<number> {
-  const r = await trx.raw<{ rows: Array<{ base: string | number }> }>('SELECT holon_log_append(?::text[], ?::text[]) AS base', [
-    receipts.map((x) => x.id),
-    receipts.map((x) => x.leaf.toString('hex')),
-  ]);
+  const r = await trx
+    .raw<{ rows: Array<{ base: string | number }> }>('SELECT holon_log_append(?::text[], ?::text[]) AS base', [
+      receipts.map((x) => x.id),
+      receipts.map((x) => x.leaf.toString('hex')),
+    ])
+    .options(namedStatement('log_append'));
   return Number(r.rows[0]!.base);
 }
 

@@ -1,0 +1,7 @@
+/**
+ * Named prepared statements for the call's hot path (docs/PERFORMANCE.md): a statement of fixed text, sent with a
+ * name, is parsed and planned once per connection by Postgres, then only bound and executed (node-postgres keeps the
+ * name per connection; knex hands the option to the driver; PGlite ignores it). Only for statements whose text never
+ * changes and whose result columns are named (a `SELECT *` would fail its cached plan once a migration added a column).
+ */
+export const namedStatement = (name: string): { name: string } => ({ name: `holon_${name}` });
