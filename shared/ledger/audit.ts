@@ -64,9 +64,9 @@ export async function audit(db: Queryable): Promise<AuditReport> {
     problems.push(`${r.account} ${r.currency}: cached balance ${amount(r.cached)} but journal lines sum to ${amount(r.journal)}`);
   }
 
-  for (const r of await rows<{ account: string; currency: string; cached: DbBigInt; live: DbBigInt }>(
+  for (const r of await rows<{ account: string; currency: string; cached: DbBigInt; live: DbBigInt; leased: DbBigInt }>(
     db,
-    `SELECT b.account, b.currency, b.held AS cached, coalesce(h.total, 0) + coalesce(l.total, 0) AS live
+    `SELECT b.account, b.currency, b.held AS cached, coalesce(h.total, 0) AS live, coalesce(l.total, 0) AS leased
        FROM account_balances b
        LEFT JOIN (SELECT account, currency, sum(amount) AS total FROM holds WHERE status = 'held' GROUP BY account, currency) h
          ON h.account = b.account AND h.currency = b.currency
@@ -74,7 +74,7 @@ export async function audit(db: Queryable): Promise<AuditReport> {
          ON l.account = b.account AND l.currency = b.currency
       WHERE b.held <> coalesce(h.total, 0) + coalesce(l.total, 0)`,
   )) {
-    problems.push(`${r.account} ${r.currency}: cached holds ${amount(r.cached)} but live holds and uncarved leases sum to ${amount(r.live)}`);
+    problems.push(`${r.account} ${r.currency}: cached holds ${amount(r.cached)} but live holds sum to ${amount(r.live)}${leasedPart(r.leased)}`);
   }
 
   for (const r of await rows<{ account: string; currency: string; balance: DbBigInt; held: DbBigInt }>(
@@ -84,9 +84,9 @@ export async function audit(db: Queryable): Promise<AuditReport> {
     problems.push(`${r.account} ${r.currency}: balance ${amount(r.balance)} is below its holds ${amount(r.held)}`);
   }
 
-  for (const r of await rows<{ id: string; total: DbBigInt; spent: DbBigInt; reserved: DbBigInt; live: DbBigInt; billed: DbBigInt }>(
+  for (const r of await rows<{ id: string; total: DbBigInt; spent: DbBigInt; reserved: DbBigInt; live: DbBigInt; leased: DbBigInt; billed: DbBigInt }>(
     db,
-    `SELECT m.id, m.total, m.spent, m.reserved, coalesce(h.total, 0) + coalesce(l.total, 0) AS live, coalesce(s.total, 0) AS billed
+    `SELECT m.id, m.total, m.spent, m.reserved, coalesce(h.total, 0) AS live, coalesce(l.total, 0) AS leased, coalesce(s.total, 0) AS billed
        FROM mandates m
        LEFT JOIN (
          -- a mandate reserves its own holds and every hold cut from them (delegated calls), at any depth
@@ -118,6 +118,9 @@ export async function audit(db: Queryable): Promise<AuditReport> {
   problems.push(...(await auditLog(db)));
   return { ok: problems.length === 0, problems };
 }
+
+/** What open budget leases hold uncarved, in words, when they hold anything. */
+const leasedPart = (leased: DbBigInt): string => (toBigInt(leased) === 0n ? '' : ` and open budget leases hold ${amount(leased)} uncarved`);
 
 /** Budget leases (docs/ledger.md, "Budget leases"): each one's `carved` is its live holds; closed, it holds only them; none open on a revoked mandate. */
 async function auditLeases(db: Queryable): Promise<string[]> {

@@ -4,7 +4,7 @@
 -- locks the leases in byte order of their ids, then the balance rows (theirs and p_account's, which the caller
 -- changes next) in byte order: the lock order of docs/ledger.md. A lease already closed, or with p_expired_before
 -- one not expired before it (its owner renewed it meanwhile), is left as it is. Answers what went back.
-CREATE OR REPLACE FUNCTION holon_lease_close(p_ids text[], p_expired_before timestamptz, p_account text, p_currency text)
+CREATE OR REPLACE FUNCTION holon_lease_close(p_ids text[], p_expired_before timestamp with time zone, p_account text, p_currency text)
  RETURNS bigint
  LANGUAGE plpgsql
 AS $function$

@@ -3,7 +3,7 @@
 -- one's uncarved part goes back to its mandate and its balance, and it closes (`holon_lease_close`). Lock order
 -- (docs/ledger.md): the leases' mandates, shallower first and in byte order, then the leases, then the balance rows.
 -- Answers what went back.
-CREATE OR REPLACE FUNCTION holon_lease_return(p_ids text[], p_expired_before timestamptz)
+CREATE OR REPLACE FUNCTION holon_lease_return(p_ids text[], p_expired_before timestamp with time zone)
  RETURNS bigint
  LANGUAGE plpgsql
 AS $function$

@@ -5,7 +5,7 @@
 -- balance has left (so a tail stays for the calls of every process); less than p_min is not worth a lease, and nothing
 -- is taken. Answers the lease as it is now (amount, carved) and what was added; no row when the lease is closed, the
 -- mandate revoked or gone, or the balance an overdraft one (calls paid from outside stay on the per-call path).
-CREATE OR REPLACE FUNCTION holon_lease_take(p_id text, p_mandate text, p_account text, p_currency text, p_owner text, p_slice bigint, p_divisor integer, p_min bigint, p_expires timestamptz)
+CREATE OR REPLACE FUNCTION holon_lease_take(p_id text, p_mandate text, p_account text, p_currency text, p_owner text, p_slice bigint, p_divisor integer, p_min bigint, p_expires timestamp with time zone)
  RETURNS TABLE(lease_amount bigint, lease_carved bigint, lease_added bigint)
  LANGUAGE plpgsql
 AS $function$
