@@ -103,8 +103,8 @@ export async function audit(db: Queryable): Promise<AuditReport> {
       WHERE m.reserved <> coalesce(h.total, 0) + coalesce(l.total, 0) OR m.spent <> coalesce(s.total, 0) OR m.spent + m.reserved > m.total`,
   )) {
     const { id } = r;
-    if (toBigInt(r.reserved) !== toBigInt(r.live))
-      problems.push(`mandate ${id}: reserved ${amount(r.reserved)} but live holds and uncarved leases sum to ${amount(r.live)}`);
+    if (toBigInt(r.reserved) !== toBigInt(r.live) + toBigInt(r.leased))
+      problems.push(`mandate ${id}: reserved ${amount(r.reserved)} but live holds sum to ${amount(r.live)}${leasedPart(r.leased)}`);
     if (toBigInt(r.spent) !== toBigInt(r.billed)) problems.push(`mandate ${id}: spent ${amount(r.spent)} but its receipts' costs sum to ${amount(r.billed)}`);
     if (toBigInt(r.spent) + toBigInt(r.reserved) > toBigInt(r.total)) problems.push(`mandate ${id}: spent + reserved exceeds its total ${amount(r.total)}`);
   }
