@@ -47,6 +47,7 @@ import { wireMetricSources } from './metrics-sources.js';
 import { loadSigningKey, type SigningKey } from '../shared/signing/keys.js';
 import { keySetOf, parseRetiredKeys } from '../shared/signing/key-set.js';
 import { registerSigningKey } from '../shared/signing/key-store.js';
+import { createLeaseManager } from '../shared/ledger/leases/manager.js';
 
 export type Role = 'api' | 'runner' | 'settler' | 'evaluator';
 export const ALL_ROLES: readonly Role[] = ['api', 'runner', 'settler', 'evaluator'];
@@ -109,6 +110,15 @@ async function addAccountsAndRails(context: ServiceContext, config: Config, inpu
   if (!payments) return;
   context.payments = payments;
   await ensureAccount(context.db, payments.externalAccount, 'external');
+}
+
+/**
+ * Budget leases (docs/ledger.md, "Budget leases"): an API process on Postgres, when HOLON_BUDGET_LEASE is set. The
+ * stop returns them once the API has stopped admitting (`last`, before the pool closes).
+ */
+function addLeases(context: ServiceContext, config: Config, roles: readonly Role[], kind: Database['kind']): void {
+  if (!roles.includes('api') || config.budgetLease <= 0n || kind === 'pglite') return;
+  context.leases = createLeaseManager(context.db, { slice: config.budgetLease, idleMs: config.budgetLeaseIdleS * 1000, ttlMs: config.budgetLeaseTtlS * 1000 });
 }
 
 /** The dev registry: the agents given, else every manifest under the configured directories. */
@@ -242,6 +252,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
     metrics,
   };
   await addAccountsAndRails(context, config, inputs.payments);
+  addLeases(context, config, roles, db.kind);
   if (config.mandatesDir) await loadMandates(context, config, log);
 
   // Published versions join the registry of every process, yanked ones leave it, at start-up and as they happen
@@ -268,6 +279,7 @@ export async function startGateway(roles: readonly Role[], overrides: Partial<Co
   let metricsServer: MetricsServer | undefined;
   const stopStarted = (api?: StartedRole): Promise<void> =>
     stopInOrder({ api, started, runner, evaluator, settler, followers: [yanks, published], host, log, graceS: config.stopGraceS }, [
+      async () => context.leases?.close(),
       () => waiter.close(),
       () => messaging.close(),
       () => db.close(),

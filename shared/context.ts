@@ -12,6 +12,7 @@ import type { Registry } from './registry/registry.js';
 import type { SampleRecords } from './catalogue/sample-records.js';
 import type { SigningKey } from './signing/keys.js';
 import type { PayerRule } from './core/counted-payer.js';
+import type { LeaseManager } from './ledger/leases/manager.js';
 import { SETTINGS } from './platform/settings/index.js';
 import { DEFAULT_LOG_ORIGIN } from './platform/settings/signing.js';
 
@@ -50,6 +51,8 @@ export interface ServiceContext {
   metrics?: GatewayMetrics;
   /** Money from outside (shared/payments/rails.ts): present only when HOLON_X402_NETWORK is set. */
   payments?: PaymentRails;
+  /** This API process's budget leases (shared/ledger/leases/): present only when HOLON_BUDGET_LEASE is on. */
+  leases?: LeaseManager;
 }
 
 /** A bare context's settings: the declared defaults (shared/platform/settings/). */

@@ -7,6 +7,8 @@
  *   (a runner died with it, or its job was lost).
  * - A call `settling` whose settle job was handed out long ago is handed to the settler again (idempotent).
  * - Pending approvals past their 7 days expire.
+ * - Budget leases past their expiry (their process stopped renewing them: it died) are returned to their mandates
+ *   (docs/ledger.md, "Budget leases").
  * Each action counts in `holon_sweeper_actions_total` (requeued, abandoned, closed, resettled, approvals_expired).
  */
 import { unbilled } from '../../shared/calls/call-outcome.js';
@@ -16,6 +18,7 @@ import { pastDeadline, queuedSince, settlingSince } from '../../shared/calls/unf
 import { expireApprovals } from '../../shared/calls/submit/approvals.js';
 import { countSweep } from '../../shared/platform/metrics.js';
 import { type Periodic, startPeriodic } from '../../shared/platform/periodic.js';
+import { expireLeases } from '../../shared/ledger/leases/sql.js';
 
 export interface SweepOptions {
   /** How long a queued call may go without a run job before it is handed out again (default 10 s). */
@@ -68,6 +71,8 @@ export async function sweep(
   for (const id of stale) await enqueueSettle(ctx, id, ctx.now());
   // Pending approvals past 7 days expire, and their stored input is deleted with them.
   countSweep(ctx.metrics, 'approvals_expired', await expireApprovals(ctx.db, ctx.now()));
+  const leased = await expireLeases(ctx.db, now);
+  if (leased > 0n) ctx.log.warn({ returned: leased.toString() }, 'expired budget leases returned');
   const done = { closed, resettled: stale.length, ...stranded };
   for (const [action, n] of Object.entries(done)) countSweep(ctx.metrics, action as keyof typeof done, n);
   return done;

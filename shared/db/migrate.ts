@@ -38,6 +38,7 @@ import * as m031 from './migrations/031_mcp_sign_in.js';
 import * as m032 from './migrations/032_a2a_cards.js';
 import * as m033 from './migrations/033_a2a_tasks.js';
 import * as m034 from './migrations/034_a2a_push.js';
+import * as m035 from './migrations/035_budget_leases.js';
 
 interface Migration {
   name: string;
@@ -91,6 +92,7 @@ export const MIGRATIONS: readonly Migration[] = [
   m032,
   m033,
   m034,
+  m035,
 ].map(forwardOnly);
 
 /** The SQL functions kept as files, applied after the migrations: the current text of each. */

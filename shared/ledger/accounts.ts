@@ -27,7 +27,7 @@ export interface Balance {
   currency: string;
   /** Sum of the account's journal lines (cached). */
   balance: bigint;
-  /** Sum of its live holds. */
+  /** Sum of its live holds (what budget leases hold uncarved is not: it is available to any call; docs/ledger.md). */
   held: bigint;
   /** balance − held: what a new reservation can still take. */
   available: bigint;
@@ -35,7 +35,15 @@ export interface Balance {
 
 export async function readBalances(db: Queryable, account?: string): Promise<Balance[]> {
   const q = db('account_balances')
-    .select('account', 'currency', 'balance', 'held')
+    .select(
+      'account',
+      'currency',
+      'balance',
+      db.raw(
+        `held - (SELECT coalesce(sum(l.amount - l.carved), 0) FROM budget_leases l
+                  WHERE l.account = account_balances.account AND l.currency = account_balances.currency AND l.closed_at IS NULL) AS held`,
+      ),
+    )
     .orderBy([{ column: 'account' }, { column: 'currency' }]);
   if (account !== undefined) q.where({ account });
   const rows = (await q) as Array<{ account: string; currency: string; balance: DbBigInt; held: DbBigInt }>;

@@ -30,6 +30,8 @@ export interface Hold {
   mandateId: string | null;
   /** The hold this one was cut from (a passthrough child's), if any. */
   parentHoldId: string | null;
+  /** The budget lease it was carved from (docs/ledger.md, "Budget leases"), if any. */
+  leaseId: string | null;
 }
 
 /** What resolving a hold did: ended it now (`posted`, `voided`), or found it ended before, and how. */
@@ -120,6 +122,7 @@ interface HoldRow {
   amount: DbBigInt;
   mandate_id: string | null;
   parent_hold_id: string | null;
+  lease_id: string | null;
 }
 
 const holdFromRow = (row: HoldRow): Hold => ({
@@ -129,6 +132,7 @@ const holdFromRow = (row: HoldRow): Hold => ({
   amount: toBigInt(row.amount),
   mandateId: row.mandate_id ?? null,
   parentHoldId: row.parent_hold_id ?? null,
+  leaseId: row.lease_id ?? null,
 });
 
 /**
@@ -144,7 +148,7 @@ export async function resolveHolds(trx: Tx, holds: ReadonlyArray<{ id: string; a
       `UPDATE holds h SET status = v.status, resolved_at = now()
        FROM unnest(?::text[], ?::text[]) AS v(id, status)
       WHERE h.id = v.id AND h.status = 'held'
-     RETURNING h.id, h.account, h.currency, h.amount, h.mandate_id, h.parent_hold_id, h.status`,
+     RETURNING h.id, h.account, h.currency, h.amount, h.mandate_id, h.parent_hold_id, h.lease_id, h.status`,
       [holds.map((h) => h.id), holds.map((h) => STORED[h.as])],
     )
     .options(namedStatement('holds_resolve'));
@@ -153,7 +157,7 @@ export async function resolveHolds(trx: Tx, holds: ReadonlyArray<{ id: string; a
   if (missing.length) {
     const rows: Array<HoldRow & { status: string }> = await trx('holds')
       .whereIn('id', missing)
-      .select('id', 'account', 'currency', 'amount', 'mandate_id', 'parent_hold_id', 'status');
+      .select('id', 'account', 'currency', 'amount', 'mandate_id', 'parent_hold_id', 'lease_id', 'status');
     for (const row of rows) out.set(row.id, { ...holdFromRow(row), kind: 'already_resolved', as: endOfStored(row.status, row.id) });
     const unknown = missing.find((id) => !out.has(id));
     if (unknown !== undefined) throw new HolonError('unknown_hold', `there is no hold ${unknown}`);

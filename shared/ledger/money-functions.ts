@@ -101,6 +101,12 @@ export interface SettlementMoves {
   spent: bigint;
   /** A passthrough child's parent hold gets back what the child did not use, if it is still held. */
   parentHold: { id: string; back: bigint } | null;
+  /**
+   * The budget lease the call's hold was carved from, when the hold ended now (docs/ledger.md, "Budget leases"):
+   * `charged` goes to `spent`; while the lease is open, the rest of the hold stays reserved under it (the SQL
+   * function takes it back into the mandate's `reserved` and the balance's `held`).
+   */
+  lease?: { id: string; charged: bigint };
   /** The call's own hold, ended by this settlement: its amount leaves the account's `held`. Null when it had ended before. */
   hold: { account: string; currency: string; amount: bigint } | null;
   /** The journal entry's lines, applied to the cached balances. */
@@ -119,7 +125,7 @@ export interface MoneyCall {
  */
 export function oneSettlementMoneyCall(s: SettlementMoves): MoneyCall {
   return {
-    sql: `holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[]) AS back`,
+    sql: `holon_settle_shared(?::text[], ?::bigint[], ?::bigint, ?::text, ?::bigint, ?::text, ?::text, ?::bigint, ?::text[], ?::text[], ?::bigint[], ?::text, ?::bigint) AS back`,
     bindings: [
       s.mandates.map((m) => m.id),
       s.mandates.map((m) => m.release.toString()),
@@ -132,6 +138,8 @@ export function oneSettlementMoneyCall(s: SettlementMoves): MoneyCall {
       s.lines.map((l) => l.account),
       s.lines.map((l) => l.currency),
       s.lines.map((l) => l.amount.toString()),
+      s.lease?.id ?? null,
+      (s.lease?.charged ?? 0n).toString(),
     ],
   };
 }
@@ -157,6 +165,7 @@ export function batchSettlementMoneyCall(settlements: readonly SettlementMoves[]
   const currencies: string[] = [];
   const balance: string[] = [];
   const held: string[] = [];
+  const leases = { ids: [] as string[], holds: [] as string[], charged: [] as string[] };
   for (const s of settlements) {
     if (s.parentHold) throw new Error('a settlement with a parent hold cannot be batched');
     for (const m of s.mandates) {
@@ -175,11 +184,16 @@ export function batchSettlementMoneyCall(settlements: readonly SettlementMoves[]
       currencies.push(s.hold.currency);
       balance.push('0');
       held.push((-s.hold.amount).toString());
+      if (s.lease) {
+        leases.ids.push(s.lease.id);
+        leases.holds.push(s.hold.amount.toString());
+        leases.charged.push(s.lease.charged.toString());
+      }
     }
   }
   if (mandates.length === 0 && accounts.length === 0) return null;
   return {
-    sql: `holon_settle_batch(?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::bigint[]) AS batch`,
-    bindings: [mandates, release, spent, accounts, currencies, balance, held],
+    sql: `holon_settle_batch(?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::text[], ?::bigint[], ?::bigint[], ?::text[], ?::bigint[], ?::bigint[]) AS batch`,
+    bindings: [mandates, release, spent, accounts, currencies, balance, held, leases.ids, leases.holds, leases.charged],
   };
 }

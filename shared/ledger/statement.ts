@@ -183,7 +183,10 @@ async function mandateSide(db: Queryable, account: string, period: StatementPeri
   const toDate = beforeUntil('r.created_at', period);
   return rows(
     db,
-    `SELECT m.id, m.currency, m.total, m.spent, m.reserved,
+    // `reserved`: calls' holds only; what budget leases hold uncarved is still the mandate's to spend (docs/ledger.md).
+    `SELECT m.id, m.currency, m.total, m.spent,
+            m.reserved - (SELECT coalesce(sum(l.amount - l.carved), 0) FROM budget_leases l
+                           WHERE l.mandate_id = m.id AND l.closed_at IS NULL)::bigint AS reserved,
             coalesce(sum(r.cost_total) FILTER (WHERE ${range.sql}), 0)::bigint AS billed_in_range,
             coalesce(sum(r.cost_total) FILTER (WHERE ${toDate.sql}), 0)::bigint AS billed_to_date
        FROM mandates m

@@ -53,6 +53,8 @@ interface MandateRow {
   /** The signed statement, as its canonical JSON text. */
   statement: string | null;
   signature: string | null;
+  /** What open budget leases hold of `reserved` uncarved (`withLeased`); absent: none read. */
+  leased?: DbBigInt | null;
 }
 
 /** The mandate a row holds: its document, revoked when the row says so (revocation lives on the row, not in the document). */
@@ -66,13 +68,23 @@ function mandateFromRow(row: MandateRow): StoredMandate {
   const mandate = documentOf(row);
   const total = toBigInt(row.total);
   const spent = toBigInt(row.spent);
-  const reserved = toBigInt(row.reserved);
+  // Only calls' holds are reserved: what a lease holds uncarved is still there for any call (docs/ledger.md, "Budget leases").
+  const reserved = toBigInt(row.reserved) - toBigInt(row.leased ?? 0);
   const statement = row.statement ? (JSON.parse(row.statement) as MandateStatement) : null;
   return { mandate, spent, reserved, remaining: total - spent - reserved, statement, signature: row.signature ?? null };
 }
 
+/** The columns of a mandate's row, and what its open budget leases hold uncarved. */
+const withLeased = (db: Queryable) =>
+  [
+    'mandates.*',
+    db.raw(`(SELECT coalesce(sum(l.amount - l.carved), 0) FROM budget_leases l WHERE l.mandate_id = mandates.id AND l.closed_at IS NULL) AS leased`),
+  ] as const;
+
 export async function loadMandate(db: Queryable, id: string): Promise<StoredMandate | null> {
-  const row: MandateRow | undefined = await db('mandates').where({ id }).first();
+  const row: MandateRow | undefined = await db('mandates')
+    .where({ id })
+    .first(...withLeased(db));
   return row ? mandateFromRow(row) : null;
 }
 
@@ -110,7 +122,11 @@ export function forgetMandate(db: Queryable, id: string): void {
 
 /** Root mandates, oldest first, in one query: every one, or those an issuer issued. */
 export async function listRootMandates(db: Queryable, options: { issuer?: string; limit: number }): Promise<StoredMandate[]> {
-  const q = db('mandates').where({ depth: 0 }).orderBy('created_at', 'asc').limit(options.limit);
+  const q = db('mandates')
+    .select(...withLeased(db))
+    .where({ depth: 0 })
+    .orderBy('created_at', 'asc')
+    .limit(options.limit);
   if (options.issuer !== undefined) q.where({ issuer: options.issuer });
   const rows: MandateRow[] = await q;
   return rows.map(mandateFromRow);

@@ -93,7 +93,8 @@ const statusOf = (call: CallToSettle): 'succeeded' | 'failed' => (call.outcome.k
 /**
  * The call's moves on the hot rows: mandates root first (shallower before deeper, its own mandate last); the
  * ancestors release what was charged, its own mandate the whole hold; a parent hold gets back what was not used; the
- * hold leaves the account's `held`; the entry's lines reach the balances once (only when the entry is new).
+ * hold leaves the account's `held`; the entry's lines reach the balances once (only when the entry is new). A hold
+ * carved from a budget lease names it: what was not charged stays reserved under the lease while it is open.
  */
 function movesOf(p: PlanInput): SettlementMoves {
   const { call, hold } = p;
@@ -106,6 +107,7 @@ function movesOf(p: PlanInput): SettlementMoves {
     spent: own,
     parentHold: parentHold ? { id: parentHold, back: hold.amount > own ? hold.amount - own : 0n } : null,
     hold: ended ? { account: hold.account, currency: hold.currency, amount: hold.amount } : null,
+    ...(ended && hold.leaseId ? { lease: { id: hold.leaseId, charged: own } } : {}),
     lines: lines.map((l) => ({ account: l.account, currency: call.currency, amount: l.amount })),
   };
 }

@@ -104,6 +104,8 @@ async function admitRow(ctx: ServiceContext, r: Reservation, row: AdmittedCall, 
   const { id, stored, worst, sub, approvalId } = r;
   const d = sub.delegation;
   if (onePath(r)) {
+    // A top-level call with budget leases on: carved from this process's lease (shared/ledger/leases/).
+    if (!again && ctx.leases && leasable(ctx, r, row)) return ctx.leases.admit(row);
     // The common case: the row and the reservation in one statement (shared/calls/sql/holon_admit_one.sql).
     return again ? admitAgain(ctx.db, row) : admitCall(ctx.db, row);
   }
@@ -130,6 +132,17 @@ async function admitRow(ctx: ServiceContext, r: Reservation, row: AdmittedCall, 
     if (e instanceof Shortfall) return e.what;
     throw e;
   }
+}
+
+/**
+ * Whether a call may be carved from a budget lease (docs/ledger.md, "Budget leases"): a top-level call under a root
+ * mandate, paid from an account's balance (a call paid from outside stays on the per-call path), whose agent does
+ * not pay its children out of its own hold (a passthrough child cuts from its parent's hold, which a lease's
+ * `carved` would then no longer match).
+ */
+function leasable(ctx: ServiceContext, { stored, manifest, sub }: Reservation, row: AdmittedCall): boolean {
+  if (sub.delegation || stored.mandate.depth !== 0 || manifest.downstream?.mode === 'passthrough') return false;
+  return row.payer !== ctx.payments?.externalAccount && !row.payer.startsWith('external:');
 }
 
 /**

@@ -8,6 +8,7 @@ import { type ConfigOf, type Declarations, type Documented, isSetting } from './
 import { ELSEWHERE } from './elsewhere.js';
 import { GITHUB } from './github.js';
 import { HOSTED } from './hosted.js';
+import { LEASES } from './leases.js';
 import { LIMITS } from './limits.js';
 import { MANDATES } from './mandates.js';
 import { MODE } from './mode.js';
@@ -27,6 +28,7 @@ export const SETTINGS = {
   ...CATALOGUE,
   ...MANDATES,
   ...WORKERS,
+  ...LEASES,
   ...HOSTED,
   ...LIMITS,
   ...GITHUB,
