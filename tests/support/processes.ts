@@ -18,11 +18,12 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
+import { bullQueuePrefix } from '../../shared/messaging/bullmq.js';
+import { isClusterUrl, openRedis, type RedisClient } from '../../shared/messaging/redis-target.js';
 import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/wire.js';
 import { EVALUATE_QUEUE } from '../../shared/evaluation/jobs.js';
 import { poll } from './poll.js';
+import { everyNode } from './redis-keys.js';
 
 export type ServiceRole = 'api' | 'runner' | 'settler' | 'evaluator';
 
@@ -122,21 +123,25 @@ function tail(buffer: string, chunk: string): string {
 export function createCluster(options: ClusterOptions): Cluster {
   const processes: ServiceProcess[] = [];
   const counters: Record<ServiceRole, number> = { api: 0, runner: 0, settler: 0, evaluator: 0 };
-  const bullPrefix = bullPrefixOf(options.redisPrefix);
-  let redis: Redis | undefined;
-  const client = () => (redis ??= new Redis(options.redisUrl, { maxRetriesPerRequest: 2 }));
+  const bullPrefix = (queue: string) => bullQueuePrefix(options.redisPrefix, queue, isClusterUrl(options.redisUrl));
+  let redis: RedisClient | undefined;
+  const client = () => (redis ??= openRedis(options.redisUrl, { maxRetriesPerRequest: 2 }));
 
+  // On a cluster a worker's named connection is on one of the nodes: every node's clients are counted.
   const connectedWorkers = async (queue: string): Promise<number> => {
-    const name = `${bullPrefix}:${Buffer.from(queue).toString('base64')}`;
-    const list = String(await client().call('CLIENT', 'LIST'));
-    return list.split('\n').filter((line) => {
-      const m = / name=(\S*)/.exec(line);
-      return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
-    }).length;
+    const name = `${bullPrefix(queue)}:${Buffer.from(queue).toString('base64')}`;
+    const lists = await Promise.all((await everyNode(client())).map(async (node) => String(await node.call('CLIENT', 'LIST'))));
+    return lists
+      .join('\n')
+      .split('\n')
+      .filter((line) => {
+        const m = / name=(\S*)/.exec(line);
+        return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
+      }).length;
   };
 
   // BullMQ keeps a queue's active job ids in the list `<bull prefix>:<queue>:active`.
-  const activeJobs = async (queue: string): Promise<number> => client().llen(`${bullPrefix}:${queue}:active`);
+  const activeJobs = async (queue: string): Promise<number> => client().llen(`${bullPrefix(queue)}:${queue}:active`);
 
   const describe = () =>
     processes
