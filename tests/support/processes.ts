@@ -10,7 +10,8 @@
  *   await cluster.stopAll();                          // SIGTERM, then SIGKILL after a grace period
  *
  * A worker is ready when its BullMQ blocking connection shows in Redis' CLIENT LIST: BullMQ names it
- * `<bull prefix>:<base64(queue name)>`, and the runner's, settler's and evaluator's workers are the only ones using it.
+ * `<bull prefix>:<base64(queue name)>`, and the runner's, settler's and evaluator's workers are the only ones using it
+ * (on a Redis Cluster, in the CLIENT LIST of the node that holds the queue's slot).
  * Every process's stdout and stderr are kept (the tail) so a failing test can say what the services said.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -23,7 +24,7 @@ import { isClusterUrl, openRedis, type RedisClient } from '../../shared/messagin
 import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/wire.js';
 import { EVALUATE_QUEUE } from '../../shared/evaluation/jobs.js';
 import { poll } from './poll.js';
-import { everyNode } from './redis-keys.js';
+import { nodeOf } from './redis-keys.js';
 
 export type ServiceRole = 'api' | 'runner' | 'settler' | 'evaluator';
 
@@ -127,17 +128,15 @@ export function createCluster(options: ClusterOptions): Cluster {
   let redis: RedisClient | undefined;
   const client = () => (redis ??= openRedis(options.redisUrl, { maxRetriesPerRequest: 2 }));
 
-  // On a cluster a worker's named connection is on one of the nodes: every node's clients are counted.
+  // On a cluster a worker's blocking connection is to the node that holds its queue's slot (it may have others too).
   const connectedWorkers = async (queue: string): Promise<number> => {
     const name = `${bullPrefix(queue)}:${Buffer.from(queue).toString('base64')}`;
-    const lists = await Promise.all((await everyNode(client())).map(async (node) => String(await node.call('CLIENT', 'LIST'))));
-    return lists
-      .join('\n')
-      .split('\n')
-      .filter((line) => {
-        const m = / name=(\S*)/.exec(line);
-        return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
-      }).length;
+    const node = await nodeOf(client(), `${bullPrefix(queue)}:${queue}:wait`);
+    const list = String(await node.call('CLIENT', 'LIST'));
+    return list.split('\n').filter((line) => {
+      const m = / name=(\S*)/.exec(line);
+      return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
+    }).length;
   };
 
   // BullMQ keeps a queue's active job ids in the list `<bull prefix>:<queue>:active`.

@@ -1,6 +1,6 @@
 /**
  * Redis as the tests look into it, one server or a cluster (no vitest, usable from scripts): every master node of
- * a connection, and deleting every key under a prefix (a test's, a seeded gateway's).
+ * a connection, the one holding a key, and deleting every key under a prefix (a test's, a seeded gateway's).
  */
 import { Cluster, type Redis } from 'ioredis';
 import { openRedis, type RedisClient } from '../../shared/messaging/redis-target.js';
@@ -10,6 +10,17 @@ export async function everyNode(client: RedisClient): Promise<Redis[]> {
   if (!(client instanceof Cluster)) return [client];
   if (client.status !== 'ready') await new Promise<void>((resolve, reject) => client.once('ready', resolve).once('error', reject));
   return client.nodes('master');
+}
+
+/** The connection itself for one server; for a cluster, the connection to the master that holds `key`'s slot. */
+export async function nodeOf(client: RedisClient, key: string): Promise<Redis> {
+  const nodes = await everyNode(client);
+  if (!(client instanceof Cluster)) return client;
+  const slot = Number(await client.cluster('KEYSLOT', key));
+  const owner = client.slots[slot]?.[0];
+  const node = nodes.find((n) => `${n.options.host}:${n.options.port}` === owner);
+  if (!node) throw new Error(`no master holds slot ${slot} (${owner})`);
+  return node;
 }
 
 export async function deleteKeysUnder(url: string, prefix: string): Promise<void> {
