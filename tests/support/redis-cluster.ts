@@ -16,7 +16,7 @@ const run = promisify(execFile);
 
 export const REDIS_CLUSTER_PORTS = [7301, 7302, 7303] as const;
 /** HOLON's form of a cluster URL: its seed nodes (shared/messaging/redis-target.ts). */
-export const REDIS_CLUSTER_URL = `redis+cluster://${REDIS_CLUSTER_PORTS.map((p) => `127.0.0.1:${p}`).join(',')}`;
+const REDIS_CLUSTER_URL = `redis+cluster://${REDIS_CLUSTER_PORTS.map((p) => `127.0.0.1:${p}`).join(',')}`;
 
 /** The cluster up and `cluster_state:ok` (scripts/redis-cluster.sh does nothing when it is); its URL. */
 export async function ensureRedisCluster(): Promise<string> {
