@@ -21,7 +21,8 @@ import { startPublishedFollower } from '../shared/registry/published.js';
 import { syncSearchDocuments } from '../shared/catalogue/search-documents.js';
 import { ensureAccount, PLATFORM_ACCOUNT } from '../shared/ledger/accounts.js';
 import { createLogger, type Logger } from '../shared/platform/log.js';
-import { createMessaging } from '../shared/messaging/index.js';
+import { createMessaging, type RedisFor } from '../shared/messaging/index.js';
+import { RUN_QUEUE, SETTLE_QUEUE } from '../shared/calls/wire.js';
 import { loadDevRegistry } from '../shared/registry/dev-registry.js';
 import type { AgentVersion } from '../shared/registry/agent-version.js';
 import { createRegistry } from '../shared/registry/registry.js';
@@ -130,6 +131,11 @@ async function devRegistry(config: Config, log: Logger, agents: readonly AgentVe
   return loadDevRegistry(dirs, { exclude: config.exclude, log, agentHost, env: { HOLON_SEC_CONTACT: config.secContact } });
 }
 
+/** The parts of the messaging on a Redis of their own (HOLON_REDIS_URL_*): the run and settle queues by name, the rest. */
+function redisParts({ redisFor }: Config): RedisFor {
+  return { queue: { [RUN_QUEUE]: redisFor.run, [SETTLE_QUEUE]: redisFor.settle }, queues: redisFor.queues, store: redisFor.store, notifier: redisFor.notifier };
+}
+
 /** What every role runs on: the log, metrics and tracing, the database, the messaging backend, the registry. */
 async function openFoundation(config: Config, roles: readonly Role[], sampleRecords: SampleRecords | undefined, inputs: GatewayInputs) {
   const everything = ALL_ROLES.every((r) => roles.includes(r));
@@ -140,7 +146,7 @@ async function openFoundation(config: Config, roles: readonly Role[], sampleReco
   const tracing = startTracing(config.tracesUrl, `holon-${name}`, log);
   const db = await openDatabase(config.databaseUrl ? { url: config.databaseUrl, poolMax: config.dbPool } : { dir: config.dbDir });
   const messaging = await createMessaging({
-    ...(config.redisUrl ? { redisUrl: config.redisUrl } : {}),
+    ...(config.redisUrl ? { redisUrl: config.redisUrl, redisFor: redisParts(config) } : {}),
     prefix: config.redisPrefix,
     logger: log,
     onJobStart: (queue, waitMs) => metrics.queueWaitSeconds.observe({ queue }, waitMs / 1000),

@@ -3,7 +3,12 @@
  * `bullmq`; everything else sees the interfaces of ./types.ts.
  *
  * Keys: every queue lives under `<prefix>:q:<queue name>:…` (prefix from HOLON_REDIS_PREFIX),
- * so two gateways with different prefixes on one Redis never see each other's jobs.
+ * so two gateways with different prefixes on one Redis never see each other's jobs. On a Redis Cluster each queue's
+ * BullMQ prefix is a hash tag of its own (`{<prefix>:q:<queue name>}`, `bullQueuePrefix`): every BullMQ script touches
+ * the keys of one queue, which are then in one slot, and the queues spread over the nodes.
+ *
+ * A queue may be on a Redis of its own (`queueConnections`, one server or a cluster); the queues on one Redis share
+ * its connections.
  *
  * Connections: one shared ioredis connection for all producers (Queue instances), one shared connection for
  * the workers' ordinary commands (BullMQ requires `maxRetriesPerRequest: null` there so a Redis blip makes a
@@ -27,10 +32,10 @@
  */
 import { DelayedError, Queue as BullQueue, Worker as BullWorker, type Job, type JobsOptions } from 'bullmq';
 import { BullMQOtel } from 'bullmq-otel';
-import { Redis } from 'ioredis';
 import { namespaceOf } from './ephemeral.js';
 import type { JobHandler, JobInfo, JobOptions, JobStartObserver, Queue, QueueBackend, QueueCounts, Worker } from './types.js';
 import { closeRedis } from './redis-close.js';
+import { isClusterUrl, openRedis, type RedisClient } from './redis-target.js';
 
 /** Enough of a pino logger for the queue adapters. */
 export interface QueueLogger {
@@ -57,8 +62,10 @@ const DEFAULT_STALL_SETTINGS: Readonly<StallSettings> = Object.freeze({
 });
 
 export interface BullBackendOptions {
-  /** Redis URL (`redis://…` or `rediss://…`). */
+  /** Redis URL (`redis://…`, `rediss://…`, or a cluster's `redis+cluster://…`). */
   connection: string;
+  /** Queues on a Redis of their own: a queue's name → its URL (the others are on `connection`). */
+  queueConnections?: Readonly<Record<string, string | undefined>>;
   /** Key prefix (HOLON_REDIS_PREFIX). */
   prefix?: string;
   /** Stall/lock settings for every worker of this backend (per-worker options override them). */
@@ -78,8 +85,6 @@ type BullJobState = 'waiting' | 'active' | 'delayed' | 'completed' | 'failed' | 
 
 export interface BullBackend extends QueueBackend {
   readonly kind: 'redis';
-  /** The BullMQ key prefix actually used (`<prefix>:q`). */
-  readonly keyPrefix: string;
   worker<T>(name: string, handler: JobHandler<T>, options: BullWorkerOptions): Worker;
   /** Where a job is (for operations and tests); `unknown` once it is gone. */
   jobState(name: string, jobId: string): Promise<BullJobState>;
@@ -88,6 +93,11 @@ export interface BullBackend extends QueueBackend {
 /** The BullMQ `prefix` option for a Holon prefix: keys become `<prefix>:q:<queue>:…`. */
 export function bullPrefixOf(prefix: string | undefined): string {
   return `${namespaceOf(prefix)}q`;
+}
+
+/** The BullMQ `prefix` of one queue: `bullPrefixOf`'s, and on a cluster a hash tag of the queue's own (`{<prefix>:q:<queue>}`). */
+export function bullQueuePrefix(prefix: string | undefined, queue: string, cluster: boolean): string {
+  return cluster ? `{${bullPrefixOf(prefix)}:${queue}}` : bullPrefixOf(prefix);
 }
 
 /*
@@ -151,7 +161,6 @@ export function createBullBackend(options: BullBackendOptions): BullBackend {
   const bull = new BullConnections(options);
   return {
     kind: 'redis',
-    keyPrefix: bull.keyPrefix,
 
     queue<T>(name: string): Queue<T> {
       bull.assertOpen();
@@ -203,23 +212,30 @@ function stallSettingsOf(defaults: StallSettings, overrides: Partial<StallSettin
   return stall;
 }
 
-/** One backend's Redis connections (opened lazily), its BullMQ queues and workers, and its closing. */
+/** A Redis's two shared connections (opened lazily): the producers', and the workers' ordinary commands. */
+interface RedisPair {
+  producer?: RedisClient;
+  consumer?: RedisClient;
+}
+
+/** One backend's Redis connections (opened lazily, per Redis), its BullMQ queues and workers, and its closing. */
 class BullConnections {
-  readonly keyPrefix: string;
   readonly stallDefaults: StallSettings;
-  private readonly url: string;
+  private readonly prefix: string | undefined;
+  private readonly connectionOf: (queue: string) => string;
   private readonly logger: QueueLogger;
   private readonly onJobStart: JobStartObserver | undefined;
   private readonly telemetry: { telemetry?: BullMQOtel };
-  private producer: Redis | undefined;
-  private consumer: Redis | undefined;
+  /** By Redis URL. */
+  private readonly redises = new Map<string, RedisPair>();
   private readonly queues = new Map<string, BullQueue>();
   private readonly workers = new Set<BullWorker>();
   private closing: Promise<void> | undefined;
 
   constructor(options: BullBackendOptions) {
-    this.url = options.connection;
-    this.keyPrefix = bullPrefixOf(options.prefix);
+    this.prefix = options.prefix;
+    const own = options.queueConnections ?? {};
+    this.connectionOf = (queue) => own[queue] ?? options.connection;
     this.logger = options.logger ?? silentLogger;
     this.onJobStart = options.onJobStart;
     this.stallDefaults = { ...DEFAULT_STALL_SETTINGS, ...definedOnly(options.worker ?? {}) };
@@ -230,11 +246,12 @@ class BullConnections {
     if (this.closing) throw new Error('queue backend is closed');
   }
 
-  /** The BullMQ queue of `name`, made on first use, on the shared producer connection. */
+  /** The BullMQ queue of `name`, made on first use, on the shared producer connection of its Redis. */
   queue(name: string): BullQueue {
     let q = this.queues.get(name);
     if (!q) {
-      q = new BullQueue(name, { connection: this.producerConnection(), prefix: this.keyPrefix, ...this.telemetry });
+      const url = this.connectionOf(name);
+      q = new BullQueue(name, { connection: this.producerConnection(url), prefix: this.prefixOf(name, url), ...this.telemetry });
       q.on('error', (err) => this.logger.error({ queue: name, err: errorMessage(err) }, 'queue error'));
       this.queues.set(name, q);
     }
@@ -243,6 +260,7 @@ class BullConnections {
 
   /** A BullMQ worker on `name` (its blocking connection duplicated from the shared consumer one), its events logged. */
   startWorker<T>(name: string, handler: JobHandler<T>, settings: StallSettings & { concurrency: number }): Worker {
+    const url = this.connectionOf(name);
     const worker = new BullWorker(
       name,
       async (job: Job, token?: string) => {
@@ -256,8 +274,8 @@ class BullConnections {
         }
       },
       {
-        connection: this.consumerConnection(),
-        prefix: this.keyPrefix,
+        connection: this.consumerConnection(url),
+        prefix: this.prefixOf(name, url),
         concurrency: settings.concurrency,
         stalledInterval: settings.stalledIntervalMs,
         lockDuration: settings.lockDurationMs,
@@ -287,9 +305,10 @@ class BullConnections {
       };
       await settle([...this.workers].map((w) => w.close()));
       await settle([...this.queues.values()].map((q) => q.close()));
-      await settle([closeRedis(this.producer), closeRedis(this.consumer)]);
+      await settle([...this.redises.values()].flatMap((r) => [closeRedis(r.producer), closeRedis(r.consumer)]));
       this.workers.clear();
       this.queues.clear();
+      this.redises.clear();
       if (errors.length) throw errors[0];
     })();
     return this.closing;
@@ -307,21 +326,36 @@ class BullConnections {
     worker.on('stalled', (jobId) => logger.warn({ queue: name, jobId: decodeJobId(jobId) }, 'job stalled; redelivering'));
   }
 
-  private producerConnection(): Redis {
-    if (!this.producer) {
-      // Producers fail a command after ioredis' default retries rather than hang an API request forever.
-      this.producer = new Redis(this.url, { connectionName: `${this.keyPrefix}:producer` });
-      this.producer.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'queue producer connection error'));
-    }
-    return this.producer;
+  private prefixOf(queue: string, url: string): string {
+    return bullQueuePrefix(this.prefix, queue, isClusterUrl(url));
   }
 
-  private consumerConnection(): Redis {
-    if (!this.consumer) {
-      this.consumer = new Redis(this.url, { maxRetriesPerRequest: null, connectionName: `${this.keyPrefix}:worker` });
-      this.consumer.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'queue worker connection error'));
+  private redis(url: string): RedisPair {
+    let pair = this.redises.get(url);
+    if (!pair) {
+      pair = {};
+      this.redises.set(url, pair);
     }
-    return this.consumer;
+    return pair;
+  }
+
+  private producerConnection(url: string): RedisClient {
+    const pair = this.redis(url);
+    if (!pair.producer) {
+      // Producers fail a command after ioredis' default retries rather than hang an API request forever.
+      pair.producer = openRedis(url, { connectionName: `${bullPrefixOf(this.prefix)}:producer` });
+      pair.producer.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'queue producer connection error'));
+    }
+    return pair.producer;
+  }
+
+  private consumerConnection(url: string): RedisClient {
+    const pair = this.redis(url);
+    if (!pair.consumer) {
+      pair.consumer = openRedis(url, { maxRetriesPerRequest: null, connectionName: `${bullPrefixOf(this.prefix)}:worker` });
+      pair.consumer.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'queue worker connection error'));
+    }
+    return pair.consumer;
   }
 }
 

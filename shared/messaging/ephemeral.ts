@@ -9,16 +9,19 @@
  * the other still needs it, nor both miss it.
  *
  * Redis: keys `<prefix>:e:<key>`; put = SET … EX ttl, take = GETDEL (Redis ≥ 6.2), peek = GET, delete = DEL;
- * keepFor = SADD + EXPIRE (one MULTI), handOver = one Lua script, peekKept = GET + EXISTS (one MULTI).
+ * keepFor = SADD + EXPIRE (one MULTI), handOver = one Lua script, peekKept = GET + EXISTS (one MULTI). On a Redis
+ * Cluster the key is a hash tag (`<prefix>:e:{<key>}`, its companions `<prefix>:e:{<key>}:due` and `…:gone`): the
+ * script and the MULTIs touch one value and its companions only, so each runs on one slot. The keys of a call
+ * (`input:<call id>`, `output:<call id>`, …) are spread over the slots by call id.
  * Memory: a Map with expiry timestamps; expired entries are invisible at once and purged lazily on access and
  * by an unref'd timer.
  *
  * TTLs are whole seconds (Redis EX); a fractional TTL is rounded up.
  */
-import { Redis } from 'ioredis';
 import { DEFAULT_REDIS_PREFIX } from '../platform/config.js';
 import type { EphemeralStore, Kept } from './types.js';
 import { lazyRedis } from './redis-close.js';
+import { isClusterUrl, openRedis, type RedisClient } from './redis-target.js';
 
 /** The consumers a kept value still waits for, and the note left once they all had it (store keys, see above). */
 const dueKey = (key: string): string => `${key}:due`;
@@ -40,9 +43,9 @@ if redis.call('EXISTS', KEYS[3]) == 1 then return {'collected'} end
 return {'absent'}
 `;
 
-interface StoreRedis extends Redis {
+type StoreRedis = RedisClient & {
   handOverKept(value: string, due: string, gone: string, consumer: string, ttlSeconds: number): Promise<[string, string?]>;
-}
+};
 
 function keptOf(reply: [string, string?]): Kept {
   if (reply[0] === 'kept') return { kind: 'kept', value: reply[1]! };
@@ -70,9 +73,12 @@ export function namespaceOf(prefix: string | undefined): string {
   return p.endsWith(':') ? p : `${p}:`;
 }
 
-/** The Redis key a store with this prefix uses for `key`. */
-function redisStoreKey(prefix: string | undefined, key: string): string {
-  return `${namespaceOf(prefix)}e:${key}`;
+/**
+ * The Redis key a store with this prefix uses for `key`; its companions append to it (`dueKey`, `goneKey`). On a
+ * cluster `key` is the hash tag, so a value and its companions are in one slot.
+ */
+export function redisStoreKey(prefix: string | undefined, key: string, cluster: boolean): string {
+  return cluster ? `${namespaceOf(prefix)}e:{${key}}` : `${namespaceOf(prefix)}e:${key}`;
 }
 
 function ttlOf(ttlSeconds: number): number {
@@ -109,15 +115,16 @@ export interface RedisEphemeralStore extends EphemeralStore {
 }
 
 export function createRedisStore(redisUrl: string, prefix?: string): RedisEphemeralStore {
+  const cluster = isClusterUrl(redisUrl);
   const redis = lazyRedis('ephemeral store', () => {
-    const client = new Redis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` }) as StoreRedis;
+    const client = openRedis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` }) as StoreRedis;
     client.defineCommand('handOverKept', { numberOfKeys: 3, lua: HAND_OVER });
     return client;
   });
   const connection = redis.connection;
   const k = (key: string) => {
     assertKey(key);
-    return redisStoreKey(prefix, key);
+    return redisStoreKey(prefix, key, cluster);
   };
 
   return {
@@ -145,7 +152,7 @@ export function createRedisStore(redisUrl: string, prefix?: string): RedisEpheme
       consumers.forEach(assertConsumer);
       const ttl = ttlOf(ttlSeconds);
       if (consumers.length === 0) return;
-      const due = k(dueKey(key));
+      const due = dueKey(k(key));
       replied(
         await connection()
           .multi()
@@ -156,14 +163,15 @@ export function createRedisStore(redisUrl: string, prefix?: string): RedisEpheme
     },
     async handOver(key: string, consumer: string, ttlSeconds: number): Promise<Kept> {
       assertConsumer(consumer);
-      return keptOf(await connection().handOverKept(k(key), k(dueKey(key)), k(goneKey(key)), consumer, ttlOf(ttlSeconds)));
+      const value = k(key);
+      return keptOf(await connection().handOverKept(value, dueKey(value), goneKey(value), consumer, ttlOf(ttlSeconds)));
     },
     async peekKept(key: string): Promise<Kept> {
       const [value, collected] = replied(
         await connection()
           .multi()
           .get(k(key))
-          .exists(k(goneKey(key)))
+          .exists(goneKey(k(key)))
           .exec(),
       ) as [string | null, number];
       if (value !== null) return { kind: 'kept', value };

@@ -1,6 +1,7 @@
 /**
  * The messaging bundle every service gets: queues, notifier, ephemeral store. Redis (BullMQ / ioredis) when a
- * Redis URL is configured; in-process twins otherwise (the embedded default, not for production).
+ * Redis URL is configured; in-process twins otherwise (the embedded default, not for production). Each part may be
+ * on a Redis of its own (`redisFor`), each one server or a Redis Cluster (redis-target.ts).
  */
 import type { QueueLogger, StallSettings } from './bullmq.js';
 import { DEFAULT_REDIS_PREFIX } from '../platform/config.js';
@@ -11,9 +12,21 @@ import type { EphemeralStore, JobStartObserver, Messaging, Notifier, QueueBacken
 
 export type * from './types.js';
 
+/** Redis of their own for parts of the messaging, each a URL as REDIS_URL's; unset = REDIS_URL. */
+export interface RedisFor {
+  /** Queues on a Redis of their own, by name (the run queue, the settle queue). */
+  queue?: Readonly<Record<string, string | undefined>>;
+  /** Every other queue. */
+  queues?: string;
+  store?: string;
+  notifier?: string;
+}
+
 export interface MessagingOptions {
   /** REDIS_URL; absent = in-process implementations. */
   redisUrl?: string;
+  /** The parts on a Redis of their own (ignored without `redisUrl`). */
+  redisFor?: RedisFor;
   /** HOLON_REDIS_PREFIX (default DEFAULT_REDIS_PREFIX). Ignored without Redis. */
   prefix?: string;
   /** Stall/lock settings for BullMQ workers (defaults: DEFAULT_STALL_SETTINGS in ./bullmq.ts). */
@@ -34,16 +47,19 @@ export async function createMessaging(options: MessagingOptions = {}): Promise<M
   const prefix = options.prefix || DEFAULT_REDIS_PREFIX;
   // Loaded only when Redis is configured: the embedded default never loads BullMQ.
   const { createBullBackend } = await import('./bullmq.js');
-  const store = createRedisStore(options.redisUrl, prefix);
+  const redisUrl = options.redisUrl;
+  const { queue = {}, queues: otherQueues = redisUrl, store: storeUrl = redisUrl, notifier: notifierUrl = redisUrl } = options.redisFor ?? {};
+  const store = createRedisStore(storeUrl, prefix);
   const queues = createBullBackend({
-    connection: options.redisUrl,
+    connection: otherQueues,
+    queueConnections: queue,
     prefix,
     worker: options.worker,
     logger: options.logger,
     ...(options.onJobStart ? { onJobStart: options.onJobStart } : {}),
     tracing: options.tracing ?? false,
   });
-  const notifier = createRedisNotifier(options.redisUrl, prefix, { logger: options.logger });
+  const notifier = createRedisNotifier(notifierUrl, prefix, { logger: options.logger });
   const messaging = bundle('redis', queues, notifier, store);
   try {
     // Fail at start-up, in plain words, rather than on the first call.

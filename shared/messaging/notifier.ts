@@ -5,7 +5,9 @@
  * (`<prefix>:n:<channel>`), local fan-out: however many listeners a process has on a channel, Redis sees one
  * SUBSCRIBE, and an UNSUBSCRIBE when the last of them leaves. Publishing uses a separate connection (a
  * subscribed connection can do nothing else). `subscribe()` resolves once Redis has confirmed the
- * subscription, so a message published after it resolves is delivered.
+ * subscription, so a message published after it resolves is delivered. On a Redis Cluster the subscriber is one
+ * node's connection (ioredis' Cluster picks it, and subscribes again elsewhere when it goes); a PUBLISH to any node
+ * reaches every node's subscribers.
  *
  * Memory: an EventEmitter; messages are delivered on a later turn of the event loop, as with Redis.
  *
@@ -13,11 +15,11 @@
  * is the truth; waiters fall back to it).
  */
 import { EventEmitter } from 'node:events';
-import { Redis } from 'ioredis';
 import type { QueueLogger } from './bullmq.js';
 import { namespaceOf } from './ephemeral.js';
 import type { Notifier } from './types.js';
 import { closeRedis } from './redis-close.js';
+import { openRedis, type RedisClient } from './redis-target.js';
 
 const noop = () => {};
 const silent: QueueLogger = { warn: noop, error: noop };
@@ -99,8 +101,8 @@ class RedisChannels {
   private readonly subscribed = new Set<string>();
   /** Per channel, the tail of the chain of SUBSCRIBE/UNSUBSCRIBE operations (keeps them in order). */
   private readonly ops = new Map<string, Promise<void>>();
-  private subscriber: Redis | undefined;
-  private publisher: Redis | undefined;
+  private subscriber: RedisClient | undefined;
+  private publisher: RedisClient | undefined;
 
   constructor(
     private readonly redisUrl: string,
@@ -153,9 +155,9 @@ class RedisChannels {
     return next;
   }
 
-  publisherConnection(): Redis {
+  publisherConnection(): RedisClient {
     if (!this.publisher) {
-      this.publisher = new Redis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}publisher` });
+      this.publisher = openRedis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}publisher` });
       this.publisher.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'notifier publisher connection error'));
     }
     return this.publisher;
@@ -170,9 +172,9 @@ class RedisChannels {
     await Promise.allSettled([closeRedis(this.subscriber), closeRedis(this.publisher)]);
   }
 
-  private subscriberConnection(): Redis {
+  private subscriberConnection(): RedisClient {
     if (!this.subscriber) {
-      this.subscriber = new Redis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}notifier` });
+      this.subscriber = openRedis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}notifier` });
       this.subscriber.on('message', (channel: string, message: string) => {
         const set = this.listeners.get(channel);
         if (set) deliver(set, message, this.logger, channel);

@@ -1,7 +1,7 @@
-import type { Redis } from 'ioredis';
+import type { RedisClient } from './redis-target.js';
 
 /** Close a Redis connection politely when it is up (QUIT), at once otherwise; never throws. */
-export async function closeRedis(client: Redis | undefined): Promise<void> {
+export async function closeRedis(client: RedisClient | undefined): Promise<void> {
   if (!client || client.status === 'end') return;
   if (client.status !== 'ready') {
     client.disconnect();
@@ -18,7 +18,7 @@ export async function closeRedis(client: Redis | undefined): Promise<void> {
  * One Redis connection opened on first use and closed once: `connection()` throws after `close()` (with
  * `<what> is closed`), and `close()` may be called any number of times.
  */
-export function lazyRedis<T extends Redis>(what: string, open: () => T): { connection(): T; close(): Promise<void> } {
+export function lazyRedis<T extends RedisClient>(what: string, open: () => T): { connection(): T; close(): Promise<void> } {
   let client: T | undefined;
   let closed = false;
   return {

@@ -17,9 +17,9 @@
  * Memory: the same semantics in a Map for the embedded mode (one process, no Redis). Expired windows are
  * dropped on access and by an unref'd timer.
  */
-import { Redis } from 'ioredis';
 import { namespaceOf } from '../messaging/ephemeral.js';
 import { lazyRedis } from '../messaging/redis-close.js';
+import { openRedis, type RedisClient } from '../messaging/redis-target.js';
 
 export interface RateRule {
   /** Hits admitted per window (≥ 1). */
@@ -78,7 +78,7 @@ end
 return {n, ttl}
 `;
 
-type WithHit = Redis & { holonRateHit(key: string, windowMs: number): Promise<[number, number]> };
+type WithHit = RedisClient & { holonRateHit(key: string, windowMs: number): Promise<[number, number]> };
 
 export interface RedisRateLimiterOptions {
   /** How long one hit may wait for Redis before it fails (ms); default 1000. */
@@ -89,7 +89,7 @@ export interface RedisRateLimiterOptions {
 
 export function createRedisRateLimiter(redisUrl: string, prefix?: string, options: RedisRateLimiterOptions = {}): RateLimiter {
   const redis = lazyRedis('rate limiter', () => {
-    const c = new Redis(redisUrl, {
+    const c = openRedis(redisUrl, {
       connectionName: `${namespaceOf(prefix)}ratelimit`,
       maxRetriesPerRequest: 1,
       commandTimeout: options.commandTimeoutMs ?? 1000,

@@ -1,6 +1,7 @@
 /**
  * The messaging contract: one suite, run against the Redis implementations (BullMQ / ioredis, each test under
- * its own key prefix) and the in-process twins. Timing assertions are lower bounds and "not yet" checks only.
+ * its own key prefix) on one server and on a Redis Cluster (tests/support/redis-cluster.ts), and the in-process
+ * twins. Timing assertions are lower bounds and "not yet" checks only.
  * Redelivery after a worker process is killed: tests/processes/worker-redelivery.test.ts.
  */
 import { Redis } from 'ioredis';
@@ -10,6 +11,7 @@ import { redisChannelName } from '../../shared/messaging/notifier.js';
 import type { JobInfo, JobStartObserver, Messaging } from '../../shared/messaging/types.js';
 import { perTestCleanups } from '../support/cleanups.js';
 import { poll, sleep } from '../support/poll.js';
+import { ensureRedisCluster } from '../support/redis-cluster.js';
 
 /** Assertions that hold soon: retried every 20 ms for up to 10 s (poll's `assert` form). */
 const SOON = { assert: true, timeoutMs: 10_000, intervalMs: 20 } as const;
@@ -24,17 +26,17 @@ function gate() {
   return { open, opened };
 }
 
-describe.each(['redis', 'memory'] as const)('messaging contract: %s', (kind) => {
+describe.each(['redis', 'redis cluster', 'memory'] as const)('messaging contract: %s', (kind) => {
   async function messaging(options: { onJobStart?: JobStartObserver } = {}): Promise<Messaging> {
     const m =
-      kind === 'redis'
-        ? await (async () => {
-            const r = await testRedis();
+      kind === 'memory'
+        ? await createMessaging(options)
+        : await (async () => {
+            const r = await testRedis(kind === 'redis cluster' ? await ensureRedisCluster() : undefined);
             return createMessaging({ redisUrl: r.url, prefix: r.prefix, ...options });
-          })()
-        : await createMessaging(options);
+          })();
     defer(() => m.close());
-    expect(m.kind).toBe(kind);
+    expect(m.kind).toBe(kind === 'memory' ? 'memory' : 'redis');
     return m;
   }
 

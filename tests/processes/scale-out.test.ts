@@ -4,7 +4,8 @@
  * memory, so the invariants hold across processes and across crashes:
  *
  * 1. two APIs, two runners, one settler: no overspend under concurrent calls split across the APIs, every
- *    request one receipt, every settlement once, each admitted call run exactly once, both runners used;
+ *    request one receipt, every settlement once, each admitted call run exactly once, both runners used; on one
+ *    Redis, and again on a three-node Redis Cluster (tests/support/redis-cluster.ts);
  * 2. a runner killed with SIGKILL mid-call: the redelivered job closes the call failed / gateway_restarted,
  *    unbilled, its hold released, and the agent is never invoked a second time;
  * 3. a settler killed with SIGKILL mid-work: a second settler settles every call exactly once;
@@ -23,6 +24,7 @@ import type { TestDatabase } from '../support/db.js';
 import { startTestCluster } from '../support/gateway.js';
 import type { Cluster, ServiceProcess } from '../support/processes.js';
 import { poll, sleep } from '../support/poll.js';
+import { ensureRedisCluster } from '../support/redis-cluster.js';
 
 const CENT = 10_000n;
 const SIGNUP_CREDIT = 5_000_000n;
@@ -37,10 +39,11 @@ interface Bed {
 
 let bed: Bed | undefined;
 
-async function setUp(): Promise<Bed> {
+/** `redisUrl`: another Redis than the run's (the test Redis Cluster). */
+async function setUp(redisUrl?: string): Promise<Bed> {
   const dir = await mkdtemp(path.join(tmpdir(), 'holon-scale-'));
   const invocationsFile = path.join(dir, 'invocations.jsonl');
-  const { cluster, db, stop } = await startTestCluster({ env: { HOLON_TEST_INVOCATIONS: invocationsFile } });
+  const { cluster, db, stop } = await startTestCluster({ env: { HOLON_TEST_INVOCATIONS: invocationsFile }, ...(redisUrl ? { redisUrl } : {}) });
   // A failing test shows what the services said (their warnings and errors, as JSON log lines).
   onTestFailed(() => {
     console.error(`service output:\n${cluster.describe()}`);
@@ -194,86 +197,94 @@ async function expectSettledBooks(b: Bed, mandateId: string): Promise<{ billed: 
 
 // ---------------------------------------------------------------------------------------------------------
 
+/** 2 APIs, 2 runners, 1 settler: 120 concurrent calls on a budget for 50 never overspend; each runs once, settles once. */
+async function raceForTheBudget(b: Bed): Promise<void> {
+  // One process first (it opens the database and runs the migrations), then the rest at once.
+  await b.cluster.start('settler');
+  const [apiA, apiB, runnerA, runnerB] = await Promise.all([
+    b.cluster.start('api'),
+    b.cluster.start('api'),
+    b.cluster.start('runner'),
+    b.cluster.start('runner'),
+  ]);
+  expect(await b.cluster.connectedWorkers('run')).toBe(2);
+  const mandate = await createMandate(apiA, { budget: { total: '0.50', currency: 'EUR' } });
+  const apis = [apiA!, apiB!];
+  // The race starts with both processes at the line: the mandate row is held here until each API has a reservation
+  // waiting on it (admission groups the calls that arrive meanwhile behind that statement, holon_admit_batch), and
+  // the burst has had time to arrive; then all go at once, two batches racing for the budget.
+  const gate = await b.db.knex.transaction();
+  await gate.raw('SELECT 1 FROM mandates WHERE id = ? FOR UPDATE', [mandate]);
+  const burst = Promise.all(
+    Array.from({ length: 120 }, async (_, i) => {
+      const api = apis[i % 2]!;
+      const r = await request(api, 'POST', '/v0/calls', { mandate, agent: 'fixtures/hang', input: { ms: 30 } });
+      return { api: api.name, ...r };
+    }),
+  );
+  try {
+    await poll(
+      async () => {
+        const r = await b.db.knex.raw<{ rows: Array<{ n: string }> }>(
+          `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
+        );
+        return Number(r.rows[0]!.n) >= 2 ? true : undefined;
+      },
+      { what: 'reservations of both APIs waiting on the mandate', timeoutMs: 20_000 },
+    );
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+  } finally {
+    await gate.commit();
+  }
+  const results = await burst;
+
+  const unexpected = results.filter((r) => ![200, 202, 403].includes(r.status));
+  expect(unexpected, 'every answer is 200, 202 or 403').toEqual([]);
+  const idOf = (r: Reply) => (r.status === 202 ? r.body.call.id : r.body.receipt.id) as string;
+  const ids = results.map(idOf);
+  expect(new Set(ids).size).toBe(120);
+  // A 202 (sync wait ran out) is acceptable only if the call is settled later.
+  for (const r of results.filter((x) => x.status === 202)) {
+    const receipt = await receiptOf(b, apiA!, r.body.call.id);
+    expect(['succeeded', 'failed']).toContain(receipt.status);
+  }
+  await quiescent(b);
+
+  const ok = results.filter((r) => r.status === 200);
+  for (const r of ok) expect(r.body.receipt).toMatchObject({ status: 'succeeded', billed: true, cost: { own: '0.01' } });
+  for (const r of results.filter((x) => x.status === 403)) expect(r.body.receipt.status).toBe('denied');
+  expect(ok.length).toBeGreaterThan(0);
+  expect(ok.length).toBeLessThanOrEqual(50);
+  // both API processes admitted and answered calls
+  expect(new Set(ok.map((r) => r.api))).toEqual(new Set([apiA!.name, apiB!.name]));
+
+  // every request has exactly one receipt, denied ones included
+  const receipts = await b.db.knex('receipts').whereIn('id', ids).select('id', 'status', 'billed', 'cost_total');
+  expect(receipts).toHaveLength(120);
+  const billedReceipts = receipts.filter((r) => r.billed);
+  expect(billedReceipts.length).toBeLessThanOrEqual(50);
+  expect(billedReceipts.length).toBeGreaterThanOrEqual(ok.length);
+
+  const { billed } = await expectSettledBooks(b, mandate);
+  expect(billed).toBe(BigInt(billedReceipts.length) * CENT);
+  expect(billed).toBeLessThanOrEqual(50n * CENT);
+
+  // each admitted call invoked the agent exactly once, and both runner processes ran calls
+  const admitted = (await b.db.knex('calls').pluck('id')).sort();
+  const runs = await invocations(b);
+  expect(runs.map((r) => r.call).sort()).toEqual(admitted);
+  const perRunner = [runnerA!, runnerB!].map((r) => runs.filter((x) => x.pid === r.pid).length);
+  console.info(`[scale-out] ${ok.length} of 120 calls succeeded; runners ran ${perRunner.join(' + ')} calls`);
+  expect(new Set(runs.map((r) => r.pid))).toEqual(new Set([runnerA!.pid, runnerB!.pid]));
+}
+
 describe('scale-out: services as separate processes on shared Postgres and Redis', () => {
   test('2 APIs, 2 runners, 1 settler: 120 concurrent calls on a budget for 50 never overspend; each runs once, settles once', async () => {
-    const b = await setUp();
-    // One process first (it opens the database and runs the migrations), then the rest at once.
-    await b.cluster.start('settler');
-    const [apiA, apiB, runnerA, runnerB] = await Promise.all([
-      b.cluster.start('api'),
-      b.cluster.start('api'),
-      b.cluster.start('runner'),
-      b.cluster.start('runner'),
-    ]);
-    expect(await b.cluster.connectedWorkers('run')).toBe(2);
-    const mandate = await createMandate(apiA, { budget: { total: '0.50', currency: 'EUR' } });
-    const apis = [apiA!, apiB!];
-    // The race starts with both processes at the line: the mandate row is held here until each API has a reservation
-    // waiting on it (admission groups the calls that arrive meanwhile behind that statement, holon_admit_batch), and
-    // the burst has had time to arrive; then all go at once, two batches racing for the budget.
-    const gate = await b.db.knex.transaction();
-    await gate.raw('SELECT 1 FROM mandates WHERE id = ? FOR UPDATE', [mandate]);
-    const burst = Promise.all(
-      Array.from({ length: 120 }, async (_, i) => {
-        const api = apis[i % 2]!;
-        const r = await request(api, 'POST', '/v0/calls', { mandate, agent: 'fixtures/hang', input: { ms: 30 } });
-        return { api: api.name, ...r };
-      }),
-    );
-    try {
-      await poll(
-        async () => {
-          const r = await b.db.knex.raw<{ rows: Array<{ n: string }> }>(
-            `SELECT count(*) AS n FROM pg_stat_activity WHERE datname = current_database() AND wait_event_type = 'Lock'`,
-          );
-          return Number(r.rows[0]!.n) >= 2 ? true : undefined;
-        },
-        { what: 'reservations of both APIs waiting on the mandate', timeoutMs: 20_000 },
-      );
-      await new Promise((resolve) => setTimeout(resolve, 1_000));
-    } finally {
-      await gate.commit();
-    }
-    const results = await burst;
+    await raceForTheBudget(await setUp());
+  }, 150_000);
 
-    const unexpected = results.filter((r) => ![200, 202, 403].includes(r.status));
-    expect(unexpected, 'every answer is 200, 202 or 403').toEqual([]);
-    const idOf = (r: Reply) => (r.status === 202 ? r.body.call.id : r.body.receipt.id) as string;
-    const ids = results.map(idOf);
-    expect(new Set(ids).size).toBe(120);
-    // A 202 (sync wait ran out) is acceptable only if the call is settled later.
-    for (const r of results.filter((x) => x.status === 202)) {
-      const receipt = await receiptOf(b, apiA!, r.body.call.id);
-      expect(['succeeded', 'failed']).toContain(receipt.status);
-    }
-    await quiescent(b);
-
-    const ok = results.filter((r) => r.status === 200);
-    for (const r of ok) expect(r.body.receipt).toMatchObject({ status: 'succeeded', billed: true, cost: { own: '0.01' } });
-    for (const r of results.filter((x) => x.status === 403)) expect(r.body.receipt.status).toBe('denied');
-    expect(ok.length).toBeGreaterThan(0);
-    expect(ok.length).toBeLessThanOrEqual(50);
-    // both API processes admitted and answered calls
-    expect(new Set(ok.map((r) => r.api))).toEqual(new Set([apiA!.name, apiB!.name]));
-
-    // every request has exactly one receipt, denied ones included
-    const receipts = await b.db.knex('receipts').whereIn('id', ids).select('id', 'status', 'billed', 'cost_total');
-    expect(receipts).toHaveLength(120);
-    const billedReceipts = receipts.filter((r) => r.billed);
-    expect(billedReceipts.length).toBeLessThanOrEqual(50);
-    expect(billedReceipts.length).toBeGreaterThanOrEqual(ok.length);
-
-    const { billed } = await expectSettledBooks(b, mandate);
-    expect(billed).toBe(BigInt(billedReceipts.length) * CENT);
-    expect(billed).toBeLessThanOrEqual(50n * CENT);
-
-    // each admitted call invoked the agent exactly once, and both runner processes ran calls
-    const admitted = (await b.db.knex('calls').pluck('id')).sort();
-    const runs = await invocations(b);
-    expect(runs.map((r) => r.call).sort()).toEqual(admitted);
-    const perRunner = [runnerA!, runnerB!].map((r) => runs.filter((x) => x.pid === r.pid).length);
-    console.info(`[scale-out] ${ok.length} of 120 calls succeeded; runners ran ${perRunner.join(' + ')} calls`);
-    expect(new Set(runs.map((r) => r.pid))).toEqual(new Set([runnerA!.pid, runnerB!.pid]));
+  test('the same on a three-node Redis Cluster: queues, store and notifier spread over its nodes', async () => {
+    await raceForTheBudget(await setUp(await ensureRedisCluster()));
   }, 150_000);
 
   test('a runner killed with SIGKILL mid-call: the call closes failed / gateway_restarted, unbilled, and the agent ran once', async () => {

@@ -5,7 +5,7 @@
 import { afterEach } from 'vitest';
 import { createTestRedis, type TestRedis } from './redis.js';
 
-export function perTestCleanups(): { defer(fn: () => Promise<void>): void; testRedis(): Promise<TestRedis> } {
+export function perTestCleanups(): { defer(fn: () => Promise<void>): void; testRedis(url?: string): Promise<TestRedis> } {
   let cleanups: Array<() => Promise<void>> = [];
   afterEach(async () => {
     const list = cleanups.reverse();
@@ -17,8 +17,9 @@ export function perTestCleanups(): { defer(fn: () => Promise<void>): void; testR
   };
   return {
     defer,
-    async testRedis() {
-      const r = await createTestRedis();
+    /** A prefix on the run's Redis, or on the one `url` names (the test cluster). */
+    async testRedis(url?: string) {
+      const r = await createTestRedis(url);
       defer(() => r.cleanup());
       return r;
     },

@@ -30,8 +30,8 @@ import { audit } from '../../shared/ledger/audit.js';
 import type { AgentVersion } from '../../shared/registry/agent-version.js';
 import { loadDevRegistry } from '../../shared/registry/dev-registry.js';
 import { createLogger } from '../../shared/platform/log.js';
+import { openRedis } from '../../shared/messaging/redis-target.js';
 import type { Config } from '../../shared/platform/config.js';
-import { Redis } from 'ioredis';
 import type { TestDatabase } from './db.js';
 import { ADMIN_KEY, send, type Reply, type Schema } from './http.js';
 import { createDatabase, databaseUrlFor, dropDatabase } from './postgres-admin.js';
@@ -45,7 +45,7 @@ const TEST_SIGNING_KEY = JSON.stringify(generateKeyPairSync('ed25519').privateKe
 /** The shipped examples and the test fixtures' agents: every test gateway's registry unless `config` says otherwise. */
 export const TEST_REGISTRY = ['examples', 'tests/fixtures/registry'];
 
-/** Where a test gateway's data lives: its Postgres database and Redis key prefix. At most one of these. */
+/** Where a test gateway's data lives: its Postgres database and Redis key prefix. At most one of the first three. */
 interface TestDataOptions {
   /** Another process of `g`'s deployment: g's database and Redis prefix, left as they are when this one stops. */
   beside?: TestGateway;
@@ -57,6 +57,8 @@ interface TestDataOptions {
    * `name` (`holon_<name>_<id>`, `holon-<name>.<id>`), both removed by `stop()`.
    */
   standalone?: { name: string };
+  /** With a new prefix: on this Redis instead of the run's (the test cluster: redis-cluster.ts). */
+  redisUrl?: string;
 }
 
 export interface TestGatewayOptions extends TestDataOptions {
@@ -141,12 +143,12 @@ async function provideData(options: TestDataOptions, poolMax?: number): Promise<
   }
   const { createTestRedis } = await import('./redis.js');
   if (options.databaseUrl) {
-    const redis = await createTestRedis();
+    const redis = await createTestRedis(options.redisUrl);
     return { databaseUrl: options.databaseUrl, redisUrl: redis.url, redisPrefix: redis.prefix, redis, release: () => redis.cleanup() };
   }
   const { createTestDatabase } = await import('./db.js');
   const db = await createTestDatabase('postgres', poolMax ? { poolMax } : {});
-  const redis = await createTestRedis().catch(async (e) => {
+  const redis = await createTestRedis(options.redisUrl).catch(async (e) => {
     await db.close();
     throw e;
   });
@@ -254,7 +256,7 @@ export async function useAudited(g: TestGateway, use: (g: TestGateway) => Promis
 }
 
 /** A cluster on a new test database and Redis prefix, or `beside` a gateway of this process (on its data). */
-export interface TestClusterOptions extends Pick<TestDataOptions, 'beside'>, Pick<ClusterOptions, 'registry' | 'env'> {}
+export interface TestClusterOptions extends Pick<TestDataOptions, 'beside' | 'redisUrl'>, Pick<ClusterOptions, 'registry' | 'env'> {}
 
 export interface TestCluster {
   cluster: Cluster;
@@ -277,7 +279,7 @@ export async function startTestCluster(options: TestClusterOptions = {}): Promis
   const redis = data.redis ?? {
     url: data.redisUrl,
     prefix: data.redisPrefix,
-    client: new Redis(data.redisUrl, { keyPrefix: `${data.redisPrefix}:`, maxRetriesPerRequest: 2, lazyConnect: true }),
+    client: openRedis(data.redisUrl, { keyPrefix: `${data.redisPrefix}:`, maxRetriesPerRequest: 2, lazyConnect: true }),
   };
   const cluster = createCluster({
     databaseUrl: data.databaseUrl,

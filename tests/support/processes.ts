@@ -10,7 +10,8 @@
  *   await cluster.stopAll();                          // SIGTERM, then SIGKILL after a grace period
  *
  * A worker is ready when its BullMQ blocking connection shows in Redis' CLIENT LIST: BullMQ names it
- * `<bull prefix>:<base64(queue name)>`, and the runner's, settler's and evaluator's workers are the only ones using it.
+ * `<bull prefix>:<base64(queue name)>`, and the runner's, settler's and evaluator's workers are the only ones using it
+ * (on a Redis Cluster, in the CLIENT LIST of the node that holds the queue's slot).
  * Every process's stdout and stderr are kept (the tail) so a failing test can say what the services said.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -18,11 +19,12 @@ import { readFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { Redis } from 'ioredis';
-import { bullPrefixOf } from '../../shared/messaging/bullmq.js';
+import { bullQueuePrefix } from '../../shared/messaging/bullmq.js';
+import { isClusterUrl, openRedis, type RedisClient } from '../../shared/messaging/redis-target.js';
 import { RUN_QUEUE, SETTLE_QUEUE } from '../../shared/calls/wire.js';
 import { EVALUATE_QUEUE } from '../../shared/evaluation/jobs.js';
 import { poll } from './poll.js';
+import { nodeOf } from './redis-keys.js';
 
 export type ServiceRole = 'api' | 'runner' | 'settler' | 'evaluator';
 
@@ -122,13 +124,15 @@ function tail(buffer: string, chunk: string): string {
 export function createCluster(options: ClusterOptions): Cluster {
   const processes: ServiceProcess[] = [];
   const counters: Record<ServiceRole, number> = { api: 0, runner: 0, settler: 0, evaluator: 0 };
-  const bullPrefix = bullPrefixOf(options.redisPrefix);
-  let redis: Redis | undefined;
-  const client = () => (redis ??= new Redis(options.redisUrl, { maxRetriesPerRequest: 2 }));
+  const bullPrefix = (queue: string) => bullQueuePrefix(options.redisPrefix, queue, isClusterUrl(options.redisUrl));
+  let redis: RedisClient | undefined;
+  const client = () => (redis ??= openRedis(options.redisUrl, { maxRetriesPerRequest: 2 }));
 
+  // On a cluster a worker's blocking connection is to the node that holds its queue's slot (it may have others too).
   const connectedWorkers = async (queue: string): Promise<number> => {
-    const name = `${bullPrefix}:${Buffer.from(queue).toString('base64')}`;
-    const list = String(await client().call('CLIENT', 'LIST'));
+    const name = `${bullPrefix(queue)}:${Buffer.from(queue).toString('base64')}`;
+    const node = await nodeOf(client(), `${bullPrefix(queue)}:${queue}:wait`);
+    const list = String(await node.call('CLIENT', 'LIST'));
     return list.split('\n').filter((line) => {
       const m = / name=(\S*)/.exec(line);
       return m !== null && (m[1] === name || m[1]!.startsWith(`${name}:w:`));
@@ -136,7 +140,7 @@ export function createCluster(options: ClusterOptions): Cluster {
   };
 
   // BullMQ keeps a queue's active job ids in the list `<bull prefix>:<queue>:active`.
-  const activeJobs = async (queue: string): Promise<number> => client().llen(`${bullPrefix}:${queue}:active`);
+  const activeJobs = async (queue: string): Promise<number> => client().llen(`${bullPrefix(queue)}:${queue}:active`);
 
   const describe = () =>
     processes

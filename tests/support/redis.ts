@@ -1,9 +1,10 @@
 /**
- * Each test gets its own Redis key prefix on the run's Redis, and its keys are deleted afterwards.
+ * Each test gets its own Redis key prefix on the run's Redis (or on the Redis `url` names: the test cluster,
+ * redis-cluster.ts), and its keys are deleted afterwards.
  */
 import { randomBytes } from 'node:crypto';
-import { Redis } from 'ioredis';
 import { inject, test as base } from 'vitest';
+import { openRedis, type RedisClient } from '../../shared/messaging/redis-target.js';
 import { deleteKeysUnder } from './redis-keys.js';
 
 export interface TestRedis {
@@ -14,13 +15,12 @@ export interface TestRedis {
    */
   prefix: string;
   /** A client whose keys are all under `prefix`. */
-  client: Redis;
+  client: RedisClient;
 }
 
-export async function createTestRedis(): Promise<TestRedis & { cleanup(): Promise<void> }> {
-  const url = inject('redisUrl');
+export async function createTestRedis(url = inject('redisUrl')): Promise<TestRedis & { cleanup(): Promise<void> }> {
   const prefix = `holon-test.${inject('testRunId')}.${randomBytes(5).toString('hex')}`;
-  const client = new Redis(url, { keyPrefix: `${prefix}:`, maxRetriesPerRequest: 2, lazyConnect: false });
+  const client = openRedis(url, { keyPrefix: `${prefix}:`, maxRetriesPerRequest: 2 });
   return {
     url,
     prefix,

@@ -57,6 +57,10 @@ function fillDependent(config: Config): string[] {
   if (config.metricsPort && config.metricsPort === config.port) problems.push(`HOLON_METRICS_PORT must differ from PORT (${config.port})`);
   if (config.headersTimeoutS > config.requestTimeoutS)
     problems.push(`HOLON_HEADERS_TIMEOUT_S (${config.headersTimeoutS}) must not exceed HOLON_REQUEST_TIMEOUT_S (${config.requestTimeoutS})`);
+  // A part on a Redis of its own beside the in-process others would split one deployment's messaging in two.
+  if (!config.redisUrl)
+    for (const [key, url] of Object.entries(config.redisFor))
+      if (url) problems.push(`${SETTINGS.redisFor[key as keyof Config['redisFor']].env} needs REDIS_URL set`);
   return problems;
 }
 

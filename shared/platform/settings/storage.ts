@@ -1,6 +1,25 @@
 /** Where the gateway keeps things: Postgres (or PGlite), Redis (or the in-process queue), uploaded files. */
 import { inSection, ROLES, setting } from './declare.js';
 
+/** One Redis server (`redis://`, `rediss://`) or a Redis Cluster: `redis+cluster://` (or `rediss+cluster://`) and its seed nodes. */
+const REDIS_URL = /^(rediss?:\/\/|rediss?\+cluster:\/\/([^@/]*@)?[^/?#@,]+:[0-9]{1,5}(,[^/?#@,]+:[0-9]{1,5})*\/?$)/;
+const REDIS_FORMS =
+  'One server: `redis://…` or `rediss://…`; a Redis Cluster: `redis+cluster://[user:password@]host:port,host:port…` (seed nodes; `rediss+cluster://` for TLS)';
+
+/** How a part's own Redis is written and when it applies. */
+const OWN = '`REDIS_URL` (one server or a cluster); needs `REDIS_URL` set; every process of a deployment must agree (docs/operating.md, "Redis")';
+
+/** A Redis URL, one server or a cluster; shown unset as `REDIS_URL` (the per-part ones fall back to it). */
+function redisSetting(o: { env: string; doc: string; shown?: string; overrideWins?: boolean }) {
+  return setting.string({
+    ...o,
+    pattern: REDIS_URL,
+    mustBe: 'must be a redis:// or rediss:// URL, or redis+cluster://host:port,host:port… for a Redis Cluster',
+    shown: o.shown ?? '`REDIS_URL`',
+    roles: ROLES,
+  });
+}
+
 export const STORAGE = inSection('gateway', {
   databaseUrl: setting.string({
     env: 'DATABASE_URL',
@@ -18,15 +37,20 @@ export const STORAGE = inSection('gateway', {
     doc: 'the embedded PGlite data directory (`--db`) when `DATABASE_URL` is not set; one process at a time',
     roles: ['serve', 'backup, restore, audit'],
   }),
-  redisUrl: setting.string({
+  redisUrl: redisSetting({
     env: 'REDIS_URL',
-    pattern: /^rediss?:\/\//,
-    mustBe: 'must be a redis:// URL',
     overrideWins: true,
     shown: 'the in-process queue',
-    doc: 'Redis (`redis://…`, `maxmemory-policy noeviction`): queues, notifier, ephemeral store. Required by a single role',
-    roles: ROLES,
+    doc: `Redis (\`maxmemory-policy noeviction\`): queues, notifier, ephemeral store. ${REDIS_FORMS}. Required by a single role`,
   }),
+  /** Parts of the messaging on a Redis of their own (shared/messaging/index.ts `RedisFor`); each needs REDIS_URL set (parse.ts). */
+  redisFor: {
+    run: redisSetting({ env: 'HOLON_REDIS_URL_RUN', doc: `the run queue's Redis (the API adds, runners take), as ${OWN}` }),
+    settle: redisSetting({ env: 'HOLON_REDIS_URL_SETTLE', doc: `the settle queue's Redis (runners add, settlers take), as ${OWN}` }),
+    queues: redisSetting({ env: 'HOLON_REDIS_URL_QUEUES', doc: `the other queues' Redis (callback, deliver, evaluate), as ${OWN}` }),
+    store: redisSetting({ env: 'HOLON_REDIS_URL_STORE', doc: `the ephemeral store's Redis (calls' inputs, outputs, stream events, cancel marks), as ${OWN}` }),
+    notifier: redisSetting({ env: 'HOLON_REDIS_URL_NOTIFIER', doc: `the notifier's Redis (pub/sub: calls done, cancels, stream events), as ${OWN}` }),
+  },
   /** Every Redis name starts `<prefix>:` (shared/messaging/ephemeral.ts namespaceOf). */
   redisPrefix: setting.string({
     env: 'HOLON_REDIS_PREFIX',
