@@ -63,7 +63,7 @@ class Engine implements CallEngine {
     return this.shared.local.attach(parts, concurrency);
   }
 
-  runHere(parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown }): Promise<void> {
+  runHere(parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown; ranOut: () => void }): Promise<void> {
     return inSpan('holon.run', { 'holon.call_id': callId }, () => runAdmitted(this, parts, callId, admitted));
   }
 

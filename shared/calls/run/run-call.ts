@@ -84,9 +84,15 @@ export async function runCall(engine: CallEngine, parts: RunnerParts, callId: st
  * A call admitted `running` in this process (run-here.ts): its admission stood for the claim, and its input is the
  * admitted one, never stored.
  */
-export function runAdmitted(engine: CallEngine, parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown }): Promise<void> {
+export function runAdmitted(
+  engine: CallEngine,
+  parts: RunnerParts,
+  callId: string,
+  admitted: { call: ClaimedCall; input: unknown; ranOut?: () => void },
+): Promise<void> {
   const ctx = engine.resources;
-  return runOwned({ engine, ctx, parts }, { callId, call: admitted.call, log: ctx.log.child({ call: callId }), admitted: { input: admitted.input } });
+  const { call, input, ranOut } = admitted;
+  return runOwned({ engine, ctx, parts }, { callId, call, log: ctx.log.child({ call: callId }), admitted: { input, ...(ranOut ? { ranOut } : {}) } });
 }
 
 async function runOwned(runner: Runner, claimed: Claimed): Promise<void> {
@@ -115,8 +121,8 @@ interface Claimed {
   callId: string;
   call: ClaimedCall;
   log: CallResources['log'];
-  /** Admitted `running` here: the input as admitted (no store round trip). */
-  admitted?: { input: unknown };
+  /** Admitted `running` here: the input as admitted (no store round trip); `ranOut` frees its slot once the agent is done. */
+  admitted?: { input: unknown; ranOut?: () => void };
 }
 
 async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSignal): Promise<void> {
@@ -171,6 +177,8 @@ async function runClaimed(runner: Runner, claimed: Claimed, cancelled?: AbortSig
       result = { kind: 'failure', code: 'agent_error', message: 'the runtime failed' };
     }
 
+    // The agent is done: a slot it held here is free for the next call while this one closes and settles.
+    claimed.admitted?.ranOut?.();
     // What the stream delivered is final once the appends in flight are in: nothing joins it after the result.
     await stream.seal();
     // Read as the run returns: a hand-back that fires after the agent answered changes nothing.

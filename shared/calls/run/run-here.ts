@@ -12,8 +12,12 @@
 import type { ClaimedCall } from '../transitions.js';
 import type { RunnerParts, RunSlot } from '../engine-types.js';
 
-/** What a local run does: the engine's run of an admitted call (run-call.ts `runAdmitted`). */
-export type LocalRun = (parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown }) => Promise<void>;
+/**
+ * What a local run does: the engine's run of an admitted call (run-call.ts `runAdmitted`). `ranOut` is called once the
+ * agent's run is over: the slot is free for the next call while this one is closed and settled (as a runner's slot
+ * counts agents in flight; the settlement has its own bound, the batcher's group commit).
+ */
+export type LocalRun = (parts: RunnerParts, callId: string, admitted: { call: ClaimedCall; input: unknown; ranOut: () => void }) => Promise<void>;
 
 export interface LocalRuns {
   /** A free slot of this process's runner, or null (no runner here, all slots taken, or stopping). */
@@ -22,51 +26,60 @@ export interface LocalRuns {
   attach(parts: RunnerParts, concurrency: number): { close(): Promise<void> };
 }
 
-/** One runner of this process: its parts, its slots, the runs it holds, who waits for them to end. */
+/** One runner of this process: its parts, its slots, the runs it holds (to their settlement), who waits for them to end. */
 interface Attached {
   parts: RunnerParts;
   slots: number;
+  /** Slots taken: calls being admitted, and runs whose agent is not done. */
   taken: number;
+  /** Runs started here and not yet over (closed and settled): the runner's stop waits for them. */
+  running: number;
   drained: Set<() => void>;
 }
 
 export function createLocalRuns(run: LocalRun, onError: (callId: string, e: unknown) => void): LocalRuns {
   const runners = new Set<Attached>();
-  const free = (runner: Attached): void => {
-    runner.taken--;
-    if (runner.taken === 0) for (const drained of runner.drained) drained();
-  };
   return {
     take() {
       let runner: Attached | undefined;
       for (const r of runners) if (r.taken < r.slots) runner = r;
       if (!runner) return null;
-      const { parts } = runner;
       const holder = runner;
       holder.taken++;
       let used = false;
+      let freed = false;
+      const free = (): void => {
+        if (freed) return;
+        freed = true;
+        holder.taken--;
+      };
       return {
         start(callId, call, input) {
           if (used) return;
           used = true;
-          run(parts, callId, { call, input })
+          holder.running++;
+          run(holder.parts, callId, { call, input, ranOut: free })
             .catch((e: unknown) => onError(callId, e))
-            .finally(() => free(holder));
+            .finally(() => {
+              free();
+              holder.running--;
+              if (holder.running === 0) for (const drained of [...holder.drained]) drained();
+            });
         },
         release() {
           if (used) return;
           used = true;
-          free(holder);
+          free();
         },
       };
     },
     attach(parts, concurrency) {
-      const runner: Attached = { parts, slots: concurrency, taken: 0, drained: new Set() };
+      const runner: Attached = { parts, slots: concurrency, taken: 0, running: 0, drained: new Set() };
       runners.add(runner);
       return {
         close: async () => {
           runners.delete(runner);
-          if (runner.taken === 0) return;
+          if (runner.running === 0) return;
           await new Promise<void>((resolve) => {
             const drained = (): void => {
               runner.drained.delete(drained);
