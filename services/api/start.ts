@@ -178,7 +178,7 @@ function drainedWaiter(waiter: CallWaiter, handedBack: AbortSignal): CallWaiter 
   return {
     wait: (callId, timeoutMs, options = {}) => waiter.wait(callId, timeoutMs, drained(options)),
     receiptOf: (callId, timeoutMs, options = {}) => waiter.receiptOf(callId, timeoutMs, drained(options)),
-    heard: (notice) => waiter.heard(notice),
+    heard: (callId, receipt) => waiter.heard(callId, receipt),
     close: () => waiter.close(),
   };
 }

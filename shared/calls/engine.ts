@@ -31,7 +31,10 @@ export interface EngineOptions {
 export function createCallEngine(resources: CallResources, options: EngineOptions = {}): CallEngine {
   const { waiter } = options;
   // The process's waiter hears a call settled here at once; the notice published for other processes follows.
-  const batcher = createSettleBatcher(resources, { maxBatch: options.maxBatch ?? 64, ...(waiter ? { heard: (notice: string) => waiter.heard(notice) } : {}) });
+  const batcher = createSettleBatcher(resources, {
+    maxBatch: options.maxBatch ?? 64,
+    ...(waiter ? { heard: (callId, receipt) => waiter.heard(callId, receipt) } : {}),
+  });
   // A run started here goes through this engine, as the runner's queue jobs do (its waiter serves a running agent's ctx.call).
   const local = createLocalRuns(
     (parts, callId, admitted) => engine.runHere(parts, callId, admitted),

@@ -22,10 +22,11 @@ export interface CallWaiter {
    */
   receiptOf(callId: string, timeoutMs: number, options?: WaitOptions): Promise<ReceiptView | null>;
   /**
-   * A `calls-done` notice of a call settled in this very process, heard before it is published: its waiters here wake
-   * without the round trip through the notifier (the published one, heard again later, finds nobody left to wake).
+   * A call settled in this very process, heard before its `calls-done` notice is published: its waiters here wake with
+   * its receipt as committed (not serialised), without the round trip through the notifier (the published notice,
+   * heard again later, finds nobody left to wake).
    */
-  heard(notice: string): void;
+  heard(callId: string, receipt: ReceiptView | undefined): void;
   close(): Promise<void>;
 }
 
@@ -67,12 +68,14 @@ export async function createCallWaiter(db: Db, notifier: Notifier): Promise<Call
     waiting.delete(callId);
     for (const resolve of [...set]) resolve(woken);
   };
-  const heard = (message: string): void => {
-    const notice = readCallsDone(message);
-    remember(notice.callId);
-    wake(notice.callId, { done: true, receipt: notice.receipt });
+  const heard = (callId: string, receipt: (() => ReceiptView | undefined) | ReceiptView | undefined): void => {
+    remember(callId);
+    wake(callId, { done: true, receipt: typeof receipt === 'function' ? receipt : () => receipt });
   };
-  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, heard);
+  const unsubscribe = await notifier.subscribe(CALLS_DONE_CHANNEL, (message) => {
+    const notice = readCallsDone(message);
+    heard(notice.callId, notice.receipt);
+  });
   const waitFor = async (callId: string, timeoutMs: number, options: WaitOptions): Promise<Woken> => {
     const { signal } = options;
     if (signal?.aborted) return NOT_DONE;

@@ -23,10 +23,20 @@ export const settledOf = (planned: PlannedCall, written: WrittenSettlement): Set
   receipt: planned.after.showsReceipt ? (written.receipts.get(planned.id) ?? null) : null,
 });
 
-/** Told a settled call's `calls-done` notice before it is published: this process's waiter (answer/waiter.ts `heard`). */
-export type HeardHere = (notice: string) => void;
+/** Told of a settled call (and the receipt its notice carries) before the notice is published: this process's waiter. */
+export type HeardHere = (callId: string, receipt: ReceiptView | undefined) => void;
 
-export async function afterSettled(ctx: ServiceContext, callId: string, { after, receipt }: Settled, heard?: HeardHere): Promise<void> {
+/**
+ * `answeredHere`: the call was admitted, run and settled in this process (settle.ts `Closing`), so its synchronous
+ * answer waits here and hears the receipt from `heard`: the published notice is the bare id (a waiter elsewhere reads
+ * the receipt), not the receipt serialised for every call.
+ */
+export async function afterSettled(
+  ctx: ServiceContext,
+  callId: string,
+  { after, receipt }: Settled,
+  here: { heard?: HeardHere; answeredHere?: boolean } = {},
+): Promise<void> {
   if (ctx.metrics) {
     const { status, errorCode, agent, handedOffAt } = after.counted;
     ctx.metrics.calls.inc({ status, error_code: runErrorLabel(errorCode), agent });
@@ -36,9 +46,8 @@ export async function afterSettled(ctx: ServiceContext, callId: string, { after,
     const parent = await ctx.db('calls').where({ id: after.parentId }).first('status');
     if (parent?.status === 'settling' && (await openChildren(ctx.db, after.parentId)) === 0) await enqueueSettle(ctx, after.parentId, ctx.now());
   }
-  const notice = callsDoneNotice(callId, receipt ?? undefined);
-  heard?.(notice);
-  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, notice);
+  here.heard?.(callId, receipt ?? undefined);
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId, here.answeredHere ? undefined : (receipt ?? undefined)));
   if (after.callbackUrl) {
     await ctx.messaging.queues.queue<CallJob>(CALLBACK_QUEUE).add({ callId }, { jobId: `callback-${callId}`, attempts: 8, backoffMs: 1000 });
   }

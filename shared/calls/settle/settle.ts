@@ -47,7 +47,7 @@ export async function settleCall(ctx: ServiceContext, callId: string, heard?: He
   });
   if (!done) return 'noop';
   if (done === 'deferred') return 'deferred';
-  await afterSettled(ctx, callId, done, heard);
+  await afterSettled(ctx, callId, done, { ...(heard ? { heard } : {}) });
   return 'settled';
 }
 
@@ -159,7 +159,7 @@ export async function settleBatch(
   for (const id of batch) {
     const done = settled.get(id);
     out.set(id, done ? 'settled' : 'noop');
-    if (done) await afterSettled(ctx, id, done, heard);
+    if (done) await afterSettled(ctx, id, done, { ...(heard ? { heard } : {}), answeredHere: closingOf.has(id) });
   }
   return out;
 }
@@ -175,8 +175,7 @@ export async function settleOne(ctx: ServiceContext, { callId, closing }: Settle
   const row = (await ctx.db('calls').where({ id: callId }).first('status', 'error_code')) as { status: string; error_code: string | null } | undefined;
   const ours = row?.status === (closing.outcome.kind === 'success' ? 'succeeded' : 'failed') && row.error_code === (closing.outcome.code ?? null);
   if (!ours) return 'noop';
-  const notice = callsDoneNotice(callId);
-  heard?.(notice);
-  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, notice);
+  heard?.(callId, undefined);
+  await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId));
   return 'settled';
 }
