@@ -59,13 +59,14 @@ export async function relayEvents(deps: McpDeps, callId: string, ctx: ServerCont
       const woke = await Promise.race([done, event]);
       stop.abort();
       clearTimeout(timer);
-      if (woke === 'done') return woke;
+      // Read on whatever woke it: a call that ended quickly (run at once where it was admitted) has events not yet
+      // passed on, and they are passed on before its end.
       const page = await eventsAfter(deps.ctx, callId, seen, async () => null);
       for (const e of page.events) {
         if (e.event !== 'completed') await pass(e);
         seen = e.id;
       }
-      return page.done ? 'done' : woke;
+      return page.done || woke === 'done' ? 'done' : woke;
     },
     close: () => unsubscribe(),
   };
