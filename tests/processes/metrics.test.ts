@@ -83,8 +83,10 @@ describe('GET /metrics after traffic', () => {
         async () => {
           m = await scrape(g.url);
           expect(sampleValue(m, 'holon_webhook_attempts_total', { verdict: 'delivered' })).toBe(1);
+          // The delivery's job ends just after its attempt is counted.
+          expect(sampleValue(m, 'holon_queue_jobs', { queue: 'deliver', state: 'active' })).toBe(0);
         },
-        { what: 'the delivered attempt in the metrics', ...SOON },
+        { what: 'the delivered attempt in the metrics, its job ended', ...SOON },
       );
       // Receipts: one per call, by status and error code; the agent's own code is `agent_declared`, never `partial`.
       expect(sampleValue(m, 'holon_calls_total', { status: 'succeeded', error_code: 'none', agent: 'examples/flaky' })).toBe(1);
@@ -98,7 +100,8 @@ describe('GET /metrics after traffic', () => {
       expect(sampleValue(m, 'holon_call_request_duration_seconds_bucket', { outcome: 'refused', le: '+Inf' })).toBe(1);
       expect(sampleValue(m, 'holon_run_duration_seconds_count', { runtime: 'node', outcome: 'success' })).toBe(1);
       expect(sampleValue(m, 'holon_run_duration_seconds_count', { runtime: 'node', outcome: 'declared_error' })).toBe(1);
-      expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' })).toBe(2);
+      // Run where they were admitted (shared/calls/run/run-here.ts): no run job.
+      expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'run' }) ?? 0).toBe(0);
       // Settled by the settler of this process without the settle queue (`CallEngine.close` → `settle`): no settle job.
       expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'settle' }) ?? 0).toBe(0);
       expect(sampleValue(m, 'holon_queue_wait_seconds_count', { queue: 'callback' })).toBe(1);
