@@ -11,7 +11,7 @@ import type { CallEngine, CallResources, RunnerParts, RunSlot, SettleResult } fr
 import { runAdmitted, runCall } from './run/run-call.js';
 import { createLocalRuns, type LocalRuns } from './run/run-here.js';
 import { createSettleBatcher, type SettleBatcher } from './settle/batcher.js';
-import type { Closing } from './settle/settle.js';
+import { type Closing, closedWith } from './settle/settle.js';
 import { submitChild } from './submit/child.js';
 import { submitCall } from './submit/submit.js';
 import type { ChildRequest, ParentRun, CallSubmission, Submitted } from './submit/types.js';
@@ -90,6 +90,14 @@ class Engine implements CallEngine {
         return (await inSpan('holon.settle', { 'holon.call_id': callId }, () => this.shared.batcher.settle({ callId, closing }))) !== 'noop';
       } catch (e) {
         this.resources.log.warn({ call: callId, err: { message: (e as Error)?.message } }, 'closing and settling here failed: the call is closed on its own');
+        // The close may have been written before the failure (settleOne closes by its own UPDATE first): then it is
+        // this one, and what is left is to settle it (the settle queue) — never to report it closed by someone else.
+        const found = await closedWith(this.resources.db, callId, outcome).catch(() => null);
+        if (found === 'final') return true;
+        if (found === 'settling') {
+          await queueSettleJob(this.resources, callId, 0);
+          return true;
+        }
       }
     }
     if (!(await closeCallRow(this.resources.db, callId, from, outcome))) return false;

@@ -133,6 +133,22 @@ describe('a call admitted running', () => {
     }
   });
 
+  test('a close written whose settlement failed after it: the same close, on its own, settles it as this close', async ({ db }) => {
+    const engine = await admittedRunning(db, 'half');
+    const ctx = engine.resources;
+    try {
+      const closing = { outcome: billed(30_000n), facts: facts('half'), at: new Date() };
+      // What a settlement that failed after its own UPDATE leaves: the row closed with this outcome, not settled.
+      expect(await closeCallRow(db.knex, 'half', 'running', closing.outcome)).toBe(true);
+      expect(await settleOne(ctx, { callId: 'half', closing })).toBe('settled');
+      expect(await callRow(db, 'half')).toMatchObject({ status: 'succeeded', outcome: { own: '30000' } });
+      expect(await budget(db, 'half')).toEqual({ spent: 30_000n, reserved: 0n, balance: 1_000_000n - 30_000n, held: 0n });
+      expect((await audit(db.knex)).problems).toEqual([]);
+    } finally {
+      await ctx.messaging.close();
+    }
+  });
+
   test('its process dies before the run ends: the sweep closes it past its deadline, unbilled, the hold released', async ({ db }) => {
     const engine = await admittedRunning(db, 'died', 1);
     try {

@@ -165,6 +165,17 @@ export async function settleBatch(
 }
 
 /**
+ * Whether the call's row shows this outcome (its status and error code): closed with it and still `settling`, or
+ * settled with it (`final`); null when it is not closed, or closed with another outcome (by someone else: the sweeper).
+ */
+export async function closedWith(db: ServiceContext['db'], callId: string, outcome: CallOutcome): Promise<'settling' | 'final' | null> {
+  const row = (await db('calls').where({ id: callId }).first('status', 'error_code')) as { status: string; error_code: string | null } | undefined;
+  if (!row || row.error_code !== (outcome.code ?? null)) return null;
+  if (row.status === 'settling') return 'settling';
+  return row.status === (outcome.kind === 'success' ? 'succeeded' : 'failed') ? 'final' : null;
+}
+
+/**
  * One request on its own (a batch that failed as a whole, or a call of a delegation tree): a call to close is closed
  * by its own UPDATE first, then settled. Its close may already have committed with a batch whose answer was lost:
  * found ended with this very outcome's code, it is this settlement's, and its waiters are told.
@@ -172,9 +183,9 @@ export async function settleBatch(
 export async function settleOne(ctx: ServiceContext, { callId, closing }: SettleRequest, heard?: HeardHere): Promise<'settled' | 'noop' | 'deferred'> {
   if (!closing) return settleCall(ctx, callId, heard);
   if (await closeCallRow(ctx.db, callId, 'running', closing.outcome)) return settleCall(ctx, callId, heard);
-  const row = (await ctx.db('calls').where({ id: callId }).first('status', 'error_code')) as { status: string; error_code: string | null } | undefined;
-  const ours = row?.status === (closing.outcome.kind === 'success' ? 'succeeded' : 'failed') && row.error_code === (closing.outcome.code ?? null);
-  if (!ours) return 'noop';
+  const found = await closedWith(ctx.db, callId, closing.outcome);
+  if (found === 'settling') return settleCall(ctx, callId, heard);
+  if (found !== 'final') return 'noop';
   heard?.(callId, undefined);
   await ctx.messaging.notifier.publish(CALLS_DONE_CHANNEL, callsDoneNotice(callId));
   return 'settled';
