@@ -2,7 +2,7 @@
  * One evaluation, end to end (spec/evals.md; the rows are shared/evaluation/store.ts):
  *   1. claim the row under a lease (queued, or running with a lapsed lease: its evaluator died); renew it while
  *      running; a delivery that finds it held elsewhere or ended does nothing;
- *   2. find the version (not listed any more → `error`) and the capability's suite (gone → `error`; changed since it
+ *   2. find the version (read from Postgres when this process has not heard of its publish yet; a manifest that no longer validates → `error`) and the capability's suite (gone → `error`; changed since it
  *      was queued → the evaluation follows the new suite and forgets cases judged under the old one);
  *   3. run the cases not judged yet (a resumed evaluation skips the others), bounded per endpoint; record each as it
  *      is judged — public ones with their detail, hidden ones as pass/fail only;
@@ -27,6 +27,7 @@ import {
   type EvaluationRow,
 } from '../../shared/evaluation/store.js';
 import { suiteSummary, type SuiteCatalog } from '../../shared/evaluation/suites.js';
+import { knownVersion } from '../../shared/registry/published.js';
 import type { Runtime } from '../../shared/runtimes/types.js';
 import type { EndpointLimit } from './endpoint-limit.js';
 import { caseDetail, caseOutcome, runCase } from './run-case.js';
@@ -99,8 +100,9 @@ async function evaluate(ctx: EvaluatorContext, held: HeldEvaluation): Promise<Ev
     return 'ended';
   };
 
-  const agent = ctx.registry.get(row.agent_id, row.version);
-  if (!agent) return end('error', 0, 'the version is no longer listed');
+  // A version published a moment ago may not have reached this process's registry yet: read from Postgres then.
+  const agent = await knownVersion(ctx, row.agent_id, row.version);
+  if (!agent) return end('error', 0, "the version's manifest could not be read");
   const loaded = ctx.suites.get(row.capability);
   if (!loaded) return end('error', 0, `this evaluator has no suite for ${row.capability}`);
   const summary = suiteSummary(loaded);

@@ -25,6 +25,11 @@ export async function applyYanks(db: Db, registry: Registry): Promise<number> {
   return hidden;
 }
 
+/** Whether this version was yanked (the table is the truth; the channel only a hint). */
+export async function isYanked(db: Db, id: string, version: string): Promise<boolean> {
+  return (await db('yanked_versions').where({ agent_id: id, version }).first('agent_id')) !== undefined;
+}
+
 /** Hide each version announced on the channel. Returns the unsubscribe function. */
 export async function followYanks(ctx: Pick<ServiceContext, 'registry' | 'messaging' | 'log'>): Promise<() => Promise<void>> {
   return ctx.messaging.notifier.subscribe(YANKS_CHANNEL, (message) => {

@@ -9,6 +9,7 @@ import type { Problem } from '../core/errors.js';
 import { validateManifest } from '../core/manifest/validate.js';
 import type { Manifest } from '../core/manifest/types.js';
 import type { Db, Tx } from '../db/connect.js';
+import { isYanked } from '../publishing/yanks.js';
 import { insertDocuments, noteDocuments } from '../catalogue/search-documents.js';
 import { parseVersionMessage, versionMessage, type AgentVersion } from './agent-version.js';
 import type { Registry } from './registry.js';
@@ -49,6 +50,19 @@ async function listOne(ctx: Ctx, id: string, version: string): Promise<boolean> 
     return false;
   }
   return ctx.registry.add(agent);
+}
+
+/**
+ * One version as this process knows it, or read from Postgres when the version's publish has not reached this process
+ * yet (its notification is a hint, and a job about the version — an evaluation — can come first). A version read
+ * that way that was yanked since is listed, then hidden, as at start-up; `get()` still finds it. Undefined when no
+ * such version was published, or its manifest no longer validates.
+ */
+export async function knownVersion(ctx: Ctx, id: string, version: string): Promise<AgentVersion | undefined> {
+  const known = ctx.registry.get(id, version);
+  if (known) return known;
+  if ((await listOne(ctx, id, version)) && (await isYanked(ctx.db, id, version))) ctx.registry.hide(id, version);
+  return ctx.registry.get(id, version);
 }
 
 /**
