@@ -86,7 +86,14 @@ interface Listing {
    * pre-release), kept until that id's versions change: a search is not a semver resolution per listed agent.
    */
   shown: Map<string, AgentVersion>;
+  /**
+   * Per listed id, the version each range resolved to (`''`: no range), kept until that id's versions change: a
+   * call is not a semver resolution. At most RESOLVED_PER_ID ranges an id (then the id's are forgotten).
+   */
+  resolved: Map<string, Map<string, AgentVersion>>;
 }
+
+const RESOLVED_PER_ID = 64;
 
 /** The versions given at the start, by id, newest first; throws on an `id@version` given twice. */
 function listingOf(versions: readonly AgentVersion[]): Listing {
@@ -103,10 +110,10 @@ function listingOf(versions: readonly AgentVersion[]): Listing {
   }
   for (const list of byId.values()) list.sort(compareNewestFirst);
   for (const [id, list] of byId) all.set(id, [...list]);
-  return { all, byId, ids: [...byId.keys()].sort(), shown: new Map() };
+  return { all, byId, ids: [...byId.keys()].sort(), shown: new Map(), resolved: new Map() };
 }
 
-function resolveIn({ byId }: Listing, ref: string): ResolveResult {
+function resolveIn({ byId, resolved }: Listing, ref: string): ResolveResult {
   const parsed = parseAgentRef(ref);
   if (!parsed) {
     return {
@@ -115,6 +122,8 @@ function resolveIn({ byId }: Listing, ref: string): ResolveResult {
       message: `"${ref.length > 80 ? `${ref.slice(0, 80)}…` : ref}" is not an agent reference: expected "<namespace>/<name>" or "<namespace>/<name>@<semver range>"`,
     };
   }
+  const known = resolved.get(parsed.id)?.get(parsed.range ?? '');
+  if (known) return { ok: true, agent: known };
   const list = byId.get(parsed.id);
   if (!list || list.length === 0) {
     return { ok: false, code: 'unknown_agent', message: `no agent ${parsed.id} is listed` };
@@ -129,6 +138,10 @@ function resolveIn({ byId }: Listing, ref: string): ResolveResult {
     const what = parsed.range === undefined ? 'no released version' : `no version matching "${parsed.range}"`;
     return { ok: false, code: 'no_matching_version', message: `${parsed.id} has ${what} (listed: ${listed})` };
   }
+  const ranges = resolved.get(parsed.id) ?? new Map<string, AgentVersion>();
+  if (ranges.size >= RESOLVED_PER_ID) ranges.clear();
+  ranges.set(parsed.range ?? '', agent);
+  resolved.set(parsed.id, ranges);
   return { ok: true, agent };
 }
 
@@ -156,9 +169,10 @@ function searchIn({ byId, ids, shown }: Listing, query: SearchQuery): AgentVersi
 }
 
 /** List one more version (`get()` found none with its id and version). */
-function addTo({ all, byId, ids, shown }: Listing, agent: AgentVersion): void {
+function addTo({ all, byId, ids, shown, resolved }: Listing, agent: AgentVersion): void {
   const { id } = agent.manifest;
   shown.delete(id);
+  resolved.delete(id);
   all.set(id, [...(all.get(id) ?? []), agent]);
   const list = byId.get(id) ?? [];
   list.push(agent);
@@ -170,11 +184,12 @@ function addTo({ all, byId, ids, shown }: Listing, agent: AgentVersion): void {
   }
 }
 
-function hideIn({ byId, ids, shown }: Listing, id: string, version: string): boolean {
+function hideIn({ byId, ids, shown, resolved }: Listing, id: string, version: string): boolean {
   const list = byId.get(id);
   const at = list ? list.findIndex((a) => a.manifest.version === version) : -1;
   if (!list || at < 0) return false;
   shown.delete(id);
+  resolved.delete(id);
   list.splice(at, 1);
   if (list.length === 0) {
     byId.delete(id);

@@ -513,6 +513,22 @@ describe('Registry.hide', () => {
     expect(ids(r.search({}))).toEqual(['acme/pdf@3.0.0', 'lena/tables-fr@0.3.0', 'zed/new@0.1.0-alpha.1']);
   });
 
+  it('a resolution after a hide or an add answers the version listed now, not the one an earlier resolution found', () => {
+    const r = fresh();
+    const refs = ['acme/pdf', 'acme/pdf@^2', 'acme/pdf@2.0.0', 'acme/pdf@>=1'];
+    expect(refs.map((ref) => v(r.resolve(ref)))).toEqual(['2.0.0', '2.0.0', '2.0.0', '2.0.0']);
+    r.hide('acme/pdf', '2.0.0');
+    expect(refs.map((ref) => v(r.resolve(ref)))).toEqual(['1.2.0', 'no_matching_version', 'no_matching_version', '1.2.0']);
+    expect(r.add(agent('acme/pdf', '2.5.0', ['extraction.table']))).toBe(true);
+    expect(refs.map((ref) => v(r.resolve(ref)))).toEqual(['2.5.0', '2.5.0', 'no_matching_version', '2.5.0']);
+    // Another id's changes leave these as they are; many ranges of one id are all answered right.
+    expect(r.add(agent('zed/new', '1.0.0'))).toBe(true);
+    expect(v(r.resolve('acme/pdf'))).toBe('2.5.0');
+    for (let minor = 0; minor < 150; minor++) expect(v(r.resolve(`acme/pdf@<=2.${minor}.0`))).toBe(minor >= 5 ? '2.5.0' : '1.2.0');
+    r.hide('acme/pdf', '2.5.0');
+    expect(v(r.resolve('acme/pdf@<=2.140.0'))).toBe('1.2.0');
+  });
+
   it('get() still finds a hidden version: admitted calls run and settle, forks still pay royalties', () => {
     const r = fresh();
     r.hide('lena/tables-fr', '0.3.0');
