@@ -179,4 +179,32 @@ describe('where admitted calls run', () => {
       });
     });
   });
+
+  test('with budget leases on, calls carved from a lease run here or through the queue, and the books stay exact', async () => {
+    await useAudited(await startTestGateway({ config: { runnerConcurrency: 2, budgetLease: 500_000n } }), async (g) => {
+      await g.mandate({});
+      // 24 at once: two run in this process's slots at a time, the rest wait for the run queue. Half succeed (0.02
+      // each), half end in a declared error that a charge_on: success agent does not bill.
+      const calls = await Promise.all(
+        Array.from({ length: 24 }, (_, i) => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/success-only', input: { fail: i % 2 === 1 } })),
+      );
+      const byStatus = calls.map((r) => (r.body as { status?: string }).status);
+      expect(byStatus.filter((s) => s === 'succeeded')).toHaveLength(12);
+      expect(byStatus.filter((s) => s === 'failed')).toHaveLength(12);
+      const m = parsePrometheus(await (await fetch(`${g.url}/metrics`)).text());
+      const queued = sampleValue(m, 'holon_queue_wait_seconds_count', { queue: RUN_QUEUE }) ?? 0;
+      expect(queued).toBeGreaterThan(0);
+      expect(queued).toBeLessThan(24);
+      // The calls were carved from a lease (not reserved call by call), and each hold ended.
+      const knex = g.db.knex;
+      expect(Number((await knex('budget_leases').count({ n: '*' }).first())!.n)).toBeGreaterThan(0);
+      const holds = await knex('holds').whereNotNull('lease_id').select('status');
+      expect(holds.length).toBeGreaterThan(0);
+      expect(holds.every((h) => h.status !== 'held')).toBe(true);
+      expect((await g.get<{ budget: { spent: string; reserved: string } }>('/v0/mandates/alice/test')).body.budget).toMatchObject({
+        spent: '0.24',
+        reserved: '0.00',
+      });
+    });
+  });
 });
