@@ -245,3 +245,54 @@ test('a batch that fails as a whole changes nothing; the batcher then settles it
     await messaging.close();
   }
 });
+
+test("a batch's after-commit work goes out together: every notice is sent before any is answered, and one that fails keeps no other from being sent", async ({
+  db,
+}) => {
+  const messaging = await createMessaging();
+  try {
+    for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n);
+    const cases: Case[] = Array.from({ length: 4 }, () => ({
+      payer: 'alice',
+      author: 'bob',
+      upstream: null,
+      royalty: { num: 0n, den: 1n },
+      price: 1_000n,
+      chargeOn: 'success',
+      result: 'output',
+    }));
+    const { ctx, ids } = await settlingCalls(db, messaging, cases, 0, 'notices');
+    // Redis answers no notice until all four were sent (a batch that sent them one after another would wait for
+    // ever: the gate's timeout fails it); then the notice of the second call fails.
+    const sent: string[] = [];
+    let open!: () => void;
+    const allSent = new Promise<void>((resolve) => (open = resolve));
+    const gate = setTimeout(() => open(), 5_000);
+    const publish = messaging.notifier.publish.bind(messaging.notifier);
+    const notifier = {
+      ...messaging.notifier,
+      publish: async (channel: string, message: string) => {
+        sent.push(message);
+        if (sent.length === ids.length) open();
+        const waited = Date.now();
+        await allSent;
+        if (Date.now() - waited >= 4_000) throw new Error('the notices were sent one after another');
+        if (message.includes(ids[1]!)) throw new Error('Redis refused this notice');
+        return publish(channel, message);
+      },
+    };
+    const heard: string[] = [];
+    const withGate = { ...ctx, messaging: { ...messaging, notifier } };
+    await expect(settleBatch(withGate, ids, (id) => heard.push(id))).rejects.toThrow('Redis refused this notice');
+    clearTimeout(gate);
+    expect(sent).toHaveLength(ids.length);
+    expect([...heard].sort()).toEqual([...ids].sort());
+    // The batch committed: every call is settled, once; its failure only sends the batcher's calls one by one (no-ops).
+    const statuses = await db.knex('calls').whereIn('id', ids).pluck('status');
+    expect(statuses).toEqual(ids.map(() => 'succeeded'));
+    expect(Number((await db.knex('receipts').whereIn('id', ids).count<Array<{ n: string }>>('* as n'))[0]!.n)).toBe(ids.length);
+    expect((await audit(db.knex)).problems).toEqual([]);
+  } finally {
+    await messaging.close();
+  }
+});

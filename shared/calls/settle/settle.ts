@@ -156,11 +156,18 @@ export async function settleBatch(
     const written = await writeSettlement(trx, plan, { money, at, key: ctx.signingKey });
     return new Map(plan.calls.map((c) => [c.id, settledOf(c, written)]));
   });
-  for (const id of batch) {
-    const done = settled.get(id);
-    out.set(id, done ? 'settled' : 'noop');
-    if (done) await afterSettled(ctx, id, done, { ...(heard ? { heard } : {}), answeredHere: closingOf.has(id) });
-  }
+  for (const id of batch) out.set(id, settled.has(id) ? 'settled' : 'noop');
+  // Every settled call's after-commit work at once, not one Redis round trip after another: their waiters here hear
+  // them in this tick and their notices go to Redis together. One that fails fails the batch (after all were tried):
+  // its calls then go one by one, and each finds itself settled.
+  const after = await Promise.allSettled(
+    batch.flatMap((id) => {
+      const done = settled.get(id);
+      return done ? [afterSettled(ctx, id, done, { ...(heard ? { heard } : {}), answeredHere: closingOf.has(id) })] : [];
+    }),
+  );
+  const failed = after.find((r): r is PromiseRejectedResult => r.status === 'rejected');
+  if (failed) throw failed.reason;
   return out;
 }
 
