@@ -117,7 +117,7 @@ export interface RedisEphemeralStore extends EphemeralStore {
 export function createRedisStore(redisUrl: string, prefix?: string): RedisEphemeralStore {
   const cluster = isClusterUrl(redisUrl);
   const redis = lazyRedis('ephemeral store', () => {
-    const client = openRedis(redisUrl, { connectionName: `${namespaceOf(prefix)}store` }) as StoreRedis;
+    const client = openRedis(redisUrl, { connectionName: `${namespaceOf(prefix)}store`, enableAutoPipelining: true }) as StoreRedis;
     client.defineCommand('handOverKept', { numberOfKeys: 3, lua: HAND_OVER });
     return client;
   });

@@ -157,7 +157,7 @@ class RedisChannels {
 
   publisherConnection(): RedisClient {
     if (!this.publisher) {
-      this.publisher = openRedis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}publisher` });
+      this.publisher = openRedis(this.redisUrl, { connectionName: `${namespaceOf(this.prefix)}publisher`, enableAutoPipelining: true });
       this.publisher.on('error', (err) => this.logger.error({ err: errorMessage(err) }, 'notifier publisher connection error'));
     }
     return this.publisher;

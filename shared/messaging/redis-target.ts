@@ -52,7 +52,11 @@ export function openRedis(url: string, options: RedisOptions = {}): RedisClient 
   const seeds = clusterSeeds(url);
   if (!seeds) throw new TypeError(`not a Redis Cluster URL: ${url.replace(/\/\/[^@/]*@/, '//…@')}`);
   // A key prefix is the cluster's (the slot is the prefixed key's), the rest each node connection's.
-  const { keyPrefix, ...perNode } = options;
-  const cluster: ClusterOptions = { redisOptions: { ...perNode, ...seeds.options }, ...(keyPrefix ? { keyPrefix } : {}) };
+  const { keyPrefix, enableAutoPipelining, ...perNode } = options;
+  const cluster: ClusterOptions = {
+    redisOptions: { ...perNode, ...seeds.options },
+    ...(keyPrefix ? { keyPrefix } : {}),
+    ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
+  };
   return new Cluster(seeds.nodes, cluster);
 }
