@@ -35,7 +35,8 @@ export async function signAndLog(
   receipts: readonly ReceiptView[],
   write: (signatures: readonly string[]) => Promise<void>,
 ): Promise<ReceiptView[]> {
-  const signed = await Promise.all(receipts.map((r) => signAndHash(key, r)));
+  // Several at once (a settlement batch): signed on the thread pool, in parallel, while this thread goes on.
+  const signed = await Promise.all(receipts.map((r) => signAndHash(key, r, receipts.length > 1)));
   await write(signed.map((x) => x.signature));
   if (signed.length > 0)
     await appendToLog(

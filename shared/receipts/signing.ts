@@ -27,10 +27,13 @@ export function receiptBytes(receipt: ReceiptView | SignedReceiptForm): Buffer {
   return Buffer.from(canonicalJson(signedForm(receipt)), 'utf8');
 }
 
-/** A receipt's signature and its leaf, from one canonical form: what the writing transaction stores. */
-export async function signAndHash(key: SigningKey, receipt: ReceiptView): Promise<{ signature: string; leaf: Buffer }> {
+/**
+ * A receipt's signature and its leaf, from one canonical form: what the writing transaction stores. `offThread`: one
+ * of many signed at once (keys.ts `signDetached`).
+ */
+export async function signAndHash(key: SigningKey, receipt: ReceiptView, offThread = false): Promise<{ signature: string; leaf: Buffer }> {
   const bytes = receiptBytes(receipt);
-  return { signature: await key.signDetached(bytes, RECEIPT_JWS_TYPE), leaf: leafHash(bytes) };
+  return { signature: await key.signDetached(bytes, RECEIPT_JWS_TYPE, { offThread }), leaf: leafHash(bytes) };
 }
 
 /** The receipt's leaf in the log: SHA-256(0x00 ‖ canonical receipt). */

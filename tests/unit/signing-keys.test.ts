@@ -49,6 +49,21 @@ describe('HOLON_SIGNING_KEY', () => {
     expect(protectedHeader).toEqual({ alg: 'EdDSA', kid: RFC8037_KID });
   });
 
+  it('a detached signature made on the thread pool is the one made here (Ed25519 is deterministic) and verifies', async () => {
+    const key = await fromSetting(JSON.stringify(RFC8037));
+    const payloads = Array.from({ length: 20 }, (_, i) => new TextEncoder().encode(`{"receipt":${i}}`));
+    const here = await Promise.all(payloads.map((p) => key.signDetached(p, 'holon-receipt')));
+    const pool = await Promise.all(payloads.map((p) => key.signDetached(p, 'holon-receipt', { offThread: true })));
+    expect(pool).toEqual(here);
+    const publicKey = await importJWK({ ...key.publicJwk }, 'EdDSA');
+    for (const [i, jws] of pool.entries()) {
+      const [header, , signature] = jws.split('.');
+      const { payload, protectedHeader } = await compactVerify(`${header}.${Buffer.from(payloads[i]!).toString('base64url')}.${signature}`, publicKey);
+      expect(new TextDecoder().decode(payload)).toBe(`{"receipt":${i}}`);
+      expect(protectedHeader).toEqual({ alg: 'EdDSA', kid: RFC8037_KID, typ: 'holon-receipt' });
+    }
+  });
+
   it('reads PKCS#8 PEM: the same key as its JWK, the same kid', async () => {
     const { privateKey } = generateKeyPairSync('ed25519');
     const pem = privateKey.export({ format: 'pem', type: 'pkcs8' }).toString();
