@@ -4,12 +4,13 @@
  * costs.
  */
 import { type DbBigInt, fromJsonb, toBigInt, type Queryable, type Tx } from '../../db/connect.js';
+import { namedStatement } from '../../db/prepared.js';
 import type { CallOutcome } from '../call-outcome.js';
 
 /** The columns read before the transaction: whether to settle, and how (alone or in a batch). */
 export const PRE_COLUMNS = ['id', 'status', 'agent_id', 'agent_version', 'payer', 'currency', 'sub_mandate_id', 'parent_id'] as const;
 
-/** A call's row as settlement reads it, locked (`SELECT * FROM calls … FOR UPDATE`; connect.ts: how the drivers return each column). */
+/** A call's row as settlement reads it, locked (`LOCK_ONE`, `LOCK_BATCH`; connect.ts: how the drivers return each column). */
 interface SettlingCallRow {
   id: string;
   status: string;
@@ -72,18 +73,31 @@ function settlingCallFromRow(row: SettlingCallRow): SettlingCall {
   };
 }
 
+/** The columns of a locked call that settlement reads (`SettlingCallRow`), and the transaction's time. */
+const LOCKED_COLUMNS =
+  'id, status, mandate_id, sub_mandate_id, parent_id, caller, agent_id, agent_version, payer, currency, worst_case, approval_id, delegated, callback_url, settle_enqueued_at, outcome, now() AS tx_now';
+
+/** A lock statement: its text (fixed, so Postgres plans it once per connection) and its name. */
+export interface LockStatement {
+  sql: string;
+  name: string;
+}
+
 /** One call, locked. */
-export const LOCK_ONE = `SELECT *, now() AS tx_now FROM calls WHERE id = ? FOR UPDATE`;
+export const LOCK_ONE: LockStatement = { sql: `SELECT ${LOCKED_COLUMNS} FROM calls WHERE id = ? FOR UPDATE`, name: 'settle_lock_one' };
 /** A batch's calls, locked in the order of their ids (no other transaction locks two calls' rows). */
-export const LOCK_BATCH = `SELECT *, now() AS tx_now FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`;
+export const LOCK_BATCH: LockStatement = {
+  sql: `SELECT ${LOCKED_COLUMNS} FROM calls WHERE id = ANY(?) ORDER BY id COLLATE "C" FOR UPDATE`,
+  name: 'settle_lock_batch',
+};
 
 /**
  * The locked rows of these calls, in the order of the query (`LOCK_ONE`, `LOCK_BATCH`), and the transaction's time:
  * every receipt it writes has it as its `created_at` (the column's default, `now()`), so the receipts are signed
  * before they are written.
  */
-export async function lockCalls(trx: Tx, sql: string, bindings: Array<string | string[]>): Promise<{ calls: SettlingCall[]; at: Date }> {
-  const r = await trx.raw<{ rows: Array<SettlingCallRow & { tx_now: Date | string }> }>(sql, bindings);
+export async function lockCalls(trx: Tx, lock: LockStatement, bindings: Array<string | string[]>): Promise<{ calls: SettlingCall[]; at: Date }> {
+  const r = await trx.raw<{ rows: Array<SettlingCallRow & { tx_now: Date | string }> }>(lock.sql, bindings).options(namedStatement(lock.name));
   const at = r.rows[0] ? new Date(r.rows[0].tx_now) : new Date();
   return { calls: r.rows.map(settlingCallFromRow), at };
 }
