@@ -25,6 +25,7 @@ import { sweep } from '../../services/settler/sweeper.js';
 import { row, world } from '../support/admitted-calls.js';
 import { dbTest, type TestDatabase } from '../support/db.js';
 import { startTestGateway, useAudited } from '../support/gateway.js';
+import { poll } from '../support/poll.js';
 import { parsePrometheus, sampleValue } from '../support/prometheus.js';
 
 const test = dbTest('postgres');
@@ -183,10 +184,28 @@ describe('where admitted calls run', () => {
   test('with budget leases on, calls carved from a lease run here or through the queue, and the books stay exact', async () => {
     await useAudited(await startTestGateway({ config: { runnerConcurrency: 2, budgetLease: 500_000n } }), async (g) => {
       await g.mandate({});
-      // 24 at once: two run in this process's slots at a time, the rest wait for the run queue. Half succeed (0.02
-      // each), half end in a declared error that a charge_on: success agent does not bill.
+      const knex = g.db.knex;
+      // The first call is reserved on the mandate's row and asks for a lease, taken in the background: once it is
+      // open, calls are carved from it.
+      const first = await g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/success-only', input: { fail: true } });
+      expect((first.body as { status?: string }).status).toBe('failed');
+      await poll(async () => ((await knex('budget_leases').whereNull('closed_at').first('id')) ? true : undefined), {
+        what: 'an open lease',
+        timeoutMs: 10_000,
+      });
+      // 24 at once: two run in this process's slots at a time (each patient call holds its slot 300 ms), the rest
+      // wait for the run queue. Half are billed (0.02 each); half end in a declared error that a charge_on: success
+      // agent does not bill.
+      const file = path.join(await mkdtemp(path.join(tmpdir(), 'holon-run-here-')), 'patient.log');
       const calls = await Promise.all(
-        Array.from({ length: 24 }, (_, i) => g.post('/v0/calls', { mandate: 'alice/test', agent: 'fixtures/success-only', input: { fail: i % 2 === 1 } })),
+        Array.from({ length: 24 }, (_, i) =>
+          g.post(
+            '/v0/calls',
+            i % 2 === 0
+              ? { mandate: 'alice/test', agent: 'fixtures/patient', input: { file, ms: 300 } }
+              : { mandate: 'alice/test', agent: 'fixtures/success-only', input: { fail: true } },
+          ),
+        ),
       );
       const byStatus = calls.map((r) => (r.body as { status?: string }).status);
       expect(byStatus.filter((s) => s === 'succeeded')).toHaveLength(12);
@@ -195,9 +214,7 @@ describe('where admitted calls run', () => {
       const queued = sampleValue(m, 'holon_queue_wait_seconds_count', { queue: RUN_QUEUE }) ?? 0;
       expect(queued).toBeGreaterThan(0);
       expect(queued).toBeLessThan(24);
-      // The calls were carved from a lease (not reserved call by call), and each hold ended.
-      const knex = g.db.knex;
-      expect(Number((await knex('budget_leases').count({ n: '*' }).first())!.n)).toBeGreaterThan(0);
+      // The calls were carved from the lease (not reserved call by call), and each hold ended.
       const holds = await knex('holds').whereNotNull('lease_id').select('status');
       expect(holds.length).toBeGreaterThan(0);
       expect(holds.every((h) => h.status !== 'held')).toBe(true);
