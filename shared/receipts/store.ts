@@ -3,6 +3,7 @@
  * served as trees (children inline) with decimal-string amounts.
  */
 import { issuerMandatesLike } from '../mandates/store.js';
+import type { Knex } from 'knex';
 import type { DbBigInt, Queryable } from '../db/connect.js';
 import { fromJsonb, toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
@@ -86,6 +87,44 @@ export interface ReceiptValues {
   stream: string | null;
   /** The receipt's JWS (shared/receipts/signing.ts), set once the receipt's view is known: before the row is written. */
   signature: string | null;
+}
+
+/** Each column of `ReceiptValues` with its Postgres type: the order of `receiptsInsert`'s arrays. */
+const RECEIPT_COLUMNS = [
+  ['id', 'text'],
+  ['parent_id', 'text'],
+  ['mandate_id', 'text'],
+  ['sub_mandate_id', 'text'],
+  ['caller', 'text'],
+  ['agent', 'text'],
+  ['status', 'text'],
+  ['error_code', 'text'],
+  ['reasons', 'jsonb'],
+  ['worst_case', 'bigint'],
+  ['currency', 'text'],
+  ['payer', 'text'],
+  ['billed', 'boolean'],
+  ['cost_own', 'bigint'],
+  ['cost_downstream', 'bigint'],
+  ['cost_total', 'bigint'],
+  ['splits', 'jsonb'],
+  ['approval_id', 'text'],
+  ['duration_ms', 'int'],
+  ['entry_id', 'bigint'],
+  ['requester', 'text'],
+  ['payment', 'jsonb'],
+  ['stream', 'jsonb'],
+  ['signature', 'text'],
+] as const satisfies ReadonlyArray<readonly [keyof ReceiptValues, string]>;
+
+const RECEIPTS_INSERT = `INSERT INTO receipts (${RECEIPT_COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${RECEIPT_COLUMNS.map(([, t]) => `?::${t}[]`).join(', ')})`;
+
+/**
+ * Receipts as one INSERT of fixed text, whatever their number (a column an array): for a statement that writes them
+ * with other rows (a settlement's). Its text does not grow with the batch, so it is not rebuilt for each one.
+ */
+export function receiptsInsert(db: Queryable, rows: readonly ReceiptValues[]): Knex.Raw {
+  return db.raw(RECEIPTS_INSERT, RECEIPT_COLUMNS.map(([column]) => rows.map((r) => r[column])) as Knex.Value[]);
 }
 
 /** The `receipts` row of a record (for statements that insert it together with other rows). */

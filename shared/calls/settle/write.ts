@@ -9,7 +9,7 @@
 import type { Tx } from '../../db/connect.js';
 import type { MoneyCall } from '../../ledger/money-functions.js';
 import { signAndLog } from '../../receipts/log.js';
-import { insertedReceiptView, type ReceiptValues, type ReceiptView } from '../../receipts/store.js';
+import { insertedReceiptView, receiptsInsert, type ReceiptValues, type ReceiptView } from '../../receipts/store.js';
 import type { SigningKey } from '../../signing/keys.js';
 import { insertDeliveries } from '../../webhooks/deliveries.js';
 import { finalStatusesUpdate } from '../transitions.js';
@@ -23,7 +23,7 @@ export interface WrittenSettlement {
 /** The statement, its receipts signed. */
 async function writeRows(trx: Tx, plan: SettlementPlan, receipts: ReceiptValues[], money: MoneyCall | null): Promise<void> {
   const own = trx
-    .with('receipt', trx('receipts').insert(receipts))
+    .with('receipt', receiptsInsert(trx, receipts))
     .with('event', trx('call_events').insert([...plan.events]))
     .with('final', finalStatusesUpdate(trx, plan.finals));
   const q = plan.deliveries.length > 0 ? own.with('delivery', insertDeliveries(trx, plan.deliveries)) : own;
