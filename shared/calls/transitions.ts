@@ -11,6 +11,7 @@
  */
 import type { Db, DbBigInt, Queryable } from '../db/connect.js';
 import { toBigInt } from '../db/connect.js';
+import type { SqlFragment } from '../db/prepared.js';
 import type { ServiceContext } from '../context.js';
 import type { AdmittedCall } from '../ledger/money-functions.js';
 import { RUN_QUEUE, SETTLE_QUEUE, type CallJob } from './wire.js';
@@ -166,38 +167,29 @@ export async function readCall(db: Db, callId: string): Promise<{ id: string; st
   return row ? { id: row.id, status: row.status, mandateId: row.mandate_id } : undefined;
 }
 
+const FINAL_STATUSES_UPDATE = `UPDATE calls c SET status = v.status,
+       outcome = CASE WHEN v.closed THEN v.outcome ELSE c.outcome END,
+       error_code = CASE WHEN v.closed THEN v.error_code ELSE c.error_code END,
+       finished_at = CASE WHEN v.closed THEN now() ELSE c.finished_at END
+  FROM unnest(?::text[], ?::text[], ?::boolean[], ?::jsonb[], ?::text[]) AS v(id, status, closed, outcome, error_code)
+ WHERE c.id = v.id`;
+
 /**
  * The settlement's transition, `settling → succeeded | failed`, for many calls in ONE UPDATE: a query for the
  * settlement's statement to embed (shared/calls/settle/write.ts), the calls' rows already locked in its transaction.
  * A call closed in that same transaction (`running` until then: engine.close on a call run here) has its outcome,
  * error code and end written by it too — the close and the settlement commit together.
  */
-export function finalStatusesUpdate(
-  trx: import('../db/connect.js').Tx,
-  finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed'; closed?: CallOutcome }>,
-): import('knex').Knex.QueryBuilder {
-  const closed = finals.filter((f): f is typeof f & { closed: CallOutcome } => f.closed !== undefined);
-  const caseOf = (column: string, cast: string, value: (f: (typeof closed)[number]) => string | null) =>
-    trx.raw(
-      `CASE id ${closed.map(() => `WHEN ? THEN ?${cast}`).join(' ')} ELSE ${column} END`,
-      closed.flatMap((f) => [f.id, value(f)]),
-    );
-  return trx('calls')
-    .whereIn(
-      'id',
+export function finalStatusesUpdate(finals: ReadonlyArray<{ id: string; status: 'succeeded' | 'failed'; closed?: CallOutcome }>): SqlFragment {
+  // Fixed text, whatever the number of calls (a column an array): not rebuilt for each batch.
+  return {
+    sql: FINAL_STATUSES_UPDATE,
+    bindings: [
       finals.map((f) => f.id),
-    )
-    .update({
-      status: trx.raw(
-        `CASE id ${finals.map(() => 'WHEN ? THEN ?').join(' ')} END`,
-        finals.flatMap((f) => [f.id, f.status]),
-      ),
-      ...(closed.length > 0
-        ? {
-            outcome: caseOf('outcome', '::jsonb', (f) => JSON.stringify(f.closed)),
-            error_code: caseOf('error_code', '::text', (f) => f.closed.code ?? null),
-            finished_at: trx.raw(`CASE WHEN id = ANY(?) THEN now() ELSE finished_at END`, [closed.map((f) => f.id)]),
-          }
-        : {}),
-    });
+      finals.map((f) => f.status),
+      finals.map((f) => f.closed !== undefined),
+      finals.map((f) => (f.closed ? JSON.stringify(f.closed) : null)),
+      finals.map((f) => (f.closed ? (f.closed.code ?? null) : null)),
+    ] as import('knex').Knex.Value[],
+  };
 }

@@ -1,3 +1,5 @@
+import type { Knex } from 'knex';
+
 /**
  * Named prepared statements for the call's hot path (docs/PERFORMANCE.md): a statement of fixed text, sent with a
  * name, is parsed and planned once per connection by Postgres, then only bound and executed (node-postgres keeps the
@@ -5,3 +7,9 @@
  * changes and whose result columns are named (a `SELECT *` would fail its cached plan once a migration added a column).
  */
 export const namedStatement = (name: string): { name: string } => ({ name: `holon_${name}` });
+
+/** A statement's text and its bindings, for a statement that embeds it (a CTE of the settlement's write). */
+export interface SqlFragment {
+  sql: string;
+  bindings: readonly Knex.RawBinding[];
+}

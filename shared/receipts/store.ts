@@ -5,6 +5,7 @@
 import { issuerMandatesLike } from '../mandates/store.js';
 import type { Knex } from 'knex';
 import type { DbBigInt, Queryable } from '../db/connect.js';
+import type { SqlFragment } from '../db/prepared.js';
 import { fromJsonb, toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
 import { HolonError } from '../core/errors.js';
@@ -123,8 +124,8 @@ const RECEIPTS_INSERT = `INSERT INTO receipts (${RECEIPT_COLUMNS.map(([c]) => c)
  * Receipts as one INSERT of fixed text, whatever their number (a column an array): for a statement that writes them
  * with other rows (a settlement's). Its text does not grow with the batch, so it is not rebuilt for each one.
  */
-export function receiptsInsert(db: Queryable, rows: readonly ReceiptValues[]): Knex.Raw {
-  return db.raw(RECEIPTS_INSERT, RECEIPT_COLUMNS.map(([column]) => rows.map((r) => r[column])) as Knex.Value[]);
+export function receiptsInsert(rows: readonly ReceiptValues[]): SqlFragment {
+  return { sql: RECEIPTS_INSERT, bindings: RECEIPT_COLUMNS.map(([column]) => rows.map((r) => r[column])) as Knex.Value[] };
 }
 
 /** The `receipts` row of a record (for statements that insert it together with other rows). */

@@ -6,7 +6,10 @@
  * docs/ledger.md) — the parts touch disjoint tables. Then the receipts join the log (shared/receipts/log.ts), the
  * transaction's last lock. It answers what it wrote.
  */
+import { createHash } from 'node:crypto';
+import type { Knex } from 'knex';
 import type { Tx } from '../../db/connect.js';
+import { namedStatement, type SqlFragment } from '../../db/prepared.js';
 import type { MoneyCall } from '../../ledger/money-functions.js';
 import { signAndLog } from '../../receipts/log.js';
 import { insertedReceiptView, receiptsInsert, type ReceiptValues, type ReceiptView } from '../../receipts/store.js';
@@ -20,14 +23,45 @@ export interface WrittenSettlement {
   receipts: ReadonlyMap<string, ReceiptView>;
 }
 
-/** The statement, its receipts signed. */
+/** The settlement's call events (what the Agent Record counts), as one INSERT of fixed text (a column an array). */
+function eventsInsert(events: SettlementPlan['events']): SqlFragment {
+  return {
+    sql: `INSERT INTO call_events (call_id, agent_id, agent_version, status, error_code, latency_ms, cost, currency, delegated)
+          SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::bigint[], ?::text[], ?::boolean[])`,
+    bindings: [
+      events.map((e) => e.call_id),
+      events.map((e) => e.agent_id),
+      events.map((e) => e.agent_version),
+      events.map((e) => e.status),
+      events.map((e) => e.error_code),
+      events.map((e) => e.latency_ms),
+      events.map((e) => e.cost),
+      events.map((e) => e.currency),
+      events.map((e) => e.delegated),
+    ] as Knex.Value[],
+  };
+}
+
+/**
+ * The statement, its receipts signed. Without deliveries its text is fixed (each part's is, whatever the batch's
+ * size): sent as a named prepared statement, its name the text's hash. A call with a `callback_url` adds its
+ * delivery's row through the query builder.
+ */
 async function writeRows(trx: Tx, plan: SettlementPlan, receipts: ReceiptValues[], money: MoneyCall | null): Promise<void> {
-  const own = trx
-    .with('receipt', receiptsInsert(trx, receipts))
-    .with('event', trx('call_events').insert([...plan.events]))
-    .with('final', finalStatusesUpdate(trx, plan.finals));
-  const q = plan.deliveries.length > 0 ? own.with('delivery', insertDeliveries(trx, plan.deliveries)) : own;
-  await (money ? q.select(trx.raw(money.sql, [...money.bindings])) : q.select(trx.raw('1')));
+  const parts: Array<[string, SqlFragment]> = [
+    ['receipt', receiptsInsert(receipts)],
+    ['event', eventsInsert(plan.events)],
+    ['final', finalStatusesUpdate(plan.finals)],
+  ];
+  const last: SqlFragment = money ?? { sql: '1', bindings: [] };
+  if (plan.deliveries.length > 0) {
+    const own = parts.reduce((q, [name, part]) => q.with(name, trx.raw(part.sql, [...part.bindings])), trx.queryBuilder());
+    await own.with('delivery', insertDeliveries(trx, plan.deliveries)).select(trx.raw(last.sql, [...last.bindings]));
+    return;
+  }
+  const sql = `WITH ${parts.map(([name, part]) => `${name} AS (${part.sql})`).join(', ')} SELECT ${last.sql}`;
+  const name = `settle_write_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+  await trx.raw(sql, [...parts.flatMap(([, part]) => part.bindings), ...last.bindings]).options(namedStatement(name));
 }
 
 export async function writeSettlement(
