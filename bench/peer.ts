@@ -11,7 +11,8 @@
  * Phases: c=1 latency (sequential requests) straight to the upstream, through Holon and through Portkey; then
  * BENCH_PEER_ROUNDS (default 2) rounds at BENCH_PEER_CONCURRENCY clients (default 64), each Holon and Portkey
  * back to back, alternating which goes first, BENCH_PEER_WARMUP_S (3) of warm-up then BENCH_PEER_DURATION_S (10)
- * measured. Any answer other than 200, an open call or a ledger audit that is not clean fails the run.
+ * measured. Any answer other than 200, an open call or a ledger audit that is not clean fails the run. On a Postgres
+ * without autovacuum (this machine's), Holon's database is vacuumed after each of its rounds, outside the windows.
  * The figures go to the `peer` section of bench/results.json (BENCH_PEER_NO_WRITE=1: nothing is written).
  *
  * Portkey is not a dependency of the project: it is installed on first use into HOLON_BENCH_CACHE, else
@@ -26,7 +27,7 @@ import { request } from 'undici';
 import { audit } from '../shared/ledger/audit.js';
 import { type BenchGateway, createDriver, describeStatuses, type Driver, envInt, startBenchGateway } from './gateway.js';
 import { keepAliveAgent, type LoadResult, quantile } from './load.js';
-import { postgresDatabase, redisTarget, untilNoneOpen, writeResultSections } from './support.js';
+import { autovacuumOff, postgresDatabase, redisTarget, untilNoneOpen, vacuumBetweenPhases, writeResultSections } from './support.js';
 
 /** The newest release on npm (its package.json declares no engines; it runs on Node 20). */
 const PORTKEY_VERSION = '1.15.2';
@@ -341,6 +342,8 @@ async function main(): Promise<void> {
   // Sustained load, interleaved: A/B, then B/A, …
   console.log(`\nsustained, c=${options.concurrency}`);
   const db = bench.gw.db.knex;
+  const vacuum = await autovacuumOff(db);
+  if (vacuum) console.log('  (autovacuum is off on this Postgres: the database is vacuumed after each Holon round, as autovacuum would have)');
   const rounds: Round[] = [];
   for (let i = 1; i <= options.rounds; i++) {
     for (const t of i % 2 ? [holon, peer] : [peer, holon]) {
@@ -349,7 +352,10 @@ async function main(): Promise<void> {
       if (Object.keys(r.errors).length) problems.push(`round ${i} ${r.side}: answers other than 200: ${describeStatuses(r.errors)}`);
       if (r.upstreamServed < r.ok) problems.push(`round ${i} ${r.side}: ${r.ok} answers but the upstream served ${r.upstreamServed}`);
       // Holon's settlements finish before the next phase, so that none of its work falls on Portkey's.
-      if (t.side === 'holon') await untilNoneOpen(db);
+      if (t.side === 'holon') {
+        await untilNoneOpen(db);
+        if (vacuum) await vacuumBetweenPhases(db);
+      }
     }
   }
 

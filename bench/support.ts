@@ -93,6 +93,21 @@ export async function untilNoneOpen(db: Knex): Promise<number> {
   return openCalls(db);
 }
 
+/**
+ * Whether the server runs autovacuum. This machine's Postgres has it off (its CI configuration); a deployment has it
+ * on, and without it the rows every settlement updates (the mandate's, the balances) pile up dead versions round after
+ * round: Holon's rate fell by half over a minute of load in one run.
+ */
+export async function autovacuumOff(db: Knex): Promise<boolean> {
+  const r = await db.raw<{ rows: Array<{ autovacuum: string }> }>('SHOW autovacuum');
+  return r.rows[0]?.autovacuum === 'off';
+}
+
+/** What autovacuum would have done between two phases of a bench: the database vacuumed (outside every measured window). */
+export async function vacuumBetweenPhases(db: Knex): Promise<void> {
+  await db.raw('VACUUM (ANALYZE)');
+}
+
 /** A section of bench/results.json as last written, or undefined (no file, no such section). */
 export function readResultSection(name: string): Record<string, unknown> | undefined {
   const file = new URL('./results.json', import.meta.url);
