@@ -206,19 +206,23 @@ test('two settlers batching the same calls at once settle each exactly once, and
   }
 });
 
+/** `n` calls of alice's to bob's agent at 1,000 micro-units, charged on success, with these results. */
+const aliceToBob = (n: number, result: (i: number) => Case['result']): Case[] =>
+  Array.from({ length: n }, (_, i) => ({
+    payer: 'alice',
+    author: 'bob',
+    upstream: null,
+    royalty: { num: 0n, den: 1n },
+    price: 1_000n,
+    chargeOn: 'success',
+    result: result(i),
+  }));
+
 test('a batch that fails as a whole changes nothing; the batcher then settles its calls one by one', async ({ db }) => {
   const messaging = await createMessaging();
   try {
     for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n);
-    const cases: Case[] = Array.from({ length: 5 }, (_, i) => ({
-      payer: 'alice',
-      author: 'bob',
-      upstream: null,
-      royalty: { num: 0n, den: 1n },
-      price: 1_000n,
-      chargeOn: 'success',
-      result: i === 2 ? 'billed_error' : 'output',
-    }));
+    const cases = aliceToBob(5, (i) => (i === 2 ? 'billed_error' : 'output'));
     const { ctx, ids } = await settlingCalls(db, messaging, cases, 0, 'bad');
     // One call's recorded outcome is corrupt: settling it throws, and with it the whole batch.
     await db
@@ -252,15 +256,7 @@ test("a batch's after-commit work goes out together: every notice is sent before
   const messaging = await createMessaging();
   try {
     for (const p of PEOPLE) await creditSignup(db.knex, who(p, 0), 100_000_000n);
-    const cases: Case[] = Array.from({ length: 4 }, () => ({
-      payer: 'alice',
-      author: 'bob',
-      upstream: null,
-      royalty: { num: 0n, den: 1n },
-      price: 1_000n,
-      chargeOn: 'success',
-      result: 'output',
-    }));
+    const cases = aliceToBob(4, () => 'output');
     const { ctx, ids } = await settlingCalls(db, messaging, cases, 0, 'notices');
     // Redis answers no notice until all four were sent (a batch that sent them one after another would wait for
     // ever: the gate's timeout fails it); then the notice of the second call fails.
