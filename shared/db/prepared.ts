@@ -13,3 +13,13 @@ export interface SqlFragment {
   sql: string;
   bindings: readonly Knex.RawBinding[];
 }
+
+/**
+ * An INSERT of rows of fixed text, whatever their number: each column one array (`unnest`), typed as `columns` says
+ * (in their order). For a statement that embeds it: its text does not grow with the rows, so it is not rebuilt for
+ * each batch, and the statement can be prepared.
+ */
+export function unnestInsert<Row>(table: string, columns: ReadonlyArray<readonly [keyof Row & string, string]>): (rows: readonly Row[]) => SqlFragment {
+  const sql = `INSERT INTO ${table} (${columns.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${columns.map(([, t]) => `?::${t}[]`).join(', ')})`;
+  return (rows) => ({ sql, bindings: columns.map(([column]) => rows.map((r) => r[column])) as Knex.Value[] });
+}

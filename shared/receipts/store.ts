@@ -3,9 +3,8 @@
  * served as trees (children inline) with decimal-string amounts.
  */
 import { issuerMandatesLike } from '../mandates/store.js';
-import type { Knex } from 'knex';
 import type { DbBigInt, Queryable } from '../db/connect.js';
-import type { SqlFragment } from '../db/prepared.js';
+import { unnestInsert } from '../db/prepared.js';
 import { fromJsonb, toBigInt } from '../db/connect.js';
 import { formatAmount } from '../core/money.js';
 import { HolonError } from '../core/errors.js';
@@ -118,15 +117,11 @@ const RECEIPT_COLUMNS = [
   ['signature', 'text'],
 ] as const satisfies ReadonlyArray<readonly [keyof ReceiptValues, string]>;
 
-const RECEIPTS_INSERT = `INSERT INTO receipts (${RECEIPT_COLUMNS.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${RECEIPT_COLUMNS.map(([, t]) => `?::${t}[]`).join(', ')})`;
-
 /**
  * Receipts as one INSERT of fixed text, whatever their number (a column an array): for a statement that writes them
- * with other rows (a settlement's). Its text does not grow with the batch, so it is not rebuilt for each one.
+ * with other rows (a settlement's).
  */
-export function receiptsInsert(rows: readonly ReceiptValues[]): SqlFragment {
-  return { sql: RECEIPTS_INSERT, bindings: RECEIPT_COLUMNS.map(([column]) => rows.map((r) => r[column])) as Knex.Value[] };
-}
+export const receiptsInsert = unnestInsert<ReceiptValues>('receipts', RECEIPT_COLUMNS);
 
 /** The `receipts` row of a record (for statements that insert it together with other rows). */
 export function receiptRow(r: ReceiptRecord): ReceiptValues {

@@ -7,9 +7,8 @@
  * transaction's last lock. It answers what it wrote.
  */
 import { createHash } from 'node:crypto';
-import type { Knex } from 'knex';
 import type { Tx } from '../../db/connect.js';
-import { namedStatement, type SqlFragment } from '../../db/prepared.js';
+import { namedStatement, type SqlFragment, unnestInsert } from '../../db/prepared.js';
 import type { MoneyCall } from '../../ledger/money-functions.js';
 import { signAndLog } from '../../receipts/log.js';
 import { insertedReceiptView, receiptsInsert, type ReceiptValues, type ReceiptView } from '../../receipts/store.js';
@@ -24,23 +23,17 @@ export interface WrittenSettlement {
 }
 
 /** The settlement's call events (what the Agent Record counts), as one INSERT of fixed text (a column an array). */
-function eventsInsert(events: SettlementPlan['events']): SqlFragment {
-  return {
-    sql: `INSERT INTO call_events (call_id, agent_id, agent_version, status, error_code, latency_ms, cost, currency, delegated)
-          SELECT * FROM unnest(?::text[], ?::text[], ?::text[], ?::text[], ?::text[], ?::int[], ?::bigint[], ?::text[], ?::boolean[])`,
-    bindings: [
-      events.map((e) => e.call_id),
-      events.map((e) => e.agent_id),
-      events.map((e) => e.agent_version),
-      events.map((e) => e.status),
-      events.map((e) => e.error_code),
-      events.map((e) => e.latency_ms),
-      events.map((e) => e.cost),
-      events.map((e) => e.currency),
-      events.map((e) => e.delegated),
-    ] as Knex.Value[],
-  };
-}
+const eventsInsert = unnestInsert<SettlementPlan['events'][number]>('call_events', [
+  ['call_id', 'text'],
+  ['agent_id', 'text'],
+  ['agent_version', 'text'],
+  ['status', 'text'],
+  ['error_code', 'text'],
+  ['latency_ms', 'int'],
+  ['cost', 'bigint'],
+  ['currency', 'text'],
+  ['delegated', 'boolean'],
+]);
 
 /**
  * The statement, its receipts signed. Without deliveries its text is fixed (each part's is, whatever the batch's
