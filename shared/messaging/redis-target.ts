@@ -44,19 +44,22 @@ function clusterSeeds(url: string): ClusterSeeds | undefined {
 }
 
 /**
- * A new connection to the Redis `url` names, with `options` (a cluster gets them for each of its node connections).
+ * A new connection to the Redis `url` names, with `options` (a cluster gets them for each of its node connections,
+ * but for the key prefix, its own, and auto-pipelining, never on a cluster).
  * A cluster URL that does not parse throws: settings check their URLs with `redisUrlProblem` before.
  */
 export function openRedis(url: string, options: RedisOptions = {}): RedisClient {
   if (!isClusterUrl(url)) return new Redis(url, options);
   const seeds = clusterSeeds(url);
   if (!seeds) throw new TypeError(`not a Redis Cluster URL: ${url.replace(/\/\/[^@/]*@/, '//…@')}`);
-  // A key prefix is the cluster's (the slot is the prefixed key's), the rest each node connection's.
-  const { keyPrefix, enableAutoPipelining, ...perNode } = options;
+  // A key prefix is the cluster's (the slot is the prefixed key's), the rest each node connection's. Never
+  // auto-pipelined on a cluster: ioredis sends a cluster pipeline again only when all its commands failed alike and
+  // only read, so writes in flight when a node's connection closes (or its slots move) fail where one command alone
+  // is sent again; and a keyless PUBLISH may go to any node, two nodes relaying a channel's messages out of order.
+  const { keyPrefix, enableAutoPipelining: _notOnACluster, ...perNode } = options;
   const cluster: ClusterOptions = {
     redisOptions: { ...perNode, ...seeds.options },
     ...(keyPrefix ? { keyPrefix } : {}),
-    ...(enableAutoPipelining ? { enableAutoPipelining } : {}),
   };
   return new Cluster(seeds.nodes, cluster);
 }

@@ -137,6 +137,7 @@ describe('SIGTERM under load, in every role', () => {
       const evaluations: string[] = [];
       const apis = () => slots.filter((s) => s.role === 'api').map((s) => s.proc);
       let n = 0;
+      let queueing: Promise<unknown> = Promise.resolve();
       const traffic = Array.from({ length: TRAFFIC_WORKERS }, async (_, w) => {
         const pick = mulberry32(SEED + w + 1);
         while (!stopTraffic) {
@@ -165,9 +166,18 @@ describe('SIGTERM under load, in every role', () => {
             });
           }
           if (i % 15 === 0) {
-            const [row] = await queueEvaluations(db.knex, { agentId: 'fixtures/hang', version: '1.0.0' }, [
-              { capability: 'test.hang', version: 1, hidden: false, cases: 6, threshold: '1' },
-            ]);
+            // One at a time, as the product queues them (publishing and a re-run hold the version's row): two workers
+            // numbering a run at once would both take the next number.
+            const queued = queueing.then(() =>
+              queueEvaluations(db.knex, { agentId: 'fixtures/hang', version: '1.0.0' }, [
+                { capability: 'test.hang', version: 1, hidden: false, cases: 6, threshold: '1' },
+              ]),
+            );
+            queueing = queued.then(
+              () => undefined,
+              () => undefined,
+            );
+            const [row] = await queued;
             evaluations.push(row!.id);
             await wakeEvaluators({ messaging, log: console as never }, [row!.id]);
           }
