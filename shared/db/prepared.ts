@@ -14,12 +14,28 @@ export interface SqlFragment {
   bindings: readonly Knex.RawBinding[];
 }
 
+/** What an `unnestInsert` adds to the rows: columns set to one expression for all (`now()`), and a conflict skipped. */
+interface UnnestInsertExtras {
+  /** Column → a fixed SQL expression (trusted text, never input). */
+  set?: Readonly<Record<string, string>>;
+  /** The unique columns whose conflict leaves the existing row (`ON CONFLICT (…) DO NOTHING`). */
+  skipConflictOn?: readonly string[];
+}
+
 /**
  * An INSERT of rows of fixed text, whatever their number: each column one array (`unnest`), typed as `columns` says
  * (in their order). For a statement that embeds it: its text does not grow with the rows, so it is not rebuilt for
  * each batch, and the statement can be prepared.
  */
-export function unnestInsert<Row>(table: string, columns: ReadonlyArray<readonly [keyof Row & string, string]>): (rows: readonly Row[]) => SqlFragment {
-  const sql = `INSERT INTO ${table} (${columns.map(([c]) => c).join(', ')}) SELECT * FROM unnest(${columns.map(([, t]) => `?::${t}[]`).join(', ')})`;
+export function unnestInsert<Row>(
+  table: string,
+  columns: ReadonlyArray<readonly [keyof Row & string, string]>,
+  extras: UnnestInsertExtras = {},
+): (rows: readonly Row[]) => SqlFragment {
+  const set = Object.entries(extras.set ?? {});
+  const names = [...columns.map(([c]) => c), ...set.map(([c]) => c)].join(', ');
+  const values = ['*', ...set.map(([, expression]) => expression)].join(', ');
+  const conflict = extras.skipConflictOn ? ` ON CONFLICT (${extras.skipConflictOn.join(', ')}) DO NOTHING` : '';
+  const sql = `INSERT INTO ${table} (${names}) SELECT ${values} FROM unnest(${columns.map(([, t]) => `?::${t}[]`).join(', ')})${conflict}`;
   return (rows) => ({ sql, bindings: columns.map(([column]) => rows.map((r) => r[column])) as Knex.Value[] });
 }

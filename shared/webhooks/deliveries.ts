@@ -12,6 +12,7 @@
 import type { Knex } from 'knex';
 import { HolonError } from '../core/errors.js';
 import type { Db, Queryable } from '../db/connect.js';
+import { unnestInsert } from '../db/prepared.js';
 import type { QueueBackend } from '../messaging/types.js';
 import type { Verdict } from './schedule.js';
 
@@ -100,12 +101,24 @@ export interface NewDelivery {
 
 export const newDelivery = (callId: string, payer: string): NewDelivery => ({ id: deliveryIdOf(callId), call_id: callId, account: payer });
 
-/** The insert of new deliveries, a no-op for a call that has one already: the settlement runs it in its transaction. */
-export function insertDeliveries(db: Queryable, rows: readonly NewDelivery[]): Knex.QueryBuilder {
-  return db('webhook_deliveries')
-    .insert(rows.map((r) => ({ ...r, next_attempt_at: db.fn.now() })))
-    .onConflict(['call_id', 'event', 'question'])
-    .ignore();
+/**
+ * The insert of new deliveries, due at once, a no-op for a call that has one already, as a statement's part of fixed
+ * text (the settlement's write embeds it in its transaction).
+ */
+export const deliveriesInsert = unnestInsert<NewDelivery>(
+  'webhook_deliveries',
+  [
+    ['id', 'text'],
+    ['call_id', 'text'],
+    ['account', 'text'],
+  ],
+  { set: { next_attempt_at: 'now()' }, skipConflictOn: ['call_id', 'event', 'question'] },
+);
+
+/** Insert new deliveries (`deliveriesInsert`) on their own. */
+export async function insertDeliveries(db: Queryable, rows: readonly NewDelivery[]): Promise<void> {
+  const { sql, bindings } = deliveriesInsert(rows);
+  await db.raw(sql, [...bindings]);
 }
 
 /**

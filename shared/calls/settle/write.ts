@@ -13,7 +13,7 @@ import type { MoneyCall } from '../../ledger/money-functions.js';
 import { signAndLog } from '../../receipts/log.js';
 import { insertedReceiptView, receiptsInsert, type ReceiptValues, type ReceiptView } from '../../receipts/store.js';
 import type { SigningKey } from '../../signing/keys.js';
-import { insertDeliveries } from '../../webhooks/deliveries.js';
+import { deliveriesInsert } from '../../webhooks/deliveries.js';
 import { finalStatusesUpdate } from '../transitions.js';
 import type { SettlementPlan } from './plan.js';
 
@@ -36,22 +36,17 @@ const eventsInsert = unnestInsert<SettlementPlan['events'][number]>('call_events
 ]);
 
 /**
- * The statement, its receipts signed. Without deliveries its text is fixed (each part's is, whatever the batch's
- * size): sent as a named prepared statement, its name the text's hash. A call with a `callback_url` adds its
- * delivery's row through the query builder.
+ * The statement, its receipts signed. Its text is fixed (each part's is, whatever the batch's size; a batch with a
+ * `callback_url` adds its deliveries' part): sent as a named prepared statement, its name the text's hash.
  */
 async function writeRows(trx: Tx, plan: SettlementPlan, receipts: ReceiptValues[], money: MoneyCall | null): Promise<void> {
   const parts: Array<[string, SqlFragment]> = [
     ['receipt', receiptsInsert(receipts)],
     ['event', eventsInsert(plan.events)],
     ['final', finalStatusesUpdate(plan.finals)],
+    ...(plan.deliveries.length > 0 ? [['delivery', deliveriesInsert(plan.deliveries)] as [string, SqlFragment]] : []),
   ];
   const last: SqlFragment = money ?? { sql: '1', bindings: [] };
-  if (plan.deliveries.length > 0) {
-    const own = parts.reduce((q, [name, part]) => q.with(name, trx.raw(part.sql, [...part.bindings])), trx.queryBuilder());
-    await own.with('delivery', insertDeliveries(trx, plan.deliveries)).select(trx.raw(last.sql, [...last.bindings]));
-    return;
-  }
   const sql = `WITH ${parts.map(([name, part]) => `${name} AS (${part.sql})`).join(', ')} SELECT ${last.sql}`;
   const name = `settle_write_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
   await trx.raw(sql, [...parts.flatMap(([, part]) => part.bindings), ...last.bindings]).options(namedStatement(name));
