@@ -466,7 +466,8 @@ describe('webhooks, hosted: one account cannot hold back another’s (fair deliv
 
 describe('webhooks, dev mode: one local secret', () => {
   test('a settler restarted between attempts still retries: the attempt waits in Redis, the new settler sends it', async () => {
-    // Every process signs with the one dev secret; the second attempt comes 4 s after the first.
+    // Every process signs with the one dev secret; the second attempt comes 4 s after the first. Four processes start
+    // one after another (each ~10 s on a busy machine): the test's time is theirs, as the tests above allow.
     const secret = generateWebhookSecret();
     const { cluster, redis, stop } = await startTestCluster({ env: { HOLON_CALLBACK_SECRET: secret, HOLON_WEBHOOK_SCHEDULE: '0,4s,1s' } });
     cleanups.push(stop);
@@ -526,7 +527,7 @@ describe('webhooks, dev mode: one local secret', () => {
     ]);
     // No process printed or logged the secret (the banner only prints a generated one; this one was set).
     expect(cluster.describe()).not.toContain(secret.slice(6, 30));
-  });
+  }, 120_000);
 });
 
 /** Tables whose rows contain `needle` anywhere (the text of every row of every table). */
