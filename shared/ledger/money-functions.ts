@@ -5,10 +5,9 @@
  * the mandates' `reserved`/`spent`, the balances' `held` and `balance` — in ONE round trip, in the global lock order
  * (docs/ledger.md, "Lock order"). Named fields here; positional arguments only at the SQL boundary.
  */
-import type { Knex } from 'knex';
 import type { Db, Tx } from '../db/connect.js';
 import { groupCommit } from '../db/group-commit.js';
-import { namedStatement } from '../db/prepared.js';
+import { namedStatement, type SqlFragment } from '../db/prepared.js';
 
 /** What a reservation found; `revoked`: the mandate's row says it is revoked, whatever a cached document said. */
 export type Reservation = 'reserved' | 'budget_short' | 'balance_short' | 'revoked';
@@ -114,10 +113,7 @@ export interface SettlementMoves {
 }
 
 /** A call of a SQL money function as a select-list item (`holon_…(?, …) AS name`), for a statement to embed. */
-export interface MoneyCall {
-  sql: string;
-  bindings: readonly Knex.RawBinding[];
-}
+export type MoneyCall = SqlFragment;
 
 /**
  * `holon_settle_shared` (shared/calls/sql/holon_settle_shared.sql) for one settlement's moves, answering `back`: what

@@ -48,8 +48,18 @@ async function writeRows(trx: Tx, plan: SettlementPlan, receipts: ReceiptValues[
   ];
   const last: SqlFragment = money ?? { sql: '1', bindings: [] };
   const sql = `WITH ${parts.map(([name, part]) => `${name} AS (${part.sql})`).join(', ')} SELECT ${last.sql}`;
-  const name = `settle_write_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
-  await trx.raw(sql, [...parts.flatMap(([, part]) => part.bindings), ...last.bindings]).options(namedStatement(name));
+  await trx.raw(sql, [...parts.flatMap(([, part]) => part.bindings), ...last.bindings]).options(namedStatement(statementName(sql)));
+}
+
+/** The statement's name by its text, hashed once per text: there are a handful (the money variants, with or without deliveries). */
+const names = new Map<string, string>();
+function statementName(sql: string): string {
+  let name = names.get(sql);
+  if (name === undefined) {
+    name = `settle_write_${createHash('sha1').update(sql).digest('hex').slice(0, 16)}`;
+    names.set(sql, name);
+  }
+  return name;
 }
 
 export async function writeSettlement(
